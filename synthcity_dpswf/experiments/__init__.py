@@ -1,0 +1,1 @@
+"""Reproducible experiments behind the CLI (the paper's toy flow, the demo)."""
