@@ -180,7 +180,7 @@ def run_flow(
         generator = torch.Generator(device=particles.device).manual_seed(0)
     diffusion = math.sqrt(2.0 * entropy * step_size)
     x = particles.clone()
-    for step in tqdm(range(n_steps), disable=not progress, desc="flow", leave=False):
+    for step in tqdm(range(n_steps), disable=None if progress else True, desc="flow", leave=False):
         target = source.target_slice(step)
         drift = sliced_drift(
             x, target.directions, target.quantiles, target.smoothing, generator,

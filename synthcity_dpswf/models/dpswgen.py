@@ -77,7 +77,7 @@ class DPSWGen(DPSWFlowR):
         target = self.flow_target(self.settings, self.seed + 3)
         noise_generator = torch.Generator().manual_seed(self.seed + 1)
         network.train()
-        for step in tqdm(range(self._steps(self.settings)), disable=not self.progress, desc="dpswgen", leave=False):
+        for step in tqdm(range(self._steps(self.settings)), disable=None if self.progress else True, desc="dpswgen", leave=False):
             slice_ = target.target_slice(step)
             inputs = torch.randn(self.generator_batch, self.noise_dim, generator=noise_generator).to(self.device)
             loss = smoothed_sliced_loss(network(inputs), slice_.directions, slice_.quantiles, slice_.smoothing, noise_generator)

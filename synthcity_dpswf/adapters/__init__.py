@@ -1,0 +1,10 @@
+"""Adapters: data-independent maps between user data and records in the unit ball (no synthcity here).
+
+Every map here is fixed by public choices (a frequency cut-off, a label weight), never fitted on private
+records, so encoding costs no privacy budget (privacy.md, "Setting").
+"""
+
+from synthcity_dpswf.adapters.dct import DCTImageCodec
+from synthcity_dpswf.adapters.labelled import LabelledCodec
+
+__all__ = ["DCTImageCodec", "LabelledCodec"]
