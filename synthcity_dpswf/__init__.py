@@ -1,3 +1,21 @@
-"""synthcity-dpswf: differentially private sliced-Wasserstein gradient flows for synthcity and Opacus."""
+"""synthcity-dpswf: differentially private sliced-Wasserstein gradient flows for synthcity and Opacus.
+
+Importing the package registers the synthcity plugins ``dpswflow``, ``dpswflow_r`` and ``dpswgen`` as soon as
+``synthcity.plugins`` is imported (a post-import hook, so the numerical core never imports synthcity).
+"""
+
+import importlib.util
+
+import wrapt
 
 __version__ = "0.1.0"
+
+
+def _register_plugins(_module: object) -> None:
+    from synthcity_dpswf.plugins import register
+
+    register()
+
+
+if importlib.util.find_spec("synthcity") is not None:
+    wrapt.register_post_import_hook(_register_plugins, "synthcity.plugins")

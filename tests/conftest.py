@@ -19,3 +19,36 @@ def shared_dir() -> Path:
     if not SHARED.exists():
         pytest.skip(f"offline data folder {SHARED} not found; set DPSWF_SHARED")
     return SHARED
+
+
+def private_rows_found(state: object, rows: torch.Tensor, tolerance: float = 1e-4) -> int:
+    """How many of ``rows`` (``(n, d)``) appear as a run of d consecutive values in any tensor, array or frame
+    reachable from ``state`` (through dicts, sequences and object attributes)."""
+    import numpy as np
+    import pandas as pd
+
+    rows = rows.double()
+    found = torch.zeros(len(rows), dtype=torch.bool)
+    stack, seen = [state], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        flat = None
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, torch.Tensor):
+            flat = item.detach().double().reshape(-1)
+        elif isinstance(item, (pd.DataFrame, pd.Series, np.ndarray)):
+            values = pd.DataFrame(item).apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float).reshape(-1)
+            flat = torch.tensor(values[np.isfinite(values)])
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            stack.extend(vars(item).values())
+        if flat is not None and flat.numel() >= rows.shape[1]:
+            windows = flat.unfold(0, rows.shape[1], 1)
+            for start in range(0, len(windows), 20000):
+                found |= torch.cdist(rows, windows[start : start + 20000]).min(dim=1).values < tolerance
+    return int(found.sum())

@@ -13,6 +13,8 @@ from synthcity_dpswf.math import EmpiricalTarget, run_flow, sliced_wasserstein
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator, release_steps
 from synthcity_dpswf.privacy import bound_records
 
+from conftest import private_rows_found
+
 
 def mixture(n: int, seed: int, dim: int = 4) -> torch.Tensor:
     """A mixture of 4 Gaussians inside the unit ball (means fixed by a separate seed)."""
@@ -59,24 +61,6 @@ def test_paper_preset_reproduces_the_paper_scheme() -> None:
     assert model.sample(500).shape == (500, 4)
 
 
-def _rows_found(state: object, private: torch.Tensor, tolerance: float = 1e-4) -> int:
-    """How many private rows appear as a contiguous run of values in any tensor of ``state``."""
-    found = torch.zeros(len(private), dtype=torch.bool)
-    stack = [state]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, torch.Tensor) and item.is_floating_point() and item.numel() >= private.shape[1]:
-            windows = item.detach().reshape(-1).float().unfold(0, private.shape[1], 1)
-            for start in range(0, len(windows), 20000):
-                distances = torch.cdist(private, windows[start:start + 20000])
-                found |= distances.min(dim=1).values < tolerance
-    return int(found.sum())
-
-
 @pytest.mark.parametrize("model_class", [DPSWFlowR, DPSWFlow, DPSWGen])
 def test_saved_state_contains_no_private_record(model_class: type[SlicedGenerator], tmp_path: Path) -> None:
     records = mixture(400, seed=3)
@@ -87,10 +71,10 @@ def test_saved_state_contains_no_private_record(model_class: type[SlicedGenerato
     model.fit(records, 10.0, 1e-5)
     model.save(tmp_path / "model.pt")
     state = torch.load(tmp_path / "model.pt", weights_only=False)
-    assert _rows_found(state, private) == 0
+    assert private_rows_found(state, private) == 0
     # The search finds rows when they are there: without noise the releases are the records themselves.
     leaky = model_class(settings=settings, **kwargs).fit(records, math.inf, 1e-5)  # type: ignore[arg-type]
-    assert _rows_found(leaky.state_dict(), private) > 0
+    assert private_rows_found(leaky.state_dict(), private) > 0
 
 
 @pytest.mark.parametrize("model_class", [DPSWFlowR, DPSWFlow, DPSWGen])

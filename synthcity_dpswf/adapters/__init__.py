@@ -6,5 +6,6 @@ records, so encoding costs no privacy budget (privacy.md, "Setting").
 
 from synthcity_dpswf.adapters.dct import DCTImageCodec
 from synthcity_dpswf.adapters.labelled import LabelledCodec
+from synthcity_dpswf.adapters.tabular import CategoricalColumn, NumericColumn, TabularDomain, TabularEncoder
 
-__all__ = ["DCTImageCodec", "LabelledCodec"]
+__all__ = ["CategoricalColumn", "DCTImageCodec", "LabelledCodec", "NumericColumn", "TabularDomain", "TabularEncoder"]

@@ -7,6 +7,7 @@ message that says what was wrong and what to do, instead of producing NaNs many 
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 
@@ -46,13 +47,13 @@ def check_directions(directions: torch.Tensor, dim: int) -> None:
 
 def check_positive_int(name: str, value: int) -> None:
     """Raise ``ValueError`` unless ``value`` is an integer >= 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}.")
 
 
 def check_non_negative(name: str, value: float) -> None:
     """Raise ``ValueError`` unless ``value`` is a finite real number >= 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
 
 

@@ -4,7 +4,7 @@ This layer is the only one that touches private records (through ``releases``); 
 it and nothing above.
 """
 
-from synthcity_dpswf.privacy.accountant import ACCOUNTANTS, RDP_ORDERS, Accounting, ReleaseAccountant
+from synthcity_dpswf.privacy.accountant import ACCOUNTANTS, RDP_ORDERS, Accounting, ReleaseAccountant, register_accountant
 from synthcity_dpswf.privacy.analytic_gaussian import (
     analytic_gaussian_delta,
     analytic_gaussian_epsilon,
@@ -18,7 +18,8 @@ from synthcity_dpswf.privacy.releases import (
     sample_batch,
     secret_generator,
 )
-from synthcity_dpswf.privacy.report import PrivacyReport
+from synthcity_dpswf.privacy.domain import DomainRelease, release_domain
+from synthcity_dpswf.privacy.report import PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.sensitivity import projected_sensitivity, record_sensitivity
 
 __all__ = [
@@ -26,6 +27,8 @@ __all__ = [
     "RDP_ORDERS",
     "Accounting",
     "AuditResult",
+    "DomainRelease",
+    "PrivacyPart",
     "PrivacyAuditError",
     "PrivacyReport",
     "ReleaseAccountant",
@@ -39,6 +42,8 @@ __all__ = [
     "projected_sensitivity",
     "record_release",
     "record_sensitivity",
+    "register_accountant",
+    "release_domain",
     "sample_batch",
     "secret_generator",
 ]

@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import dp_accounting
-from opacus.accountants import RDPAccountant, create_accountant
+from opacus.accountants import IAccountant, RDPAccountant, create_accountant
 from opacus.accountants.utils import get_noise_multiplier
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.analytic_gaussian import (
+    analytic_gaussian_epsilon,
+    analytic_gaussian_noise_multiplier,
+    smallest_satisfying,
+)
 
 RDP_ORDERS: list[float] = sorted(
     set(RDPAccountant.DEFAULT_ALPHAS) | {64, 72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 768, 1024}
@@ -34,6 +39,23 @@ ACCOUNTANTS: dict[str, str] = {
     "prv": "Opacus PRVAccountant (upper bound)",
     "gdp": "Opacus GaussianAccountant (CLT approximation, not a bound)",
 }
+"""Accountants selectable by name, with the description the report shows. Extensions add to it with
+``register_accountant`` (``synthcity_dpswf.extensions`` does so for entry points)."""
+
+_EXTENSION_FACTORIES: dict[str, Callable[[], IAccountant]] = {}
+
+
+def register_accountant(name: str, factory: Callable[[], IAccountant], description: str) -> None:
+    """Make an Opacus-style accountant (``history`` list of (z, q, steps), ``get_epsilon(delta)``) selectable
+    by ``name``. It must account the subsampled Gaussian validly for the sampling of privacy.md."""
+    if name in ACCOUNTANTS and name not in _EXTENSION_FACTORIES:
+        raise ValueError(f"accountant {name!r} is built in; register yours under another name.")
+    ACCOUNTANTS[name] = description
+    _EXTENSION_FACTORIES[name] = factory
+
+
+def _create(name: str) -> IAccountant:
+    return _EXTENSION_FACTORIES[name]() if name in _EXTENSION_FACTORIES else create_accountant(mechanism=name)
 
 
 def _check_epsilon_delta(epsilon: float, delta: float) -> None:
@@ -86,7 +108,7 @@ class ReleaseAccountant:
         """Epsilon from the chosen Opacus accountant with history ``[(z, q, steps)]``."""
         check_positive("noise_multiplier", noise_multiplier)
         check_positive_int("steps", steps)
-        accountant = create_accountant(mechanism=self.accountant)
+        accountant = _create(self.accountant)
         accountant.history = [(noise_multiplier, self.sample_rate, steps)]
         return float(accountant.get_epsilon(delta=delta, **self._opacus_kwargs()))
 
@@ -112,12 +134,18 @@ class ReleaseAccountant:
         check_positive_int("steps", steps)
         if self._single_release(steps):
             return analytic_gaussian_noise_multiplier(epsilon, delta)
+        if self.accountant in _EXTENSION_FACTORIES:
+            return self._bisect(epsilon, delta, steps)
         return float(
             get_noise_multiplier(
                 target_epsilon=epsilon, target_delta=delta, sample_rate=self.sample_rate, steps=steps,
                 accountant=self.accountant, epsilon_tolerance=0.01, **self._opacus_kwargs(),
             )
         )
+
+    def _bisect(self, epsilon: float, delta: float, steps: int) -> float:
+        """The smallest z (to 0.1%) whose epsilon under an extension accountant is at most the target."""
+        return smallest_satisfying(lambda z: z > 0 and self.opacus_epsilon(z, delta, steps) <= epsilon, 1e-3)
 
     def conservative_epsilon(self, noise_multiplier: float, delta: float, steps: int) -> float:
         """dp-accounting's RDP bound for exactly this scheme: replace-one, batches of b sampled without

@@ -12,6 +12,7 @@ release of DPSWflow is accounted with it, which is tighter than any RDP conversi
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from scipy.special import log_ndtr
 
@@ -34,38 +35,39 @@ def analytic_gaussian_delta(noise_multiplier: float, epsilon: float) -> float:
     return max(first - second, 0.0)
 
 
-def analytic_gaussian_epsilon(noise_multiplier: float, delta: float, tolerance: float = 1e-10) -> float:
-    r"""The smallest :math:`\varepsilon` for which multiplier ``z`` gives (epsilon, delta)-DP, by bisection on the
-    decreasing map :math:`\varepsilon \mapsto \delta(\varepsilon)`; rounded up so that the result is never below
-    the exact value by more than ``tolerance``."""
-    check_positive("noise_multiplier", noise_multiplier)
-    _check_delta(delta)
-    if analytic_gaussian_delta(noise_multiplier, 0.0) <= delta:
+def smallest_satisfying(holds: Callable[[float], bool], tolerance: float) -> float:
+    """The smallest x >= 0 (to a relative ``tolerance``) for which the monotone predicate ``holds`` is true
+    (false below some threshold, true above it): doubling from 1, then bisection. The result always
+    satisfies the predicate, so a privacy parameter found this way errs on the safe side."""
+    if holds(0.0):
         return 0.0
     low, high = 0.0, 1.0
-    while analytic_gaussian_delta(noise_multiplier, high) > delta:
+    while not holds(high):
         low, high = high, 2 * high
+        if high > 1e12:
+            raise ValueError("no value up to 1e12 satisfies the condition; check the privacy parameters.")
     while high - low > tolerance * max(1.0, high):
         middle = (low + high) / 2
-        if analytic_gaussian_delta(noise_multiplier, middle) > delta:
-            low = middle
-        else:
+        if holds(middle):
             high = middle
+        else:
+            low = middle
     return high
+
+
+def analytic_gaussian_epsilon(noise_multiplier: float, delta: float, tolerance: float = 1e-10) -> float:
+    r"""The smallest :math:`\varepsilon` for which multiplier ``z`` gives (epsilon, delta)-DP (the map
+    :math:`\varepsilon \mapsto \delta(\varepsilon)` decreases), rounded up."""
+    check_positive("noise_multiplier", noise_multiplier)
+    _check_delta(delta)
+    return smallest_satisfying(lambda epsilon: analytic_gaussian_delta(noise_multiplier, epsilon) <= delta, tolerance)
 
 
 def analytic_gaussian_noise_multiplier(epsilon: float, delta: float, tolerance: float = 1e-10) -> float:
-    r"""The smallest multiplier ``z`` for which one Gaussian release is (epsilon, delta)-DP (bisection on the
-    decreasing map :math:`z \mapsto \delta_z(\varepsilon)`, rounded up: the result is always valid)."""
+    r"""The smallest multiplier ``z`` for which one Gaussian release is (epsilon, delta)-DP (the map
+    :math:`z \mapsto \delta_z(\varepsilon)` decreases), rounded up: the result is always valid."""
     check_positive("epsilon", epsilon)
     _check_delta(delta)
-    low, high = 0.0, 1.0
-    while analytic_gaussian_delta(high, epsilon) > delta:
-        low, high = high, 2 * high
-    while high - low > tolerance * high:
-        middle = (low + high) / 2
-        if analytic_gaussian_delta(middle, epsilon) > delta:
-            low = middle
-        else:
-            high = middle
-    return high
+    return smallest_satisfying(
+        lambda z: z > 0 and analytic_gaussian_delta(z, epsilon) <= delta, tolerance
+    )

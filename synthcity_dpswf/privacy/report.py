@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -11,6 +12,16 @@ NOT_COVERED = (
     "floating-point attacks on the Gaussian sampler; the noise comes from torch's PRNG seeded from OS entropy "
     "(not a CSPRNG)",
 )
+
+
+@dataclass(frozen=True)
+class PrivacyPart:
+    """Another private release composed with the generator's (e.g. a DP domain), with its own budget."""
+
+    name: str
+    epsilon: float
+    delta: float
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,16 @@ class PrivacyReport:
     neighbouring: str = "replace-one (n public)"
     public: tuple[str, ...] = ()
     not_covered: tuple[str, ...] = field(default=NOT_COVERED)
+    parts: tuple[PrivacyPart, ...] = ()
+
+    def compose(self, part: PrivacyPart) -> "PrivacyReport":
+        """This report with ``part`` added by basic composition: epsilons and deltas add up (the
+        conservative bound too)."""
+        conservative = None if self.conservative_epsilon is None else self.conservative_epsilon + part.epsilon
+        return dataclasses.replace(
+            self, epsilon=self.epsilon + part.epsilon, delta=self.delta + part.delta,
+            conservative_epsilon=conservative, parts=self.parts + (part,),
+        )
 
     @property
     def is_private(self) -> bool:
@@ -66,6 +87,12 @@ class PrivacyReport:
                     f"  conservative bound epsilon = {self.conservative_epsilon:.4g} "
                     "(dp-accounting RDP, replace-one, sampling without replacement)"
                 )
+        if self.parts:
+            release_epsilon = self.epsilon - sum(part.epsilon for part in self.parts)
+            release_delta = self.delta - sum(part.delta for part in self.parts)
+            lines.append(f"  composition        basic: the releases above ({release_epsilon:.4g}, {release_delta:.3g})")
+            for part in self.parts:
+                lines.append(f"                     + {part.name} ({part.epsilon:.4g}, {part.delta:.3g}): {part.detail}")
         lines.append(f"  stored             {self.stored}")
         lines.extend(f"  public             {item}" for item in self.public)
         lines.extend(f"  not covered        {item}" for item in self.not_covered)

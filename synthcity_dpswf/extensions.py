@@ -1,0 +1,87 @@
+"""pluggy extension points: other packages contribute adapters and accountants through entry points.
+
+A package declares, in its ``pyproject.toml``::
+
+    [project.entry-points.synthcity_dpswf]
+    my_extension = "my_package.dpswf_hooks"
+
+and implements hooks in that module::
+
+    from synthcity_dpswf.extensions import hookimpl
+
+    @hookimpl
+    def dpswf_adapters():
+        return {"my_autoencoder": MyAdapterFactory}
+
+``plugin_manager()`` loads every entry point of the group ``synthcity_dpswf`` with pluggy's
+``load_setuptools_entrypoints``; the built-in adapters are registered through the same hooks
+(``BuiltinAdapters``). Accountants returned by ``dpswf_accountants`` become selectable by name
+(``accountant="..."``) once ``plugin_manager()`` has run.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Callable
+
+import pluggy
+
+from synthcity_dpswf.adapters import DCTImageCodec, LabelledCodec, TabularEncoder
+from synthcity_dpswf.privacy.accountant import register_accountant
+
+PROJECT = "synthcity_dpswf"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+AdapterFactory = Callable[..., Any]
+"""Builds an adapter: an object with ``encode(data) -> records``, ``decode(records) -> data`` and ``dim``."""
+
+
+class DPSWFSpec:
+    """The hooks an extension may implement."""
+
+    @hookspec
+    def dpswf_adapters(self) -> dict[str, AdapterFactory]:
+        """Adapters by name: factories of objects mapping user data to unit-ball records and back."""
+        return {}
+
+    @hookspec
+    def dpswf_accountants(self) -> dict[str, tuple[Callable[[], Any], str]]:
+        """Accountants by name: ``(factory, description)``, the factory returning an Opacus ``IAccountant``."""
+        return {}
+
+
+class BuiltinAdapters:
+    """The adapters that ship with the package, registered like any extension."""
+
+    @hookimpl
+    def dpswf_adapters(self) -> dict[str, AdapterFactory]:
+        return {"dct": DCTImageCodec, "labelled": LabelledCodec, "tabular": TabularEncoder}
+
+
+@lru_cache(maxsize=1)
+def plugin_manager() -> pluggy.PluginManager:
+    """The package's plugin manager: the hook specification, the built-ins and every installed entry point."""
+    manager = pluggy.PluginManager(PROJECT)
+    manager.add_hookspecs(DPSWFSpec)
+    manager.register(BuiltinAdapters(), name="builtin")
+    manager.load_setuptools_entrypoints(PROJECT)
+    return manager
+
+
+def adapters(manager: pluggy.PluginManager | None = None) -> dict[str, AdapterFactory]:
+    """All adapters by name, from every registered extension (a later registration wins a name clash)."""
+    found: dict[str, AdapterFactory] = {}
+    for contribution in reversed((manager or plugin_manager()).hook.dpswf_adapters()):
+        found.update(contribution)
+    return found
+
+
+def load_accountants(manager: pluggy.PluginManager | None = None) -> list[str]:
+    """Register every extension accountant with the privacy layer; returns their names."""
+    names: list[str] = []
+    for contribution in (manager or plugin_manager()).hook.dpswf_accountants():
+        for name, (factory, description) in contribution.items():
+            register_accountant(name, factory, description)
+            names.append(name)
+    return names

@@ -1,0 +1,240 @@
+"""What the three synthcity plugins share: a DP-safe ``fit`` on a DataLoader, generation, the report.
+
+synthcity's ``Plugin.fit`` infers a schema (min/max, categories, marginals) and fits encoders on the
+private table before ``_fit``: statistics of private records that would be stored in the model and used to
+filter its output. These plugins override ``fit``: the schema and the encoding come from a ``TabularDomain``
+that is either public (``domain=...``) or released with a stated share of the budget
+(``privacy.domain.release_domain``), and the generator only ever sees encoded records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pandas as pd
+import torch
+from synthcity.plugins.core.constraints import Constraints
+from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader
+from synthcity.plugins.core.distribution import (
+    CategoricalDistribution,
+    Distribution,
+    FloatDistribution,
+    IntegerDistribution,
+)
+from synthcity.plugins.core.plugin import Plugin
+from synthcity.plugins.core.schema import Schema
+from synthcity.utils.constants import DEVICE
+
+from synthcity_dpswf.adapters import NumericColumn, TabularDomain, TabularEncoder
+from synthcity_dpswf.extensions import load_accountants
+from synthcity_dpswf.models import FlowSettings, SlicedGenerator
+from synthcity_dpswf.models.base import check_privacy_target
+from synthcity_dpswf.privacy import PrivacyPart, PrivacyReport, release_domain, secret_generator
+
+DomainSpec = TabularDomain | dict | str | Path | None
+
+
+def default_delta(n_records: int) -> float:
+    """The delta used when none is given: 0.1 / n, ten times below the 1/n that a mechanism publishing one
+    random record would meet."""
+    return 0.1 / n_records
+
+
+def resolve_domain(domain: DomainSpec, max_one_hot: int) -> TabularDomain:
+    """A ``TabularDomain`` from a domain object, a description dict, or a JSON file of either form
+    (``{name: n_levels}`` as written by private-pgm, or ``{name: {"type": ...}}``)."""
+    if isinstance(domain, TabularDomain):
+        return domain
+    if isinstance(domain, (str, Path)):
+        domain = json.loads(Path(domain).read_text())
+    if not isinstance(domain, dict):
+        raise ValueError(f"domain must be a TabularDomain, a dict or a JSON path, got {type(domain).__name__}.")
+    if all(isinstance(value, int) for value in domain.values()):
+        return TabularDomain.from_levels(domain, max_one_hot)
+    return TabularDomain.from_dict(domain)
+
+
+class DomainCategorical(CategoricalDistribution):
+    """synthcity's ``CategoricalDistribution`` whose constraints also state the dtype (and the range of
+    numeric categories), so that ``Schema.from_constraints``, which ``Plugin.generate`` calls, can rebuild it:
+    without a dtype rule synthcity 0.2.12 takes the column for a float without bounds and fails."""
+
+    def as_constraint(self) -> Constraints:
+        rules = [(self.name, "in", list(self.choices)), (self.name, "dtype", self.dtype())]
+        if self.dtype() != "object":
+            rules += [(self.name, "ge", min(self.choices)), (self.name, "le", max(self.choices))]
+        return Constraints(rules=rules)
+
+
+def synthcity_schema(domain: TabularDomain) -> Schema:
+    """The synthcity ``Schema`` of a domain, built from its (public or released) ranges, never from data."""
+    distributions: dict[str, Distribution] = {}
+    for column in domain.columns:
+        if isinstance(column, NumericColumn):
+            if column.integer:
+                distributions[column.name] = IntegerDistribution(name=column.name, low=int(column.low), high=int(column.high))
+            else:
+                distributions[column.name] = FloatDistribution(name=column.name, low=column.low, high=column.high)
+        else:
+            distributions[column.name] = DomainCategorical(name=column.name, choices=list(column.categories))
+    return Schema(domain=distributions)
+
+
+class SlicedFlowPlugin(Plugin):
+    """Base of the dpswflow, dpswflow_r and dpswgen plugins (every argument has a default).
+
+    Args:
+        epsilon, delta: the total budget; ``delta=None`` uses ``default_delta(n)`` = 0.1 / n (stated in the
+            report).
+        release: ``"record"`` (default) or ``"projected"``.
+        radius: records are encoded into the ball of this radius.
+        n_release_directions: directions per projected release.
+        n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``.
+        domain: a public ``TabularDomain``, description dict or JSON path; ``None`` releases a DP domain.
+        domain_epsilon_share: share of (epsilon, delta) spent on the DP domain when ``domain`` is None.
+        max_one_hot: with a ``{name: n_levels}`` domain, wider columns are encoded as ordinal integers.
+        accountant: ``"rdp"``, ``"prv"``, ``"gdp"`` or an extension's name.
+        device, random_state, workspace, sampling_patience, strict, compress_dataset: synthcity's.
+    """
+
+    generator_class: ClassVar[type[SlicedGenerator]]
+
+    def __init__(
+        self,
+        epsilon: float = 3.0,
+        delta: float | None = None,
+        release: str = "record",
+        radius: float = 1.0,
+        n_release_directions: int = 70,
+        n_directions: int = 70,
+        n_steps: int = 1000,
+        step_size: float = 1.0,
+        entropy: float = 0.0,
+        smoothing: float | None = None,
+        flow_batch_size: int | None = 4000,
+        reuse: str = "pooled",
+        domain: DomainSpec = None,
+        domain_epsilon_share: float = 0.1,
+        max_one_hot: int = 20,
+        accountant: str = "rdp",
+        device: Any = DEVICE,
+        random_state: int = 0,
+        workspace: Path = Path("workspace"),
+        sampling_patience: int = 500,
+        strict: bool = True,
+        compress_dataset: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            device=device, random_state=random_state, sampling_patience=sampling_patience, workspace=workspace,
+            strict=strict, compress_dataset=compress_dataset, **kwargs,
+        )
+        if not 0 < domain_epsilon_share < 1:
+            raise ValueError(f"domain_epsilon_share must lie in (0, 1), got {domain_epsilon_share!r}.")
+        self.epsilon = epsilon
+        self.delta = delta
+        self.release = release
+        self.radius = radius
+        self.n_release_directions = n_release_directions
+        self.settings = FlowSettings(
+            n_steps=n_steps, step_size=step_size, entropy=entropy, smoothing=smoothing,
+            batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
+        )
+        self.domain = domain
+        self.domain_epsilon_share = domain_epsilon_share
+        self.max_one_hot = max_one_hot
+        self.accountant = accountant
+        self.generator_: SlicedGenerator | None = None
+        self.encoder_: TabularEncoder | None = None
+        self.domain_part_: PrivacyPart | None = None
+
+    @staticmethod
+    def type() -> str:
+        return "privacy"
+
+    def generator_arguments(self, n_records: int) -> dict[str, Any]:
+        """Arguments of the wrapped generator for a table of ``n_records`` rows (subclasses add theirs)."""
+        return {
+            "release": self.release, "radius": self.radius, "n_release_directions": self.n_release_directions,
+            "accountant": self.accountant, "settings": self.settings, "seed": self.random_state,
+            "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
+        }
+
+    def fit(self, X: DataLoader | pd.DataFrame, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
+        """Fit on a tabular DataLoader (or DataFrame) without any non-private statistic of it."""
+        if isinstance(X, pd.DataFrame):
+            X = GenericDataLoader(X)
+        if kwargs.get("cond") is not None:
+            raise ValueError(f"{self.name()} does not support conditional generation; drop `cond`.")
+        if not X.is_tabular():
+            raise ValueError(f"{self.name()} handles tabular data; pass a GenericDataLoader or a DataFrame.")
+        load_accountants()
+        frame = X.dataframe()
+        n_records = len(frame)
+        delta = default_delta(n_records) if self.delta is None else self.delta
+        check_privacy_target(self.epsilon, delta, n_records)
+        domain = self._domain(frame, self.epsilon, delta)
+        flow_epsilon, flow_delta = self.epsilon, delta
+        if self.domain_part_ is not None:
+            flow_epsilon -= self.domain_part_.epsilon
+            flow_delta -= self.domain_part_.delta
+        self.data_info = X.info()
+        self.dtypes_ = frame.dtypes.to_dict()
+        self._schema = synthcity_schema(domain)
+        self._training_schema = self._schema
+        self._data_encoders = None
+        self.encoder_ = TabularEncoder(domain)
+        self._fit(X, flow_epsilon, flow_delta)
+        self.fitted = True
+        return self
+
+    def _domain(self, frame: pd.DataFrame, epsilon: float, delta: float) -> TabularDomain:
+        """The public domain if given, else a DP domain paid with ``domain_epsilon_share`` of the budget."""
+        if self.domain is not None:
+            self.domain_part_ = None
+            return resolve_domain(self.domain, self.max_one_hot)
+        if math.isinf(epsilon):
+            raise ValueError("with epsilon = inf there is no budget to share with a DP domain; pass a domain.")
+        numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
+        categorical = [c for c in frame.columns if c not in numeric]
+        integer = {c for c in numeric if pd.api.types.is_integer_dtype(frame[c])}
+        share_epsilon, share_delta = self.domain_epsilon_share * epsilon, self.domain_epsilon_share * delta
+        release = release_domain(frame, numeric, categorical, share_epsilon, share_delta, secret_generator())
+        self.domain_part_ = PrivacyPart(
+            "DP domain", share_epsilon, share_delta,
+            f"Gaussian histograms of all {len(frame.columns)} columns (z = {release.noise_multiplier:.3g}, "
+            f"threshold {release.threshold:.3g}) for numeric bounds and category sets",
+        )
+        return TabularDomain.from_release(release, list(frame.columns), integer)
+
+    def _fit(self, X: DataLoader, epsilon: float, delta: float) -> "SlicedFlowPlugin":
+        """Encode the table with the domain's fixed map and fit the generator with what is left of the budget."""
+        assert self.encoder_ is not None
+        self.generator_ = self.generator_class(**self.generator_arguments(len(X)))
+        self.generator_.fit(self.encoder_.encode(X.dataframe()), epsilon, delta)
+        return self
+
+    def _generate(self, count: int, syn_schema: Schema, **kwargs: Any) -> DataLoader:
+        if self.generator_ is None or self.encoder_ is None:
+            raise RuntimeError("fit the plugin first")
+        generator, encoder = self.generator_, self.encoder_
+
+        def sample(n: int) -> pd.DataFrame:
+            seed = int(torch.randint(0, 2**31 - 1, (1,)))
+            return encoder.decode(generator.sample(n, seed=seed), self.dtypes_)
+
+        return self._safe_generate(sample, count, syn_schema)
+
+    def privacy_report(self) -> PrivacyReport:
+        """The privacy report of the fitted plugin: the releases, plus the DP domain if one was paid for."""
+        if self.generator_ is None or self.encoder_ is None:
+            raise RuntimeError("fit the plugin first")
+        report = self.generator_.privacy_report
+        report = dataclasses.replace(
+            report, public=report.public + (f"the columns and their dtypes; the domain: {self.encoder_.domain.source}",)
+        )
+        return report if self.domain_part_ is None else report.compose(self.domain_part_)

@@ -1,0 +1,50 @@
+"""synthcity plugin ``dpswgen``: DPSWgen (a generator network trained on the private sliced loss)."""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+from synthcity.plugins.core.distribution import CategoricalDistribution, Distribution, FloatDistribution
+
+from synthcity_dpswf.models import DPSWGen
+from synthcity_dpswf.plugins.plugin_dpswflow_r import DPSWFlowRPlugin
+
+
+class DPSWGenPlugin(DPSWFlowRPlugin):
+    """DPSWgen as a synthcity plugin: the releases of DPSWflow-r, then the paper's generator network trained
+    with Adam on them (``n_steps`` training steps).
+
+    Args:
+        noise_dim: size of the network's Gaussian input.
+        generator_batch: generated records per training step.
+        learning_rate: Adam's learning rate.
+        **kwargs: the ``DPSWFlowRPlugin`` arguments.
+    """
+
+    generator_class = DPSWGen
+
+    def __init__(self, noise_dim: int = 16, generator_batch: int = 500, learning_rate: float = 3e-4, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.noise_dim = noise_dim
+        self.generator_batch = generator_batch
+        self.learning_rate = learning_rate
+
+    @staticmethod
+    def name() -> str:
+        return "dpswgen"
+
+    @staticmethod
+    def hyperparameter_space(**kwargs: Any) -> List[Distribution]:
+        return DPSWFlowRPlugin.hyperparameter_space() + [
+            CategoricalDistribution(name="noise_dim", choices=[8, 16, 32]),
+            FloatDistribution(name="learning_rate", low=1e-4, high=1e-3),
+        ]
+
+    def generator_arguments(self, n_records: int) -> dict[str, Any]:
+        return {
+            **super().generator_arguments(n_records), "noise_dim": self.noise_dim, "generator_batch": self.generator_batch,
+            "learning_rate": self.learning_rate,
+        }
+
+
+plugin = DPSWGenPlugin

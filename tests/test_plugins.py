@@ -1,0 +1,219 @@
+"""The synthcity plugins, mirroring synthcity's own plugin tests, plus registration, privacy of the saved
+model, Benchmarks.evaluate and the pluggy extension points."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pluggy
+import pytest
+import torch
+from sklearn.datasets import load_iris
+
+import synthcity_dpswf  # noqa: F401  (registers the plugins)
+from synthcity.benchmark import Benchmarks
+from synthcity.plugins import Plugins
+from synthcity.plugins.core.constraints import Constraints
+from synthcity.plugins.core.dataloader import GenericDataLoader
+from synthcity.utils.serialization import load as deserialize
+
+from synthcity_dpswf import extensions
+from synthcity_dpswf.models import DPSWFlowR, FlowSettings
+from synthcity_dpswf.plugins import PLUGINS, register
+from synthcity_dpswf.privacy import ACCOUNTANTS
+
+from conftest import private_rows_found
+
+NAMES = ["dpswflow", "dpswflow_r", "dpswgen"]
+FAST = {"n_steps": 100, "n_directions": 30, "flow_batch_size": 1000, "epsilon": 10.0}
+IRIS_DOMAIN = {
+    "sepal length (cm)": {"type": "numeric", "low": 4.0, "high": 8.0},
+    "sepal width (cm)": {"type": "numeric", "low": 2.0, "high": 4.5},
+    "petal length (cm)": {"type": "numeric", "low": 1.0, "high": 7.0},
+    "petal width (cm)": {"type": "numeric", "low": 0.0, "high": 2.5},
+    "target": {"type": "categorical", "categories": [0, 1, 2]},
+}
+
+
+def iris() -> pd.DataFrame:
+    X, y = load_iris(as_frame=True, return_X_y=True)
+    X["target"] = y
+    return X
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sanity_name_and_type(name: str) -> None:
+    plugin = Plugins().get(name)
+    assert plugin.name() == name and plugin.type() == "privacy"
+    assert name in Plugins(categories=["privacy"]).list()
+    # synthcity's Serializable looks plugin modules up by file name inside synthcity: no clash allowed.
+    assert plugin.module_relative_path is None
+
+
+def test_registration_is_idempotent_and_works_in_a_fresh_process() -> None:
+    register()
+    register()
+    assert [Plugins().get_type(name) for name in NAMES] == list(PLUGINS)
+    code = "import synthcity_dpswf; from synthcity.plugins import Plugins; print(Plugins().get('dpswflow_r').name())"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "dpswflow_r"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hyperparameter_space_samples_build_plugins(name: str) -> None:
+    plugin_class = Plugins().get_type(name)
+    assert len(plugin_class.hyperparameter_space()) > 0
+    for _ in range(3):
+        parameters = plugin_class.sample_hyperparameters()
+        assert isinstance(plugin_class(**parameters), plugin_class)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fit_generate_schema_and_dtypes(name: str) -> None:
+    data = iris()
+    plugin = Plugins().get(name, domain=IRIS_DOMAIN, **FAST)
+    plugin.fit(GenericDataLoader(data))
+    for count in (10, 137):
+        generated = plugin.generate(count).dataframe()
+        assert len(generated) == count
+        assert list(generated.columns) == list(data.columns)
+        assert dict(generated.dtypes) == dict(data.dtypes)
+        assert generated["target"].isin([0, 1, 2]).all()
+        assert generated["sepal length (cm)"].between(4.0, 8.0).all()
+
+
+def test_fit_out_of_the_box_spends_a_share_on_a_dp_domain() -> None:
+    plugin = Plugins().get("dpswflow", **FAST)
+    plugin.fit(GenericDataLoader(iris()))  # no domain: synthcity's own tests call it like this
+    assert len(plugin.generate(20).dataframe()) == 20
+    report = plugin.privacy_report()
+    assert report.epsilon == pytest.approx(10.0)
+    assert report.delta == pytest.approx(0.1 / 150)  # the default delta, 0.1 / n
+    assert [part.name for part in report.parts] == ["DP domain"]
+    assert report.parts[0].epsilon == pytest.approx(1.0)
+    assert "DP domain (1, " in str(report)
+
+
+def test_strict_constraints_are_honoured() -> None:
+    plugin = Plugins().get("dpswflow", domain=IRIS_DOMAIN, **FAST)
+    plugin.fit(GenericDataLoader(iris()))
+    constraints = Constraints(rules=[("target", "==", 1), ("petal length (cm)", ">=", 2.0)])
+    generated = plugin.generate(30, constraints=constraints).dataframe()
+    assert len(generated) == 30
+    assert (generated["target"] == 1).all() and (generated["petal length (cm)"] >= 2.0).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_save_load_round_trip_keeps_no_private_row(name: str) -> None:
+    data = iris().astype(float)
+    plugin = Plugins().get(name, domain=IRIS_DOMAIN, **FAST)
+    plugin.fit(GenericDataLoader(data))
+    buffer = plugin.save()
+    loaded = Plugins().load(buffer)
+    assert loaded.name() == name
+    assert list(loaded.generate(15).dataframe().columns) == list(data.columns)
+    assert str(loaded.privacy_report()) == str(plugin.privacy_report())
+    assert not _holds_private_rows(buffer, data, plugin.encoder_)
+    if name == "dpswflow":  # the search finds rows when they are there: without noise the release is the data
+        leaky = Plugins().get(name, domain=IRIS_DOMAIN, **{**FAST, "epsilon": math.inf})
+        leaky.fit(GenericDataLoader(data))
+        assert _holds_private_rows(leaky.save(), data, leaky.encoder_)
+
+
+def _holds_private_rows(buffer: bytes, data: pd.DataFrame, encoder: object) -> bool:
+    """Whether anything serialised in ``buffer`` contains a private row, raw or encoded."""
+    state = deserialize(buffer)
+    raw = torch.tensor(data.to_numpy(dtype=float))
+    encoded = encoder.encode(data)  # type: ignore[attr-defined]
+    return private_rows_found(state, raw) + private_rows_found(state, encoded) > 0
+
+
+def test_public_adult_domain(shared_dir: Path) -> None:
+    table = pd.read_csv(shared_dir / "data/adult/adult_discretized.csv").sample(2000, random_state=0)
+    plugin = Plugins().get("dpswflow_r", domain=shared_dir / "data/adult/adult_discretized_domain.json", **FAST)
+    plugin.fit(table)
+    generated = plugin.generate(300).dataframe()
+    assert list(generated.columns) == list(table.columns)
+    assert (generated.dtypes == table.dtypes).all()
+    assert generated["age"].between(0, 84).all() and generated["sex"].isin([0, 1]).all()
+    assert plugin.privacy_report().parts == ()  # a public domain costs nothing
+
+
+def test_benchmarks_evaluate_beside_dpgan(tmp_path: Path) -> None:
+    data = GenericDataLoader(iris(), target_column="target")
+    score = Benchmarks.evaluate(
+        [
+            ("ours", "dpswflow_r", {**FAST, "domain": IRIS_DOMAIN}),
+            ("dpgan", "dpgan", {"n_iter": 10, "epsilon": 10.0}),
+        ],
+        data,
+        metrics={"stats": ["jensenshannon_dist"]},
+        repeats=1,
+        workspace=tmp_path,
+        synthetic_cache=False,
+        use_metric_cache=False,
+    )
+    assert set(score) == {"ours", "dpgan"}
+    ours = score["ours"]
+    assert np.isfinite(ours.loc["stats.jensenshannon_dist.marginal", "mean"])
+
+
+def test_bad_plugin_arguments_fail_clearly() -> None:
+    with pytest.raises(ValueError, match="domain_epsilon_share"):
+        Plugins().get("dpswflow", domain_epsilon_share=1.5)
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        Plugins().get("dpswflow", epsilon=0.0, domain=IRIS_DOMAIN).fit(iris())
+    with pytest.raises(ValueError, match="no budget to share"):
+        Plugins().get("dpswflow", epsilon=math.inf).fit(iris())
+    with pytest.raises(ValueError, match="conditional"):
+        Plugins().get("dpswflow", domain=IRIS_DOMAIN).fit(GenericDataLoader(iris()), cond=iris()["target"])
+
+
+# ------------------------------------------------------------------------------------------ extensions
+class _DummyAdapter:
+    dim = 2
+
+    def encode(self, data: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.normalize(data, dim=1)
+
+    def decode(self, records: torch.Tensor) -> torch.Tensor:
+        return records
+
+
+class _DummyExtension:
+    """What a third-party package would expose through its ``synthcity_dpswf`` entry point."""
+
+    @extensions.hookimpl
+    def dpswf_adapters(self) -> dict[str, object]:
+        return {"dummy": _DummyAdapter}
+
+    @extensions.hookimpl
+    def dpswf_accountants(self) -> dict[str, object]:
+        from opacus.accountants import RDPAccountant
+
+        return {"dummy_rdp": (RDPAccountant, "a test accountant (Opacus RDP, default orders)")}
+
+
+def test_extensions_contribute_adapters_and_accountants(monkeypatch: pytest.MonkeyPatch) -> None:
+    manager = pluggy.PluginManager(extensions.PROJECT)
+    manager.add_hookspecs(extensions.DPSWFSpec)
+    manager.register(extensions.BuiltinAdapters(), name="builtin")
+    # Entry points are discovered the same way for a real package; here the dummy is registered directly.
+    assert manager.load_setuptools_entrypoints(extensions.PROJECT) == 0
+    manager.register(_DummyExtension())
+    found = extensions.adapters(manager)
+    assert {"dct", "labelled", "tabular", "dummy"} <= set(found)
+    assert found["dummy"]().dim == 2
+    monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)
+    assert extensions.load_accountants() == ["dummy_rdp"]
+    assert "dummy_rdp" in ACCOUNTANTS
+    records = torch.rand(400, 3) - 0.5
+    model = DPSWFlowR(batch_size=50, passes=2, accountant="dummy_rdp", settings=FlowSettings(n_steps=2))
+    report = model.fit(records, 3.0, 1e-5).privacy_report
+    assert 2.95 <= report.epsilon <= 3.0 and "a test accountant" in report.accountant

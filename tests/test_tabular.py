@@ -1,0 +1,96 @@
+"""The tabular adapter and the DP domain release (no synthcity needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from synthcity_dpswf.adapters import CategoricalColumn, NumericColumn, TabularDomain, TabularEncoder
+from synthcity_dpswf.privacy import release_domain, secret_generator
+
+
+def _table(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": rng.integers(17, 91, n),
+        "income": rng.normal(3000.0, 800.0, n),
+        "city": rng.choice(["paris", "lyon", "nice"], n, p=[0.5, 0.3, 0.2]),
+        "flag": rng.integers(0, 2, n),
+    })
+
+
+DOMAIN = TabularDomain((
+    NumericColumn("age", 17, 90, integer=True),
+    NumericColumn("income", 0.0, 6000.0),
+    CategoricalColumn("city", ("lyon", "nice", "paris")),
+    CategoricalColumn("flag", (0, 1)),
+))
+
+
+def test_encoded_rows_lie_in_the_unit_ball_and_decode_back() -> None:
+    frame = _table(500)
+    encoder = TabularEncoder(DOMAIN)
+    records = encoder.encode(frame)
+    assert records.shape == (500, 2 + 3 + 2) == (500, encoder.dim)
+    assert float(records.norm(dim=1).max()) <= 1 + 1e-6
+    decoded = encoder.decode(records, frame.dtypes.to_dict())
+    assert list(decoded.columns) == list(frame.columns)
+    assert dict(decoded.dtypes) == dict(frame.dtypes)
+    pd.testing.assert_series_equal(decoded["age"], frame["age"])
+    pd.testing.assert_series_equal(decoded["city"], frame["city"])
+    pd.testing.assert_series_equal(decoded["flag"], frame["flag"])
+    np.testing.assert_allclose(decoded["income"], frame["income"].clip(0, 6000), rtol=1e-5)
+
+
+def test_decoding_clips_and_rounds_any_record() -> None:
+    encoder = TabularEncoder(DOMAIN)
+    decoded = encoder.decode(torch.randn(200, encoder.dim) * 3)
+    assert decoded["age"].between(17, 90).all() and decoded["age"].dtype.kind == "i"
+    assert decoded["income"].between(0, 6000).all()
+    assert set(decoded["city"]) <= {"lyon", "nice", "paris"} and set(decoded["flag"]) <= {0, 1}
+
+
+def test_domain_from_levels_splits_narrow_and_wide_columns() -> None:
+    domain = TabularDomain.from_levels({"a": 3, "b": 85}, max_one_hot=20)
+    assert domain.columns == (CategoricalColumn("a", (0, 1, 2)), NumericColumn("b", 0.0, 84.0, integer=True))
+
+
+def test_bad_domains_and_tables_fail_clearly() -> None:
+    with pytest.raises(ValueError, match="low < high"):
+        NumericColumn("x", 1.0, 1.0)
+    with pytest.raises(ValueError, match="type must be"):
+        TabularDomain.from_dict({"x": {"type": "text"}})
+    with pytest.raises(ValueError, match="lacks the domain's columns"):
+        TabularEncoder(DOMAIN).encode(_table(5).drop(columns=["city"]))
+    broken = _table(5)
+    broken.loc[2, "income"] = np.nan
+    with pytest.raises(ValueError, match="missing or non-numeric"):
+        TabularEncoder(DOMAIN).encode(broken)
+
+
+def test_dp_domain_finds_bounds_and_frequent_categories_only() -> None:
+    frame = _table(20000)
+    frame.loc[0, "city"] = "a-rare-city"  # one record: must never be released
+    release = release_domain(frame, ["age", "income"], ["city", "flag"], 1.0, 1e-6, secret_generator())
+    low, high = release.bounds["age"]
+    assert low <= 17 and high >= 90 and high <= 256  # within the factor-2 log bins around the data
+    low, high = release.bounds["income"]
+    # Tails too thin to stand out of the noise are cut: the bounds hold the central 98%.
+    assert 0 < low <= frame["income"].quantile(0.01) and high >= frame["income"].quantile(0.99)
+    assert release.categories["city"] == ("lyon", "nice", "paris")
+    assert release.categories["flag"] == (0, 1)
+    domain = TabularDomain.from_release(release, list(frame.columns), {"age", "flag"})
+    assert "differentially private" in domain.source
+
+
+def test_dp_domain_threshold_matches_its_delta() -> None:
+    release = release_domain(_table(5000), ["age"], ["city"], 1.0, 1e-6, secret_generator())
+    # tau = 1 + s * Phi^{-1}(1 - delta / 2): a category held by one record passes with probability <= delta / 2.
+    from scipy.stats import norm
+
+    assert release.threshold == pytest.approx(1 + release.noise_std * norm.isf(1e-6 / 2))
+    assert release.noise_std == pytest.approx(release.noise_multiplier * np.sqrt(2 * 2))
+    with pytest.raises(ValueError, match="no category stands out of the noise"):
+        release_domain(_table(20), ["age"], ["city"], 1.0, 1e-6, secret_generator())
