@@ -15,7 +15,7 @@ and implements hooks in that module::
 
 ``plugin_manager()`` loads every entry point of the group ``synthcity_dpswf`` with pluggy's
 ``load_setuptools_entrypoints``; the built-in adapters are registered through the same hooks
-(``BuiltinAdapters``). Accountants returned by ``dpswf_accountants`` become selectable by name
+(``BuiltinAdapters``: ``autoencoder``, ``dct``, ``labelled``, ``tabular``). Accountants returned by ``dpswf_accountants`` become selectable by name
 (``accountant="..."``) once ``plugin_manager()`` has run.
 """
 
@@ -27,6 +27,7 @@ from typing import Any, Callable
 import pluggy
 
 from synthcity_dpswf.adapters import DCTImageCodec, LabelledCodec, TabularEncoder
+from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
 from synthcity_dpswf.privacy.accountant import register_accountant
 
 PROJECT = "synthcity_dpswf"
@@ -56,7 +57,9 @@ class BuiltinAdapters:
 
     @hookimpl
     def dpswf_adapters(self) -> dict[str, AdapterFactory]:
-        return {"dct": DCTImageCodec, "labelled": LabelledCodec, "tabular": TabularEncoder}
+        return {
+            "autoencoder": ImageLatentAdapter, "dct": DCTImageCodec, "labelled": LabelledCodec, "tabular": TabularEncoder,
+        }
 
 
 @lru_cache(maxsize=1)

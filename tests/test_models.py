@@ -96,7 +96,7 @@ def test_infinite_epsilon_is_the_non_private_engine() -> None:
     # The same flow, written with the engine directly on the (bounded) records.
     particles = model.initial_particles(500, torch.Generator().manual_seed(12))
     source = EmpiricalTarget(bound_records(records), 20, 0.0, 1000, None, seed=14)
-    expected = run_flow(particles, source, 40, 1.0, 0.0, torch.Generator().manual_seed(13))
+    expected = run_flow(particles, source, 40, settings.step_size, 0.0, torch.Generator().manual_seed(13))
     torch.testing.assert_close(samples, expected, atol=1e-5, rtol=0)
 
 

@@ -74,7 +74,7 @@ def run_demo(
         # Small batches and few passes keep the noise multiplier low on a dataset of ~1,300 records.
         model = DPSWFlowR(
             batch_size=50, passes=5, seed=seed, progress=progress,
-            settings=FlowSettings(n_steps=1000, batch_size=4000, n_directions=70),
+            settings=FlowSettings(n_steps=2000, step_size=3.0, batch_size=4000, n_directions=70),
         )
         model.fit(records, budget, delta)
         features, labels = labelled.decode(model.sample(n_samples))

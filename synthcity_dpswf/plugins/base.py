@@ -19,6 +19,7 @@ import pandas as pd
 import torch
 from synthcity.plugins.core.constraints import Constraints
 from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader
+from synthcity.plugins.core.dataset import TensorDataset
 from synthcity.plugins.core.distribution import (
     CategoricalDistribution,
     Distribution,
@@ -29,7 +30,9 @@ from synthcity.plugins.core.plugin import Plugin
 from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
-from synthcity_dpswf.adapters import NumericColumn, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters import LabelledCodec, NumericColumn, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, from_synthcity_range
+from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import FlowSettings, SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
@@ -98,6 +101,12 @@ class SlicedFlowPlugin(Plugin):
         domain_epsilon_share: share of (epsilon, delta) spent on the DP domain when ``domain`` is None.
         max_one_hot: with a ``{name: n_levels}`` domain, wider columns are encoded as ordinal integers.
         accountant: ``"rdp"``, ``"prv"``, ``"gdp"`` or an extension's name.
+        image_adapter: for an ``ImageDataLoader``: an ``ImageLatentAdapter`` trained on public images, or the
+            path of its checkpoint. ``None`` follows the paper: a random ``public_fraction`` of the images
+            given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``), the
+            rest is the private data; the report states it.
+        n_classes: number of image classes (public); labels are generated with the images.
+        feature_weight: weight of the latent beside the scaled one-hot label in each record.
         device, random_state, workspace, sampling_patience, strict, compress_dataset: synthcity's.
     """
 
@@ -111,8 +120,8 @@ class SlicedFlowPlugin(Plugin):
         radius: float = 1.0,
         n_release_directions: int = 70,
         n_directions: int = 70,
-        n_steps: int = 1000,
-        step_size: float = 1.0,
+        n_steps: int = 2000,
+        step_size: float = 3.0,
         entropy: float = 0.0,
         smoothing: float | None = None,
         flow_batch_size: int | None = 4000,
@@ -121,6 +130,11 @@ class SlicedFlowPlugin(Plugin):
         domain_epsilon_share: float = 0.1,
         max_one_hot: int = 20,
         accountant: str = "rdp",
+        image_adapter: ImageLatentAdapter | str | Path | None = None,
+        public_fraction: float = 0.5,
+        autoencoder_epochs: int = 5,
+        n_classes: int = 10,
+        feature_weight: float = 0.7,
         device: Any = DEVICE,
         random_state: int = 0,
         workspace: Path = Path("workspace"),
@@ -148,8 +162,12 @@ class SlicedFlowPlugin(Plugin):
         self.domain_epsilon_share = domain_epsilon_share
         self.max_one_hot = max_one_hot
         self.accountant = accountant
+        self.image_adapter = image_adapter
+        self.public_fraction = public_fraction
+        self.autoencoder_epochs = autoencoder_epochs
+        self.codec = LabelledCodec(n_classes, feature_weight)
         self.generator_: SlicedGenerator | None = None
-        self.encoder_: TabularEncoder | None = None
+        self.encoder_: TabularEncoder | ImageLatentAdapter | None = None
         self.domain_part_: PrivacyPart | None = None
 
     @staticmethod
@@ -165,14 +183,16 @@ class SlicedFlowPlugin(Plugin):
         }
 
     def fit(self, X: DataLoader | pd.DataFrame, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
-        """Fit on a tabular DataLoader (or DataFrame) without any non-private statistic of it."""
+        """Fit on a tabular DataLoader (or DataFrame) or an ImageDataLoader, with no non-private statistic of it."""
         if isinstance(X, pd.DataFrame):
             X = GenericDataLoader(X)
         if kwargs.get("cond") is not None:
             raise ValueError(f"{self.name()} does not support conditional generation; drop `cond`.")
-        if not X.is_tabular():
-            raise ValueError(f"{self.name()} handles tabular data; pass a GenericDataLoader or a DataFrame.")
         load_accountants()
+        if X.data_type == "images":
+            return self._fit_images(X)
+        if not X.is_tabular():
+            raise ValueError(f"{self.name()} handles tabular data and images; got {X.data_type} data.")
         frame = X.dataframe()
         n_records = len(frame)
         delta = default_delta(n_records) if self.delta is None else self.delta
@@ -189,6 +209,38 @@ class SlicedFlowPlugin(Plugin):
         self._data_encoders = None
         self.encoder_ = TabularEncoder(domain)
         self._fit(X, flow_epsilon, flow_delta)
+        self.fitted = True
+        return self
+
+    def _fit_images(self, X: DataLoader) -> "SlicedFlowPlugin":
+        """Images: latents of a public autoencoder joined with scaled one-hot labels, one record per pair."""
+        images, labels = X.unpack().tensors()
+        images, labels = from_synthcity_range(images.float()), labels.long()
+        if bool((labels < 0).any()) or bool((labels >= self.codec.n_classes).any()):
+            raise ValueError(f"labels must lie in 0..{self.codec.n_classes - 1}; set n_classes for this data.")
+        if isinstance(self.image_adapter, ImageLatentAdapter):
+            adapter, private = self.image_adapter, torch.arange(len(images))
+        elif self.image_adapter is not None:
+            adapter, private = ImageLatentAdapter.load(self.image_adapter), torch.arange(len(images))
+        else:
+            public, private = public_private_split(len(images), self.public_fraction, self.random_state)
+            architecture = "mnist" if images.shape[-1] == 32 else "dcgan"
+            adapter = ImageLatentAdapter(architecture, channels=images.shape[1])
+            adapter.fit(
+                images[public], epochs=self.autoencoder_epochs, seed=self.random_state,
+                description=f"a random {self.public_fraction:.0%} of the images passed to fit, public by assumption",
+            )
+        delta = default_delta(len(private)) if self.delta is None else self.delta
+        check_privacy_target(self.epsilon, delta, len(private))
+        self.data_info = X.info()
+        self._schema = Schema(domain={})
+        self._training_schema = self._schema
+        self._data_encoders = None
+        self.encoder_ = adapter
+        self.domain_part_ = None
+        records = self.codec.encode(adapter.encode(images[private]), labels[private])
+        self.generator_ = self.generator_class(**self.generator_arguments(len(private)))
+        self.generator_.fit(records, self.epsilon, delta)
         self.fitted = True
         return self
 
@@ -213,7 +265,7 @@ class SlicedFlowPlugin(Plugin):
 
     def _fit(self, X: DataLoader, epsilon: float, delta: float) -> "SlicedFlowPlugin":
         """Encode the table with the domain's fixed map and fit the generator with what is left of the budget."""
-        assert self.encoder_ is not None
+        assert isinstance(self.encoder_, TabularEncoder)
         self.generator_ = self.generator_class(**self.generator_arguments(len(X)))
         self.generator_.fit(self.encoder_.encode(X.dataframe()), epsilon, delta)
         return self
@@ -222,6 +274,15 @@ class SlicedFlowPlugin(Plugin):
         if self.generator_ is None or self.encoder_ is None:
             raise RuntimeError("fit the plugin first")
         generator, encoder = self.generator_, self.encoder_
+        if isinstance(encoder, ImageLatentAdapter):
+            codec = self.codec
+
+            def sample_images(n: int) -> TensorDataset:
+                seed = int(torch.randint(0, 2**31 - 1, (1,)))
+                latents, labels = codec.decode(generator.sample(n, seed=seed).cpu())
+                return TensorDataset(images=encoder.decode(latents), targets=labels)
+
+            return self._safe_generate_images(sample_images, count, syn_schema)
 
         def sample(n: int) -> pd.DataFrame:
             seed = int(torch.randint(0, 2**31 - 1, (1,)))
@@ -234,7 +295,9 @@ class SlicedFlowPlugin(Plugin):
         if self.generator_ is None or self.encoder_ is None:
             raise RuntimeError("fit the plugin first")
         report = self.generator_.privacy_report
-        report = dataclasses.replace(
-            report, public=report.public + (f"the columns and their dtypes; the domain: {self.encoder_.domain.source}",)
-        )
+        if isinstance(self.encoder_, ImageLatentAdapter):
+            public = f"the autoencoder, trained on {self.encoder_.public_description}"
+        else:
+            public = f"the columns and their dtypes; the domain: {self.encoder_.domain.source}"
+        report = dataclasses.replace(report, public=report.public + (public,))
         return report if self.domain_part_ is None else report.compose(self.domain_part_)

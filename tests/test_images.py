@@ -1,0 +1,175 @@
+"""Image-latent adapters, datasets, evaluation utilities, the image plugins and ``dpswf images``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from synthcity_dpswf.adapters.autoencoders import dcgan_autoencoder, mnist_autoencoder
+from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, from_synthcity_range, to_synthcity_range
+from synthcity_dpswf.datasets import load_image_folder, load_mnist, public_private_split
+from synthcity_dpswf.evaluation import (
+    InceptionFeatures,
+    classification_accuracy,
+    frechet_inception_distance,
+    save_image_grid,
+)
+
+INCEPTION = "weights/inception_fid_torchscript.pt"
+
+
+def blobs(n: int, seed: int = 0, size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
+    """Synthetic labelled images in [0, 1]: a bright square whose position depends on the label (0..3)."""
+    generator = torch.Generator().manual_seed(seed)
+    labels = torch.randint(4, (n,), generator=generator)
+    images = 0.1 * torch.rand(n, 1, size, size, generator=generator)
+    for index, label in enumerate(labels.tolist()):
+        row, column = divmod(label, 2)
+        images[index, 0, 4 + 14 * row : 14 + 14 * row, 4 + 14 * column : 14 + 14 * column] = 0.9
+    return images, labels
+
+
+def test_architectures_have_the_papers_shapes() -> None:
+    encoder, decoder = mnist_autoencoder(latent_dim=8)
+    images = torch.rand(3, 1, 32, 32)
+    assert encoder(images).shape == (3, 8) and decoder(torch.randn(3, 8)).shape == (3, 1, 32, 32)
+    encoder, decoder = dcgan_autoencoder(latent_dim=48, channels=3, width=8)
+    assert encoder(torch.rand(2, 3, 64, 64)).shape == (2, 48)
+    decoded = decoder(torch.randn(2, 48))
+    assert decoded.shape == (2, 3, 64, 64) and float(decoded.min()) >= 0 and float(decoded.max()) <= 1
+
+
+def test_adapter_trains_encodes_on_the_sphere_and_checkpoints(tmp_path: Path) -> None:
+    images, _ = blobs(256)
+    adapter = ImageLatentAdapter("mnist", latent_dim=4, device="cpu")
+    before = float(((adapter.decode(adapter.encode(images)) - images) ** 2).mean())
+    adapter.fit(images, epochs=15, batch_size=64, description="synthetic blobs")
+    after = float(((adapter.decode(adapter.encode(images)) - images) ** 2).mean())
+    assert after < 0.5 * before
+    latents = adapter.encode(images)
+    torch.testing.assert_close(latents.norm(dim=1), torch.ones(256))
+    assert "synthetic blobs (256 images, 15 epochs)" == adapter.public_description
+    adapter.save(tmp_path / "ae.pt")
+    loaded = ImageLatentAdapter.load(tmp_path / "ae.pt", device="cpu")
+    torch.testing.assert_close(loaded.encode(images), latents)
+    torch.testing.assert_close(loaded.decode(latents), adapter.decode(latents))
+
+
+def test_image_ranges_are_explicit() -> None:
+    images = torch.rand(4, 1, 8, 8)
+    torch.testing.assert_close(from_synthcity_range(to_synthcity_range(images)), images)
+    adapter = ImageLatentAdapter("mnist", device="cpu")
+    with pytest.raises(ValueError, match=r"\[0, 1\]; convert synthcity's \[-1, 1\]"):
+        adapter.encode(to_synthcity_range(torch.zeros(2, 1, 32, 32)))
+    with pytest.raises(ValueError, match="custom modules, pass latent_dim"):
+        ImageLatentAdapter(modules=mnist_autoencoder(4))
+    custom = ImageLatentAdapter(modules=mnist_autoencoder(4), latent_dim=4, device="cpu")
+    assert custom.encode(torch.rand(2, 1, 32, 32)).shape == (2, 4)
+
+
+def test_mnist_loads_padded_from_a_torchvision_root(shared_dir: Path) -> None:
+    images, labels = load_mnist(shared_dir / "data", train=False)
+    assert images.shape == (10000, 1, 32, 32) and labels.shape == (10000,)
+    assert float(images.min()) == 0 and float(images.max()) == 1
+    assert float(images[:, :, :2].abs().max()) == 0 and float(images[:, :, :, -2:].abs().max()) == 0
+    public, private = public_private_split(10000)
+    assert len(public) == len(private) == 5000 and len(set(public.tolist()) & set(private.tolist())) == 0
+
+
+def test_image_folder_is_center_cropped(tmp_path: Path) -> None:
+    for index in range(3):
+        array = np.zeros((40, 80, 3), dtype=np.uint8)
+        array[:, 20:60] = 255  # a bright central square band survives the center crop
+        Image.fromarray(array).save(tmp_path / f"{index}.png")
+    images = load_image_folder(tmp_path, size=16)
+    assert images.shape == (3, 3, 16, 16)
+    assert float(images.mean()) > 0.9
+    with pytest.raises(ValueError, match="no images"):
+        load_image_folder(tmp_path / "empty", size=16)
+
+
+def test_classification_accuracy_and_grid(tmp_path: Path) -> None:
+    images, labels = blobs(400)
+    test_images, test_labels = blobs(200, seed=1)
+    assert classification_accuracy(images, labels, test_images, test_labels, epochs=5) > 0.95
+    grid = save_image_grid(images[:20], tmp_path / "grid.png", per_row=10)
+    assert Image.open(grid).size == (10 * 34 + 2, 2 * 34 + 2)
+
+
+def test_fid_with_the_local_inception_file(shared_dir: Path) -> None:
+    features = InceptionFeatures(shared_dir / INCEPTION)
+    images, _ = blobs(24)
+    assert features(images[:2]).shape == (2, 2048)
+    same = frechet_inception_distance(images[:12], images[:12], features)
+    other = frechet_inception_distance(images[:12], 1 - images[12:], features)
+    assert abs(same) < 1e-2 and other > 10
+    with pytest.raises(ValueError, match="DPSWF_INCEPTION"):
+        InceptionFeatures("/nonexistent.pt")
+
+
+# --------------------------------------------------------------------------------------------- plugins
+@pytest.mark.parametrize("name", ["dpswflow_r", "dpswflow"])
+def test_plugins_generate_labelled_images(name: str) -> None:
+    from synthcity.plugins import Plugins
+    from synthcity.plugins.core.dataloader import ImageDataLoader
+
+    import synthcity_dpswf  # noqa: F401
+
+    images, labels = blobs(600)
+    loader = ImageDataLoader(data=(images, labels), height=32)
+    plugin = Plugins().get(
+        name, epsilon=10.0, n_classes=4, autoencoder_epochs=3, n_steps=30, n_directions=20, flow_batch_size=1000
+    )
+    plugin.fit(loader)
+    generated = plugin.generate(24)
+    assert isinstance(generated, ImageDataLoader) and len(generated) == 24
+    generated_images, generated_labels = generated.unpack().tensors()
+    assert generated_images.shape == (24, 1, 32, 32)
+    assert float(generated_images.min()) >= -1 and float(generated_images.max()) <= 1
+    assert set(generated_labels.tolist()) <= {0, 1, 2, 3}
+    report = plugin.privacy_report()
+    assert report.is_private and "autoencoder, trained on a random 50% of the images passed to fit" in str(report)
+    assert "n = 300 records" in str(report)  # only the private half reaches the releases
+
+
+def test_plugin_takes_a_pretrained_adapter() -> None:
+    from synthcity.plugins import Plugins
+    from synthcity.plugins.core.dataloader import ImageDataLoader
+
+    import synthcity_dpswf  # noqa: F401
+
+    public_images, _ = blobs(200, seed=5)
+    adapter = ImageLatentAdapter("mnist", device="cpu").fit(public_images, epochs=2, description="public blobs")
+    images, labels = blobs(300)
+    plugin = Plugins().get("dpswflow", epsilon=5.0, n_classes=4, image_adapter=adapter, n_steps=10, n_directions=10)
+    plugin.fit(ImageDataLoader(data=(images, labels), height=32))
+    assert len(plugin.generate(8)) == 8
+    assert "n = 300 records" in str(plugin.privacy_report()) and "public blobs" in str(plugin.privacy_report())
+    with pytest.raises(ValueError, match="labels must lie in 0..1"):
+        Plugins().get("dpswflow", n_classes=2, image_adapter=adapter).fit(ImageDataLoader(data=(images, labels), height=32))
+
+
+# ---------------------------------------------------------------------------------------------- the CLI
+def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from synthcity_dpswf.cli import main
+
+    # A small public autoencoder checkpoint in the output folder is loaded instead of training one.
+    public, _ = load_mnist(shared_dir / "data", train=True)
+    ImageLatentAdapter("mnist", device="cpu").fit(public[:500], epochs=1, description="500 public digits").save(
+        tmp_path / "autoencoder_mnist.pt"
+    )
+    code = main([
+        "images", "--dataset", "mnist", "--data-root", str(shared_dir / "data"), "--epsilon", "10", "--out", str(tmp_path),
+        "--inception", str(shared_dir / INCEPTION), "--samples", "300", "--fid-samples", "10", "--steps", "20", "--quiet",
+    ])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"\((9\.9\d*|10), 1e-05\)-differentially private", printed) and "500 public digits" in printed
+    assert "FID " in printed and "CAS " in printed and "wall time" in printed
+    assert list(tmp_path.glob("grid_mnist_dpswflow_r_eps10_gaussian.png"))
+    assert list(tmp_path.glob("results_*.json"))
