@@ -41,7 +41,7 @@ COLUMNS = {
 
 
 def methods(epsilon: float, delta: float, domain: Path) -> list[tuple[str, str, dict]]:
-    ours = {"epsilon": epsilon, "delta": delta, "domain": str(domain), "n_steps": 500}
+    ours = {"epsilon": epsilon, "delta": delta, "domain": str(domain)}
     return [
         ("dpswflow_r", "dpswflow_r", ours),
         ("dpswflow", "dpswflow", ours),

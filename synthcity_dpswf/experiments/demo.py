@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import torch
 from sklearn.datasets import load_digits
-from sklearn.linear_model import LogisticRegression
 
 from synthcity_dpswf.adapters import DCTImageCodec, LabelledCodec
+from synthcity_dpswf.evaluation import classification_accuracy
 from synthcity_dpswf.models import DPSWFlowR, FlowSettings
 from synthcity_dpswf.privacy import PrivacyReport
 
@@ -34,16 +34,6 @@ class DemoRun:
     accuracy: float
     images: torch.Tensor
     labels: torch.Tensor
-
-
-def classifier_accuracy(
-    train_features: torch.Tensor, train_labels: torch.Tensor, test_features: torch.Tensor, test_labels: torch.Tensor
-) -> float:
-    """Accuracy on the test set of a logistic regression trained on the training set (0 if one class only)."""
-    if len(torch.unique(train_labels)) < 2:
-        return 0.0
-    model = LogisticRegression(max_iter=3000).fit(train_features.numpy(), train_labels.numpy())
-    return float(model.score(test_features.numpy(), test_labels.numpy()))
 
 
 def load_split(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -78,7 +68,7 @@ def run_demo(
         )
         model.fit(records, budget, delta)
         features, labels = labelled.decode(model.sample(n_samples))
-        accuracy = classifier_accuracy(features, labels, test_features, test_labels)
+        accuracy = classification_accuracy(features, labels, test_features, test_labels, seed=seed)
         runs[budget] = DemoRun(model.privacy_report, accuracy, codec.decode(features), labels)
     real = codec.decode(test_features)
     write_grid(out, {"real (through the codec)": (real, test_labels),
