@@ -68,10 +68,11 @@ def classification_accuracy(
     """Accuracy on the test set of a small MLP (one hidden layer, Adam) trained on the training set: with
     synthetic training data and real test data, the classification accuracy score (CAS)."""
     check_positive_int("epochs", epochs)
-    torch.manual_seed(seed)
     x_train, x_test = train_inputs.flatten(1).float(), test_inputs.flatten(1).float()
     n_classes = int(max(train_labels.max(), test_labels.max())) + 1
-    model = nn.Sequential(nn.Linear(x_train.shape[1], hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
+    with torch.random.fork_rng(devices=[]):  # a seeded initialisation that leaves the caller's RNG alone
+        torch.manual_seed(seed)
+        model = nn.Sequential(nn.Linear(x_train.shape[1], hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
     generator = torch.Generator().manual_seed(seed)
     for _ in range(epochs):

@@ -113,7 +113,6 @@ class ImageLatentAdapter:
         check_positive_int("batch_size", batch_size)
         check_positive("learning_rate", learning_rate)
         started = time.perf_counter()
-        torch.manual_seed(seed)
         parameters = list(self.encoder.parameters()) + list(self.decoder.parameters())
         optimiser = torch.optim.Adam(parameters, lr=learning_rate)
         generator = torch.Generator().manual_seed(seed)

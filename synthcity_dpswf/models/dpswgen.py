@@ -71,8 +71,9 @@ class DPSWGen(DPSWFlowR):
         self.network_: nn.Sequential | None = None
 
     def _after_release(self) -> None:
-        torch.manual_seed(self.seed)  # network initialisation (public)
-        network = generator_network(self.noise_dim, self._pool().dim).to(self.device)
+        with torch.random.fork_rng(devices=[]):  # seed the initialisation without touching the caller's RNG
+            torch.manual_seed(self.seed)
+            network = generator_network(self.noise_dim, self._pool().dim).to(self.device)
         optimiser = torch.optim.Adam(network.parameters(), lr=self.learning_rate)
         target = self.flow_target(self.settings, self.seed + 3)
         noise_generator = torch.Generator().manual_seed(self.seed + 1)
