@@ -100,14 +100,15 @@ def test_drift_with_one_direction_is_the_1d_ot_displacement() -> None:
     np.testing.assert_allclose(drift.numpy(), expected, atol=1e-10)
 
 
-def test_histogram_drift_approximates_the_exact_drift() -> None:
+@pytest.mark.parametrize("particle_cdf", ["histogram", "grid"])
+def test_fast_drifts_approximate_the_exact_drift(particle_cdf: str) -> None:
     generator = torch.Generator().manual_seed(1)
     particles = torch.randn(4000, 4, generator=generator, dtype=torch.float64)
     target = torch.randn(500, 4, generator=generator, dtype=torch.float64) * 0.5 + 1
     directions = random_directions(4, 30, generator, dtype=torch.float64)
     quantiles = empirical_quantiles(project(target, directions), quantile_levels(1000, torch.float64))
     exact = sliced_drift(particles, directions, quantiles, particle_cdf="sort")
-    approx = sliced_drift(particles, directions, quantiles, particle_cdf="histogram")
+    approx = sliced_drift(particles, directions, quantiles, particle_cdf=particle_cdf)  # type: ignore[arg-type]
     relative = (approx - exact).norm() / exact.norm()
     assert float(relative) < 0.01
 

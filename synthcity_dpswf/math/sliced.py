@@ -29,7 +29,7 @@ import torch
 
 from synthcity_dpswf.math.checks import check_directions, check_matrix, check_non_negative, check_positive_int
 
-ParticleCDF = Literal["histogram", "sort"]
+ParticleCDF = Literal["histogram", "sort", "grid"]
 
 CHUNK_ELEMENTS = {"cpu": 2**18, "cuda": 2**24}
 """Default number of projections ``sliced_drift`` holds at once, per device type. On CPU a chunk that stays in
@@ -187,7 +187,9 @@ def sliced_drift(
     carry the target's smoothing (noise of standard deviation ``smoothing`` on each projection). The particles'
     projections get their own :math:`\mathcal{N}(0, \text{smoothing}^2)` noise drawn from ``generator`` (which
     must live on the particles' device), their CDF :math:`F_{\mu_j}` is evaluated at those smoothed points by
-    ``histogram_cdf`` (default, O(nL)) or exactly by ``rank_levels`` (``particle_cdf="sort"``), and
+    ``histogram_cdf`` (default, O(nL)), exactly by ``rank_levels`` (``particle_cdf="sort"``), or from the
+    particles' own quantiles on the ``n_bins``-point level grid by ``interpolate_cdf`` (``"grid"``, the
+    reference code's way, with one sort), and
 
     .. math:: \hat v(x_i) = -\frac{1}{L} \sum_j \big(p_{j,i} - T_j(p_{j,i})\big)\, \theta_j
               = -\frac{1}{L} \Psi^\top \Theta^\top, \qquad T_j = F^{-1}_{\nu_j} \circ F_{\mu_j}.
@@ -211,8 +213,8 @@ def sliced_drift(
         budget = CHUNK_ELEMENTS.get(particles.device.type, CHUNK_ELEMENTS["cuda"])
         chunk_size = max(1, budget // particles.shape[0])
     check_positive_int("chunk_size", chunk_size)
-    if particle_cdf not in ("histogram", "sort"):
-        raise ValueError(f"particle_cdf must be 'histogram' or 'sort', got {particle_cdf!r}.")
+    if particle_cdf not in ("histogram", "sort", "grid"):
+        raise ValueError(f"particle_cdf must be 'histogram', 'sort' or 'grid', got {particle_cdf!r}.")
     directions = directions.to(particles)
     target_quantiles = target_quantiles.to(particles)
     drift = torch.zeros_like(particles)
@@ -225,6 +227,10 @@ def sliced_drift(
             projections.add_(noise, alpha=smoothing)
         if particle_cdf == "sort":
             transported = interpolate_sorted(target_quantiles[block], rank_levels(projections))
+        elif particle_cdf == "grid":
+            grid = quantile_levels(max(n_bins, 2), projections.dtype, projections.device)
+            levels = interpolate_cdf(empirical_quantiles(projections, grid), grid, projections)
+            transported = interpolate_sorted(target_quantiles[block], levels)
         else:
             bins, within, edge_levels = histogram_cdf(projections, n_bins)
             transported = interpolate_in_bins(interpolate_sorted(target_quantiles[block], edge_levels), bins, within)

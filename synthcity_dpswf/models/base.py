@@ -52,7 +52,8 @@ class FlowSettings:
         n_directions: directions per flow step (projected releases: columns subsampled per step).
         reuse: ``"pooled"`` (every step draws from all releases) or ``"once"`` (step k uses release k only, in
             order: the paper's way; per-step releases only).
-        particle_cdf: ``"histogram"`` (O(nL)) or ``"sort"`` (exact ranks) for the particles' CDF.
+        particle_cdf: ``"histogram"`` (O(nL)), ``"sort"`` (exact ranks) or ``"grid"`` (quantile grid and
+            ``searchsorted``) for the particles' CDF.
     """
 
     n_steps: int = 2000
@@ -75,8 +76,8 @@ class FlowSettings:
         check_positive_int("n_directions", self.n_directions)
         if self.reuse not in ("pooled", "once"):
             raise ValueError(f"reuse must be 'pooled' or 'once', got {self.reuse!r}.")
-        if self.particle_cdf not in ("histogram", "sort"):
-            raise ValueError(f"particle_cdf must be 'histogram' or 'sort', got {self.particle_cdf!r}.")
+        if self.particle_cdf not in ("histogram", "sort", "grid"):
+            raise ValueError(f"particle_cdf must be 'histogram', 'sort' or 'grid', got {self.particle_cdf!r}.")
 
 
 def check_privacy_target(epsilon: float, delta: float, n_records: int) -> None:
