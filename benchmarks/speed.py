@@ -110,7 +110,7 @@ def run_row(n: int, n_directions: int, device: torch.device, budget_s: float, ma
 
 def format_table(rows: list[dict[str, object]], device: str) -> str:
     lines = [
-        f"| n | L | reference step (ms) | ours (ms) | speed-up | bare sort (ms) | ours / sort |",
+        "| n | L | reference step (ms) | ours (ms) | speed-up | bare sort (ms) | ours / sort |",
         "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:

@@ -23,7 +23,7 @@ draw of :math:`\xi` per particle and direction is the unbiased estimate of it.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import torch
 
@@ -213,8 +213,8 @@ def sliced_drift(
         budget = CHUNK_ELEMENTS.get(particles.device.type, CHUNK_ELEMENTS["cuda"])
         chunk_size = max(1, budget // particles.shape[0])
     check_positive_int("chunk_size", chunk_size)
-    if particle_cdf not in ("histogram", "sort", "grid"):
-        raise ValueError(f"particle_cdf must be 'histogram', 'sort' or 'grid', got {particle_cdf!r}.")
+    if particle_cdf not in get_args(ParticleCDF):
+        raise ValueError(f"particle_cdf must be one of {get_args(ParticleCDF)}, got {particle_cdf!r}.")
     directions = directions.to(particles)
     target_quantiles = target_quantiles.to(particles)
     drift = torch.zeros_like(particles)

@@ -13,7 +13,7 @@ import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 import torch
 
@@ -21,6 +21,7 @@ from synthcity_dpswf.math import EmpiricalTarget, TargetSource, run_flow
 from synthcity_dpswf.math.checks import check_matrix, check_non_negative, check_positive, check_positive_int
 from synthcity_dpswf.math.sliced import ParticleCDF
 from synthcity_dpswf.models.pool import ProjectedReleaseTarget, ReleaseKind, ReleasePool, Reuse
+from synthcity_dpswf.models.releasing import release_batches
 from synthcity_dpswf.privacy import (
     ACCOUNTANTS,
     PrivacyReport,
@@ -76,8 +77,8 @@ class FlowSettings:
         check_positive_int("n_directions", self.n_directions)
         if self.reuse not in ("pooled", "once"):
             raise ValueError(f"reuse must be 'pooled' or 'once', got {self.reuse!r}.")
-        if self.particle_cdf not in ("histogram", "sort", "grid"):
-            raise ValueError(f"particle_cdf must be 'histogram', 'sort' or 'grid', got {self.particle_cdf!r}.")
+        if self.particle_cdf not in get_args(ParticleCDF):
+            raise ValueError(f"particle_cdf must be one of {get_args(ParticleCDF)}, got {self.particle_cdf!r}.")
 
 
 def check_privacy_target(epsilon: float, delta: float, n_records: int) -> None:
@@ -155,28 +156,28 @@ class SlicedGenerator(ABC):
 
     # ----------------------------------------------------------------------------------------- fitting
     def fit(self, records: torch.Tensor, epsilon: float, delta: float) -> "SlicedGenerator":
-        """Bound ``records`` (``(n, d)``), make the releases for (epsilon, delta), keep only them."""
+        """Bound ``records`` (``(n, d)``), make the releases of ``release_schedule`` calibrated to
+        (epsilon, delta), keep only them and their report."""
         check_matrix("records", records)
         check_privacy_target(epsilon, delta, records.shape[0])
         bounded = bound_records(records.detach().to("cpu", torch.float32), self.radius, self.boundary)
-        directions_generator = torch.Generator().manual_seed(self.seed)
-        self.pool_, self.report_ = self._release(
-            bounded, float(epsilon), float(delta), directions_generator, secret_generator(self.release_seed)
+        n_records = bounded.shape[0]
+        batch_size, steps = self.release_schedule(n_records)
+        accountant = ReleaseAccountant(n_records, batch_size, self.accountant)
+        noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
+        self.pool_ = release_batches(
+            bounded, kind=self.release, batch_size=batch_size, steps=steps, noise_multiplier=noise_multiplier,
+            radius=self.radius, n_directions=self.n_release_directions,
+            directions_generator=torch.Generator().manual_seed(self.seed), secret=secret_generator(self.release_seed),
         )
         del bounded
+        self.report_ = self._report(self.pool_, float(epsilon), float(delta), accountant, noise_multiplier, steps)
         self._after_release()
         return self
 
     @abstractmethod
-    def _release(
-        self,
-        records: torch.Tensor,
-        epsilon: float,
-        delta: float,
-        directions_generator: torch.Generator,
-        secret: torch.Generator,
-    ) -> tuple[ReleasePool, PrivacyReport]:
-        """Make this generator's releases of the bounded ``records`` and account them."""
+    def release_schedule(self, n_records: int) -> tuple[int, int]:
+        """``(b, K)``: records per release and number of releases for ``n_records`` records (public)."""
 
     def _after_release(self) -> None:
         """Post-processing done once after the releases (DPSWGen trains its network here)."""
@@ -189,12 +190,16 @@ class SlicedGenerator(ABC):
         accountant: ReleaseAccountant,
         noise_multiplier: float,
         steps: int,
-        sampling: str,
     ) -> PrivacyReport:
         """The privacy report of a pool made with multiplier ``noise_multiplier`` (0 when epsilon is inf)."""
+        n, b = accountant.n_records, accountant.batch_size
+        if b == n and steps == 1:
+            sampling = f"none: one release of all n = {n} records (q = 1, one step)"
+        else:
+            sampling = f"uniform subsets of exactly b = {b} of n = {n} records, independent across the {steps} steps"
         if pool.kind == "record":
             sensitivity = record_sensitivity(self.radius)
-            mechanism = f"noisy-record release R = Y_B + N(0, s^2 I), Delta = 2r"
+            mechanism = "noisy-record release R = Y_B + N(0, s^2 I), Delta = 2r"
         else:
             assert pool.directions is not None
             sensitivity = max(projected_sensitivity(theta, self.radius) for theta in pool.directions)
@@ -242,9 +247,9 @@ class SlicedGenerator(ABC):
             raise ValueError("reuse='once' needs per-step releases; this model made a single release.")
         order: Literal["random", "sequential"] = "sequential" if settings.reuse == "once" else "random"
         if pool.kind == "projected":
+            assert pool.directions is not None
             return ProjectedReleaseTarget(
-                pool, min(settings.n_directions, pool.directions.shape[2]) if pool.directions is not None else None,
-                settings.smoothing, self.n_levels, settings.batch_size if order == "random" else None, order, seed,
+                pool, min(settings.n_directions, pool.directions.shape[2]), settings.smoothing, self.n_levels, settings.batch_size if order == "random" else None, order, seed,
                 self.device,
             )
         release_noise = float(pool.noise_std.max())

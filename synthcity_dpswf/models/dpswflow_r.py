@@ -5,13 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import torch
-
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.models.base import FlowSettings, SlicedGenerator
-from synthcity_dpswf.models.pool import ReleasePool
-from synthcity_dpswf.models.releasing import release_batches
-from synthcity_dpswf.privacy import PrivacyReport, ReleaseAccountant
 
 PAPER_PRESET: dict[str, Any] = {
     "release": "projected",
@@ -62,30 +57,10 @@ class DPSWFlowR(SlicedGenerator):
         """The paper's MNIST preset (``PAPER_PRESET``), with any argument overridden."""
         return cls(**{**PAPER_PRESET, **overrides})
 
-    def _release(
-        self,
-        records: torch.Tensor,
-        epsilon: float,
-        delta: float,
-        directions_generator: torch.Generator,
-        secret: torch.Generator,
-    ) -> tuple[ReleasePool, PrivacyReport]:
-        n = records.shape[0]
-        if self.batch_size > n:
-            raise ValueError(f"batch_size={self.batch_size} exceeds the {n} records; lower it.")
-        steps = self.release_steps or release_steps(n, self.batch_size, self.passes)
-        accountant = ReleaseAccountant(n, self.batch_size, self.accountant)
-        noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(epsilon, delta, steps)
-        pool = release_batches(
-            records, kind=self.release, batch_size=self.batch_size, steps=steps, noise_multiplier=noise_multiplier,
-            radius=self.radius, n_directions=self.n_release_directions,
-            directions_generator=directions_generator, secret=secret,
-        )
-        sampling = (
-            f"uniform subsets of exactly b = {self.batch_size} of n = {n} records, independent across the "
-            f"{steps} steps"
-        )
-        return pool, self._report(pool, epsilon, delta, accountant, noise_multiplier, steps, sampling)
+    def release_schedule(self, n_records: int) -> tuple[int, int]:
+        if self.batch_size > n_records:
+            raise ValueError(f"batch_size={self.batch_size} exceeds the {n_records} records; lower it.")
+        return self.batch_size, self.release_steps or release_steps(n_records, self.batch_size, self.passes)
 
     def get_parameters(self) -> dict[str, Any]:
         return {

@@ -238,9 +238,7 @@ class SlicedFlowPlugin(Plugin):
         self._data_encoders = None
         self.encoder_ = adapter
         self.domain_part_ = None
-        records = self.codec.encode(adapter.encode(images[private]), labels[private])
-        self.generator_ = self.generator_class(**self.generator_arguments(len(private)))
-        self.generator_.fit(records, self.epsilon, delta)
+        self._fit_generator(self.codec.encode(adapter.encode(images[private]), labels[private]), self.epsilon, delta)
         self.fitted = True
         return self
 
@@ -266,9 +264,13 @@ class SlicedFlowPlugin(Plugin):
     def _fit(self, X: DataLoader, epsilon: float, delta: float) -> "SlicedFlowPlugin":
         """Encode the table with the domain's fixed map and fit the generator with what is left of the budget."""
         assert isinstance(self.encoder_, TabularEncoder)
-        self.generator_ = self.generator_class(**self.generator_arguments(len(X)))
-        self.generator_.fit(self.encoder_.encode(X.dataframe()), epsilon, delta)
+        self._fit_generator(self.encoder_.encode(X.dataframe()), epsilon, delta)
         return self
+
+    def _fit_generator(self, records: torch.Tensor, epsilon: float, delta: float) -> None:
+        """Build the wrapped generator for these encoded records and fit it: the releases happen here."""
+        self.generator_ = self.generator_class(**self.generator_arguments(len(records)))
+        self.generator_.fit(records, epsilon, delta)
 
     def _generate(self, count: int, syn_schema: Schema, **kwargs: Any) -> DataLoader:
         if self.generator_ is None or self.encoder_ is None:
