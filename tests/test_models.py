@@ -146,3 +146,21 @@ def test_fit_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
         DPSWFlowR(batch_size=100, passes=2, settings=FlowSettings(n_steps=2)).fit(mixture(300, seed=0), 1.0, 1e-5)
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+def test_fit_with_a_given_noise_multiplier_reports_the_epsilon_it_reaches() -> None:
+    records = mixture(2000, seed=0)
+    calibrated = DPSWFlowR(batch_size=200, passes=5, settings=FAST).fit(records, 3.0, 1e-5)
+    z = calibrated.privacy_report.noise_multiplier
+    given = DPSWFlowR(batch_size=200, passes=5, settings=FAST).fit(records, None, 1e-5, noise_multiplier=z)
+    assert given.privacy_report.noise_multiplier == z
+    assert given.privacy_report.epsilon == pytest.approx(calibrated.privacy_report.epsilon, rel=1e-9)
+    assert float(given.pool_.noise_std.max()) == pytest.approx(2 * z)  # s = z * Delta, Delta = 2r
+    # Twice the noise: a smaller epsilon, computed, not assumed.
+    louder = DPSWFlowR(batch_size=200, passes=5, settings=FAST).fit(records, None, 1e-5, noise_multiplier=2 * z)
+    assert louder.privacy_report.epsilon < 0.5 * given.privacy_report.epsilon
+    for epsilon, multiplier in ((3.0, z), (None, None)):
+        with pytest.raises(ValueError, match="exactly one of epsilon"):
+            DPSWFlow().fit(records, epsilon, 1e-5, noise_multiplier=multiplier)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        DPSWFlow().fit(records, None, 1e-5, noise_multiplier=-1.0)

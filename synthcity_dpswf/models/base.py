@@ -85,9 +85,17 @@ def check_privacy_target(epsilon: float, delta: float, n_records: int) -> None:
     """Validate (epsilon, delta) for n records: epsilon > 0 (inf allowed), delta in (0, 1), warn if delta >= 1/n."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or math.isnan(epsilon) or epsilon <= 0:
         raise ValueError(f"epsilon must be > 0 (float('inf') for no privacy), got {epsilon!r}.")
+    if math.isfinite(epsilon):
+        check_delta(delta, n_records)
+    elif isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}; a common choice is below 1/n.")
+
+
+def check_delta(delta: float, n_records: int) -> None:
+    """Validate delta in (0, 1) for n records; warn if delta >= 1/n."""
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}; a common choice is below 1/n.")
-    if math.isfinite(epsilon) and delta >= 1 / n_records:
+    if delta >= 1 / n_records:
         warnings.warn(
             f"delta={delta:g} >= 1/n = {1 / n_records:.3g}: a mechanism that publishes a random record would meet "
             "it; choose delta well below 1/n.",
@@ -155,23 +163,38 @@ class SlicedGenerator(ABC):
         self.report_: PrivacyReport | None = None
 
     # ----------------------------------------------------------------------------------------- fitting
-    def fit(self, records: torch.Tensor, epsilon: float, delta: float) -> "SlicedGenerator":
-        """Bound ``records`` (``(n, d)``), make the releases of ``release_schedule`` calibrated to
-        (epsilon, delta), keep only them and their report."""
+    def fit(
+        self, records: torch.Tensor, epsilon: float | None, delta: float, *, noise_multiplier: float | None = None
+    ) -> "SlicedGenerator":
+        """Bound ``records`` (``(n, d)``), make the releases of ``release_schedule``, keep only them and their
+        report.
+
+        The noise is calibrated to (epsilon, delta); or, with ``epsilon=None``, set by ``noise_multiplier``
+        z (noise std s = z Delta) and the report gives the epsilon it achieves at ``delta`` (as Opacus'
+        ``make_private`` does beside ``make_private_with_epsilon``).
+        """
         check_matrix("records", records)
-        check_privacy_target(epsilon, delta, records.shape[0])
+        if (epsilon is None) == (noise_multiplier is None):
+            raise ValueError("give exactly one of epsilon (to calibrate the noise) and noise_multiplier (to set it).")
+        if epsilon is None:
+            check_positive("noise_multiplier", noise_multiplier)
+            check_delta(delta, records.shape[0])
+        else:
+            check_privacy_target(epsilon, delta, records.shape[0])
         bounded = bound_records(records.detach().to("cpu", torch.float32), self.radius, self.boundary)
         n_records = bounded.shape[0]
         batch_size, steps = self.release_schedule(n_records)
         accountant = ReleaseAccountant(n_records, batch_size, self.accountant)
-        noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
+        if noise_multiplier is None:
+            assert epsilon is not None
+            noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
         self.pool_ = release_batches(
             bounded, kind=self.release, batch_size=batch_size, steps=steps, noise_multiplier=noise_multiplier,
             radius=self.radius, n_directions=self.n_release_directions,
             directions_generator=torch.Generator().manual_seed(self.seed), secret=secret_generator(self.release_seed),
         )
         del bounded
-        self.report_ = self._report(self.pool_, float(epsilon), float(delta), accountant, noise_multiplier, steps)
+        self.report_ = self._report(self.pool_, float(delta), accountant, noise_multiplier, steps)
         self._after_release()
         return self
 
@@ -185,7 +208,6 @@ class SlicedGenerator(ABC):
     def _report(
         self,
         pool: ReleasePool,
-        epsilon: float,
         delta: float,
         accountant: ReleaseAccountant,
         noise_multiplier: float,
