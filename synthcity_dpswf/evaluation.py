@@ -1,4 +1,5 @@
-"""Evaluation utilities: FID with a local Inception file, classifier accuracy (CAS), image grids.
+"""Evaluation utilities: FID and precision/recall with a local Inception file, classifier accuracy (CAS),
+image grids.
 
 Nothing downloads: FID uses ``torchmetrics``' ``FrechetInceptionDistance`` with ``InceptionFeatures``, a
 wrapper around a TorchScript Inception-v3 pool3 network given by path (the file of the PyPI wheel
@@ -41,19 +42,68 @@ class InceptionFeatures(nn.Module):
         return self.network(images * (255 / 128) - 1)
 
 
+@torch.no_grad()
+def inception_features(
+    images: torch.Tensor, inception: str | Path | InceptionFeatures | None = None, batch_size: int = 100
+) -> torch.Tensor:
+    """Inception pool3 features ``(N, 2048)`` of images in [0, 1] (``(N, C, H, W)``), computed in batches on
+    the network's device; compute them once per image set and reuse them for FID and precision/recall."""
+    check_positive_int("batch_size", batch_size)
+    network = inception if isinstance(inception, InceptionFeatures) else InceptionFeatures(inception)
+    device = next(network.network.parameters()).device
+    return torch.cat([network(images[start : start + batch_size].to(device)).cpu() for start in range(0, len(images), batch_size)])
+
+
+class _GivenFeatures(nn.Module):
+    """The identity on precomputed features, so that torchmetrics' FID can take them directly."""
+
+    num_features = InceptionFeatures.num_features
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return features
+
+
+def frechet_distance(real_features: torch.Tensor, fake_features: torch.Tensor) -> float:
+    r"""The Frechet distance of Gaussians fitted to two feature sets (Heusel et al. 2017), by torchmetrics:
+    :math:`\|\mu_r - \mu_f\|^2 + \operatorname{tr}(\Sigma_r + \Sigma_f - 2 (\Sigma_r \Sigma_f)^{1/2})`.
+    On Inception pool3 features this is the FID; it is biased upwards at small N, so compare equal N only."""
+    from torchmetrics.image.fid import FrechetInceptionDistance
+
+    if real_features.shape[1] != InceptionFeatures.num_features or fake_features.shape[1] != InceptionFeatures.num_features:
+        raise ValueError(f"features must have {InceptionFeatures.num_features} columns (Inception pool3).")
+    metric = FrechetInceptionDistance(feature=_GivenFeatures())
+    metric.update(real_features, real=True)
+    metric.update(fake_features, real=False)
+    return float(metric.compute())
+
+
 def frechet_inception_distance(
     real: torch.Tensor, fake: torch.Tensor, inception: str | Path | InceptionFeatures | None = None, batch_size: int = 100
 ) -> float:
-    """FID between two sets of images in [0, 1] (``(N, C, H, W)``) with ``torchmetrics``."""
-    from torchmetrics.image.fid import FrechetInceptionDistance
+    """FID between two sets of images in [0, 1] (``(N, C, H, W)``)."""
+    network = inception if isinstance(inception, InceptionFeatures) else InceptionFeatures(inception)
+    return frechet_distance(inception_features(real, network, batch_size), inception_features(fake, network, batch_size))
 
-    check_positive_int("batch_size", batch_size)
-    features = inception if isinstance(inception, InceptionFeatures) else InceptionFeatures(inception)
-    metric = FrechetInceptionDistance(feature=features, normalize=True)
-    for images, is_real in ((real, True), (fake, False)):
-        for start in range(0, len(images), batch_size):
-            metric.update(images[start : start + batch_size], real=is_real)
-    return float(metric.compute())
+
+def precision_recall(real_features: torch.Tensor, fake_features: torch.Tensor, k: int = 3) -> tuple[float, float]:
+    r"""Improved precision and recall (Kynkaanniemi et al. 2019). Each set's manifold is the union of balls
+    around its points with radius the distance to the k-th nearest neighbour in the set; precision is the
+    share of fake points inside the real manifold, recall the share of real points inside the fake one:
+    :math:`P = \frac{1}{M}\sum_j 1[\exists i: \|f_j - r_i\| \le \rho_k(r_i)]`, and R symmetrically."""
+    check_positive_int("k", k)
+    if min(len(real_features), len(fake_features)) <= k:
+        raise ValueError(f"precision/recall with k={k} needs more than k points in each set.")
+
+    def coverage(support: torch.Tensor, queries: torch.Tensor) -> float:
+        support, queries = support.double(), queries.double()
+        radii = torch.cdist(support, support).kthvalue(k + 1, dim=1).values  # the 0 to itself comes first
+        inside = torch.zeros(len(queries), dtype=torch.bool)
+        for start in range(0, len(queries), 1000):
+            distances = torch.cdist(queries[start : start + 1000], support)
+            inside[start : start + 1000] = (distances <= radii).any(dim=1)
+        return float(inside.double().mean())
+
+    return coverage(real_features, fake_features), coverage(fake_features, real_features)
 
 
 def classification_accuracy(

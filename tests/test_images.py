@@ -16,7 +16,9 @@ from synthcity_dpswf.datasets import load_image_folder, load_mnist, public_priva
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
     classification_accuracy,
+    frechet_distance,
     frechet_inception_distance,
+    precision_recall,
     save_image_grid,
 )
 
@@ -110,6 +112,22 @@ def test_fid_with_the_local_inception_file(shared_dir: Path) -> None:
     assert abs(same) < 1e-2 and other > 10
     with pytest.raises(ValueError, match="DPSWF_INCEPTION"):
         InceptionFeatures("/nonexistent.pt")
+
+
+def test_frechet_distance_and_precision_recall_on_features() -> None:
+    generator = torch.Generator().manual_seed(0)
+    real = torch.randn(400, 2048, generator=generator)
+    same = torch.randn(400, 2048, generator=generator)
+    shifted = same + 0.5  # the mean moves by 0.5 in each of 2048 coordinates: ||shift||^2 = 512
+    assert frechet_distance(real, real) == pytest.approx(0.0, abs=1e-2)
+    assert frechet_distance(real, shifted) - frechet_distance(real, same) == pytest.approx(512, rel=0.05)
+    assert precision_recall(real, real) == (1.0, 1.0)
+    assert precision_recall(real, same + 100.0) == (0.0, 0.0)
+    # Fakes collapsed onto a few real points: precise, but they cover little of the real set.
+    precision, recall = precision_recall(real, real[:5].repeat(80, 1))
+    assert precision == 1.0 and recall < 0.1
+    with pytest.raises(ValueError, match="2048"):
+        frechet_distance(real[:, :10], real[:, :10])
 
 
 # --------------------------------------------------------------------------------------------- plugins
