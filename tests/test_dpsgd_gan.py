@@ -1,0 +1,93 @@
+"""The DP-SGD baseline: same sampling and accountant as the flows, Opacus' clipping and noise, honest report."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from synthcity_dpswf.models.dpsgd_gan import DPSGDGAN, into_ball
+from synthcity_dpswf.privacy import ReleaseAccountant
+from synthcity_dpswf.math import sliced_wasserstein
+
+
+def clusters(n: int, seed: int) -> torch.Tensor:
+    means = 0.7 * torch.nn.functional.normalize(torch.randn(3, 5, generator=torch.Generator().manual_seed(7)), dim=1)
+    generator = torch.Generator().manual_seed(seed)
+    return means[torch.randint(3, (n,), generator=generator)] + 0.05 * torch.randn(n, 5, generator=generator)
+
+
+def test_report_matches_the_release_accountant_and_the_noise_reaches_the_gradients(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opacus.optimizers import optimizer as opacus_optimizer
+
+    stds: list[float] = []
+    original = opacus_optimizer._generate_noise
+
+    def recording(std: float, reference: torch.Tensor, *args: object, **kwargs: object) -> torch.Tensor:
+        stds.append(std)
+        return original(std, reference, *args, **kwargs)
+
+    monkeypatch.setattr(opacus_optimizer, "_generate_noise", recording)
+    records = clusters(1000, seed=0)
+    model = DPSGDGAN(batch_size=100, epochs=2, max_grad_norm=0.5, hidden=16).fit(records, 4.0, 1e-5)
+    report = model.privacy_report
+    steps = math.ceil(2 * 1000 / 100)
+    accountant = ReleaseAccountant(1000, 100)
+    assert report.steps == steps and report.sample_rate == pytest.approx(0.1)
+    assert report.epsilon <= 4.0 and report.epsilon == pytest.approx(accountant.epsilon(report.noise_multiplier, 1e-5, steps).epsilon)
+    assert report.conservative_epsilon >= report.epsilon
+    # replace-one: Delta = 2C, and Opacus was given the std s = z * 2C for every discriminator parameter.
+    assert report.sensitivity == 1.0 and report.noise_std == pytest.approx(report.noise_multiplier)
+    assert stds and all(std == pytest.approx(report.noise_multiplier * 1.0) for std in stds)
+    assert len(stds) == steps * 6  # three linear layers, weight and bias each
+
+
+def labelled_clusters(n: int, seed: int) -> torch.Tensor:
+    """Three clusters on the sphere, the label being the cluster, encoded as the image benchmark does."""
+    from synthcity_dpswf.adapters import LabelledCodec
+
+    means = torch.nn.functional.normalize(torch.randn(3, 5, generator=torch.Generator().manual_seed(7)), dim=1)
+    generator = torch.Generator().manual_seed(seed)
+    labels = torch.randint(3, (n,), generator=generator)
+    features = torch.nn.functional.normalize(means[labels] + 0.1 * torch.randn(n, 5, generator=generator), dim=1)
+    return LabelledCodec(n_classes=3).encode(features, labels)
+
+
+def test_learns_at_infinite_epsilon_and_says_it_is_not_private() -> None:
+    records, holdout = labelled_clusters(3000, seed=0), labelled_clusters(2000, seed=1)
+    arguments = {"n_classes": 3, "label_weight": float(records[:, 5:].max())}
+    untrained = DPSGDGAN(epochs=0.01, **arguments).fit(records, math.inf, 1e-5).sample(2000)
+    model = DPSGDGAN(batch_size=200, epochs=20, **arguments).fit(records, math.inf, 1e-5)
+    samples = model.sample(2000)
+    assert samples.shape == (2000, 8) and bool((samples.norm(dim=1) <= 1 + 1e-5).all())
+    assert sliced_wasserstein(samples, holdout) < 0.5 * sliced_wasserstein(untrained, holdout)
+    assert "NOT PRIVATE" in str(model.privacy_report)
+    assert torch.equal(model.sample(10, seed=3), model.sample(10, seed=3))
+
+
+def test_bad_input_fails_early() -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        DPSGDGAN(batch_size=500).fit(clusters(100, seed=0), 3.0, 1e-5)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        DPSGDGAN().sample(3)
+    with pytest.raises(ValueError, match="epsilon"):
+        DPSGDGAN().fit(clusters(100, seed=0), -1.0, 1e-5)
+    assert torch.allclose(into_ball(torch.tensor([[3.0, 4.0], [0.3, 0.4]]), 1.0), torch.tensor([[0.6, 0.8], [0.3, 0.4]]))
+
+
+def test_conditional_gan_covers_every_class() -> None:
+    from synthcity_dpswf.adapters import LabelledCodec
+
+    codec = LabelledCodec(n_classes=3)
+    features = torch.nn.functional.normalize(clusters(3000, seed=0), dim=1)
+    labels = torch.randint(3, (3000,), generator=torch.Generator().manual_seed(0))
+    records = codec.encode(features, labels)
+    model = DPSGDGAN(batch_size=200, epochs=3, n_classes=3, label_weight=codec.label_weight).fit(records, 10.0, 1e-5)
+    samples = model.sample(600)
+    generated_features, generated_labels = codec.decode(samples)
+    assert samples.shape == (600, 8) and bool((samples.norm(dim=1) <= 1 + 1e-5).all())
+    assert torch.bincount(generated_labels, minlength=3).min() > 150
+    assert torch.allclose(samples[:, 5:].max(dim=1).values, torch.full((600,), codec.label_weight))
+    with pytest.raises(ValueError, match="label_weight"):
+        DPSGDGAN(n_classes=3)
