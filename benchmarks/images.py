@@ -1,0 +1,319 @@
+"""Image benchmark: the flows, DPSWgen and a DP-SGD GAN on MNIST and FashionMNIST latents (the paper's Sec. 5).
+
+For each dataset the training set is halved (seeded): the public half trains one autoencoder (the paper's conv
+AE, latent 8), shared by every method; the private half, encoded and joined with the label
+(``LabelledCodec``, d = 18, unit ball), is all that the generators see. Every method is fitted once per
+(dataset, epsilon) and then sampled in ``runs`` generation runs (seeds 1000 + run), each scored with
+
+- FID: Inception pool3 features of ``fid_samples`` generated vs the first ``fid_samples`` test images
+  (torchmetrics' Frechet distance; biased upwards at small N: compare rows of one table only),
+- precision / recall: Kynkaanniemi et al. (2019), k = 3, on the same features,
+- CAS: an MLP trained on the generated (image, label) pairs, accuracy on the whole test set.
+
+Methods (delta = 1e-5, batches of b = 250, ``passes`` passes over the private records):
+  DPSWflow-r                         record releases, pooled (the package default)
+  DPSWflow-r once                    the same releases, each used once by the step that made it
+  DPSWflow                           one record release of all records
+  DPSWgen                            a generator network on DPSWflow-r's releases
+  DPSWflow-r projected once          the paper's scheme (projected releases, Delta = 2 ||Theta||_2, each used
+                                     once) under the sound accountant
+  DP-SGD GAN                         a conditional GAN, Opacus per-sample clipping, same sampling and accountant
+and, at epsilon 10 and 5, the paper's three methods under the paper's convention (sigma, the noise multiplier
+that Opacus gives for (epsilon, q, K), used as the noise std of the projected release, i.e. Delta taken as
+1); their reported epsilon is the sound one of the noise actually added.
+
+Run: ``python benchmarks/images.py --data-root ../shared/data --inception ../shared/weights/inception_fid_torchscript.pt
+--quick`` (about an hour on 2 CPU cores) or ``--full`` (meant for one GPU). Writes
+``benchmarks/results/images_{quick,full}.{json,md}``, sample grids and FID-vs-epsilon plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS, choose_device, environment, finite_or_text, mean_std, write_json  # noqa: E402
+
+from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
+from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter  # noqa: E402
+from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split  # noqa: E402
+from synthcity_dpswf.evaluation import (  # noqa: E402
+    InceptionFeatures,
+    classification_accuracy,
+    frechet_distance,
+    inception_features,
+    precision_recall,
+    save_image_grid,
+)
+from synthcity_dpswf.math import random_directions  # noqa: E402
+from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, release_steps  # noqa: E402
+from synthcity_dpswf.models.dpsgd_gan import DPSGDGAN  # noqa: E402
+from synthcity_dpswf.privacy import ReleaseAccountant, projected_sensitivity  # noqa: E402
+
+LOADERS = {"mnist": load_mnist, "fashion_mnist": load_fashion_mnist}
+DELTA = 1e-5
+BATCH = 250
+PAPER_EPSILONS = (10.0, 5.0)
+PAPER_FID = {  # the paper's Table (FID, 5 generation runs), epsilon inf / 10 / 5
+    "mnist": {"DPSWgen": (114, 124, 198), "DPSWflow-r": (21, 70, 114), "DPSWflow": (73, 118, 171)},
+    "fashion_mnist": {"DPSWgen": (138, 170, 199), "DPSWflow-r": (42, 88, 98), "DPSWflow": (96, 98, 129)},
+}
+
+
+@dataclass(frozen=True)
+class Mode:
+    """The scale of a run; everything else is the same in both modes."""
+
+    name: str
+    n_public: int | None  # None: the whole public half (30,000) trains the autoencoder
+    n_private: int | None  # None: the whole private half (30,000)
+    autoencoder_epochs: int
+    passes: float
+    n_steps: int
+    n_samples: int
+    fid_samples: int
+    runs: int
+    gan_epochs: float
+
+
+MODES = {
+    "quick": Mode("quick", None, 10_000, 3, 10, 600, 1000, 128, 2, 20),
+    "full": Mode("full", None, None, 10, 35, 3000, 10_000, 10_000, 5, 50),
+}
+
+
+@dataclass(frozen=True)
+class Method:
+    """A table row: which fitted model (``fit``) and which generation settings (``overrides``)."""
+
+    label: str
+    fit: str
+    overrides: dict[str, Any] = dataclasses.field(default_factory=dict)
+    convention: str = "sound"
+
+
+METHODS = [
+    Method("DPSWflow-r", "flow_r"),
+    Method("DPSWflow-r once", "flow_r", {"reuse": "once"}),
+    Method("DPSWflow", "flow"),
+    Method("DPSWgen", "gen"),
+    Method("DPSWflow-r projected once", "flow_r_projected", {"reuse": "once"}),
+    Method("DP-SGD GAN", "gan"),
+]
+PAPER_METHODS = [
+    Method("DPSWgen", "paper_gen", convention="paper"),
+    Method("DPSWflow-r", "paper_flow_r", convention="paper"),
+    Method("DPSWflow", "paper_flow", convention="paper"),
+]
+
+
+def mean_projected_sensitivity(dim: int, n_directions: int, draws: int = 200, seed: int = 0) -> float:
+    """E[2 ||Theta||_2] over unit-column Theta (d x L): converts the paper's noise std into our multiplier."""
+    generator = torch.Generator().manual_seed(seed)
+    return sum(projected_sensitivity(random_directions(dim, n_directions, generator), 1.0) for _ in range(draws)) / draws
+
+
+def paper_sigma(epsilon: float, n_records: int, batch_size: int, steps: int) -> float:
+    """The sigma of the paper's convention: Opacus' noise multiplier for (epsilon, q, K), used as a noise std."""
+    return ReleaseAccountant(n_records, batch_size).calibrate(epsilon, DELTA, steps)
+
+
+def fit_model(key: str, records: torch.Tensor, epsilon: float, mode: Mode, device: torch.device) -> tuple[Any, dict[str, Any]]:
+    """Fit the model behind ``key`` at ``epsilon``; returns it and what the table states about its noise."""
+    settings = FlowSettings(n_steps=mode.n_steps)
+    once = dataclasses.replace(settings, reuse="once")
+    common: dict[str, Any] = {"device": device}
+    per_step = {"batch_size": BATCH, "passes": mode.passes, **common}
+    n = records.shape[0]
+    builders: dict[str, Callable[[], Any]] = {
+        "flow_r": lambda: DPSWFlowR(settings=settings, **per_step),
+        "flow": lambda: DPSWFlow(settings=settings, **common),
+        "gen": lambda: DPSWGen(settings=settings, **per_step),
+        "flow_r_projected": lambda: DPSWFlowR(release="projected", settings=settings, **per_step),
+        "gan": lambda: DPSGDGAN(
+            batch_size=BATCH, epochs=mode.gan_epochs, n_classes=10, label_weight=LabelledCodec(10).label_weight, device=device
+        ),
+        "paper_gen": lambda: DPSWGen(release="projected", settings=once, **per_step),
+        "paper_flow_r": lambda: DPSWFlowR(release="projected", settings=once, **per_step),
+        "paper_flow": lambda: DPSWFlow(release="projected", settings=settings, **common),
+    }
+    model = builders[key]()
+    facts: dict[str, Any] = {}
+    if key.startswith("paper_") and math.isfinite(epsilon):
+        batch, steps = (n, 1) if key == "paper_flow" else (BATCH, release_steps(n, BATCH, mode.passes))
+        sigma = paper_sigma(epsilon, n, batch, steps)
+        delta_bar = mean_projected_sensitivity(records.shape[1], model.n_release_directions)
+        model.fit(records, None, DELTA, noise_multiplier=sigma / delta_bar)
+        facts = {"paper_sigma": sigma, "paper_epsilon": epsilon, "mean_noise_std": float(model.pool_.noise_std.mean())}
+    else:
+        model.fit(records, epsilon, DELTA)
+    report = model.privacy_report
+    facts.update({
+        "epsilon": finite_or_text(report.epsilon), "conservative_epsilon": finite_or_text(report.conservative_epsilon),
+        "noise_multiplier": report.noise_multiplier, "noise_std": report.noise_std, "steps": report.steps,
+    })
+    return model, facts
+
+
+def sample_records(model: Any, method: Method, count: int, seed: int) -> torch.Tensor:
+    if isinstance(model, (DPSGDGAN, DPSWGen)):
+        return model.sample(count, seed=seed)
+    return model.sample(count, seed=seed, **method.overrides)
+
+
+def class_row(images: torch.Tensor, labels: torch.Tensor, n_classes: int = 10) -> torch.Tensor:
+    """One image per class, in class order (blank where a class was never generated)."""
+    row = torch.ones(n_classes, *images.shape[1:])
+    for label in range(n_classes):
+        found = torch.nonzero(labels == label).flatten()
+        if len(found):
+            row[label] = images[found[0]]
+    return row
+
+
+class Dataset:
+    """The public autoencoder, the private records and the test set of one dataset."""
+
+    def __init__(self, name: str, data_root: Path, mode: Mode, cache: Path, device: torch.device, seed: int) -> None:
+        images, labels = LOADERS[name](data_root, train=True)
+        self.test_images, self.test_labels = LOADERS[name](data_root, train=False)
+        public, private = public_private_split(len(images), 0.5, seed)
+        public, private = public[: mode.n_public], private[: mode.n_private]
+        checkpoint = cache / f"autoencoder_{name}_{len(public)}_{mode.autoencoder_epochs}ep_seed{seed}.pt"
+        started = time.perf_counter()
+        if checkpoint.exists():
+            self.adapter = ImageLatentAdapter.load(checkpoint, device=device)
+        else:
+            self.adapter = ImageLatentAdapter("mnist", device=device)
+            self.adapter.fit(images[public], epochs=mode.autoencoder_epochs, seed=seed, description=f"the public half of {name}")
+            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            self.adapter.save(checkpoint)
+        self.autoencoder_seconds = time.perf_counter() - started
+        self.codec = LabelledCodec(n_classes=10)
+        self.private_images, self.private_labels = images[private], labels[private]
+        self.records = self.codec.encode(self.adapter.encode(self.private_images), self.private_labels)
+
+    def decode(self, records: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        latents, labels = self.codec.decode(records.detach().cpu())
+        return self.adapter.decode(latents).cpu(), labels
+
+
+def score(
+    data: Dataset, images: torch.Tensor, labels: torch.Tensor, real_features: torch.Tensor, network: InceptionFeatures,
+    mode: Mode, seed: int,
+) -> dict[str, float]:
+    features = inception_features(images[: mode.fid_samples], network)
+    precision, recall = precision_recall(real_features, features)
+    return {
+        "fid": frechet_distance(real_features, features), "precision": precision, "recall": recall,
+        "cas": classification_accuracy(images, labels, data.test_images, data.test_labels, seed=seed),
+    }
+
+
+def run_dataset(
+    name: str, args: argparse.Namespace, mode: Mode, device: torch.device, network: InceptionFeatures,
+    payload: dict[str, Any], save: Callable[[], None],
+) -> None:
+    """Every (method, epsilon) of one dataset; ``payload`` gets each row as it is measured and is saved."""
+    data = Dataset(name, args.data_root, mode, args.cache, device, args.seed)
+    real_features = inception_features(data.test_images[: mode.fid_samples], network)
+    payload["datasets"][name] = {
+        "autoencoder": data.adapter.public_description, "autoencoder_seconds": data.autoencoder_seconds,
+        "n_private": int(data.records.shape[0]), "record_dim": int(data.records.shape[1]),
+    }
+    rows: list[dict[str, Any]] = payload["rows"]
+
+    # The ceiling of every method: the private images through the autoencoder, no generator, no privacy.
+    images, labels = data.decode(data.records[: mode.n_samples])
+    rows.append({"dataset": name, "method": "autoencoder reconstruction", "convention": "none", "target_epsilon": "inf",
+                 "runs": [score(data, images, labels, real_features, network, mode, args.seed)]})
+    print(f"[{name}] reconstruction: {rows[-1]['runs'][0]}", flush=True)
+    save()
+
+    grids: dict[float, list[torch.Tensor]] = {}
+    jobs = [(method, epsilon) for epsilon in args.epsilons for method in METHODS if method.label in args.methods]
+    jobs += [(method, epsilon) for epsilon in args.epsilons if epsilon in PAPER_EPSILONS for method in PAPER_METHODS
+             if method.label in args.methods and args.paper]
+    fitted: dict[tuple[str, float], tuple[Any, dict[str, Any], float]] = {}
+    for method, epsilon in jobs:
+        if (method.fit, epsilon) not in fitted:
+            started = time.perf_counter()
+            model, facts = fit_model(method.fit, data.records, epsilon, mode, device)
+            fitted = {key: value for key, value in fitted.items() if key[1] == epsilon}  # keep memory bounded
+            fitted[(method.fit, epsilon)] = (model, facts, time.perf_counter() - started)
+        model, facts, fit_seconds = fitted[(method.fit, epsilon)]
+        runs, generate_seconds = [], []
+        for run in range(mode.runs):
+            started = time.perf_counter()
+            images, labels = data.decode(sample_records(model, method, mode.n_samples, 1000 + run))
+            generate_seconds.append(time.perf_counter() - started)
+            runs.append(score(data, images, labels, real_features, network, mode, args.seed))
+            if run == 0 and method.convention == "sound":
+                grids.setdefault(epsilon, []).append(class_row(images, labels))
+        rows.append({
+            "dataset": name, "method": method.label, "convention": method.convention, "target_epsilon": finite_or_text(epsilon),
+            **facts, "fit_seconds": fit_seconds, "generate_seconds": generate_seconds, "runs": runs,
+        })
+        print(f"[{name}] {method.label} ({method.convention}) eps={epsilon:g}: reported eps={facts['epsilon']}, "
+              f"FID {mean_std([r['fid'] for r in runs])}, CAS {mean_std([r['cas'] for r in runs])}, "
+              f"fit {fit_seconds:.0f} s, generate {sum(generate_seconds):.0f} s", flush=True)
+        save()
+    for epsilon, row_images in grids.items():
+        save_image_grid(torch.cat(row_images), args.out / f"images_{mode.name}_{name}_eps{epsilon:g}.png", per_row=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-root", type=Path, required=True, help="torchvision root holding MNIST/ and FashionMNIST/")
+    parser.add_argument("--inception", type=Path, default=None, help="Inception TorchScript file (or $DPSWF_INCEPTION)")
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument("--quick", action="store_const", const="quick", dest="mode", help="minutes on 2 CPU cores (default)")
+    scale.add_argument("--full", action="store_const", const="full", dest="mode", help="the paper's scale, for one GPU")
+    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:1, ...")
+    parser.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS))
+    parser.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 10.0, 5.0, 1.0])
+    parser.add_argument("--methods", nargs="+", default=[method.label for method in METHODS])
+    parser.add_argument("--no-paper", dest="paper", action="store_false", help="skip the paper-convention rows")
+    for field in dataclasses.fields(Mode)[1:]:
+        parser.add_argument(f"--{field.name.replace('_', '-')}", type=float if field.name in ("passes", "gan_epochs") else int,
+                            default=None, help=f"override the mode's {field.name}")
+    parser.add_argument("--seed", type=int, default=0, help="public seed of the split, the autoencoder and the metrics")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / ".cache")
+    args = parser.parse_args()
+    mode = MODES[args.mode or "quick"]
+    overrides = {field.name: getattr(args, field.name) for field in dataclasses.fields(Mode)[1:]}
+    mode = dataclasses.replace(mode, **{name: value for name, value in overrides.items() if value is not None})
+    device = choose_device(args.device)
+    network = InceptionFeatures(args.inception).to(device)
+    started = time.perf_counter()
+    payload: dict[str, Any] = {
+        "suite": "images", "mode": dataclasses.asdict(mode), "delta": DELTA, "batch_size": BATCH, "seed": args.seed,
+        "generation_seeds": [1000 + run for run in range(mode.runs)], "environment": environment(device),
+        "datasets": {}, "wall_seconds": 0.0, "paper_fid": PAPER_FID, "rows": [],
+    }
+
+    def save() -> None:  # after every row, so that an interrupted run keeps what it measured
+        payload["wall_seconds"] = time.perf_counter() - started
+        write_json(args.out / f"images_{mode.name}.json", payload)
+
+    for name in args.datasets:
+        run_dataset(name, args, mode, device, network, payload, save)
+    from report import image_figures, image_markdown
+
+    (args.out / f"images_{mode.name}.md").write_text(image_markdown(payload))
+    image_figures(payload, args.out)
+    print(image_markdown(payload))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""Tables and figures from the benchmark results (``benchmarks/results/*.json``), and the README's headline.
+
+``python benchmarks/report.py`` rewrites the README between the ``results:start`` / ``results:end`` markers
+from the newest results (full if present, else quick); the suites call the other functions themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS, mean_std  # noqa: E402
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
+HEADLINE_EPSILON = "10"
+
+
+def epsilon_key(value: Any) -> str:
+    return "inf" if value in ("inf", math.inf) else f"{float(value):g}"
+
+
+def epsilon_label(key: str) -> str:
+    return "∞" if key == "inf" else key
+
+
+def metric(row: dict[str, Any], name: str) -> list[float]:
+    return [run[name] for run in row["runs"] if run.get(name) is not None]
+
+
+def grid(rows: list[dict[str, Any]], name: str, methods: list[str], epsilons: list[str], scale: float = 1.0) -> str:
+    """A Markdown table: methods down, epsilons across, "mean ± std" of ``scale`` times ``name`` over runs."""
+    lines = ["| method | " + " | ".join(f"ε = {epsilon_label(e)}" for e in epsilons) + " |",
+             "|---|" + "---:|" * len(epsilons)]
+    for method in methods:
+        cells = []
+        for epsilon in epsilons:
+            found = [r for r in rows if r["method"] == method and epsilon_key(r["target_epsilon"]) == epsilon]
+            cells.append(mean_std([scale * value for value in metric(found[0], name)]) if found else "-")
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def image_tables(payload: dict[str, Any], dataset: str) -> dict[str, str]:
+    rows = [r for r in payload["rows"] if r["dataset"] == dataset and r["convention"] != "paper"]
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    epsilons = sorted({epsilon_key(r["target_epsilon"]) for r in rows}, key=lambda e: -math.inf if e == "inf" else -float(e))
+    return {name: grid(rows, name, methods, epsilons, 100.0 if name == "cas" else 1.0) for name in ("fid", "cas", "precision", "recall")}
+
+
+def reproduction_table(payload: dict[str, Any], dataset: str) -> str:
+    """The paper's FIDs beside ours under its convention and under the sound accountant."""
+    rows = [r for r in payload["rows"] if r["dataset"] == dataset]
+
+    def find(method: str, convention: str, epsilon: str) -> dict[str, Any] | None:
+        found = [r for r in rows if r["method"] == method and r["convention"] == convention
+                 and epsilon_key(r["target_epsilon"]) == epsilon]
+        return found[0] if found else None
+
+    sound_scheme = {"DPSWflow-r": "DPSWflow-r projected once", "DPSWgen": None, "DPSWflow": None}
+    lines = ["| method | ε | paper FID | ours, paper's convention (sound ε of its noise) | ours, sound: paper's scheme | "
+             "ours, sound: package default |", "|---|---:|---:|---:|---:|---:|"]
+    for method, paper in payload["paper_fid"][dataset].items():
+        for index, epsilon in enumerate(("inf", "10", "5")):
+            if epsilon == "inf":  # no noise: the conventions coincide
+                convention = find(sound_scheme[method] or method, "sound", epsilon)
+            else:
+                convention = find(method, "paper", epsilon)
+            convention_cell = "-"
+            if convention is not None:
+                sound = convention.get("epsilon", "inf")
+                convention_cell = f"{mean_std(metric(convention, 'fid'))} (ε = {epsilon_label(epsilon_key(sound)) if sound == 'inf' else f'{float(sound):.3g}'})"
+            scheme = find(sound_scheme[method], "sound", epsilon) if sound_scheme[method] else None
+            default = find(method, "sound", epsilon)
+            lines.append(
+                f"| {method} | {epsilon_label(epsilon)} | {paper[index]} | {convention_cell} | "
+                f"{mean_std(metric(scheme, 'fid')) if scheme else '-'} | {mean_std(metric(default, 'fid')) if default else '-'} |"
+            )
+    return "\n".join(lines)
+
+
+def run_header(payload: dict[str, Any], title: str) -> list[str]:
+    """The title and the line that says where, when and with what a suite ran."""
+    mode, env = payload["mode"], payload["environment"]
+    versions = ", ".join(f"{name} {env['versions'][name]}" for name in ("torch", "opacus", "synthcity"))
+    return [
+        f"# {title} ({mode['name']} mode)\n",
+        f"{env['device']} ({env['hardware']}, {env['cpu_threads']} CPU threads), {versions}, {env['date']}; "
+        f"wall time {payload['wall_seconds'] / 60:.0f} min.",
+    ]
+
+
+def image_markdown(payload: dict[str, Any]) -> str:
+    mode = payload["mode"]
+    parts = run_header(payload, "Image benchmark") + [
+        f"delta = {payload['delta']:g}; b = {payload['batch_size']}, {mode['passes']:g} passes; flows: {mode['n_steps']} "
+        f"steps of h = 3 (pooled) on {mode['n_samples']} particles; DP-SGD GAN: {mode['gan_epochs']:g} epochs. "
+        f"Mean ± std over {mode['runs']} generation runs (seeds {payload['generation_seeds']}) of one fit. "
+        f"FID and precision/recall (k = 3) on {mode['fid_samples']} generated vs {mode['fid_samples']} test images "
+        "(FID is biased upwards at small N: compare within a table); CAS: an MLP trained on the "
+        f"{mode['n_samples']} generated pairs, accuracy on the 10,000 test images.",
+        "Every private row reports an Opacus RDP epsilon at or below its target (values and the dp-accounting "
+        "bound are in the JSON).\n",
+    ]
+    for dataset, info in payload["datasets"].items():
+        tables = image_tables(payload, dataset)
+        name = DATASET_NAMES[dataset]
+        parts += [
+            f"## {name}\n",
+            f"{info['n_private']} private records (d = {info['record_dim']}); autoencoder: {info['autoencoder']}. "
+            "The reconstruction row is the private images through the autoencoder: the ceiling of every method.\n",
+            f"### FID (lower is better)\n\n{tables['fid']}\n", f"### CAS, % (higher is better; chance is 10%)\n\n{tables['cas']}\n",
+            f"### Precision\n\n{tables['precision']}\n", f"### Recall\n\n{tables['recall']}\n",
+        ]
+        if dataset in payload["paper_fid"]:
+            parts += [
+                f"### {name}: the paper's table beside ours\n",
+                "Paper's convention: sigma = Opacus' noise multiplier for the target (epsilon, q, K), used as the noise "
+                "std of the projected release (Delta taken as 1); the sound epsilon of that noise (Delta = 2 ||Theta||_2) "
+                "is in brackets. Paper's scheme, sound: projected releases used once, noise calibrated with the exact "
+                "Delta. Package default: record releases, pooled. The paper's FIDs come from another autoencoder, more "
+                "samples and its own Inception pipeline: compare columns within our runs, not with the paper's values.\n",
+                reproduction_table(payload, dataset) + "\n",
+            ]
+    return "\n".join(parts)
+
+
+def image_figures(payload: dict[str, Any], out: Path) -> list[Path]:
+    """FID and CAS against epsilon, one PNG per dataset."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    for dataset in payload["datasets"]:
+        rows = [r for r in payload["rows"] if r["dataset"] == dataset and r["convention"] == "sound"
+                and r["method"] != "autoencoder reconstruction"]
+        epsilons = sorted({epsilon_key(r["target_epsilon"]) for r in rows if r["target_epsilon"] != "inf"}, key=float)
+        epsilons += ["inf"] if any(r["target_epsilon"] == "inf" for r in rows) else []
+        figure, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for method in dict.fromkeys(r["method"] for r in rows):
+            for axis, name in zip(axes, ("fid", "cas")):
+                xs, means, stds = [], [], []
+                for position, epsilon in enumerate(epsilons):
+                    found = [r for r in rows if r["method"] == method and epsilon_key(r["target_epsilon"]) == epsilon]
+                    if found:
+                        values = metric(found[0], name)
+                        mean = sum(values) / len(values)
+                        xs.append(position)
+                        means.append(mean)
+                        stds.append(math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1)))
+                axis.errorbar(xs, means, yerr=stds, marker="o", capsize=3, label=method)
+        for axis, name in zip(axes, ("FID (lower is better)", "CAS (higher is better)")):
+            axis.set_xticks(range(len(epsilons)), [epsilon_label(e) for e in epsilons])
+            axis.set_xlabel("epsilon (delta = 1e-5)")
+            axis.set_ylabel(name)
+            axis.grid(alpha=0.3)
+        axes[1].legend(fontsize=7)
+        figure.suptitle(f"{DATASET_NAMES[dataset]} ({payload['mode']['name']} mode)")
+        figure.tight_layout()
+        path = out / f"images_{payload['mode']['name']}_{dataset}_fid_cas.png"
+        figure.savefig(path, dpi=110)
+        plt.close(figure)
+        paths.append(path)
+    return paths
+
+
+TABULAR_COLUMNS = {  # synthcity key -> column title
+    "detection.detection_xgb.mean": "detection AUC (0.5 best)",
+    "performance.xgb.syn_id": "TSTR xgb AUROC",
+    "performance.xgb.gt": "real xgb AUROC",
+    "stats.jensenshannon_dist.marginal": "JS dist",
+    "stats.wasserstein_dist.joint": "Wasserstein",
+    "stats.alpha_precision.delta_precision_alpha_OC": "α-precision",
+    "stats.alpha_precision.delta_coverage_beta_OC": "β-recall",
+    "stats.prdc.precision": "precision",
+    "stats.prdc.coverage": "coverage",
+}
+HEADLINE_TABULAR = ("adult_discretized", 3.0)
+
+
+def tabular_cells(row: dict[str, Any], columns: list[str]) -> list[str]:
+    if row["error"]:
+        return [f"failed: {row['error']}"] + [""] * (len(columns) - 1)
+    cells = []
+    for key in columns:
+        score = row["scores"].get(key)
+        if score is None:
+            cells.append("-")
+        elif score["stddev"] > 0:
+            cells.append(f"{score['mean']:.3f} ± {score['stddev']:.2g}")
+        else:
+            cells.append(f"{score['mean']:.3f}")
+    return cells
+
+
+def tabular_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    lines = ["| method | " + " | ".join(TABULAR_COLUMNS[key] for key in columns) + " | time (s) |",
+             "|---|" + "---:|" * (len(columns) + 1)]
+    lines += [f"| {row['method']} | " + " | ".join(tabular_cells(row, columns)) + f" | {row['seconds']:.0f} |" for row in rows]
+    return "\n".join(lines)
+
+
+def tabular_markdown(payload: dict[str, Any]) -> str:
+    mode = payload["mode"]
+    parts = run_header(payload, "Tabular benchmark") + [
+        f"delta = {payload['delta']:g} (privbayes: pure epsilon-DP); {mode['repeats']} repeat(s) of fit + evaluation "
+        f"through `Benchmarks.evaluate` (mean ± std when repeated). Training lengths: ours {mode['flow_steps']} steps, dpgan "
+        f"{mode['dpgan_iterations'] or 'default'} iterations, pategan {mode['pategan_iterations'] or 'default'}, aim on "
+        f"{mode['aim_marginals'] or 'all'} 2-way marginals. "
+        "synthcity's plugins fit their encoders on the private table (outside their guarantee); ours use the "
+        "stated public domain or pay for a DP one. TSTR: trained on synthetic rows, tested on real ones.\n",
+    ]
+    columns = list(TABULAR_COLUMNS)
+    for table, info in payload["tables"].items():
+        parts.append(f"## {table}: {info['description']}; {info['rows']} rows, {info['columns']} columns, target `{info['target']}`\n")
+        for epsilon in dict.fromkeys(row["epsilon"] for row in payload["rows"]):
+            rows = [row for row in payload["rows"] if row["table"] == table and row["epsilon"] == epsilon]
+            parts.append(f"### epsilon = {epsilon:g}\n\n{tabular_table(rows, columns)}\n")
+    return "\n".join(parts)
+
+
+def headline_table(payload: dict[str, Any]) -> str:
+    table, epsilon = HEADLINE_TABULAR
+    rows = [row for row in payload["rows"] if row["table"] == table and row["epsilon"] == epsilon]
+    columns = ["detection.detection_xgb.mean", "performance.xgb.syn_id", "stats.jensenshannon_dist.marginal",
+               "stats.alpha_precision.delta_precision_alpha_OC", "stats.alpha_precision.delta_coverage_beta_OC"]
+    info, mode = payload["tables"][table], payload["mode"]
+    return (
+        f"**Tables, {table} ({info['rows']} rows), epsilon = {epsilon:g}, delta = 1e-5** ({mode['name']} mode, "
+        f"{mode['repeats']} repeat(s)). All tables and epsilons: `benchmarks/results/tabular_{mode['name']}.md`.\n\n"
+        + tabular_table(rows, columns)
+    )
+
+
+def newest(suite: str) -> dict[str, Any] | None:
+    for mode in ("full", "quick"):
+        path = RESULTS / f"{suite}_{mode}.json"
+        if path.exists():
+            return json.loads(path.read_text())
+    return None
+
+
+def headline() -> str:
+    """The README's results section, from the stored results."""
+    parts = []
+    images = newest("images")
+    if images is not None:
+        methods = list(dict.fromkeys(r["method"] for r in images["rows"] if r["convention"] != "paper"))
+        datasets = list(images["datasets"])
+        header = "| method | " + " | ".join(f"{DATASET_NAMES[d]} FID | {DATASET_NAMES[d]} CAS" for d in datasets) + " |"
+        lines = [header, "|---|" + "---:|---:|" * len(datasets)]
+        for method in methods:
+            cells = []
+            for dataset in datasets:
+                epsilon = "inf" if method == "autoencoder reconstruction" else HEADLINE_EPSILON
+                found = [r for r in images["rows"] if r["dataset"] == dataset and r["method"] == method
+                         and r["convention"] != "paper" and epsilon_key(r["target_epsilon"]) == epsilon]
+                cells += [mean_std(metric(found[0], "fid")), f"{mean_std([100 * v for v in metric(found[0], 'cas')])}%"] if found else ["-", "-"]
+            lines.append(f"| {method} | " + " | ".join(cells) + " |")
+        mode = images["mode"]
+        parts.append(
+            f"**Images, epsilon = {HEADLINE_EPSILON}, delta = 1e-5** ({mode['name']} mode: {mode['fid_samples']} samples "
+            f"for FID, mean ± std of {mode['runs']} generation runs; the reconstruction row is the autoencoder's "
+            f"ceiling, not private). Full tables: `benchmarks/results/images_{mode['name']}.md`.\n\n" + "\n".join(lines)
+        )
+    tabular = newest("tabular")
+    if tabular is not None:
+        parts.append(headline_table(tabular))
+    return "\n\n".join(parts)
+
+
+def update_readme() -> None:
+    text = README.read_text()
+    start, end = "<!-- results:start -->", "<!-- results:end -->"
+    if start not in text or end not in text:
+        raise SystemExit(f"README.md needs the markers {start} and {end} around the results section.")
+    body = f"{start}\n<!-- generated by `python benchmarks/report.py` from benchmarks/results/*.json -->\n\n{headline()}\n\n{end}"
+    README.write_text(re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: body, text, flags=re.S))
+
+
+if __name__ == "__main__":
+    update_readme()

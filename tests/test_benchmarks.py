@@ -1,0 +1,81 @@
+"""The benchmark suites run end to end at a toy scale and write what the README promises."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+INCEPTION = "weights/inception_fid_torchscript.pt"
+
+
+def run(script: str, *arguments: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *arguments], capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed.stdout
+
+
+def test_image_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
+    run(
+        "images.py", "--data-root", str(shared_dir / "data"), "--inception", str(shared_dir / INCEPTION), "--quick",
+        "--datasets", "mnist", "--epsilons", "inf", "10", "--methods", "DPSWflow-r", "DPSWflow-r once", "DP-SGD GAN",
+        "DPSWflow", "--n-public", "1000", "--n-private", "600", "--autoencoder-epochs", "1", "--n-steps", "20",
+        "--n-samples", "200", "--fid-samples", "20", "--runs", "2", "--passes", "1", "--gan-epochs", "1",
+        "--out", str(tmp_path), "--cache", str(tmp_path / "cache"),
+    )
+    payload = json.loads((tmp_path / "images_quick.json").read_text())
+    assert payload["environment"]["device"] == "cpu" and payload["environment"]["versions"]["opacus"]
+    rows = {(row["method"], row["convention"], str(row["target_epsilon"])) for row in payload["rows"]}
+    assert ("DPSWflow-r", "paper", "10.0") in rows and ("DP-SGD GAN", "sound", "inf") in rows
+    for row in payload["rows"]:
+        assert len(row["runs"]) == (1 if row["method"] == "autoencoder reconstruction" else 2)
+        if row["convention"] == "sound" and row["target_epsilon"] != "inf":
+            assert row["epsilon"] <= row["target_epsilon"]
+        if row["convention"] == "paper":  # the paper's noise is far too small for its epsilon under Delta = 2||Theta||
+            assert row["epsilon"] > 2 * row["paper_epsilon"]
+            assert abs(row["mean_noise_std"] / row["paper_sigma"] - 1) < 0.1
+    markdown = (tmp_path / "images_quick.md").read_text()
+    assert "| DPSWflow-r once |" in markdown and "the paper's table beside ours" in markdown
+    assert (tmp_path / "images_quick_mnist_eps10.png").exists() and (tmp_path / "images_quick_mnist_fid_cas.png").exists()
+
+
+def test_tabular_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
+    run(
+        "tabular.py", "--data-root", str(shared_dir / "data"), "--quick", "--rows", "200", "--tables", "adult_discretized",
+        "--epsilons", "3", "--methods", "dpswflow", "privbayes", "--out", str(tmp_path),
+    )
+    payload = json.loads((tmp_path / "tabular_quick.json").read_text())
+    rows = {row["method"]: row for row in payload["rows"]}
+    assert rows["dpswflow"]["error"] is None and rows["privbayes"]["error"] is None
+    for row in rows.values():
+        assert 0 <= row["scores"]["detection.detection_xgb.mean"]["mean"] <= 1
+        assert "performance.xgb.syn_id" in row["scores"] and "stats.alpha_precision.delta_precision_alpha_OC" in row["scores"]
+    assert "| dpswflow |" in (tmp_path / "tabular_quick.md").read_text()
+
+
+@pytest.mark.parametrize("script", ["images.py", "tabular.py"])
+def test_suites_explain_themselves(script: str) -> None:
+    assert "--quick" in run(script, "--help") and "--device" in run(script, "--help")
+
+
+def test_raw_adult_domain_covers_the_published_table(shared_dir: Path) -> None:
+    import pandas as pd
+
+    from synthcity_dpswf.adapters.tabular import CategoricalColumn, NumericColumn, TabularDomain
+
+    domain = TabularDomain.from_dict(json.loads((ROOT / "benchmarks" / "domains" / "adult_raw_domain.json").read_text()))
+    table = pd.read_csv(shared_dir / "data" / "adult" / "adult.csv")
+    assert domain.names == list(table.columns)
+    for column in domain.columns:
+        values = table[column.name]
+        if isinstance(column, CategoricalColumn):
+            assert set(values.unique()) <= set(column.categories), column.name
+        else:
+            assert isinstance(column, NumericColumn)
+            assert column.low <= values.min() and values.max() <= column.high, column.name
