@@ -48,11 +48,11 @@ def test_image_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
 def test_tabular_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
     run(
         "tabular.py", "--data-root", str(shared_dir / "data"), "--quick", "--rows", "200", "--tables", "adult_discretized",
-        "--epsilons", "3", "--methods", "dpswflow", "privbayes", "--out", str(tmp_path),
+        "--epsilons", "3", "--methods", "dpswflow", "dpgan", "--out", str(tmp_path),
     )
     payload = json.loads((tmp_path / "tabular_quick.json").read_text())
     rows = {row["method"]: row for row in payload["rows"]}
-    assert rows["dpswflow"]["error"] is None and rows["privbayes"]["error"] is None
+    assert rows["dpswflow"]["error"] is None and rows["dpgan"]["error"] is None
     for row in rows.values():
         assert 0 <= row["scores"]["detection.detection_xgb.mean"]["mean"] <= 1
         assert "performance.xgb.syn_id" in row["scores"] and "stats.alpha_precision.delta_precision_alpha_OC" in row["scores"]
@@ -61,7 +61,8 @@ def test_tabular_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("script", ["images.py", "tabular.py"])
 def test_suites_explain_themselves(script: str) -> None:
-    assert "--quick" in run(script, "--help") and "--device" in run(script, "--help")
+    usage = run(script, "--help")
+    assert "--quick" in usage and "--full" in usage and "--device" in usage
 
 
 def test_raw_adult_domain_covers_the_published_table(shared_dir: Path) -> None:
