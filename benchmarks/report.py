@@ -213,7 +213,8 @@ def tabular_markdown(payload: dict[str, Any]) -> str:
         f"delta = {payload['delta']:g} (privbayes: pure epsilon-DP); {mode['repeats']} repeat(s) of fit + evaluation "
         f"through `Benchmarks.evaluate` (mean ± std when repeated). Training lengths: ours {mode['flow_steps']} steps, dpgan "
         f"{mode['dpgan_iterations'] or 'default'} iterations, pategan {mode['pategan_iterations'] or 'default'}, aim on "
-        f"{mode['aim_marginals'] or 'all'} 2-way marginals. "
+        f"{mode['aim_marginals'] or 'all'} 2-way marginals; at most {payload.get('time_limit') or 'unlimited'} s per "
+        "method, table and epsilon (a method over it is reported as failed). "
         "synthcity's plugins fit their encoders on the private table (outside their guarantee); ours use the "
         "stated public domain or pay for a DP one. TSTR: trained on synthetic rows, tested on real ones.\n",
     ]

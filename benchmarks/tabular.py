@@ -14,8 +14,10 @@ synthetic table, tested on real rows: syn_id; trained on real: gt), jensenshanno
 alpha_precision and prdc.
 
 Run: ``python benchmarks/tabular.py --data-root ../shared/data --quick`` (2,000 Adult rows, one repeat,
-1,000 flow steps, dpgan 10 and pategan 20 iterations, aim on 30 marginals; about an hour on 2 CPU cores) or ``--full`` (all rows, 3 repeats, synthcity's default training
-lengths). Writes ``benchmarks/results/tabular_{quick,full}.{json,md}``.
+1,000 flow steps, dpgan 10 and pategan 20 iterations, aim on 30 marginals, at most 150 s per method, table
+and epsilon; about an hour on 2 CPU cores) or ``--full`` (all rows, 3 repeats, synthcity's default training
+lengths, no time limit). A method that runs out of memory or time is reported as failed, with the reason.
+Writes ``benchmarks/results/tabular_{quick,full}.{json,md}`` (the JSON after every row).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import argparse
 import contextlib
 import dataclasses
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -119,6 +122,26 @@ def method_arguments(method: str, epsilon: float, table: Table, mode: Mode, devi
 
 
 @contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """Raise TimeoutError in this (main) thread after ``seconds`` (Unix), so one slow baseline is reported as
+    such instead of holding the whole suite; 0 means no limit."""
+    if seconds <= 0 or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"over the {seconds} s time limit")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
 def memory_cap(headroom: int) -> Iterator[None]:
     """Cap the address space at the current size + ``headroom`` (Linux), so that a baseline asking for too much
     memory raises MemoryError, which is reported, instead of the whole run being killed."""
@@ -136,16 +159,18 @@ def memory_cap(headroom: int) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
-def evaluate(method: str, arguments: dict[str, Any], table: Table, repeats: int) -> dict[str, Any]:
-    """``Benchmarks.evaluate`` of one method; every metric's mean and std, or the error a baseline raised."""
+def evaluate(method: str, arguments: dict[str, Any], table: Table, repeats: int, seconds: int) -> dict[str, Any]:
+    """``Benchmarks.evaluate`` of one method; every metric's mean and std, or the error a baseline raised
+    (running out of memory or over ``seconds`` included)."""
     data = GenericDataLoader(table.frame, target_column=table.target)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as workspace, memory_cap(MEMORY_HEADROOM):
         try:
-            score = Benchmarks.evaluate(
-                [(method, method, arguments)], data, metrics=METRICS, repeats=repeats, task_type="classification",
-                workspace=Path(workspace), synthetic_cache=False, use_metric_cache=False,
-            )[method]
+            with time_limit(seconds):
+                score = Benchmarks.evaluate(
+                    [(method, method, arguments)], data, metrics=METRICS, repeats=repeats, task_type="classification",
+                    workspace=Path(workspace), synthetic_cache=False, use_metric_cache=False,
+                )[method]
             scores = {key: {"mean": float(score.loc[key, "mean"]), "stddev": float(score.loc[key, "stddev"])} for key in score.index}
             error = None
         except Exception as raised:  # a baseline that fails is reported, not hidden
@@ -165,6 +190,8 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=[*OURS, *BASELINES])
     parser.add_argument("--rows", type=int, default=None, help="override the mode's number of Adult rows")
     parser.add_argument("--seed", type=int, default=0, help="seed of the Adult subsample")
+    parser.add_argument("--time-limit", type=int, default=None,
+                        help="seconds one method may take on one table and epsilon (default: 150 quick, none full)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     mode = MODES[args.mode or "quick"]
@@ -175,24 +202,26 @@ def main() -> None:
     unknown = set(args.tables) - set(tables)
     if unknown:
         raise SystemExit(f"unknown tables {sorted(unknown)}; choose from {sorted(tables)}.")
+    seconds = args.time_limit if args.time_limit is not None else (150 if mode.name == "quick" else 0)
     started = time.perf_counter()
-    rows = []
+    rows: list[dict[str, Any]] = []
+    payload = {
+        "suite": "tabular", "mode": asdict(mode), "delta": DELTA, "seed": args.seed, "metrics": METRICS, "time_limit": seconds,
+        "tables": {name: {"rows": len(tables[name].frame), "columns": tables[name].frame.shape[1],
+                          "target": tables[name].target, "description": tables[name].description} for name in args.tables},
+        "environment": environment(device), "wall_seconds": 0.0, "rows": rows,
+    }
     for name in args.tables:
         table = tables[name]
         for epsilon in args.epsilons:
             for method in args.methods:
                 arguments = method_arguments(method, epsilon, table, mode, str(device))
-                result = evaluate(method, arguments, table, mode.repeats)
+                result = evaluate(method, arguments, table, mode.repeats, seconds)
                 rows.append({"table": name, "method": method, "epsilon": epsilon, "arguments": arguments, **result})
                 print(f"[{name}] {method} eps={epsilon:g}: {result['seconds']:.0f} s "
                       f"{result['error'] or ''}", flush=True)
-    payload = {
-        "suite": "tabular", "mode": asdict(mode), "delta": DELTA, "seed": args.seed, "metrics": METRICS,
-        "tables": {name: {"rows": len(tables[name].frame), "columns": tables[name].frame.shape[1],
-                          "target": tables[name].target, "description": tables[name].description} for name in args.tables},
-        "environment": environment(device), "wall_seconds": time.perf_counter() - started, "rows": rows,
-    }
-    write_json(args.out / f"tabular_{mode.name}.json", payload)
+                payload["wall_seconds"] = time.perf_counter() - started
+                write_json(args.out / f"tabular_{mode.name}.json", payload)  # after every row
     from report import tabular_markdown
 
     markdown = tabular_markdown(payload)
