@@ -259,6 +259,8 @@ def run_dataset(
             runs.append(score(data, images, labels, real_features, network, mode, args.seed))
             if run == 0 and method.convention == "sound":
                 grids.setdefault(epsilon, []).append(class_row(images, labels))
+                path = args.out / f"images_{mode.name}_{name}_eps{epsilon:g}.png"
+                save_image_grid(torch.cat(grids[epsilon]), path, per_row=10)  # one row per method so far
         rows.append({
             "dataset": name, "method": method.label, "convention": method.convention, "target_epsilon": finite_or_text(epsilon),
             **facts, "fit_seconds": fit_seconds, "generate_seconds": generate_seconds, "runs": runs,
@@ -267,8 +269,6 @@ def run_dataset(
               f"FID {mean_std([r['fid'] for r in runs])}, CAS {mean_std([r['cas'] for r in runs])}, "
               f"fit {fit_seconds:.0f} s, generate {sum(generate_seconds):.0f} s", flush=True)
         save()
-    for epsilon, row_images in grids.items():
-        save_image_grid(torch.cat(row_images), args.out / f"images_{mode.name}_{name}_eps{epsilon:g}.png", per_row=10)
 
 
 def main() -> None:
