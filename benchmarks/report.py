@@ -2,6 +2,8 @@
 
 ``python benchmarks/report.py`` rewrites the README between the ``results:start`` / ``results:end`` markers
 from the newest results (full if present, else quick); the suites call the other functions themselves.
+``python benchmarks/report.py --merge A.json B.json ...`` first joins runs of one suite split over
+invocations (``--datasets`` / ``--tables``) into ``benchmarks/results/<suite>_<mode>.{json,md}``.
 """
 
 from __future__ import annotations
@@ -277,6 +279,39 @@ def headline() -> str:
     return "\n\n".join(parts)
 
 
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """One payload from runs of one suite and mode split over invocations (e.g. ``--datasets`` or ``--tables``
+    on different machines): rows and per-dataset (per-table) facts are joined (where two runs hold the same
+    dataset, the later file's rows replace the earlier's), wall times added, and each part's environment kept."""
+    parts = [json.loads(path.read_text()) for path in paths]
+    first = parts[0]
+    key = "datasets" if first["suite"] == "images" else "tables"
+    for part in parts[1:]:
+        if part["suite"] != first["suite"] or part["mode"] != first["mode"]:
+            raise SystemExit(f"{paths[0]} and the others differ in suite or mode; merge runs of one suite and mode only.")
+    owner = {name: index for index, part in enumerate(parts) for name in part[key]}  # a later run of a dataset wins
+    merged = dict(first)
+    merged[key] = {name: parts[index][key][name] for name, index in owner.items()}
+    merged["rows"] = [row for index, part in enumerate(parts) for row in part["rows"]
+                      if owner[row.get("dataset", row.get("table"))] == index]
+    merged["wall_seconds"] = sum(part["wall_seconds"] for part in parts)
+    merged["parts"] = [{"file": str(path), key: list(part[key]), "environment": part["environment"]} for path, part in zip(paths, parts)]
+    return merged
+
+
+def write_suite(payload: dict[str, Any]) -> None:
+    """Write a (merged) payload's JSON, Markdown and figures under ``benchmarks/results``."""
+    from common import write_json
+
+    stem = f"{payload['suite']}_{payload['mode']['name']}"
+    write_json(RESULTS / f"{stem}.json", payload)
+    if payload["suite"] == "images":
+        (RESULTS / f"{stem}.md").write_text(image_markdown(payload))
+        image_figures(payload, RESULTS)
+    else:
+        (RESULTS / f"{stem}.md").write_text(tabular_markdown(payload))
+
+
 def update_readme() -> None:
     text = README.read_text()
     start, end = "<!-- results:start -->", "<!-- results:end -->"
@@ -287,4 +322,6 @@ def update_readme() -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--merge":
+        write_suite(merge([Path(path) for path in sys.argv[2:]]))
     update_readme()

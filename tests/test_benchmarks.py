@@ -80,3 +80,25 @@ def test_raw_adult_domain_covers_the_published_table(shared_dir: Path) -> None:
         else:
             assert isinstance(column, NumericColumn)
             assert column.low <= values.min() and values.max() <= column.high, column.name
+
+
+def test_runs_split_over_invocations_merge(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import report
+
+    def part(datasets: list[str], fid: float) -> dict:
+        return {
+            "suite": "images", "mode": {"name": "quick"}, "wall_seconds": 10.0, "environment": {"device": "cpu"},
+            "datasets": {name: {"n_private": 1} for name in datasets},
+            "rows": [{"dataset": name, "method": "DPSWflow-r", "runs": [{"fid": fid}]} for name in datasets],
+        }
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(part(["mnist", "fashion_mnist"], 1.0)))  # its fashion_mnist was interrupted
+    second.write_text(json.dumps(part(["fashion_mnist"], 2.0)))
+    merged = report.merge([first, second])
+    assert list(merged["datasets"]) == ["mnist", "fashion_mnist"] and merged["wall_seconds"] == 20.0
+    assert [(row["dataset"], row["runs"][0]["fid"]) for row in merged["rows"]] == [("mnist", 1.0), ("fashion_mnist", 2.0)]
+    second.write_text(json.dumps({**part(["mnist"], 3.0), "mode": {"name": "full"}}))
+    with pytest.raises(SystemExit, match="suite or mode"):
+        report.merge([first, second])
