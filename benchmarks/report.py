@@ -187,9 +187,13 @@ TABULAR_COLUMNS = {  # synthcity key -> column title
 HEADLINE_TABULAR = ("adult_discretized", 3.0)
 
 
-def tabular_cells(row: dict[str, Any], columns: list[str]) -> list[str]:
-    if row["error"]:
-        return [f"failed: {row['error']}"] + [""] * (len(columns) - 1)
+def tabular_cells(row: dict[str, Any], columns: list[str], time_limit: float | None) -> list[str]:
+    error = row["error"]
+    if not error and not row["scores"]:  # synthcity's Benchmarks logs a plugin's exception and returns nothing
+        over = time_limit and row["seconds"] >= time_limit
+        error = "over the time limit" if over else "no scores: synthcity caught an error of the plugin"
+    if error:
+        return [f"failed: {error}"] + [""] * (len(columns) - 1)
     cells = []
     for key in columns:
         score = row["scores"].get(key)
@@ -202,10 +206,10 @@ def tabular_cells(row: dict[str, Any], columns: list[str]) -> list[str]:
     return cells
 
 
-def tabular_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+def tabular_table(rows: list[dict[str, Any]], columns: list[str], time_limit: float | None = None) -> str:
     lines = ["| method | " + " | ".join(TABULAR_COLUMNS[key] for key in columns) + " | time (s) |",
              "|---|" + "---:|" * (len(columns) + 1)]
-    lines += [f"| {row['method']} | " + " | ".join(tabular_cells(row, columns)) + f" | {row['seconds']:.0f} |" for row in rows]
+    lines += [f"| {row['method']} | " + " | ".join(tabular_cells(row, columns, time_limit)) + f" | {row['seconds']:.0f} |" for row in rows]
     return "\n".join(lines)
 
 
@@ -225,7 +229,7 @@ def tabular_markdown(payload: dict[str, Any]) -> str:
         parts.append(f"## {table}: {info['description']}; {info['rows']} rows, {info['columns']} columns, target `{info['target']}`\n")
         for epsilon in dict.fromkeys(row["epsilon"] for row in payload["rows"]):
             rows = [row for row in payload["rows"] if row["table"] == table and row["epsilon"] == epsilon]
-            parts.append(f"### epsilon = {epsilon:g}\n\n{tabular_table(rows, columns)}\n")
+            parts.append(f"### epsilon = {epsilon:g}\n\n{tabular_table(rows, columns, payload.get('time_limit'))}\n")
     return "\n".join(parts)
 
 
@@ -238,7 +242,7 @@ def headline_table(payload: dict[str, Any]) -> str:
     return (
         f"**Tables, {table} ({info['rows']} rows), epsilon = {epsilon:g}, delta = 1e-5** ({mode['name']} mode, "
         f"{mode['repeats']} repeat(s)). All tables and epsilons: `benchmarks/results/tabular_{mode['name']}.md`.\n\n"
-        + tabular_table(rows, columns)
+        + tabular_table(rows, columns, payload.get("time_limit"))
     )
 
 

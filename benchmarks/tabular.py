@@ -172,7 +172,7 @@ def evaluate(method: str, arguments: dict[str, Any], table: Table, repeats: int,
                     workspace=Path(workspace), synthetic_cache=False, use_metric_cache=False,
                 )[method]
             scores = {key: {"mean": float(score.loc[key, "mean"]), "stddev": float(score.loc[key, "stddev"])} for key in score.index}
-            error = None
+            error = None if scores else "no scores: synthcity caught an error of the plugin (see its log)"
         except Exception as raised:  # a baseline that fails is reported, not hidden
             scores, error = {}, f"{type(raised).__name__}: {str(raised).splitlines()[0][:120] if str(raised) else ''}"
     return {"scores": scores, "error": error, "seconds": time.perf_counter() - started}
