@@ -4,9 +4,11 @@ Plain torch; nothing here knows about privacy or synthcity.
 """
 
 from synthcity_dpswf.math.distance import sliced_wasserstein, wasserstein_1d_squared
+from synthcity_dpswf.math.labelled import LabelledCodec
 from synthcity_dpswf.math.flow import EmpiricalTarget, TargetSlice, TargetSource, run_flow, smoothed_quantiles
 from synthcity_dpswf.math.sliced import (
     empirical_quantiles,
+    grouped_sliced_drift,
     histogram_cdf,
     interpolate_in_bins,
     interpolate_cdf,
@@ -20,9 +22,11 @@ from synthcity_dpswf.math.sliced import (
 
 __all__ = [
     "EmpiricalTarget",
+    "LabelledCodec",
     "TargetSlice",
     "TargetSource",
     "empirical_quantiles",
+    "grouped_sliced_drift",
     "histogram_cdf",
     "interpolate_in_bins",
     "interpolate_cdf",

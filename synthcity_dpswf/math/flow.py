@@ -19,14 +19,23 @@ import torch
 from tqdm.auto import tqdm
 
 from synthcity_dpswf.math.checks import check_matrix, check_non_negative, check_positive, check_positive_int
-from synthcity_dpswf.math.sliced import ParticleCDF, empirical_quantiles, project, quantile_levels, random_directions, sliced_drift
+from synthcity_dpswf.math.sliced import (
+    ParticleCDF,
+    empirical_quantiles,
+    grouped_sliced_drift,
+    project,
+    quantile_levels,
+    random_directions,
+    sliced_drift,
+)
 
 
 @dataclass(frozen=True)
 class TargetSlice:
     """What one flow step needs from the target: directions ``(d, L)``, the quantile functions of the smoothed
-    projected target on ``quantile_levels(G)`` (``(L, G)``), and the standard deviation of the Gaussian
-    smoothing those projections carry (the particles are smoothed with exactly the same)."""
+    projected target on ``quantile_levels(G)`` (``(L, G)``; ``(C, L, G)`` for C groups of particles with a
+    target each, see ``run_flow``'s ``group_sizes``), and the standard deviation of the Gaussian smoothing
+    those projections carry (the particles are smoothed with exactly the same)."""
 
     directions: torch.Tensor
     quantiles: torch.Tensor
@@ -165,6 +174,7 @@ def run_flow(
     chunk_size: int | None = None,
     callback: StepCallback | None = None,
     progress: bool = False,
+    group_sizes: torch.Tensor | None = None,
 ) -> torch.Tensor:
     r"""Integrate the flow for ``n_steps`` from ``particles`` (``(n, d)``, not modified) and return the result.
 
@@ -173,7 +183,9 @@ def run_flow(
     :math:`X \leftarrow X + h \hat v_k(X) + \sqrt{2 \lambda h} Z` with ``h = step_size`` and ``lambda = entropy``.
     ``generator`` (on the particles' device) drives the particle smoothing and the Wiener term; with a seeded
     generator a CPU run is bit-reproducible. ``callback(k, X)`` is called after step k (1-based count of
-    steps done); ``progress`` shows a tqdm bar.
+    steps done); ``progress`` shows a tqdm bar. With ``group_sizes`` (``(C,)``), the particles are C groups
+    stored one after the other, each flowing to its own target (slices with ``(C, L, G)`` quantiles, no
+    smoothing): ``grouped_sliced_drift``, exact ranks within each group.
     """
     check_matrix("particles", particles)
     if particles.shape[1] != source.dim:
@@ -187,10 +199,13 @@ def run_flow(
     x = particles.clone()
     for step in tqdm(range(n_steps), disable=None if progress else True, desc="flow", leave=False):
         target = source.target_slice(step)
-        drift = sliced_drift(
-            x, target.directions, target.quantiles, target.smoothing, generator,
-            particle_cdf=particle_cdf, n_bins=n_bins, chunk_size=chunk_size,
-        )
+        if group_sizes is not None:
+            drift = grouped_sliced_drift(x, group_sizes, target.directions, target.quantiles)
+        else:
+            drift = sliced_drift(
+                x, target.directions, target.quantiles, target.smoothing, generator,
+                particle_cdf=particle_cdf, n_bins=n_bins, chunk_size=chunk_size,
+            )
         x.add_(drift, alpha=step_size)
         if diffusion > 0:
             x.add_(torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device), alpha=diffusion)
