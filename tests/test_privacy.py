@@ -187,8 +187,8 @@ def test_audit_lower_bound_stays_below_the_reported_epsilon(release: str) -> Non
 
 
 def test_audit_fails_loudly_when_the_noise_is_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    noiseless = lambda batch, noise_std, generator: releases.record_release(batch, 0.0, generator)  # noqa: E731
-    monkeypatch.setattr("synthcity_dpswf.models.releasing.record_release", noiseless)
+    noiseless = lambda shape, noise_std, generator, like: releases.gaussian_noise(shape, 0.0, generator, like)  # noqa: E731
+    monkeypatch.setattr("synthcity_dpswf.privacy.mechanisms.base.gaussian_noise", noiseless)
     scores_in, scores_out, claimed = _audit_runs("record", AUDIT_RUNS)
     with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
         audit_scores(scores_in, scores_out, 1e-5, claimed_epsilon=claimed)

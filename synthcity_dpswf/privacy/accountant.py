@@ -8,7 +8,9 @@ composition").
   Poisson-subsampled Gaussian under add/remove (Balle, Barthe & Gaboardi 2018; Zhu, Dong & Wang 2022), so
   Opacus' accountants with history ``[(z, q = b/n, K)]`` give a valid epsilon.
 - Cross-check: dp-accounting's RDP accountant with ``REPLACE_ONE`` and ``SampledWithoutReplacementDpEvent``
-  (Wang, Balle & Kasiviswanathan 2019), a looser, assumption-light bound for exactly this scheme.
+  (Wang, Balle & Kasiviswanathan 2019), a looser, assumption-light bound for exactly this scheme. It needs only
+  the base mechanism's replace-one RDP, so it is the reported accountant (``REPLACE_ONE_RDP``) for release kinds
+  for which privacy.md does not prove Opacus' pair (sums of per-record contributions, e.g. histograms).
 """
 
 from __future__ import annotations
@@ -34,8 +36,14 @@ RDP_ORDERS: list[float] = sorted(
 """RDP orders: Opacus' default grid (up to 63) extended to 1024, which tightens epsilon for large noise
 multipliers and few steps, where the optimal order exceeds 63."""
 
+REPLACE_ONE_RDP = "replace_one_rdp"
+"""The accountant that takes only the base mechanism's replace-one RDP: dp-accounting's bound for sampling
+without replacement (Wang, Balle & Kasiviswanathan 2019, Theorem 9), valid for any base mechanism."""
+
 ACCOUNTANTS: dict[str, str] = {
     "rdp": "Opacus RDPAccountant (orders up to 1024)",
+    REPLACE_ONE_RDP: "dp-accounting RDP, replace-one, sampling without replacement (Wang, Balle & Kasiviswanathan "
+    "2019; valid for any base mechanism)",
     "prv": "Opacus PRVAccountant (upper bound)",
     "gdp": "Opacus GaussianAccountant (CLT approximation, not a bound)",
 }
@@ -108,15 +116,24 @@ class ReleaseAccountant:
         """Epsilon from the chosen Opacus accountant with history ``[(z, q, steps)]``."""
         check_positive("noise_multiplier", noise_multiplier)
         check_positive_int("steps", steps)
+        if self.accountant == REPLACE_ONE_RDP:
+            raise ValueError("the replace-one RDP accountant is dp-accounting's, not Opacus'; call composed_epsilon.")
         accountant = _create(self.accountant)
         accountant.history = [(noise_multiplier, self.sample_rate, steps)]
         return float(accountant.get_epsilon(delta=delta, **self._opacus_kwargs()))
 
+    def composed_epsilon(self, noise_multiplier: float, delta: float, steps: int) -> float:
+        """Epsilon of the ``steps`` releases from the chosen accountant (Opacus', an extension's, or the
+        replace-one RDP bound)."""
+        if self.accountant == REPLACE_ONE_RDP:
+            return self.conservative_epsilon(noise_multiplier, delta, steps)
+        return self.opacus_epsilon(noise_multiplier, delta, steps)
+
     def epsilon(self, noise_multiplier: float, delta: float, steps: int) -> Accounting:
-        """The epsilon to report: for a single release the tighter of the analytic Gaussian and the Opacus
-        figure, otherwise the Opacus figure. ``noise_multiplier = inf`` (no release noise: impossible) is not
+        """The epsilon to report: for a single release the tighter of the analytic Gaussian and the composed
+        figure, otherwise the composed figure. ``noise_multiplier = inf`` (no release noise: impossible) is not
         accepted; a flow without noise is reported as not private by the report, not here."""
-        opacus = Accounting(self.opacus_epsilon(noise_multiplier, delta, steps), ACCOUNTANTS[self.accountant])
+        opacus = Accounting(self.composed_epsilon(noise_multiplier, delta, steps), ACCOUNTANTS[self.accountant])
         if not self._single_release(steps):
             return opacus
         analytic = Accounting(
@@ -134,7 +151,7 @@ class ReleaseAccountant:
         check_positive_int("steps", steps)
         if self._single_release(steps):
             return analytic_gaussian_noise_multiplier(epsilon, delta)
-        if self.accountant in _EXTENSION_FACTORIES:
+        if self.accountant in _EXTENSION_FACTORIES or self.accountant == REPLACE_ONE_RDP:
             return self._bisect(epsilon, delta, steps)
         return float(
             get_noise_multiplier(
@@ -144,8 +161,9 @@ class ReleaseAccountant:
         )
 
     def _bisect(self, epsilon: float, delta: float, steps: int) -> float:
-        """The smallest z (to 0.1%) whose epsilon under an extension accountant is at most the target."""
-        return smallest_satisfying(lambda z: z > 0 and self.opacus_epsilon(z, delta, steps) <= epsilon, 1e-3)
+        """The smallest z (to 0.1%) whose epsilon under an extension (or the replace-one RDP) accountant is at
+        most the target."""
+        return smallest_satisfying(lambda z: z > 0 and self.composed_epsilon(z, delta, steps) <= epsilon, 1e-3)
 
     def conservative_epsilon(self, noise_multiplier: float, delta: float, steps: int) -> float:
         """dp-accounting's RDP bound for exactly this scheme: replace-one, batches of b sampled without

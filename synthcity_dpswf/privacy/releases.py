@@ -1,11 +1,8 @@
 r"""Releases: the only place where private records are touched (privacy.md).
 
-A release turns a batch of b bounded records into a noisy matrix:
-
-- noisy-record release (default): :math:`R = Y_B + Z`, :math:`Z_{ij} \sim \mathcal{N}(0, s^2)`, shape ``(b, d)``;
-- projected release (the paper's): :math:`R = Y_B \Theta + Z`, shape ``(b, L)``.
-
-with :math:`s = z \Delta` (``sensitivity``). Batches are uniformly random subsets of exactly b indices, drawn
+A release turns a batch of b bounded records into a noisy statistic (the kinds are in ``mechanisms``:
+noisy records, the paper's noisy projections, noisy histograms of projections), with Gaussian noise of
+standard deviation :math:`s = z \Delta` from ``gaussian_noise``. Batches are uniformly random subsets of exactly b indices, drawn
 independently at every step (``sample_batch``): the sampling that the subsampled-Gaussian accountant assumes.
 
 The batch indices and the noise must stay secret (an adversary who could regenerate the noise would
@@ -51,14 +48,20 @@ def bound_records(records: torch.Tensor, radius: float = 1.0, boundary: Boundary
     """
     check_matrix("records", records)
     check_positive("radius", radius)
-    norms = records.norm(dim=1, keepdim=True)
+    wide = records.to(torch.float64)  # float32 norms lose precision for tiny or huge entries
+    norms = wide.norm(dim=1, keepdim=True)
     if boundary == "ball":
-        return records * (radius / norms.clamp(min=radius))
-    if boundary == "sphere":
+        bounded = wide * (radius / norms.clamp(min=radius))
+    elif boundary == "sphere":
         if bool((norms == 0).any()):
             raise ValueError("a record is the zero vector and has no direction on the sphere; use boundary='ball'.")
-        return records * (radius / norms)
-    raise ValueError(f"boundary must be 'ball' or 'sphere', got {boundary!r}.")
+        bounded = wide * (radius / norms)
+    else:
+        raise ValueError(f"boundary must be 'ball' or 'sphere', got {boundary!r}.")
+    # Rounding back to the input dtype may leave a norm a hair above r: scale those rows in once more.
+    bounded = bounded.to(records.dtype)
+    final = bounded.to(torch.float64).norm(dim=1, keepdim=True)
+    return torch.where(final > radius, bounded * (radius / final).to(records.dtype) * (1 - 1e-6), bounded)
 
 
 def sample_batch(n_records: int, batch_size: int, generator: torch.Generator) -> torch.Tensor:
@@ -70,18 +73,9 @@ def sample_batch(n_records: int, batch_size: int, generator: torch.Generator) ->
     return torch.randperm(n_records, generator=generator)[:batch_size]
 
 
-def _gaussian(shape: tuple[int, ...], noise_std: float, generator: torch.Generator, like: torch.Tensor) -> torch.Tensor:
+def gaussian_noise(shape: tuple[int, ...], noise_std: float, generator: torch.Generator, like: torch.Tensor) -> torch.Tensor:
+    r"""i.i.d. :math:`\mathcal{N}(0, s^2)` of ``shape``, drawn in float64 on CPU from the secret ``generator`` and
+    returned with ``like``'s dtype and device: the one source of release noise (records, projections, counts)."""
     check_non_negative("noise_std", noise_std)
     noise = torch.randn(shape, generator=generator, dtype=torch.float64) * noise_std
     return noise.to(dtype=like.dtype, device=like.device)
-
-
-def record_release(batch: torch.Tensor, noise_std: float, generator: torch.Generator) -> torch.Tensor:
-    r"""Noisy-record release :math:`R = Y_B + Z`, :math:`Z \sim \mathcal{N}(0, s^2 I)` (``batch`` already bounded)."""
-    return batch + _gaussian(tuple(batch.shape), noise_std, generator, batch)
-
-
-def projected_release(batch: torch.Tensor, directions: torch.Tensor, noise_std: float, generator: torch.Generator) -> torch.Tensor:
-    r"""Projected release :math:`R = Y_B \Theta + Z`, shape ``(b, L)``, ``directions`` drawn independently of the data."""
-    projections = batch @ directions.to(batch)
-    return projections + _gaussian(tuple(projections.shape), noise_std, generator, projections)

@@ -1,0 +1,112 @@
+r"""What every release kind is: a linear statistic of a batch, its exact replace-one sensitivity, and Gaussian
+noise of standard deviation :math:`s = z \Delta` on it (privacy.md, "The only place private data is touched").
+
+Each kind is one subclass in its own module, registered by name (``mechanisms.MECHANISMS``, as Opacus keys its
+accountants). The flow target that generation reads from a kind's releases lives in ``models.targets``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+
+from synthcity_dpswf.math import random_directions
+from synthcity_dpswf.math.checks import check_non_negative, check_positive, check_positive_int
+from synthcity_dpswf.privacy.releases import gaussian_noise
+
+
+@dataclass(frozen=True)
+class ReleaseOptions:
+    """Public parameters of a release kind (each kind reads the ones it needs).
+
+    Attributes:
+        radius: r, records are bounded to the ball (or sphere) of this radius before any release.
+        n_directions: directions per release (projected kinds).
+        n_bins: G, bins over [-r, r] per direction (histogram kinds).
+    """
+
+    radius: float = 1.0
+    n_directions: int = 70
+    n_bins: int = 16
+
+    def __post_init__(self) -> None:
+        check_positive("radius", self.radius)
+        check_positive_int("n_directions", self.n_directions)
+        check_positive_int("n_bins", self.n_bins)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One released payload: the noisy statistic, its noise standard deviation, and its public directions."""
+
+    values: torch.Tensor
+    noise_std: float
+    directions: torch.Tensor | None
+
+
+class ReleaseMechanism(ABC):
+    """A Gaussian mechanism on a linear statistic :math:`S(B) = \\sum_{i \\in B} f(y_i)` (or the stacked
+    :math:`f(y_i)`) of a batch of bounded records.
+
+    Subclasses define ``statistic`` and ``sensitivity``; ``release`` adds the noise. ``class_conditional``
+    kinds take the (private) class of every record (``labels`` in the public range ``0..n_classes-1``) and count
+    per class.
+    """
+
+    name: ClassVar[str]
+    stored_as: ClassVar[str]
+    """What one payload is, for the report's "stored" line."""
+    uses_directions: ClassVar[bool] = False
+    class_conditional: ClassVar[bool] = False
+    opacus_pair_proven: ClassVar[bool] = True
+    """Whether privacy.md proves that Opacus' subsampled-Gaussian pair bounds per-step releases of this kind
+    (batches of exactly b, replace-one). Where it does not, per-step releases are accounted with the replace-one
+    RDP bound (``accountant.REPLACE_ONE_RDP``), which needs only the base mechanism's RDP."""
+
+    def __init__(self, options: ReleaseOptions | None = None) -> None:
+        self.options = options or ReleaseOptions()
+
+    def draw_directions(self, dim: int, generator: torch.Generator, dtype: torch.dtype = torch.float32) -> torch.Tensor | None:
+        """Fresh public directions ``(d, L)`` for one release (from the public seed), or ``None``."""
+        if not self.uses_directions:
+            return None
+        return random_directions(dim, self.options.n_directions, generator, dtype=dtype)
+
+    @abstractmethod
+    def statistic(
+        self, batch: torch.Tensor, directions: torch.Tensor | None, labels: torch.Tensor | None = None, n_classes: int = 1
+    ) -> torch.Tensor:
+        """The exact (un-noised) statistic of a batch of bounded records; only ``release`` may publish it."""
+
+    @abstractmethod
+    def sensitivity(self, directions: torch.Tensor | None) -> float:
+        r"""The exact replace-one L2 sensitivity :math:`\Delta = \max \|S(B) - S(B')\|_2` over batches that
+        differ in one record (with ``directions`` when the kind has them)."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """One line for the privacy report: what is released, with which sensitivity."""
+
+    def release(
+        self,
+        batch: torch.Tensor,
+        directions: torch.Tensor | None,
+        noise_multiplier: float,
+        secret: torch.Generator,
+        labels: torch.Tensor | None = None,
+        n_classes: int = 1,
+    ) -> Release:
+        r"""The statistic plus :math:`\mathcal{N}(0, s^2)` on every entry, :math:`s = z\,\Delta`, noise from
+        ``secret``."""
+        check_non_negative("noise_multiplier", noise_multiplier)
+        if labels is not None and not self.class_conditional:
+            raise ValueError(
+                f"the {self.name!r} release takes no labels; join them into the record (LabelledCodec) or use a "
+                "class-conditional release such as 'projected_histogram'."
+            )
+        exact = self.statistic(batch, directions, labels, n_classes)
+        noise_std = noise_multiplier * self.sensitivity(directions)
+        return Release(exact + gaussian_noise(tuple(exact.shape), noise_std, secret, exact), noise_std, directions)
