@@ -1,19 +1,24 @@
 """The three generators, on plain torch tensors: DPSWFlow, DPSWFlowR and DPSWGen (no synthcity here)."""
 
-from synthcity_dpswf.models.base import FlowSettings, SlicedGenerator
+from synthcity_dpswf.models.base import SlicedGenerator
 from synthcity_dpswf.models.dpswflow import DPSWFlow
 from synthcity_dpswf.models.dpswflow_r import PAPER_PRESET, DPSWFlowR, release_steps
 from synthcity_dpswf.models.dpswgen import DPSWGen
-from synthcity_dpswf.models.pool import ProjectedReleaseTarget, ReleasePool
+from synthcity_dpswf.models.pool import ReleasePool
+from synthcity_dpswf.models.settings import FlowSettings
+from synthcity_dpswf.models.targets import TARGETS, HistogramReleaseTarget, ProjectedReleaseTarget, class_weights
 
 __all__ = [
     "DPSWFlow",
     "DPSWFlowR",
     "DPSWGen",
     "FlowSettings",
+    "HistogramReleaseTarget",
     "PAPER_PRESET",
     "ProjectedReleaseTarget",
     "ReleasePool",
     "SlicedGenerator",
+    "TARGETS",
+    "class_weights",
     "release_steps",
 ]

@@ -1,8 +1,9 @@
 """What the three generators share: validation, bounding, the release pool, the report, sampling, saving.
 
-``fit(records, epsilon, delta)`` bounds the records, makes the releases (the subclass's schedule) and keeps
-only them; ``sample(count)`` is post-processing of the pool, at no budget, with generation-time settings
-that can be changed per call.
+``fit(records, epsilon, delta)`` bounds the records, makes the releases (the subclass's schedule, the release
+kind of ``privacy.mechanisms``) and keeps only them; ``sample(count)`` (or ``sample_labelled`` for records fitted
+with labels) is post-processing of the pool, at no budget, with generation-time settings that can be changed
+per call.
 """
 
 from __future__ import annotations
@@ -11,74 +12,31 @@ import dataclasses
 import math
 import warnings
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal
 
 import torch
 
-from synthcity_dpswf.math import EmpiricalTarget, TargetSource, run_flow
-from synthcity_dpswf.math.checks import check_matrix, check_non_negative, check_positive, check_positive_int
-from synthcity_dpswf.math.sliced import ParticleCDF
-from synthcity_dpswf.models.pool import ProjectedReleaseTarget, ReleaseKind, ReleasePool, Reuse
+from synthcity_dpswf.math import LabelledCodec, TargetSource, run_flow
+from synthcity_dpswf.math.checks import check_matrix, check_positive, check_positive_int
+from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.releasing import release_batches
+from synthcity_dpswf.models.settings import FlowSettings
+from synthcity_dpswf.models.targets import build_target, class_weights
 from synthcity_dpswf.privacy import (
     ACCOUNTANTS,
+    MECHANISMS,
+    REPLACE_ONE_RDP,
     PrivacyReport,
     ReleaseAccountant,
+    ReleaseOptions,
     bound_records,
-    projected_sensitivity,
-    record_sensitivity,
+    create_mechanism,
     secret_generator,
 )
 from synthcity_dpswf.privacy.releases import Boundary
 
-
-@dataclass(frozen=True)
-class FlowSettings:
-    """Generation-time settings: public, free to change after ``fit`` (each run is post-processing).
-
-    Defaults measured with pooled record releases at epsilon = 10 (noise s of about 1.3): on MNIST latents
-    (CAS of 10,000 samples) h = 1 / 1,500 steps gave 25.7%, h = 3 51.4%, h = 3 / 3,000 steps 59.4%; on the
-    digits demo h = 1 / 1,000 steps 18.4%, h = 3 / 2,000 steps 34.4%. Heavier smoothing flattens the
-    transport map and asks for a longer horizon h * n_steps (docs/flows.md, fact 2). lambda = 0.001 gave 9.4%.
-
-    Attributes:
-        n_steps: flow steps (with ``reuse="once"``: ignored, one step per release).
-        step_size: h of the Euler-Maruyama step.
-        entropy: lambda, the entropic term (Wiener noise sqrt(2 lambda h)).
-        smoothing: total smoothing sigma of target and particles; ``None`` uses the release noise, a larger
-            value adds noise to the released data to match. Never below the release noise.
-        batch_size: pool rows per flow step (capped at the pool size; ``None``: all rows).
-        n_directions: directions per flow step (projected releases: columns subsampled per step).
-        reuse: ``"pooled"`` (every step draws from all releases) or ``"once"`` (step k uses release k only, in
-            order: the paper's way; per-step releases only).
-        particle_cdf: ``"histogram"`` (O(nL)), ``"sort"`` (exact ranks) or ``"grid"`` (quantile grid and
-            ``searchsorted``) for the particles' CDF.
-    """
-
-    n_steps: int = 2000
-    step_size: float = 3.0
-    entropy: float = 0.0
-    smoothing: float | None = None
-    batch_size: int | None = 4000
-    n_directions: int = 70
-    reuse: Reuse = "pooled"
-    particle_cdf: ParticleCDF = "histogram"
-
-    def __post_init__(self) -> None:
-        check_positive_int("n_steps", self.n_steps)
-        check_positive("step_size", self.step_size)
-        check_non_negative("entropy", self.entropy)
-        if self.smoothing is not None:
-            check_non_negative("smoothing", self.smoothing)
-        if self.batch_size is not None:
-            check_positive_int("batch_size", self.batch_size)
-        check_positive_int("n_directions", self.n_directions)
-        if self.reuse not in ("pooled", "once"):
-            raise ValueError(f"reuse must be 'pooled' or 'once', got {self.reuse!r}.")
-        if self.particle_cdf not in get_args(ParticleCDF):
-            raise ValueError(f"particle_cdf must be one of {get_args(ParticleCDF)}, got {self.particle_cdf!r}.")
+Labelling = Literal["conditional", "joint"]
 
 
 def check_privacy_target(epsilon: float, delta: float, n_records: int) -> None:
@@ -107,12 +65,20 @@ class SlicedGenerator(ABC):
     """Base class of DPSWFlow, DPSWFlowR and DPSWGen.
 
     Args:
-        release: ``"record"`` (noisy-record release, the default) or ``"projected"`` (the paper's).
+        release: the release kind (``privacy.MECHANISMS``): ``"projected_histogram"`` (default: noisy counts of
+            the projections in fixed bins), ``"record"`` (noisy records) or ``"projected"`` (the paper's).
         radius: r, records are mapped onto the ball (or sphere) of this radius before any release.
         boundary: ``"ball"`` (project records with norm > r onto the ball) or ``"sphere"`` (normalise all).
-        n_release_directions: directions of each projected release (the paper's N_theta).
+        n_release_directions: directions per release (projected kinds); ``None`` takes the generator's
+            ``DEFAULT_RELEASE_DIRECTIONS`` for the kind.
+        n_bins: G, bins over [-r, r] per direction (histogram releases); 16 measured best on a validation
+            split of MNIST at epsilon = 10 and 1 (docs/flows.md); few records per class want fewer.
+        labelling: with labels passed to ``fit``: ``"conditional"`` (one release per class, for kinds that
+            support it: exact labels) or ``"joint"`` (the label joined into each record by ``LabelledCodec``;
+            always used by kinds without class-conditional releases).
+        feature_weight: the features' weight in a joint record (``LabelledCodec``).
         accountant: ``"rdp"``, ``"prv"`` or ``"gdp"`` (Opacus), composes the releases.
-        n_levels: G, points of the quantile grid.
+        n_levels: points of the quantile grid of the flow targets.
         settings: generation-time ``FlowSettings``.
         seed: public seed of the directions and of generation (never of the release noise).
         release_seed: seed of the batches and noise of the releases; ``None`` (default) draws it from OS
@@ -122,14 +88,20 @@ class SlicedGenerator(ABC):
     """
 
     name: ClassVar[str]
+    DEFAULT_RELEASE_DIRECTIONS: ClassVar[dict[str, int]] = {"projected": 70, "projected_histogram": 500}
+    """Directions per release when ``n_release_directions`` is None: the paper's N_theta = 70 for projected
+    releases; for one histogram release, L = 500 (docs/flows.md, "Aggregate releases")."""
 
     def __init__(
         self,
         *,
-        release: ReleaseKind = "record",
+        release: str = "projected_histogram",
         radius: float = 1.0,
         boundary: Boundary = "ball",
-        n_release_directions: int = 70,
+        n_release_directions: int | None = None,
+        n_bins: int = 16,
+        labelling: Labelling = "conditional",
+        feature_weight: float = 0.7,
         accountant: str = "rdp",
         n_levels: int = 1000,
         settings: FlowSettings | None = None,
@@ -138,20 +110,28 @@ class SlicedGenerator(ABC):
         device: str | torch.device = "cpu",
         progress: bool = False,
     ) -> None:
-        if release not in ("record", "projected"):
-            raise ValueError(f"release must be 'record' or 'projected', got {release!r}.")
+        if release not in MECHANISMS:
+            raise ValueError(f"release must be one of {sorted(MECHANISMS)}, got {release!r}.")
         if boundary not in ("ball", "sphere"):
             raise ValueError(f"boundary must be 'ball' or 'sphere', got {boundary!r}.")
-        check_positive("radius", radius)
-        check_positive_int("n_release_directions", n_release_directions)
+        if n_release_directions is not None:
+            check_positive_int("n_release_directions", n_release_directions)
+        if labelling not in ("conditional", "joint"):
+            raise ValueError(f"labelling must be 'conditional' or 'joint', got {labelling!r}.")
         if accountant not in ACCOUNTANTS:
             raise ValueError(f"accountant must be one of {sorted(ACCOUNTANTS)}, got {accountant!r}.")
         if isinstance(n_levels, bool) or not isinstance(n_levels, int) or n_levels < 2:
             raise ValueError(f"n_levels must be an integer >= 2, got {n_levels!r}.")
+        directions = n_release_directions or self.DEFAULT_RELEASE_DIRECTIONS.get(release, 1)
+        self.mechanism = create_mechanism(release, ReleaseOptions(float(radius), directions, n_bins))
+        self.codec = LabelledCodec(2, feature_weight)  # validates feature_weight; rebuilt for the class count at fit
         self.release = release
         self.radius = float(radius)
         self.boundary = boundary
         self.n_release_directions = n_release_directions
+        self.n_bins = n_bins
+        self.labelling = labelling
+        self.feature_weight = feature_weight
         self.accountant = accountant
         self.n_levels = n_levels
         self.settings = settings if settings is not None else FlowSettings()
@@ -161,10 +141,19 @@ class SlicedGenerator(ABC):
         self.progress = progress
         self.pool_: ReleasePool | None = None
         self.report_: PrivacyReport | None = None
+        self.labels_: Labelling | None = None
+        self.n_classes_: int | None = None
 
     # ----------------------------------------------------------------------------------------- fitting
     def fit(
-        self, records: torch.Tensor, epsilon: float | None, delta: float, *, noise_multiplier: float | None = None
+        self,
+        records: torch.Tensor,
+        epsilon: float | None,
+        delta: float,
+        *,
+        labels: torch.Tensor | None = None,
+        n_classes: int | None = None,
+        noise_multiplier: float | None = None,
     ) -> "SlicedGenerator":
         """Bound ``records`` (``(n, d)``), make the releases of ``release_schedule``, keep only them and their
         report.
@@ -172,6 +161,10 @@ class SlicedGenerator(ABC):
         The noise is calibrated to (epsilon, delta); or, with ``epsilon=None``, set by ``noise_multiplier``
         z (noise std s = z Delta) and the report gives the epsilon it achieves at ``delta`` (as Opacus'
         ``make_private`` does beside ``make_private_with_epsilon``).
+
+        ``labels`` (``(n,)`` integers in ``0..n_classes-1``, with the public ``n_classes``) makes one record of
+        each (record, label) pair: released per class or joined into the record (``labelling``); sample
+        with ``sample_labelled`` then.
         """
         check_matrix("records", records)
         if (epsilon is None) == (noise_multiplier is None):
@@ -181,22 +174,54 @@ class SlicedGenerator(ABC):
             check_delta(delta, records.shape[0])
         else:
             check_privacy_target(epsilon, delta, records.shape[0])
-        bounded = bound_records(records.detach().to("cpu", torch.float32), self.radius, self.boundary)
+        as_float = records.detach().to("cpu", torch.float32)
+        check_matrix("records (as float32)", as_float)  # values beyond float32's range are outside the domain
+        bounded = bound_records(as_float, self.radius, self.boundary)
+        release_labels = self._prepare_labels(labels, n_classes, bounded.shape[0])
+        if self.labels_ == "joint":
+            bounded = bound_records(self.codec.encode(bounded, release_labels), self.radius, "ball")
+            release_labels = None
         n_records = bounded.shape[0]
         batch_size, steps = self.release_schedule(n_records)
-        accountant = ReleaseAccountant(n_records, batch_size, self.accountant)
+        accountant = ReleaseAccountant(n_records, batch_size, self.accountant_for(n_records, batch_size, steps))
         if noise_multiplier is None:
             assert epsilon is not None
             noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
         self.pool_ = release_batches(
-            bounded, kind=self.release, batch_size=batch_size, steps=steps, noise_multiplier=noise_multiplier,
-            radius=self.radius, n_directions=self.n_release_directions,
+            bounded, mechanism=self.mechanism, batch_size=batch_size, steps=steps, noise_multiplier=noise_multiplier,
             directions_generator=torch.Generator().manual_seed(self.seed), secret=secret_generator(self.release_seed),
+            labels=release_labels, n_classes=self.n_classes_ if release_labels is not None else 1,
         )
-        del bounded
+        del bounded, release_labels
         self.report_ = self._report(self.pool_, float(delta), accountant, noise_multiplier, steps)
         self._after_release()
         return self
+
+    def _prepare_labels(self, labels: torch.Tensor | None, n_classes: int | None, n_records: int) -> torch.Tensor | None:
+        """Validate the labels against the public class count and choose how they are released."""
+        if labels is None:
+            if n_classes is not None:
+                raise ValueError("n_classes was given without labels; pass labels=... as well (or neither).")
+            self.labels_, self.n_classes_ = None, None
+            return None
+        if n_classes is None:
+            raise ValueError("labels need the public number of classes: pass n_classes (never read it from the data).")
+        check_positive_int("n_classes", n_classes)
+        if not isinstance(labels, torch.Tensor) or labels.shape != (n_records,) or labels.is_floating_point():
+            raise ValueError(f"labels must be an integer tensor of shape ({n_records},), one per record.")
+        if bool((labels < 0).any()) or bool((labels >= n_classes).any()):
+            raise ValueError(f"labels must lie in 0..{n_classes - 1}; pass the n_classes that covers them.")
+        self.n_classes_ = n_classes
+        self.codec = LabelledCodec(n_classes, self.feature_weight)
+        conditional = self.labelling == "conditional" and self.mechanism.class_conditional
+        self.labels_ = "conditional" if conditional else "joint"
+        return labels.detach().cpu().long()
+
+    def accountant_for(self, n_records: int, batch_size: int, steps: int) -> str:
+        """The accountant of a schedule: the chosen one, except for per-step releases of a kind whose Opacus pair
+        privacy.md does not prove (histograms), which the replace-one RDP bound accounts (stated in the report)."""
+        per_step = steps > 1 or batch_size < n_records
+        return REPLACE_ONE_RDP if per_step and not self.mechanism.opacus_pair_proven else self.accountant
 
     @abstractmethod
     def release_schedule(self, n_records: int) -> tuple[int, int]:
@@ -219,23 +244,18 @@ class SlicedGenerator(ABC):
             sampling = f"none: one release of all n = {n} records (q = 1, one step)"
         else:
             sampling = f"uniform subsets of exactly b = {b} of n = {n} records, independent across the {steps} steps"
-        if pool.kind == "record":
-            sensitivity = record_sensitivity(self.radius)
-            mechanism = "noisy-record release R = Y_B + N(0, s^2 I), Delta = 2r"
-        else:
-            assert pool.directions is not None
-            sensitivity = max(projected_sensitivity(theta, self.radius) for theta in pool.directions)
-            mechanism = (
-                f"projected release R = Y_B Theta_k + N(0, s_k^2), L = {pool.directions.shape[2]}, "
-                "Delta_k = 2r ||Theta_k||_2 (exact spectral norm), s_k = z Delta_k (largest shown)"
-            )
-        public = (
+        thetas = [None] if pool.directions is None else list(pool.directions)
+        sensitivity = max(self.mechanism.sensitivity(theta) for theta in thetas)
+        public = [
             f"n = {accountant.n_records} records, d = {pool.dim}, the directions (seed {self.seed})",
             f"the record bound: {self.boundary} of radius {self.radius:g}",
-        )
+        ]
+        if self.labels_ is not None:
+            how = "one release per class" if self.labels_ == "conditional" else "the label joined into each record"
+            public.append(f"the class list (C = {self.n_classes_}); labels released with the records: {how}")
         common = dict(
-            delta=delta, mechanism=mechanism, sampling=sampling, sample_rate=accountant.sample_rate, steps=steps,
-            sensitivity=sensitivity, radius=self.radius, stored=pool.describe(), public=public,
+            delta=delta, mechanism=self.mechanism.describe(), sampling=sampling, sample_rate=accountant.sample_rate,
+            steps=steps, sensitivity=sensitivity, radius=self.radius, stored=pool.describe(), public=tuple(public),
         )
         if noise_multiplier == 0:
             return PrivacyReport(
@@ -262,35 +282,22 @@ class SlicedGenerator(ABC):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(records, epsilon, delta) first.")
         return self.pool_
 
-    def flow_target(self, settings: FlowSettings, seed: int) -> TargetSource:
-        """The flow target that generation reads from the pool, per ``settings``."""
-        pool = self._pool()
-        if settings.reuse == "once" and pool.n_releases == 1:
-            raise ValueError("reuse='once' needs per-step releases; this model made a single release.")
-        order: Literal["random", "sequential"] = "sequential" if settings.reuse == "once" else "random"
-        if pool.kind == "projected":
-            assert pool.directions is not None
-            return ProjectedReleaseTarget(
-                pool, min(settings.n_directions, pool.directions.shape[2]), settings.smoothing, self.n_levels, settings.batch_size if order == "random" else None, order, seed,
-                self.device,
-            )
-        release_noise = float(pool.noise_std.max())
-        rows = pool.releases.reshape(-1, pool.dim).to(self.device)
-        batch_size = pool.releases.shape[1] if order == "sequential" else settings.batch_size
-        if batch_size is not None:
-            batch_size = min(batch_size, rows.shape[0])
-        smoothing = release_noise if settings.smoothing is None else settings.smoothing
-        return EmpiricalTarget(
-            rows, settings.n_directions, smoothing, self.n_levels, batch_size, seed,
-            sample_noise=release_noise, batch_order=order,
-        )
+    @property
+    def dim(self) -> int:
+        """d, the dimension of the records the flow generates (with a joint label: features and label block)."""
+        return self._pool().dim
+
+    def flow_target(self, settings: FlowSettings, seed: int, class_index: int = 0) -> TargetSource:
+        """The flow target that generation reads from the pool (of class ``class_index`` for class-conditional
+        releases), per ``settings``."""
+        return build_target(self._pool(), settings, self.n_levels, seed, self.device, class_index)
 
     def _steps(self, settings: FlowSettings) -> int:
         return self._pool().n_releases if settings.reuse == "once" else settings.n_steps
 
     def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
         """Gaussian particles with the records' scale: N(0, r^2 / d I), so that their norm is about r."""
-        dim = self._pool().dim
+        dim = self.dim
         return (torch.randn(count, dim, generator=generator) * (self.radius / math.sqrt(dim))).to(self.device)
 
     def sample(
@@ -304,26 +311,88 @@ class SlicedGenerator(ABC):
         """``count`` synthetic records, by running the flow over the pool (post-processing, no budget).
 
         ``init`` gives starting particles (``(count, d)``, e.g. public records); ``overrides`` replace fields
-        of ``FlowSettings`` for this call only; ``seed`` (default: the model's) seeds the run.
+        of ``FlowSettings`` for this call only; ``seed`` (default: the model's) seeds the run. A model fitted
+        with labels samples with ``sample_labelled``.
         """
         check_positive_int("count", count)
+        self._pool()
+        if self.labels_ is not None:
+            raise ValueError(f"{type(self).__name__} was fitted with labels; sample (records, labels) with sample_labelled.")
+        if init is not None:
+            self._check_init(init, count)
+        settings = dataclasses.replace(self.settings, **overrides)
+        return self._sample_class(count, 0, init, settings, self.seed if seed is None else seed)
+
+    def sample_labelled(
+        self,
+        count: int,
+        *,
+        init: tuple[torch.Tensor, torch.Tensor] | None = None,
+        seed: int | None = None,
+        **overrides: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``count`` synthetic (record, label) pairs of a model fitted with labels (post-processing).
+
+        Class-conditional releases: the classes' shares come from the released counts
+        (``models.targets.class_weights``, largest remainders), and each class's particles flow to its own
+        target (all classes in one flow), so every label is exact. Joint records: one flow, the label decoded from the record's label
+        block. ``init`` = (records, labels) of starting particles fixes the labels (``count`` of them).
+        """
+        check_positive_int("count", count)
+        self._pool()
+        if self.labels_ is None:
+            raise ValueError(f"{type(self).__name__} was fitted without labels; use sample(count).")
         settings = dataclasses.replace(self.settings, **overrides)
         run_seed = self.seed if seed is None else seed
-        generator = torch.Generator().manual_seed(run_seed + 1)
-        if init is None:
-            particles = self.initial_particles(count, generator)
+        if self.labels_ == "joint":
+            start = None
+            if init is not None:
+                start = bound_records(self.codec.encode(bound_records(init[0].float(), self.radius, self.boundary), init[1]), self.radius)
+                self._check_init(start, count)
+            return self.codec.decode(self._sample_class(count, 0, start, settings, run_seed).cpu())
+        assert self.n_classes_ is not None
+        if init is not None:
+            self._check_init(init[0], count)
+            labels = init[1].long().cpu()
+            order = torch.argsort(labels, stable=True)  # the particles are flowed class after class
+            start, labels = init[0][order].float(), labels[order]
+            sizes = torch.bincount(labels, minlength=self.n_classes_)
         else:
-            check_matrix("init", init, self._pool().dim)
-            if init.shape[0] != count:
-                raise ValueError(f"init has {init.shape[0]} rows but count={count}; pass one row per sample.")
-            particles = init.to(self.device, torch.float32)
-        return self._generate(particles, settings, run_seed)
+            start, sizes = None, allocate(count, class_weights(self._pool()))
+            labels = torch.repeat_interleave(torch.arange(self.n_classes_), sizes)
+        records = self._sample_classes(sizes, start, settings, run_seed)
+        shuffle = torch.randperm(count, generator=torch.Generator().manual_seed(run_seed))
+        return records[shuffle.to(self.device)], labels[shuffle]
 
-    def _generate(self, particles: torch.Tensor, settings: FlowSettings, seed: int) -> torch.Tensor:
-        """Flow ``particles`` over the pool (DPSWGen overrides this with its network)."""
+    def _sample_classes(
+        self, sizes: torch.Tensor, init: torch.Tensor | None, settings: FlowSettings, seed: int
+    ) -> torch.Tensor:
+        """``sizes[c]`` records of each class c, class after class: all classes flow at once, each to its own
+        target (``run_flow`` with ``group_sizes``; DPSWGen runs its network instead)."""
+        count = int(sizes.sum())
+        generator = torch.Generator().manual_seed(seed + 1)
+        particles = self.initial_particles(count, generator) if init is None else init.to(self.device, torch.float32)
+        target = build_target(self._pool(), settings, self.n_levels, seed + 3, self.device, class_index=None)
+        return run_flow(
+            particles, target, self._steps(settings), settings.step_size, settings.entropy,
+            torch.Generator(device=self.device).manual_seed(seed + 2), progress=self.progress, group_sizes=sizes,
+        )
+
+    def _check_init(self, init: torch.Tensor, count: int) -> None:
+        check_matrix("init", init, self.dim)
+        if init.shape[0] != count:
+            raise ValueError(f"init has {init.shape[0]} rows but count={count}; pass one row per sample.")
+
+    def _sample_class(
+        self, count: int, class_index: int, init: torch.Tensor | None, settings: FlowSettings, seed: int
+    ) -> torch.Tensor:
+        """Flow ``count`` particles (from ``init`` or Gaussian) to the target of ``class_index`` (DPSWGen runs its
+        network instead)."""
+        generator = torch.Generator().manual_seed(seed + 1)
+        particles = self.initial_particles(count, generator) if init is None else init.to(self.device, torch.float32)
         flow_generator = torch.Generator(device=self.device).manual_seed(seed + 2)
         return run_flow(
-            particles, self.flow_target(settings, seed + 3), self._steps(settings), settings.step_size,
+            particles, self.flow_target(settings, seed + 3, class_index), self._steps(settings), settings.step_size,
             settings.entropy, flow_generator, particle_cdf=settings.particle_cdf, progress=self.progress,
         )
 
@@ -335,15 +404,18 @@ class SlicedGenerator(ABC):
             "parameters": self.get_parameters(),
             "pool": self._pool().state_dict(),
             "report": self.privacy_report,
+            "labels": self.labels_,
+            "n_classes": self.n_classes_,
         }
 
     def get_parameters(self) -> dict[str, Any]:
         """The constructor arguments (public), for saving and for ``repr``."""
         return {
             "release": self.release, "radius": self.radius, "boundary": self.boundary,
-            "n_release_directions": self.n_release_directions, "accountant": self.accountant,
-            "n_levels": self.n_levels, "settings": dataclasses.asdict(self.settings), "seed": self.seed,
-            "device": str(self.device), "progress": self.progress,
+            "n_release_directions": self.n_release_directions, "n_bins": self.n_bins, "labelling": self.labelling,
+            "feature_weight": self.feature_weight, "accountant": self.accountant, "n_levels": self.n_levels,
+            "settings": dataclasses.asdict(self.settings), "seed": self.seed, "device": str(self.device),
+            "progress": self.progress,
         }
 
     def save(self, path: str | Path) -> None:
@@ -360,6 +432,9 @@ class SlicedGenerator(ABC):
         model = cls(**parameters)
         model.pool_ = ReleasePool.from_state_dict(state["pool"])
         model.report_ = state["report"]
+        model.labels_, model.n_classes_ = state["labels"], state["n_classes"]
+        if model.n_classes_ is not None:
+            model.codec = LabelledCodec(model.n_classes_, model.feature_weight)
         model._load_extra(state)
         return model
 
@@ -374,3 +449,12 @@ class SlicedGenerator(ABC):
     def __repr__(self) -> str:
         fitted = "fitted" if self.pool_ is not None else "not fitted"
         return f"{type(self).__name__}({fitted}, release={self.release!r}, settings={self.settings})"
+
+
+def allocate(count: int, weights: torch.Tensor) -> torch.Tensor:
+    """Split ``count`` into integer parts proportional to ``weights`` (largest remainders), ``(C,)`` long."""
+    exact = weights.to(torch.float64) / weights.sum() * count
+    parts = exact.floor().long()
+    remainder = count - int(parts.sum())
+    parts[torch.argsort(exact - parts, descending=True)[:remainder]] += 1
+    return parts

@@ -6,10 +6,12 @@ import math
 from typing import Any
 
 from synthcity_dpswf.math.checks import check_positive_int
-from synthcity_dpswf.models.base import FlowSettings, SlicedGenerator
+from synthcity_dpswf.models.base import SlicedGenerator
+from synthcity_dpswf.models.settings import FlowSettings
 
 PAPER_PRESET: dict[str, Any] = {
     "release": "projected",
+    "labelling": "joint",
     "n_release_directions": 70,
     "batch_size": 250,
     "passes": 35,
@@ -26,24 +28,30 @@ def release_steps(n_records: int, batch_size: int, passes: float) -> int:
 
 class DPSWFlowR(SlicedGenerator):
     """DPSWflow-r: K releases, each of a uniformly random batch of exactly ``batch_size`` records (independent
-    across steps), composed with Opacus' accountant; the flow then runs over them.
+    across steps) along fresh directions, composed with Opacus' accountant; the flow then runs over them.
 
     Args:
-        batch_size: b, records per release.
-        passes: K = ceil(passes * n / b) releases (ignored when ``release_steps`` is given).
+        batch_size: b, records per release; ``None`` (default): ceil(n / 10), q = 0.1.
+        passes: K = ceil(passes * n / b) releases (ignored when ``release_steps`` is given); the default 10
+            with q = 0.1 makes K = 100.
         release_steps: K directly.
         **kwargs: the ``SlicedGenerator`` arguments (release, radius, settings, seed, ...).
 
-    With the default ``FlowSettings`` (reuse="pooled") every flow step draws a batch of 4,000 rows from all K
-    releases with fresh directions; ``FlowSettings(reuse="once")`` is the paper's way. ``DPSWFlowR.paper()``
-    gives the paper's MNIST preset.
+    The defaults are the per-step histogram form measured on MNIST (docs/flows.md: b = 3,000 of 30,000,
+    K = 100, M = 50 directions per release): a count carries noise z sqrt(2M) while it grows with b, so
+    batches are large. ``DPSWFlowR.paper()`` gives the paper's MNIST preset (projected releases, b = 250, 35
+    passes, each release used once by the step that made it).
     """
 
     name = "dpswflow_r"
+    DEFAULT_RELEASE_DIRECTIONS = {"projected": 70, "projected_histogram": 50}
 
-    def __init__(self, *, batch_size: int = 250, passes: float = 35.0, release_steps: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, batch_size: int | None = None, passes: float = 10.0, release_steps: int | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
-        check_positive_int("batch_size", batch_size)
+        if batch_size is not None:
+            check_positive_int("batch_size", batch_size)
         if not isinstance(passes, (int, float)) or not math.isfinite(passes) or passes <= 0:
             raise ValueError(f"passes must be a finite number > 0, got {passes!r}.")
         if release_steps is not None:
@@ -58,9 +66,10 @@ class DPSWFlowR(SlicedGenerator):
         return cls(**{**PAPER_PRESET, **overrides})
 
     def release_schedule(self, n_records: int) -> tuple[int, int]:
-        if self.batch_size > n_records:
-            raise ValueError(f"batch_size={self.batch_size} exceeds the {n_records} records; lower it.")
-        return self.batch_size, self.release_steps or release_steps(n_records, self.batch_size, self.passes)
+        batch_size = math.ceil(n_records / 10) if self.batch_size is None else self.batch_size
+        if batch_size > n_records:
+            raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
+        return batch_size, self.release_steps or release_steps(n_records, batch_size, self.passes)
 
     def get_parameters(self) -> dict[str, Any]:
         return {

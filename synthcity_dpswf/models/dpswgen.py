@@ -14,6 +14,7 @@ from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.math.sliced import interpolate_sorted
 
 from synthcity_dpswf.models.dpswflow_r import DPSWFlowR
+from synthcity_dpswf.models.settings import FlowSettings
 
 
 def generator_network(noise_dim: int, dim: int) -> nn.Sequential:
@@ -45,8 +46,9 @@ def smoothed_sliced_loss(
 class DPSWGen(DPSWFlowR):
     """DPSWgen: the releases of DPSWflow-r (same schedule, same accounting), then a generator network trained
     with Adam on ``smoothed_sliced_loss`` against the flow targets read from them (``settings.n_steps``
-    training steps when pooled; one step per release with ``reuse="once"``). Training and sampling are
-    post-processing.
+    training steps when pooled; one step per release with ``reuse="once"``). With class-conditional releases
+    the network also takes the one-hot label, and each step trains one class (uniformly at random, public
+    seed) against that class's target. Training and sampling are post-processing.
 
     Args:
         noise_dim: size of the network's Gaussian input.
@@ -70,33 +72,56 @@ class DPSWGen(DPSWFlowR):
         self.learning_rate = learning_rate
         self.network_: nn.Sequential | None = None
 
+    @property
+    def _n_conditions(self) -> int:
+        """Width of the one-hot label input: C for class-conditional releases, else 0."""
+        return self.n_classes_ or 0 if self.labels_ == "conditional" else 0
+
+    def _inputs(self, count: int, class_index: int, generator: torch.Generator) -> torch.Tensor:
+        noise = torch.randn(count, self.noise_dim, generator=generator)
+        if self._n_conditions:
+            one_hot = torch.zeros(count, self._n_conditions)
+            one_hot[:, class_index] = 1.0
+            noise = torch.cat([noise, one_hot], dim=1)
+        return noise.to(self.device)
+
     def _after_release(self) -> None:
         with torch.random.fork_rng(devices=[]):  # seed the initialisation without touching the caller's RNG
             torch.manual_seed(self.seed)
-            network = generator_network(self.noise_dim, self._pool().dim).to(self.device)
+            network = generator_network(self.noise_dim + self._n_conditions, self.dim).to(self.device)
         optimiser = torch.optim.Adam(network.parameters(), lr=self.learning_rate)
-        target = self.flow_target(self.settings, self.seed + 3)
+        classes = max(self._n_conditions, 1)
+        targets = [self.flow_target(self.settings, self.seed + 3, label) for label in range(classes)]
         noise_generator = torch.Generator().manual_seed(self.seed + 1)
         network.train()
         for step in tqdm(range(self._steps(self.settings)), disable=None if self.progress else True, desc="dpswgen", leave=False):
-            slice_ = target.target_slice(step)
-            inputs = torch.randn(self.generator_batch, self.noise_dim, generator=noise_generator).to(self.device)
-            loss = smoothed_sliced_loss(network(inputs), slice_.directions, slice_.quantiles, slice_.smoothing, noise_generator)
+            label = int(torch.randint(classes, (1,), generator=noise_generator))
+            slice_ = targets[label].target_slice(step)
+            generated = network(self._inputs(self.generator_batch, label, noise_generator))
+            loss = smoothed_sliced_loss(generated, slice_.directions, slice_.quantiles, slice_.smoothing, noise_generator)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
         self.network_ = network.eval()
 
-    def sample(self, count: int, *, init: torch.Tensor | None = None, seed: int | None = None, **overrides: Any) -> torch.Tensor:
-        """``count`` records from the trained network (post-processing). Settings are fixed at training."""
-        if init is not None or overrides:
+    def _sample_class(
+        self, count: int, class_index: int, init: torch.Tensor | None, settings: FlowSettings, seed: int
+    ) -> torch.Tensor:
+        """``count`` records of ``class_index`` from the trained network (post-processing)."""
+        if init is not None or settings != self.settings:
             raise ValueError("DPSWGen samples from its trained network: init and settings overrides do not apply.")
-        check_positive_int("count", count)
         if self.network_ is None:
             raise RuntimeError("DPSWGen is not fitted; call fit(records, epsilon, delta) first.")
-        generator = torch.Generator().manual_seed((self.seed if seed is None else seed) + 1)
         with torch.no_grad():
-            return self.network_(torch.randn(count, self.noise_dim, generator=generator).to(self.device))
+            return self.network_(self._inputs(count, class_index, torch.Generator().manual_seed(seed + 1)))
+
+    def _sample_classes(
+        self, sizes: torch.Tensor, init: torch.Tensor | None, settings: FlowSettings, seed: int
+    ) -> torch.Tensor:
+        """``sizes[c]`` records of each class c, class after class, from the conditional network."""
+        parts = [self._sample_class(int(size), label, init, settings, seed + 10 * label)
+                 for label, size in enumerate(sizes.tolist()) if size > 0]
+        return torch.cat(parts) if parts else torch.empty(0, self.dim, device=self.device)
 
     def state_dict(self) -> dict[str, Any]:
         if self.network_ is None:
@@ -104,7 +129,7 @@ class DPSWGen(DPSWFlowR):
         return {**super().state_dict(), "network": self.network_.state_dict()}
 
     def _load_extra(self, state: dict[str, Any]) -> None:
-        network = generator_network(self.noise_dim, self._pool().dim)
+        network = generator_network(self.noise_dim + self._n_conditions, self.dim)
         network.load_state_dict(state["network"])
         self.network_ = network.to(self.device).eval()
 
@@ -113,5 +138,3 @@ class DPSWGen(DPSWFlowR):
             **super().get_parameters(), "noise_dim": self.noise_dim, "generator_batch": self.generator_batch,
             "learning_rate": self.learning_rate,
         }
-
-
