@@ -42,7 +42,8 @@ def _images(args: argparse.Namespace) -> int:
     from synthcity_dpswf.experiments.images import ImageRunConfig, run_images
 
     config = ImageRunConfig(
-        dataset=args.dataset, generator=args.generator, epsilon=args.epsilon, autoencoder_epochs=args.ae_epochs,
+        dataset=args.dataset, generator=args.generator, release=args.release, epsilon=args.epsilon,
+        autoencoder_epochs=args.ae_epochs,
         n_samples=args.samples, fid_samples=args.fid_samples, start=args.start, n_steps=args.steps,
         step_size=args.step_size, seed=args.seed,
     )
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     toy.add_argument("--steps", type=int, default=200, help="flow steps, >= 10 (default: %(default)s)")
     toy.add_argument("--seed", type=int, default=0)
     toy.set_defaults(run=_toy)
-    demo = commands.add_parser("demo", help="DPSWflow-r on scikit-learn's digits: report, sample grid, accuracy")
+    demo = commands.add_parser("demo", help="DPSWflow on scikit-learn's digits: report, sample grid, accuracy")
     demo.add_argument("--out", default="dpswf_demo.png", help="where to write the PNG grid (default: %(default)s)")
     demo.add_argument("--epsilon", type=float, default=10.0)
     demo.add_argument("--seed", type=int, default=0)
@@ -80,15 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--data-root", required=True, help="torchvision root holding the dataset (no download)")
     images.add_argument("--epsilon", type=float, default=10.0)
     images.add_argument("--out", default="dpswf_images", help="output folder (default: %(default)s)")
-    images.add_argument("--generator", choices=["dpswflow_r", "dpswflow", "dpswgen"], default="dpswflow_r")
+    images.add_argument("--generator", choices=["dpswflow", "dpswflow_r", "dpswgen"], default="dpswflow")
+    images.add_argument("--release", default="projected_histogram",
+                        help="release kind: projected_histogram (default), record or projected (the paper's); "
+                        "record wants --step-size 3 --steps 3000")
     images.add_argument("--inception", default=None, help="TorchScript Inception file for FID (or $DPSWF_INCEPTION)")
     images.add_argument("--start", choices=["gaussian", "public"], default="gaussian",
                         help="start the particles from Gaussian noise or from public latents (free)")
     images.add_argument("--ae-epochs", type=int, default=5, help="autoencoder epochs when no checkpoint exists in --out")
     images.add_argument("--samples", type=int, default=10000, help="generated images for CAS")
     images.add_argument("--fid-samples", type=int, default=1000)
-    images.add_argument("--steps", type=int, default=3000, help="flow steps (training steps for dpswgen)")
-    images.add_argument("--step-size", type=float, default=3.0, help="h (default measured on MNIST, see docs)")
+    images.add_argument("--steps", type=int, default=1500, help="flow steps (training steps for dpswgen)")
+    images.add_argument("--step-size", type=float, default=1.0, help="h (default measured on MNIST, see docs)")
     images.add_argument("--seed", type=int, default=0)
     images.add_argument("--quiet", action="store_true")
     images.set_defaults(run=_images)

@@ -22,16 +22,15 @@ def test_toy_writes_the_figure_and_prints_the_distances(tmp_path: Path, capsys: 
 def test_demo_prints_the_report_the_grid_and_both_accuracies(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The release noise is secret and differs on every run (its accuracy at epsilon = 10 ranged 13-27% over
-    # runs); the test fixes it to be deterministic.
+    # The release noise is secret and differs on every run; the test fixes it to be deterministic.
     monkeypatch.setattr("synthcity_dpswf.models.base.secret_generator", lambda seed=None: torch.Generator().manual_seed(1))
     out = tmp_path / "demo.png"
     assert main(["demo", "--out", str(out), "--quiet"]) == 0
     assert out.stat().st_size > 10_000
     printed = capsys.readouterr().out
-    assert "-differentially private" in printed and "Opacus RDPAccountant" in printed
+    assert "-differentially private" in printed and "analytic Gaussian" in printed and "projected-histogram" in printed
     assert "epsilon = 10 " in printed and "epsilon = inf (not private)" in printed
     accuracies = [float(line.split("accuracy")[1].strip(" %")) for line in printed.splitlines() if "accuracy" in line]
     assert len(accuracies) == 2
-    # Without noise the flow learns the digits; at epsilon = 10 it still beats chance (10%).
-    assert accuracies[1] > 70 and accuracies[0] > 12
+    # Without noise the flow learns the digits; at epsilon = 10 the histogram release keeps most of it.
+    assert accuracies[1] > 70 and accuracies[0] > 40

@@ -189,5 +189,6 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
     printed = capsys.readouterr().out
     assert re.search(r"\((9\.9\d*|10), 1e-05\)-differentially private", printed) and "500 public digits" in printed
     assert "FID " in printed and "CAS " in printed and "wall time" in printed
-    assert list(tmp_path.glob("grid_mnist_dpswflow_r_eps10_gaussian.png"))
+    assert "projected-histogram release" in printed and "one release per class" in printed
+    assert list(tmp_path.glob("grid_mnist_dpswflow_projected_histogram_eps10_gaussian.png"))
     assert list(tmp_path.glob("results_*.json"))

@@ -30,7 +30,7 @@ from synthcity.plugins.core.plugin import Plugin
 from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
-from synthcity_dpswf.adapters import LabelledCodec, NumericColumn, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters import NumericColumn, TabularDomain, TabularEncoder
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, from_synthcity_range
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import load_accountants
@@ -93,9 +93,10 @@ class SlicedFlowPlugin(Plugin):
     Args:
         epsilon, delta: the total budget; ``delta=None`` uses ``default_delta(n)`` = 0.1 / n (stated in the
             report).
-        release: ``"record"`` (default) or ``"projected"``.
+        release: the release kind: ``"projected_histogram"`` (default), ``"record"`` or ``"projected"``.
         radius: records are encoded into the ball of this radius.
-        n_release_directions: directions per projected release.
+        n_release_directions: directions per release (``None``: the generator's default for the kind).
+        n_bins: bins per direction of histogram releases.
         n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``.
         domain: a public ``TabularDomain``, description dict or JSON path; ``None`` releases a DP domain.
         domain_epsilon_share: share of (epsilon, delta) spent on the DP domain when ``domain`` is None.
@@ -105,8 +106,10 @@ class SlicedFlowPlugin(Plugin):
             path of its checkpoint. ``None`` follows the paper: a random ``public_fraction`` of the images
             given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``), the
             rest is the private data; the report states it.
-        n_classes: number of image classes (public); labels are generated with the images.
-        feature_weight: weight of the latent beside the scaled one-hot label in each record.
+        n_classes: number of image classes (public); labels are generated with the images, per class for
+            releases that support it (``labelling="conditional"``), else joined into the record.
+        labelling: ``"conditional"`` or ``"joint"`` (see ``SlicedGenerator``).
+        feature_weight: weight of the latent beside the scaled one-hot label in a joint record.
         device, random_state, workspace, sampling_patience, strict, compress_dataset: synthcity's.
     """
 
@@ -116,12 +119,13 @@ class SlicedFlowPlugin(Plugin):
         self,
         epsilon: float = 3.0,
         delta: float | None = None,
-        release: str = "record",
+        release: str = "projected_histogram",
         radius: float = 1.0,
-        n_release_directions: int = 70,
+        n_release_directions: int | None = None,
+        n_bins: int = 16,
         n_directions: int = 70,
-        n_steps: int = 2000,
-        step_size: float = 3.0,
+        n_steps: int = 1500,
+        step_size: float = 1.0,
         entropy: float = 0.0,
         smoothing: float | None = None,
         flow_batch_size: int | None = 4000,
@@ -134,6 +138,7 @@ class SlicedFlowPlugin(Plugin):
         public_fraction: float = 0.5,
         autoencoder_epochs: int = 5,
         n_classes: int = 10,
+        labelling: str = "conditional",
         feature_weight: float = 0.7,
         device: Any = DEVICE,
         random_state: int = 0,
@@ -154,6 +159,7 @@ class SlicedFlowPlugin(Plugin):
         self.release = release
         self.radius = radius
         self.n_release_directions = n_release_directions
+        self.n_bins = n_bins
         self.settings = FlowSettings(
             n_steps=n_steps, step_size=step_size, entropy=entropy, smoothing=smoothing,
             batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
@@ -165,7 +171,9 @@ class SlicedFlowPlugin(Plugin):
         self.image_adapter = image_adapter
         self.public_fraction = public_fraction
         self.autoencoder_epochs = autoencoder_epochs
-        self.codec = LabelledCodec(n_classes, feature_weight)
+        self.n_classes = n_classes
+        self.labelling = labelling
+        self.feature_weight = feature_weight
         self.generator_: SlicedGenerator | None = None
         self.encoder_: TabularEncoder | ImageLatentAdapter | None = None
         self.domain_part_: PrivacyPart | None = None
@@ -178,6 +186,7 @@ class SlicedFlowPlugin(Plugin):
         """Arguments of the wrapped generator for a table of ``n_records`` rows (subclasses add theirs)."""
         return {
             "release": self.release, "radius": self.radius, "n_release_directions": self.n_release_directions,
+            "n_bins": self.n_bins, "labelling": self.labelling, "feature_weight": self.feature_weight,
             "accountant": self.accountant, "settings": self.settings, "seed": self.random_state,
             "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
         }
@@ -213,11 +222,11 @@ class SlicedFlowPlugin(Plugin):
         return self
 
     def _fit_images(self, X: DataLoader) -> "SlicedFlowPlugin":
-        """Images: latents of a public autoencoder joined with scaled one-hot labels, one record per pair."""
+        """Images: latents of a public autoencoder with their labels, one record per (image, label) pair."""
         images, labels = X.unpack().tensors()
         images, labels = from_synthcity_range(images.float()), labels.long()
-        if bool((labels < 0).any()) or bool((labels >= self.codec.n_classes).any()):
-            raise ValueError(f"labels must lie in 0..{self.codec.n_classes - 1}; set n_classes for this data.")
+        if bool((labels < 0).any()) or bool((labels >= self.n_classes).any()):
+            raise ValueError(f"labels must lie in 0..{self.n_classes - 1}; set n_classes for this data.")
         if isinstance(self.image_adapter, ImageLatentAdapter):
             adapter, private = self.image_adapter, torch.arange(len(images))
         elif self.image_adapter is not None:
@@ -238,7 +247,7 @@ class SlicedFlowPlugin(Plugin):
         self._data_encoders = None
         self.encoder_ = adapter
         self.domain_part_ = None
-        self._fit_generator(self.codec.encode(adapter.encode(images[private]), labels[private]), self.epsilon, delta)
+        self._fit_generator(adapter.encode(images[private]), self.epsilon, delta, labels[private])
         self.fitted = True
         return self
 
@@ -267,21 +276,22 @@ class SlicedFlowPlugin(Plugin):
         self._fit_generator(self.encoder_.encode(X.dataframe()), epsilon, delta)
         return self
 
-    def _fit_generator(self, records: torch.Tensor, epsilon: float, delta: float) -> None:
+    def _fit_generator(self, records: torch.Tensor, epsilon: float, delta: float, labels: torch.Tensor | None = None) -> None:
         """Build the wrapped generator for these encoded records and fit it: the releases happen here."""
         self.generator_ = self.generator_class(**self.generator_arguments(len(records)))
-        self.generator_.fit(records, epsilon, delta)
+        n_classes = None if labels is None else self.n_classes
+        self.generator_.fit(records, epsilon, delta, labels=labels, n_classes=n_classes)
 
     def _generate(self, count: int, syn_schema: Schema, **kwargs: Any) -> DataLoader:
         if self.generator_ is None or self.encoder_ is None:
             raise RuntimeError("fit the plugin first")
         generator, encoder = self.generator_, self.encoder_
         if isinstance(encoder, ImageLatentAdapter):
-            codec = self.codec
 
             def sample_images(n: int) -> TensorDataset:
                 seed = int(torch.randint(0, 2**31 - 1, (1,)))
-                latents, labels = codec.decode(generator.sample(n, seed=seed).cpu())
+                latents, labels = generator.sample_labelled(n, seed=seed)
+                latents = latents.cpu()
                 return TensorDataset(images=encoder.decode(latents), targets=labels)
 
             return self._safe_generate_images(sample_images, count, syn_schema)

@@ -11,8 +11,9 @@ from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 
 
 class DPSWFlowPlugin(SlicedFlowPlugin):
-    """DPSWflow as a synthcity plugin: a single Gaussian release of every encoded record, accounted by the
-    exact analytic Gaussian mechanism; generation is post-processing.
+    """DPSWflow as a synthcity plugin: a single Gaussian release of all encoded records (by default the
+    histograms of their projections on 500 directions), accounted by the exact analytic Gaussian mechanism;
+    generation is post-processing.
 
     Args:
         **kwargs: the ``SlicedFlowPlugin`` arguments (epsilon, delta, domain, flow settings, ...).
@@ -29,6 +30,7 @@ class DPSWFlowPlugin(SlicedFlowPlugin):
         return [
             IntegerDistribution(name="n_steps", low=200, high=2000, step=200),
             FloatDistribution(name="step_size", low=0.1, high=3.0),
+            CategoricalDistribution(name="n_bins", choices=[16, 32, 64]),
             CategoricalDistribution(name="n_directions", choices=[30, 70, 150]),
             CategoricalDistribution(name="flow_batch_size", choices=[1000, 2000, 4000]),
         ]
