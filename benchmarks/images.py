@@ -1,8 +1,10 @@
 """Image benchmark: the flows, DPSWgen and a DP-SGD GAN on MNIST and FashionMNIST latents (the paper's Sec. 5).
 
 For each dataset the training set is halved (seeded): the public half trains one autoencoder (the paper's conv
-AE, latent 8), shared by every method; the private half, encoded and joined with the label
-(``LabelledCodec``, d = 18, unit ball), is all that the generators see. Every method is fitted once per
+AE, latent 8), shared by every method: every number here assumes that public half. The private half, encoded
+(unit latents, d = 8) with its labels, is all that the generators see: per class for histogram releases,
+joined into the record (``LabelledCodec``, d = 18, unit ball) for record and projected releases and for the
+GAN. Every method is fitted once per
 (dataset, epsilon) and then sampled in ``runs`` generation runs (seeds 1000 + run), each scored with
 
 - FID: Inception pool3 features of ``fid_samples`` generated vs the first ``fid_samples`` test images
@@ -10,11 +12,16 @@ AE, latent 8), shared by every method; the private half, encoded and joined with
 - precision / recall: Kynkaanniemi et al. (2019), k = 3, on the same features,
 - CAS: an MLP trained on the generated (image, label) pairs, accuracy on the whole test set.
 
-Methods (delta = 1e-5, batches of b = 250, ``passes`` passes over the private records):
-  DPSWflow-r                         record releases, pooled (the package default)
-  DPSWflow-r once                    the same releases, each used once by the step that made it
-  DPSWflow                           one record release of all records
-  DPSWgen                            a generator network on DPSWflow-r's releases
+Methods (delta = 1e-5):
+  DPSWflow                           one class-conditional projected-histogram release (L = 500, G = 16): the
+                                     package default; plain flow, h = 1, ``flow_steps`` steps
+  DPSWflow-r                         per-step histogram releases (b = n / 10, K = 100, M = 50), pooled
+  DPSWgen                            a conditional generator network on DPSWflow-r's histogram releases
+and the previous release kinds (batches of b = 250, ``passes`` passes, h = 3, ``n_steps`` steps):
+  DPSWflow-r record                  record releases, pooled (the default before histograms)
+  DPSWflow-r record once             the same releases, each used once by the step that made it
+  DPSWflow record                    one record release of all records
+  DPSWgen record                     a generator network on DPSWflow-r record's releases
   DPSWflow-r projected once          the paper's scheme (projected releases, Delta = 2 ||Theta||_2, each used
                                      once) under the sound accountant
   DP-SGD GAN                         a conditional GAN, Opacus per-sample clipping, same sampling and accountant
@@ -52,7 +59,7 @@ from synthcity_dpswf.evaluation import (  # noqa: E402
     frechet_distance,
     inception_features,
     precision_recall,
-    save_image_grid,
+    save_labelled_grid,
 )
 from synthcity_dpswf.math import random_directions  # noqa: E402
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, release_steps  # noqa: E402
@@ -79,6 +86,7 @@ class Mode:
     autoencoder_epochs: int
     passes: float
     n_steps: int
+    flow_steps: int  # histogram releases
     n_samples: int
     fid_samples: int
     runs: int
@@ -86,8 +94,8 @@ class Mode:
 
 
 MODES = {
-    "quick": Mode("quick", None, 10_000, 3, 10, 600, 1000, 128, 2, 20),
-    "full": Mode("full", None, None, 10, 35, 3000, 10_000, 10_000, 5, 50),
+    "quick": Mode("quick", None, 10_000, 3, 10, 600, 1500, 1000, 128, 2, 20),
+    "full": Mode("full", None, None, 10, 35, 3000, 1500, 10_000, 10_000, 5, 50),
 }
 
 
@@ -102,10 +110,13 @@ class Method:
 
 
 METHODS = [
-    Method("DPSWflow-r", "flow_r"),
-    Method("DPSWflow-r once", "flow_r", {"reuse": "once"}),
-    Method("DPSWflow", "flow"),
-    Method("DPSWgen", "gen"),
+    Method("DPSWflow", "hist_flow"),
+    Method("DPSWflow-r", "hist_flow_r"),
+    Method("DPSWgen", "hist_gen"),
+    Method("DPSWflow-r record", "flow_r"),
+    Method("DPSWflow-r record once", "flow_r", {"reuse": "once"}),
+    Method("DPSWflow record", "flow"),
+    Method("DPSWgen record", "gen"),
     Method("DPSWflow-r projected once", "flow_r_projected", {"reuse": "once"}),
     Method("DP-SGD GAN", "gan"),
 ]
@@ -127,47 +138,60 @@ def paper_sigma(epsilon: float, n_records: int, batch_size: int, steps: int) -> 
     return ReleaseAccountant(n_records, batch_size).calibrate(epsilon, DELTA, steps)
 
 
-def fit_model(key: str, records: torch.Tensor, epsilon: float, mode: Mode, device: torch.device) -> tuple[Any, dict[str, Any]]:
+def fit_model(key: str, data: "Dataset", epsilon: float, mode: Mode, device: torch.device) -> tuple[Any, dict[str, Any]]:
     """Fit the model behind ``key`` at ``epsilon``; returns it and what the table states about its noise."""
-    settings = FlowSettings(n_steps=mode.n_steps)
+    settings = FlowSettings(n_steps=mode.n_steps, step_size=3.0)  # the record releases' measured flow
+    histogram = FlowSettings(n_steps=mode.flow_steps)  # the package defaults otherwise
     once = dataclasses.replace(settings, reuse="once")
     common: dict[str, Any] = {"device": device}
-    per_step = {"batch_size": BATCH, "passes": mode.passes, **common}
-    n = records.shape[0]
+    record = {"release": "record", **common}
+    per_step = {"batch_size": BATCH, "passes": mode.passes, **record}
+    n = data.latents.shape[0]
     builders: dict[str, Callable[[], Any]] = {
+        "hist_flow": lambda: DPSWFlow(settings=histogram, **common),
+        "hist_flow_r": lambda: DPSWFlowR(settings=histogram, **common),
+        "hist_gen": lambda: DPSWGen(settings=histogram, **common),
         "flow_r": lambda: DPSWFlowR(settings=settings, **per_step),
-        "flow": lambda: DPSWFlow(settings=settings, **common),
+        "flow": lambda: DPSWFlow(settings=settings, **record),
         "gen": lambda: DPSWGen(settings=settings, **per_step),
         "flow_r_projected": lambda: DPSWFlowR(release="projected", settings=settings, **per_step),
         "gan": lambda: DPSGDGAN(
             batch_size=BATCH, epochs=mode.gan_epochs, n_classes=10, label_weight=LabelledCodec(10).label_weight, device=device
         ),
-        "paper_gen": lambda: DPSWGen(release="projected", settings=once, **per_step),
-        "paper_flow_r": lambda: DPSWFlowR(release="projected", settings=once, **per_step),
+        "paper_gen": lambda: DPSWGen(settings=once, **{**per_step, "release": "projected"}),
+        "paper_flow_r": lambda: DPSWFlowR(settings=once, **{**per_step, "release": "projected"}),
         "paper_flow": lambda: DPSWFlow(release="projected", settings=settings, **common),
     }
     model = builders[key]()
     facts: dict[str, Any] = {}
-    if key.startswith("paper_") and math.isfinite(epsilon):
+    if isinstance(model, DPSGDGAN):
+        model.fit(data.records, epsilon, DELTA)
+    elif key.startswith("paper_") and math.isfinite(epsilon):
         batch, steps = (n, 1) if key == "paper_flow" else (BATCH, release_steps(n, BATCH, mode.passes))
         sigma = paper_sigma(epsilon, n, batch, steps)
-        delta_bar = mean_projected_sensitivity(records.shape[1], model.n_release_directions)
-        model.fit(records, None, DELTA, noise_multiplier=sigma / delta_bar)
+        delta_bar = mean_projected_sensitivity(data.records.shape[1], model.mechanism.options.n_directions)
+        model.fit(data.latents, None, DELTA, labels=data.labels, n_classes=10, noise_multiplier=sigma / delta_bar)
         facts = {"paper_sigma": sigma, "paper_epsilon": epsilon, "mean_noise_std": float(model.pool_.noise_std.mean())}
     else:
-        model.fit(records, epsilon, DELTA)
+        model.fit(data.latents, epsilon, DELTA, labels=data.labels, n_classes=10)
     report = model.privacy_report
     facts.update({
+        "release": getattr(model, "release", "DP-SGD"),
         "epsilon": finite_or_text(report.epsilon), "conservative_epsilon": finite_or_text(report.conservative_epsilon),
         "noise_multiplier": report.noise_multiplier, "noise_std": report.noise_std, "steps": report.steps,
     })
     return model, facts
 
 
-def sample_records(model: Any, method: Method, count: int, seed: int) -> torch.Tensor:
-    if isinstance(model, (DPSGDGAN, DPSWGen)):
-        return model.sample(count, seed=seed)
-    return model.sample(count, seed=seed, **method.overrides)
+def sample_images(data: "Dataset", model: Any, method: Method, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``count`` generated (image, label) pairs."""
+    if isinstance(model, DPSGDGAN):
+        latents, labels = data.codec.decode(model.sample(count, seed=seed).detach().cpu())
+    elif isinstance(model, DPSWGen):
+        latents, labels = model.sample_labelled(count, seed=seed)
+    else:
+        latents, labels = model.sample_labelled(count, seed=seed, **method.overrides)
+    return data.adapter.decode(latents.detach().cpu()).cpu(), labels.cpu()
 
 
 def class_row(images: torch.Tensor, labels: torch.Tensor, n_classes: int = 10) -> torch.Tensor:
@@ -199,12 +223,8 @@ class Dataset:
             self.adapter.save(checkpoint)
         self.autoencoder_seconds = time.perf_counter() - started
         self.codec = LabelledCodec(n_classes=10)
-        self.private_images, self.private_labels = images[private], labels[private]
-        self.records = self.codec.encode(self.adapter.encode(self.private_images), self.private_labels)
-
-    def decode(self, records: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        latents, labels = self.codec.decode(records.detach().cpu())
-        return self.adapter.decode(latents).cpu(), labels
+        self.latents, self.labels = self.adapter.encode(images[private]), labels[private]
+        self.records = self.codec.encode(self.latents, self.labels)  # joint records, for the DP-SGD GAN
 
 
 def score(
@@ -233,13 +253,13 @@ def run_dataset(
     rows: list[dict[str, Any]] = payload["rows"]
 
     # The ceiling of every method: the private images through the autoencoder, no generator, no privacy.
-    images, labels = data.decode(data.records[: mode.n_samples])
+    images, labels = data.adapter.decode(data.latents[: mode.n_samples]).cpu(), data.labels[: mode.n_samples]
     rows.append({"dataset": name, "method": "autoencoder reconstruction", "convention": "none", "target_epsilon": "inf",
                  "runs": [score(data, images, labels, real_features, network, mode, args.seed)]})
     print(f"[{name}] reconstruction: {rows[-1]['runs'][0]}", flush=True)
     save()
 
-    grids: dict[float, list[torch.Tensor]] = {}
+    grids: dict[float, dict[str, torch.Tensor]] = {}
     jobs = [(method, epsilon) for epsilon in args.epsilons for method in METHODS if method.label in args.methods]
     jobs += [(method, epsilon) for epsilon in args.epsilons if epsilon in PAPER_EPSILONS for method in PAPER_METHODS
              if method.label in args.methods and args.paper]
@@ -247,20 +267,21 @@ def run_dataset(
     for method, epsilon in jobs:
         if (method.fit, epsilon) not in fitted:
             started = time.perf_counter()
-            model, facts = fit_model(method.fit, data.records, epsilon, mode, device)
+            model, facts = fit_model(method.fit, data, epsilon, mode, device)
             fitted = {key: value for key, value in fitted.items() if key[1] == epsilon}  # keep memory bounded
             fitted[(method.fit, epsilon)] = (model, facts, time.perf_counter() - started)
         model, facts, fit_seconds = fitted[(method.fit, epsilon)]
         runs, generate_seconds = [], []
         for run in range(mode.runs):
             started = time.perf_counter()
-            images, labels = data.decode(sample_records(model, method, mode.n_samples, 1000 + run))
+            images, labels = sample_images(data, model, method, mode.n_samples, 1000 + run)
             generate_seconds.append(time.perf_counter() - started)
             runs.append(score(data, images, labels, real_features, network, mode, args.seed))
             if run == 0 and method.convention == "sound":
-                grids.setdefault(epsilon, []).append(class_row(images, labels))
+                grids.setdefault(epsilon, {})[method.label] = class_row(images, labels)
                 path = args.out / f"images_{mode.name}_{name}_eps{epsilon:g}.png"
-                save_image_grid(torch.cat(grids[epsilon]), path, per_row=10)  # one row per method so far
+                title = f"{name}, epsilon = {epsilon:g}, delta = {DELTA:g}; autoencoder trained on the public half"
+                save_labelled_grid(grids[epsilon], [f"label {label}" for label in range(10)], path, title)
         rows.append({
             "dataset": name, "method": method.label, "convention": method.convention, "target_epsilon": finite_or_text(epsilon),
             **facts, "fit_seconds": fit_seconds, "generate_seconds": generate_seconds, "runs": runs,

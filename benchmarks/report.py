@@ -100,8 +100,12 @@ def run_header(payload: dict[str, Any], title: str) -> list[str]:
 def image_markdown(payload: dict[str, Any]) -> str:
     mode = payload["mode"]
     parts = run_header(payload, "Image benchmark") + [
-        f"delta = {payload['delta']:g}; b = {payload['batch_size']}, {mode['passes']:g} passes; flows: {mode['n_steps']} "
-        f"steps of h = 3 (pooled) on {mode['n_samples']} particles; DP-SGD GAN: {mode['gan_epochs']:g} epochs. "
+        f"delta = {payload['delta']:g}. DPSWflow, DPSWflow-r, DPSWgen: the package defaults (class-conditional "
+        f"projected-histogram releases; DPSWflow one release of L = 500 directions, G = 16 bins; DPSWflow-r and DPSWgen "
+        f"K = 100 releases of b = n/10 records on M = 50 directions), plain flow of h = 1, "
+        f"{mode.get('flow_steps', 1500)} steps. Rows named 'record' or 'projected': b = {payload['batch_size']}, "
+        f"{mode['passes']:g} passes, {mode['n_steps']} steps of h = 3 (pooled unless 'once'). {mode['n_samples']} "
+        f"samples per run; DP-SGD GAN: {mode['gan_epochs']:g} epochs. "
         f"Mean ± std over {mode['runs']} generation runs (seeds {payload['generation_seeds']}) of one fit. "
         f"FID and precision/recall (k = 3) on {mode['fid_samples']} generated vs {mode['fid_samples']} test images "
         "(FID is biased upwards at small N: compare within a table); CAS: an MLP trained on the "
@@ -125,7 +129,7 @@ def image_markdown(payload: dict[str, Any]) -> str:
                 "Paper's convention: sigma = Opacus' noise multiplier for the target (epsilon, q, K), used as the noise "
                 "std of the projected release (Delta taken as 1); the sound epsilon of that noise (Delta = 2 ||Theta||_2) "
                 "is in brackets. Paper's scheme, sound: projected releases used once, noise calibrated with the exact "
-                "Delta. Package default: record releases, pooled. The paper's FIDs come from another autoencoder, more "
+                "Delta. Package default: projected-histogram releases. The paper's FIDs come from another autoencoder, more "
                 "samples and its own Inception pipeline: compare columns within our runs, not with the paper's values.\n",
                 reproduction_table(payload, dataset) + "\n",
             ]
@@ -275,7 +279,10 @@ def headline() -> str:
         parts.append(
             f"**Images, epsilon = {HEADLINE_EPSILON}, delta = 1e-5** ({mode['name']} mode: {mode['fid_samples']} samples "
             f"for FID, mean ± std of {mode['runs']} generation runs; the reconstruction row is the autoencoder's "
-            f"ceiling, not private). Full tables: `benchmarks/results/images_{mode['name']}.md`.\n\n" + "\n".join(lines)
+            f"ceiling, not private). **Public-data assumption: every row uses an autoencoder trained on the public "
+            f"half of the training set**; only the private half is released. DPSWflow, DPSWflow-r, DPSWgen are the "
+            f"package defaults (projected-histogram releases); rows named 'record' or 'projected' are the earlier "
+            f"release kinds. Full tables: `benchmarks/results/images_{mode['name']}.md`.\n\n" + "\n".join(lines)
         )
     tabular = newest("tabular")
     if tabular is not None:

@@ -24,8 +24,9 @@ def run(script: str, *arguments: str) -> str:
 def test_image_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
     run(
         "images.py", "--data-root", str(shared_dir / "data"), "--inception", str(shared_dir / INCEPTION), "--quick",
-        "--datasets", "mnist", "--epsilons", "inf", "10", "--methods", "DPSWflow-r", "DPSWflow-r once", "DP-SGD GAN",
-        "DPSWflow", "--n-public", "1000", "--n-private", "600", "--autoencoder-epochs", "1", "--n-steps", "20",
+        "--datasets", "mnist", "--epsilons", "inf", "10", "--methods", "DPSWflow", "DPSWflow-r", "DPSWflow-r record once",
+        "DP-SGD GAN", "--n-public", "1000", "--n-private", "600", "--autoencoder-epochs", "1", "--n-steps", "20",
+        "--flow-steps", "20",
         "--n-samples", "200", "--fid-samples", "20", "--runs", "2", "--passes", "1", "--gan-epochs", "1",
         "--out", str(tmp_path), "--cache", str(tmp_path / "cache"),
     )
@@ -41,7 +42,9 @@ def test_image_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
             assert row["epsilon"] > 2 * row["paper_epsilon"]
             assert abs(row["mean_noise_std"] / row["paper_sigma"] - 1) < 0.1
     markdown = (tmp_path / "images_quick.md").read_text()
-    assert "| DPSWflow-r once |" in markdown and "the paper's table beside ours" in markdown
+    assert "| DPSWflow-r record once |" in markdown and "the paper's table beside ours" in markdown
+    releases = {row["method"]: row.get("release") for row in payload["rows"] if row["convention"] == "sound"}
+    assert releases["DPSWflow"] == releases["DPSWflow-r"] == "projected_histogram" and releases["DPSWflow-r record once"] == "record"
     assert (tmp_path / "images_quick_mnist_eps10.png").exists() and (tmp_path / "images_quick_mnist_fid_cas.png").exists()
 
 
