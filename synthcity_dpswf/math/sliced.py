@@ -140,6 +140,18 @@ def rank_levels(projections: torch.Tensor) -> torch.Tensor:
     return torch.empty_like(projections).scatter_(1, order, ranks.expand_as(projections))
 
 
+def uniform_bins(projections: torch.Tensor, n_bins: int) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Each point's bin k (long) and fraction :math:`t \in [0, 1]` of the way through it, on a uniform grid of
+    ``n_bins`` bins over each row's :math:`[\min_j, \max_j]` (a constant row falls in bin 0)."""
+    low = projections.amin(dim=1, keepdim=True)
+    high = projections.amax(dim=1, keepdim=True)
+    width = torch.where(high > low, (high - low) / n_bins, torch.ones_like(high))
+    position = (projections - low) / width
+    bins = position.floor().clamp_(0, n_bins - 1)
+    within = (position - bins).clamp_(0.0, 1.0)
+    return bins.long(), within
+
+
 def histogram_cdf(projections: torch.Tensor, n_bins: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     r"""Empirical CDF of each row on a uniform grid of ``n_bins`` bins over :math:`[\min_j, \max_j]` (no sort).
 
@@ -151,13 +163,7 @@ def histogram_cdf(projections: torch.Tensor, n_bins: int) -> tuple[torch.Tensor,
     exact ``rank_levels`` is at most the mass of one bin, its cost O(nL) against O(nL log n) for a sort.
     """
     n_directions, n = projections.shape
-    low = projections.amin(dim=1, keepdim=True)
-    high = projections.amax(dim=1, keepdim=True)
-    width = torch.where(high > low, (high - low) / n_bins, torch.ones_like(high))
-    position = (projections - low) / width
-    bins = position.floor().clamp_(0, n_bins - 1)
-    within = (position - bins).clamp_(0.0, 1.0)
-    bins = bins.long()
+    bins, within = uniform_bins(projections, n_bins)
     counts = torch.zeros(n_directions, n_bins + 1, dtype=projections.dtype, device=projections.device)
     counts[:, 1:].scatter_add_(1, bins, torch.ones_like(projections))
     return bins, within, counts.cumsum(dim=1) / n
@@ -272,13 +278,8 @@ def grouped_sliced_drift(
     group = torch.repeat_interleave(torch.arange(n_groups, device=device), group_sizes.to(device))  # (n,)
     theta = directions.to(particles)
     projections = project(particles, theta)  # (L, n)
-    low = projections.amin(dim=1, keepdim=True)
-    high = projections.amax(dim=1, keepdim=True)
-    width = torch.where(high > low, (high - low) / n_bins, torch.ones_like(high))
-    position = (projections - low) / width
-    bins = position.floor().clamp_(0, n_bins - 1)
-    within = (position - bins).clamp_(0.0, 1.0)
-    cells = group.unsqueeze(0) * n_bins + bins.long()  # (L, n): the particle's (group, bin) cell
+    bins, within = uniform_bins(projections, n_bins)
+    cells = group.unsqueeze(0) * n_bins + bins  # (L, n): the particle's (group, bin) cell
     counts = torch.zeros(n_directions, n_groups * n_bins, dtype=dtype, device=device)
     counts.scatter_add_(1, cells, torch.ones_like(projections))
     cumulative = counts.view(n_directions, n_groups, n_bins).cumsum(dim=2)
@@ -289,7 +290,7 @@ def grouped_sliced_drift(
     rows_levels = edge_levels.permute(1, 0, 2).reshape(n_groups * n_directions, n_bins + 1)
     edge_maps = interpolate_sorted(table, rows_levels).view(n_groups, n_directions, n_bins + 1)
     edge_maps = edge_maps.permute(1, 0, 2).reshape(n_directions, n_groups * (n_bins + 1))
-    edge_index = group.unsqueeze(0) * (n_bins + 1) + bins.long()
+    edge_index = group.unsqueeze(0) * (n_bins + 1) + bins
     left = edge_maps.gather(1, edge_index)
     transported = left + within * (edge_maps.gather(1, edge_index + 1) - left)
     return -((theta @ (projections - transported)).T) / n_directions

@@ -53,6 +53,13 @@ def _lower_bound(fpr: float, fnr: float, delta: float) -> float:
     return max(bounds)
 
 
+def _checked_runs(scores_in: np.ndarray, scores_out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    scores_in, scores_out = np.asarray(scores_in, dtype=float), np.asarray(scores_out, dtype=float)
+    if min(len(scores_in), len(scores_out)) < 20:
+        raise ValueError("an audit needs at least 20 runs on each side; run the mechanism more often.")
+    return scores_in, scores_out
+
+
 def audit_scores(
     scores_in: np.ndarray,
     scores_out: np.ndarray,
@@ -65,9 +72,7 @@ def audit_scores(
     Larger scores must mean "canary present". If ``claimed_epsilon`` is given and the lower bound exceeds
     it, raise ``PrivacyAuditError``.
     """
-    scores_in, scores_out = np.asarray(scores_in, dtype=float), np.asarray(scores_out, dtype=float)
-    if min(len(scores_in), len(scores_out)) < 20:
-        raise ValueError("an audit needs at least 20 runs on each side; run the mechanism more often.")
+    scores_in, scores_out = _checked_runs(scores_in, scores_out)
     half_in, half_out = len(scores_in) // 2, len(scores_out) // 2
     choose_in, test_in = scores_in[:half_in], scores_in[half_in:]
     choose_out, test_out = scores_out[:half_out], scores_out[half_out:]
@@ -121,10 +126,8 @@ def audit_gaussian_scores(
     its claimed noise (or twice its claimed sensitivity) with a few hundred runs. Valid only when the scores
     are Gaussian (one-shot releases, no subsampling); use ``audit_scores`` otherwise.
     """
-    scores_in, scores_out = np.asarray(scores_in, dtype=float), np.asarray(scores_out, dtype=float)
+    scores_in, scores_out = _checked_runs(scores_in, scores_out)
     n_in, n_out = len(scores_in), len(scores_out)
-    if min(n_in, n_out) < 20:
-        raise ValueError("an audit needs at least 20 runs on each side; run the mechanism more often.")
     freedom = n_in + n_out - 2
     pooled = math.sqrt((np.sum((scores_in - scores_in.mean()) ** 2) + np.sum((scores_out - scores_out.mean()) ** 2)) / freedom)
     if pooled == 0:
