@@ -179,8 +179,8 @@ def save_labelled_grid(rows: dict[str, torch.Tensor], column_labels: list[str], 
                 ax.set_title(column_labels[column], fontsize=9)
             if column == 0:
                 ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=9)
-    if title:
-        fig.suptitle(title, fontsize=10)
+    if title:  # above the column names (the tight bounding box makes room for it)
+        fig.suptitle(title, fontsize=10, y=1.0 + 0.3 / fig.get_figheight())
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90, bbox_inches="tight")
