@@ -120,8 +120,8 @@ def test_save_load_round_trip_keeps_no_private_row(name: str) -> None:
     assert list(loaded.generate(15).dataframe().columns) == list(data.columns)
     assert str(loaded.privacy_report()) == str(plugin.privacy_report())
     assert not _holds_private_rows(buffer, data, plugin.encoder_)
-    if name == "dpswflow":  # the search finds rows when they are there: without noise the release is the data
-        leaky = Plugins().get(name, domain=IRIS_DOMAIN, **{**FAST, "epsilon": math.inf})
+    if name == "dpswflow":  # the search finds rows when they are there: without noise a record release is the data
+        leaky = Plugins().get(name, domain=IRIS_DOMAIN, release="record", **{**FAST, "epsilon": math.inf})
         leaky.fit(GenericDataLoader(data))
         assert _holds_private_rows(leaky.save(), data, leaky.encoder_)
 
@@ -214,6 +214,6 @@ def test_extensions_contribute_adapters_and_accountants(monkeypatch: pytest.Monk
     assert extensions.load_accountants() == ["dummy_rdp"]
     assert "dummy_rdp" in ACCOUNTANTS
     records = torch.rand(400, 3) - 0.5
-    model = DPSWFlowR(batch_size=50, passes=2, accountant="dummy_rdp", settings=FlowSettings(n_steps=2))
+    model = DPSWFlowR(batch_size=50, passes=2, release="record", accountant="dummy_rdp", settings=FlowSettings(n_steps=2))
     report = model.fit(records, 3.0, 1e-5).privacy_report
     assert 2.95 <= report.epsilon <= 3.0 and "a test accountant" in report.accountant

@@ -204,6 +204,7 @@ def projected_target(pool: ReleasePool, settings: FlowSettings, n_levels: int, s
 
 def histogram_target(pool: ReleasePool, settings: FlowSettings, n_levels: int, seed: int, device: torch.device, class_index: int | None) -> TargetSource:
     """Noisy counts: the released directions' quantile functions (``HistogramReleaseTarget``)."""
+    _order(pool, settings)  # a single release cannot be used once per step
     if settings.reuse == "once":
         raise ValueError("reuse='once' is the paper's way for record and projected releases; histogram releases are pooled.")
     if settings.smoothing:
