@@ -100,7 +100,7 @@ def test_per_step_histogram_releases_carry_z_sqrt_2m_and_are_accounted_with_q_an
     # Histograms are sums whose contributions can form an equilateral triangle: Opacus' pair is not proven for
     # them, so the replace-one RDP bound (valid for any base mechanism) is the reported accountant.
     assert report.accountant.startswith("dp-accounting RDP, replace-one") and 2.97 <= report.epsilon <= 3.0
-    assert report.epsilon == pytest.approx(report.conservative_epsilon)
+    assert report.conservative_epsilon <= report.epsilon  # the same bound, on all orders rather than those up to 128
     # Each release counts exactly b records per direction (up to its noise).
     totals = pool.releases.sum(dim=-1).mean(dim=(1, 2))
     assert float((totals - 100).abs().max()) < 6 * pool.noise_std[0] * math.sqrt(8 / 12)

@@ -120,7 +120,7 @@ def test_sampling_settings_are_free_to_change_after_fit() -> None:
 
 def test_bad_input_fails_early_and_clearly() -> None:
     records = mixture(300, seed=0)
-    model = DPSWFlowR(batch_size=100, passes=1, settings=FlowSettings(n_steps=2))
+    model = DPSWFlowR(batch_size=100, passes=1, release="record", settings=FlowSettings(n_steps=2))
     for epsilon in (0.0, -1.0, float("nan")):
         with pytest.raises(ValueError, match="epsilon must be > 0"):
             model.fit(records, epsilon, 1e-5)
