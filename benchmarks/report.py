@@ -106,7 +106,8 @@ def image_markdown(payload: dict[str, Any]) -> str:
         f"{mode.get('flow_steps', 1500)} steps. Rows named 'record' or 'projected': b = {payload['batch_size']}, "
         f"{mode['passes']:g} passes, {mode['n_steps']} steps of h = 3 (pooled unless 'once'). {mode['n_samples']} "
         f"samples per run; DP-SGD GAN: {mode['gan_epochs']:g} epochs. "
-        f"Mean ± std over {mode['runs']} generation runs (seeds {payload['generation_seeds']}) of one fit. "
+        f"Mean ± std over the generation runs of one fit (seeds {payload['generation_seeds']}; their number per "
+        "dataset below). "
         f"FID and precision/recall (k = 3) on {mode['fid_samples']} generated vs {mode['fid_samples']} test images "
         "(FID is biased upwards at small N: compare within a table); CAS: an MLP trained on the "
         f"{mode['n_samples']} generated pairs, accuracy on the 10,000 test images.",
@@ -118,7 +119,8 @@ def image_markdown(payload: dict[str, Any]) -> str:
         name = DATASET_NAMES[dataset]
         parts += [
             f"## {name}\n",
-            f"{info['n_private']} private records (d = {info['record_dim']}); autoencoder: {info['autoencoder']}. "
+            f"{info['n_private']} private records (d = {info['record_dim']}); autoencoder: {info['autoencoder']}; "
+            f"{info.get('mode', mode)['runs']} generation run(s) per method. "
             "The reconstruction row is the private images through the autoencoder: the ceiling of every method.\n",
             f"### FID (lower is better)\n\n{tables['fid']}\n", f"### CAS, % (higher is better; chance is 10%)\n\n{tables['cas']}\n",
             f"### Precision\n\n{tables['precision']}\n", f"### Recall\n\n{tables['recall']}\n",
@@ -278,7 +280,9 @@ def headline() -> str:
         mode = images["mode"]
         parts.append(
             f"**Images, epsilon = {HEADLINE_EPSILON}, delta = 1e-5** ({mode['name']} mode: {mode['fid_samples']} samples "
-            f"for FID, mean ± std of {mode['runs']} generation runs; the reconstruction row is the autoencoder's "
+            f"for FID, mean ± std over generation runs: "
+            + ", ".join(f"{images['datasets'][d].get('mode', mode)['runs']} on {DATASET_NAMES[d]}" for d in datasets)
+            + "; the reconstruction row is the autoencoder's "
             f"ceiling, not private). **Public-data assumption: every row uses an autoencoder trained on the public "
             f"half of the training set**; only the private half is released. DPSWflow, DPSWflow-r, DPSWgen are the "
             f"package defaults (projected-histogram releases); rows named 'record' or 'projected' are the earlier "
@@ -298,11 +302,12 @@ def merge(paths: list[Path]) -> dict[str, Any]:
     first = parts[0]
     key = "datasets" if first["suite"] == "images" else "tables"
     for part in parts[1:]:
-        if part["suite"] != first["suite"] or part["mode"] != first["mode"]:
+        if part["suite"] != first["suite"] or part["mode"]["name"] != first["mode"]["name"]:
             raise SystemExit(f"{paths[0]} and the others differ in suite or mode; merge runs of one suite and mode only.")
     owner = {name: index for index, part in enumerate(parts) for name in part[key]}  # a later run of a dataset wins
     merged = dict(first)
-    merged[key] = {name: parts[index][key][name] for name, index in owner.items()}
+    # Each dataset (table) keeps the mode of the run that measured it (e.g. a different number of runs).
+    merged[key] = {name: {**parts[index][key][name], "mode": parts[index]["mode"]} for name, index in owner.items()}
     merged["rows"] = [row for index, part in enumerate(parts) for row in part["rows"]
                       if owner[row.get("dataset", row.get("table"))] == index]
     merged["wall_seconds"] = sum(part["wall_seconds"] for part in parts)
