@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-from synthcity_dpswf.math import random_directions
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, FlowSettings
 from synthcity_dpswf.privacy import (
     MECHANISMS,
