@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from synthcity_dpswf.privacy import MECHANISMS, ReleaseMechanism, ReleaseOptions, create_mechanism
+from synthcity_dpswf.privacy import MECHANISMS, ReleaseOptions
 
 
 @dataclass
@@ -41,11 +41,6 @@ class ReleasePool:
     @property
     def n_releases(self) -> int:
         return self.releases.shape[0]
-
-    @property
-    def mechanism(self) -> ReleaseMechanism:
-        """The release kind that made the pool (for its description and sensitivity)."""
-        return create_mechanism(self.kind, self.options)
 
     def describe(self) -> str:
         """The stored size, for the privacy report."""
