@@ -201,10 +201,11 @@ def test_class_conditional_releases_generate_exact_labels_in_the_released_shares
     # Shares from the released counts: 60/30/10% up to the noise.
     shares = torch.bincount(generated, minlength=3) / 2000
     torch.testing.assert_close(shares, torch.tensor([0.6, 0.3, 0.1]), atol=0.03, rtol=0)
-    # Each class went to its own blob (the means are 0.84 or more apart; the network, trained for few steps,
-    # is looser than the flows).
+    # Each class went to its own blob: the means are 0.84 or more apart, so an error under 0.3 puts every class
+    # nearest its own. Only the one-shot flow is held tighter: the network is trained for few steps, and the
+    # per-step flow's 10% class has about 30 records per batch (its error measured 0.08-0.14 over 12 runs).
     error = (_class_means(samples, generated) - _class_means(records, labels)).norm(dim=1)
-    assert float(error.max()) < (0.3 if model_class is DPSWGen else 0.15), error
+    assert float(error.max()) < (0.15 if model_class is DPSWFlow else 0.3), error
     with pytest.raises(ValueError, match="sample_labelled"):
         model.sample(10)
 
