@@ -13,19 +13,34 @@ from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, FlowSettings
 from synthcity_dpswf.privacy import (
     MECHANISMS,
     PrivacyAuditError,
+    MarginalLayout,
     ReleaseOptions,
     audit_gaussian_scores,
     audit_scores,
     create_mechanism,
     histogram_sensitivity,
 )
-from synthcity_dpswf.privacy.mechanisms import ProjectedHistogramRelease, register_mechanism
+from synthcity_dpswf.privacy.mechanisms import MarginalRelease, ProjectedHistogramRelease, register_mechanism
 
 DIM = 3
+LAYOUT = MarginalLayout.build((3, 40, 2), coarse_bins=16)  # the marginal kind's public tables: m = 3 + 3 pairs
+
+
+def _options(kind: str, **options: object) -> ReleaseOptions:
+    return ReleaseOptions(**options, layout=LAYOUT if kind == "marginal" else None)  # type: ignore[arg-type]
+
+
+def _random_records(kind: str, count: int, generator: torch.Generator) -> torch.Tensor:
+    """Records a kind reads: points of the unit sphere, or level codes of the test layout (marginals)."""
+    if kind == "marginal":
+        return torch.stack([torch.randint(k, (count,), generator=generator) for k in LAYOUT.levels], dim=1).float()
+    return torch.nn.functional.normalize(torch.randn(count, DIM, generator=generator), dim=1)
 
 
 def _worst_pair(kind: str, directions: torch.Tensor | None, radius: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
     """Two records whose statistics differ by exactly the kind's sensitivity."""
+    if kind == "marginal":  # different in every column's coarse level: a different cell in every table
+        return torch.zeros(1, DIM), torch.tensor([[k - 1 for k in LAYOUT.levels]], dtype=torch.float32)
     if kind == "projected":
         assert directions is not None
         top = torch.linalg.svd(directions.double()).U[:, 0].float()
@@ -35,6 +50,11 @@ def _worst_pair(kind: str, directions: torch.Tensor | None, radius: float = 1.0)
     return y, -y
 
 
+def _probe_record(kind: str) -> torch.Tensor:
+    """One record of the kind's input space (its value does not change the calibration)."""
+    return torch.zeros(1, DIM)
+
+
 def _statistic_gap(mechanism, first: torch.Tensor, second: torch.Tensor, directions, labels=(None, None), n_classes=1) -> float:
     return float((mechanism.statistic(first, directions, labels[0], n_classes)
                   - mechanism.statistic(second, directions, labels[1], n_classes)).double().norm())
@@ -42,11 +62,11 @@ def _statistic_gap(mechanism, first: torch.Tensor, second: torch.Tensor, directi
 
 @pytest.mark.parametrize("kind", sorted(MECHANISMS))
 def test_every_release_kind_bounds_random_pairs_and_attains_its_sensitivity(kind: str) -> None:
-    mechanism = create_mechanism(kind, ReleaseOptions(radius=1.0, n_directions=40, n_bins=16))
+    mechanism = create_mechanism(kind, _options(kind, radius=1.0, n_directions=40, n_bins=16))
     generator = torch.Generator().manual_seed(0)
     directions = mechanism.draw_directions(DIM, generator)
     sensitivity = mechanism.sensitivity(directions)
-    records = torch.nn.functional.normalize(torch.randn(400, DIM, generator=generator), dim=1)
+    records = _random_records(kind, 400, generator)
     for first, second in zip(records[:200], records[200:]):
         assert _statistic_gap(mechanism, first[None], second[None], directions) <= sensitivity * (1 + 1e-6)
     worst = _worst_pair(kind, directions)
@@ -116,8 +136,8 @@ AUDIT_RUNS = 1000  # per side: the lower bound on mu is then within about 0.1 of
 def _one_shot_scores(kind: str, runs: int = AUDIT_RUNS) -> tuple[np.ndarray, np.ndarray, float]:
     """Fit DPSWFlow ``runs`` times on D = {c} and on D' = {c'} (the kind's worst pair, fixed public directions)
     and score each release with the optimal linear statistic <R, S(c) - S(c')>."""
-    options = dict(n_release_directions=6, n_bins=4, settings=FlowSettings(n_steps=1))
-    probe = DPSWFlow(release=kind, **options).fit(torch.zeros(1, DIM), AUDIT_EPSILON, 1e-5)
+    options = dict(n_release_directions=6, n_bins=4, settings=FlowSettings(n_steps=1), marginals=LAYOUT if kind == "marginal" else None)
+    probe = DPSWFlow(release=kind, **options).fit(_probe_record(kind), AUDIT_EPSILON, 1e-5)
     assert probe.pool_ is not None
     directions = None if probe.pool_.directions is None else probe.pool_.directions[0]
     canary, replacement = _worst_pair(kind, directions)
@@ -139,21 +159,30 @@ def test_gaussian_audit_of_every_kind_stays_below_the_claim_and_is_not_vacuous(k
     result = audit_gaussian_scores(scores_in, scores_out, 1e-5, claimed_epsilon=claimed)
     assert claimed == pytest.approx(AUDIT_EPSILON)
     # The worst pair separates the scores by exactly 1/z standard deviations (z = the calibrated multiplier).
-    z = DPSWFlow(release=kind).fit(torch.zeros(1, DIM), AUDIT_EPSILON, 1e-5).privacy_report.noise_multiplier
+    z = probe_multiplier(kind)
     assert result.mu_estimate == pytest.approx(1 / z, abs=0.12)
     assert 0.6 * claimed < result.epsilon_lower_bound < claimed
 
 
+def probe_multiplier(kind: str) -> float:
+    """The multiplier z that a one-shot release of one record is calibrated to at the audit's epsilon."""
+    model = DPSWFlow(release=kind, marginals=LAYOUT if kind == "marginal" else None)
+    return model.fit(_probe_record(kind), AUDIT_EPSILON, 1e-5).privacy_report.noise_multiplier
+
+
+@pytest.mark.parametrize("kind", ["marginal", "projected_histogram"])
 @pytest.mark.parametrize("mutation", ["noise halved", "sensitivity halved"])
-def test_gaussian_audit_catches_a_histogram_release_with_half_its_noise(mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gaussian_audit_catches_a_count_release_with_half_its_noise(kind: str, mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if mutation == "noise halved":
         from synthcity_dpswf.privacy.mechanisms import base
         from synthcity_dpswf.privacy.releases import gaussian_noise
 
         monkeypatch.setattr(base, "gaussian_noise", lambda shape, std, generator, like: gaussian_noise(shape, std / 2, generator, like))
+    elif kind == "marginal":
+        monkeypatch.setattr(MarginalRelease, "sensitivity", lambda self, directions: math.sqrt(self.layout.n_tables / 2))
     else:
         monkeypatch.setattr(ProjectedHistogramRelease, "sensitivity", lambda self, directions: math.sqrt(directions.shape[1] / 2))
-    scores_in, scores_out, claimed = _one_shot_scores("projected_histogram")
+    scores_in, scores_out, claimed = _one_shot_scores(kind)
     with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
         audit_gaussian_scores(scores_in, scores_out, 1e-5, claimed_epsilon=claimed)
 

@@ -11,7 +11,7 @@ import torch
 
 from synthcity_dpswf.math import EmpiricalTarget, run_flow, sliced_wasserstein
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator, release_steps
-from synthcity_dpswf.privacy import MECHANISMS, bound_records
+from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, bound_records
 
 from conftest import private_rows_found
 
@@ -25,6 +25,15 @@ def mixture(n: int, seed: int, dim: int = 4) -> torch.Tensor:
 
 
 FAST = FlowSettings(n_steps=150, batch_size=2000, n_directions=30)
+LAYOUT = MarginalLayout.build((5, 40, 3, 8), coarse_bins=16)
+
+
+def _inputs(release: str, records: torch.Tensor) -> tuple[torch.Tensor, dict[str, MarginalLayout]]:
+    """What a release kind is fitted on: the records, or for marginals their level codes in ``LAYOUT``."""
+    if release != "marginal":
+        return records, {}
+    levels = torch.tensor(LAYOUT.levels, dtype=torch.float32)
+    return ((records.clamp(-1, 1 - 1e-6) + 1) / 2 * levels).floor(), {"marginals": LAYOUT}
 RECORD_FAST = FlowSettings(n_steps=150, step_size=3.0, batch_size=2000, n_directions=30)
 
 
@@ -68,9 +77,9 @@ def test_paper_preset_reproduces_the_paper_scheme() -> None:
 @pytest.mark.parametrize("release", sorted(MECHANISMS))
 @pytest.mark.parametrize("model_class", [DPSWFlowR, DPSWFlow, DPSWGen])
 def test_saved_state_contains_no_private_record(model_class: type[SlicedGenerator], release: str, tmp_path: Path) -> None:
-    records = mixture(400, seed=3)
-    private = bound_records(records)
-    kwargs = {"batch_size": 100, "passes": 2} if model_class is not DPSWFlow else {}
+    records, layout = _inputs(release, mixture(400, seed=3))
+    private = records if release == "marginal" else bound_records(records)
+    kwargs = {"batch_size": 100, "passes": 2, **layout} if model_class is not DPSWFlow else dict(layout)
     settings = FlowSettings(n_steps=5, batch_size=100, n_directions=10)
     model = model_class(release=release, settings=settings, **kwargs)  # type: ignore[arg-type]
     model.fit(records, 10.0, 1e-5)
@@ -86,10 +95,11 @@ def test_saved_state_contains_no_private_record(model_class: type[SlicedGenerato
 @pytest.mark.parametrize("release", sorted(MECHANISMS))
 @pytest.mark.parametrize("model_class", [DPSWFlowR, DPSWFlow, DPSWGen])
 def test_save_and_load_round_trip(model_class: type[SlicedGenerator], release: str, tmp_path: Path) -> None:
-    kwargs = {"batch_size": 100, "passes": 2} if model_class is not DPSWFlow else {}
+    records, layout = _inputs(release, mixture(400, seed=3))
+    kwargs = {"batch_size": 100, "passes": 2, **layout} if model_class is not DPSWFlow else dict(layout)
     settings = FlowSettings(n_steps=5, batch_size=100, n_directions=10)
     model = model_class(release=release, settings=settings, **kwargs)  # type: ignore[arg-type]
-    model.fit(mixture(400, seed=3), 5.0, 1e-5)
+    model.fit(records, 5.0, 1e-5)
     model.save(tmp_path / "model.pt")
     loaded = model_class.load(tmp_path / "model.pt")
     torch.testing.assert_close(loaded.sample(50, seed=4), model.sample(50, seed=4))

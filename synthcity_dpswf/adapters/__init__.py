@@ -6,6 +6,12 @@ records, so encoding costs no privacy budget (privacy.md, "Setting").
 
 from synthcity_dpswf.adapters.dct import DCTImageCodec
 from synthcity_dpswf.math.labelled import LabelledCodec
-from synthcity_dpswf.adapters.tabular import CategoricalColumn, NumericColumn, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters.tabular import (
+    CategoricalColumn,
+    MarginalTableCodec,
+    NumericColumn,
+    TabularDomain,
+    TabularEncoder,
+)
 
-__all__ = ["CategoricalColumn", "DCTImageCodec", "LabelledCodec", "NumericColumn", "TabularDomain", "TabularEncoder"]
+__all__ = ["CategoricalColumn", "DCTImageCodec", "LabelledCodec", "MarginalTableCodec", "NumericColumn", "TabularDomain", "TabularEncoder"]

@@ -172,3 +172,90 @@ class TabularEncoder:
                 if name in frame.columns:
                     frame[name] = frame[name].astype(dtype)
         return frame
+
+
+class MarginalTableCodec:
+    r"""Rows <-> level codes for the marginal release (``privacy.mechanisms.marginal``), fixed by the domain.
+
+    Column j gets :math:`K_j` fine levels: a categorical column its categories; an integer column one level per
+    integer when its range holds at most ``fine_bins`` of them, else ``fine_bins`` equal bins of
+    :math:`[\mathrm{low}, \mathrm{high} + 1)`; a float column ``fine_bins`` equal bins of
+    :math:`[\mathrm{low}, \mathrm{high}]`. Values outside a numeric range are clipped to it (a per-row map).
+    Categories outside a categorical column's list are an error with ``unknown="error"`` (a public domain:
+    the table is outside it), and the column's first category with ``unknown="first"`` (a released domain,
+    which drops rare categories by design).
+
+    Decoding reads continuous level positions (``MarginalParticleSpace.to_records``): the floor is the level, the
+    fraction places a number inside its bin. Output dtypes come from the domain, never from the private table:
+    int64 for integer columns, float64 for float columns, the categories' own type for categorical ones.
+    """
+
+    def __init__(self, domain: TabularDomain, fine_bins: int = 100, unknown: str = "error") -> None:
+        if isinstance(fine_bins, bool) or not isinstance(fine_bins, int) or fine_bins < 1:
+            raise ValueError(f"fine_bins must be an integer >= 1, got {fine_bins!r}.")
+        if unknown not in ("error", "first"):
+            raise ValueError(f"unknown must be 'error' or 'first', got {unknown!r}.")
+        self.domain = domain
+        self.fine_bins = fine_bins
+        self.unknown = unknown
+        levels = []
+        for column in domain.columns:
+            if isinstance(column, CategoricalColumn):
+                levels.append(len(column.categories))
+            elif column.integer:
+                span = math.floor(column.high) - math.ceil(column.low) + 1
+                levels.append(max(1, min(span, fine_bins)))
+            else:
+                levels.append(fine_bins)
+        self.levels: tuple[int, ...] = tuple(levels)
+
+    def _numeric_range(self, column: NumericColumn) -> tuple[float, float]:
+        """The interval the column's fine levels split evenly: [low, high + 1) for integers, [low, high] else."""
+        if column.integer:
+            return float(math.ceil(column.low)), float(math.floor(column.high) + 1)
+        return column.low, column.high
+
+    def encode(self, frame: pd.DataFrame) -> torch.Tensor:
+        """Level codes ``(n, d)`` (float32 holding integers) of the rows of ``frame``."""
+        missing = [name for name in self.domain.names if name not in frame.columns]
+        if missing:
+            raise ValueError(f"the table lacks the domain's columns {missing}; pass a domain for this table.")
+        codes = np.zeros((len(frame), len(self.domain.columns)), dtype=np.float64)
+        for position, (column, n_levels) in enumerate(zip(self.domain.columns, self.levels)):
+            if isinstance(column, CategoricalColumn):
+                lookup = {category: index for index, category in enumerate(column.categories)}
+                index = frame[column.name].map(lookup)
+                if bool(index.isna().any()):
+                    if self.unknown == "error":
+                        raise ValueError(
+                            f"column {column.name!r} holds values outside the domain's categories; add them to the "
+                            "domain or map them before fitting."
+                        )
+                    index = index.fillna(0)
+                codes[:, position] = index.to_numpy(dtype=float)
+            else:
+                values = pd.to_numeric(frame[column.name], errors="coerce").to_numpy(dtype=float)
+                if not np.isfinite(values).all():
+                    raise ValueError(f"column {column.name!r} has missing, infinite or non-numeric values; clean them first.")
+                low, high = self._numeric_range(column)
+                clipped = np.clip(values, column.low, column.high)
+                codes[:, position] = np.clip(np.floor((clipped - low) * n_levels / (high - low)), 0, n_levels - 1)  # exact for integers
+        return torch.tensor(codes, dtype=torch.float32)
+
+    def decode(self, positions: torch.Tensor) -> pd.DataFrame:
+        """A table from continuous level positions ``(n, d)`` (floor = level), with the domain's dtypes."""
+        values = positions.detach().cpu().double().numpy()
+        decoded: dict[str, Any] = {}
+        for position, (column, n_levels) in enumerate(zip(self.domain.columns, self.levels)):
+            level = np.clip(np.floor(values[:, position]), 0, n_levels - 1)
+            if isinstance(column, CategoricalColumn):
+                decoded[column.name] = pd.Series(np.asarray(column.categories, dtype=object)[level.astype(int)]).infer_objects()
+                continue
+            fraction = np.clip(values[:, position] - level, 0.0, 1.0)
+            low, high = self._numeric_range(column)
+            number = low + (level + fraction) * (high - low) / n_levels  # product first: exact for one level per integer
+            if column.integer:
+                decoded[column.name] = np.clip(np.floor(number), low, high - 1).astype(np.int64)
+            else:
+                decoded[column.name] = np.clip(number, column.low, column.high).astype(np.float64)
+        return pd.DataFrame({name: decoded[name] for name in self.domain.names})

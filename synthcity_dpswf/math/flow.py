@@ -35,11 +35,14 @@ class TargetSlice:
     """What one flow step needs from the target: directions ``(d, L)``, the quantile functions of the smoothed
     projected target on ``quantile_levels(G)`` (``(L, G)``; ``(C, L, G)`` for C groups of particles with a
     target each, see ``run_flow``'s ``group_sizes``), and the standard deviation of the Gaussian smoothing
-    those projections carry (the particles are smoothed with exactly the same)."""
+    those projections carry (the particles are smoothed with exactly the same). ``coordinate_scale`` (``(d,)``,
+    optional) multiplies the drift coordinate by coordinate, for sparse directions that touch few coordinates
+    (the marginal target: each direction lies in the plane of two columns)."""
 
     directions: torch.Tensor
     quantiles: torch.Tensor
     smoothing: float
+    coordinate_scale: torch.Tensor | None = None
 
 
 class TargetSource(Protocol):
@@ -185,7 +188,8 @@ def run_flow(
     generator a CPU run is bit-reproducible. ``callback(k, X)`` is called after step k (1-based count of
     steps done); ``progress`` shows a tqdm bar. With ``group_sizes`` (``(C,)``), the particles are C groups
     stored one after the other, each flowing to its own target (slices with ``(C, L, G)`` quantiles, no
-    smoothing): ``grouped_sliced_drift``, exact ranks within each group.
+    smoothing): ``grouped_sliced_drift``, exact ranks within each group. A slice's ``coordinate_scale``
+    rescales its drift per coordinate before the step.
     """
     check_matrix("particles", particles)
     if particles.shape[1] != source.dim:
@@ -206,6 +210,8 @@ def run_flow(
                 x, target.directions, target.quantiles, target.smoothing, generator,
                 particle_cdf=particle_cdf, n_bins=n_bins, chunk_size=chunk_size,
             )
+        if target.coordinate_scale is not None:
+            drift = drift * target.coordinate_scale.to(drift)
         x.add_(drift, alpha=step_size)
         if diffusion > 0:
             x.add_(torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device), alpha=diffusion)

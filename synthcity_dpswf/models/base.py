@@ -22,11 +22,12 @@ from synthcity_dpswf.math.checks import check_matrix, check_positive, check_posi
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.releasing import release_batches
 from synthcity_dpswf.models.settings import FlowSettings
-from synthcity_dpswf.models.targets import build_target, class_weights
+from synthcity_dpswf.models.targets import build_target, class_weights, particle_space
 from synthcity_dpswf.privacy import (
     ACCOUNTANTS,
     MECHANISMS,
     REPLACE_ONE_RDP,
+    MarginalLayout,
     PrivacyReport,
     ReleaseAccountant,
     ReleaseOptions,
@@ -66,13 +67,17 @@ class SlicedGenerator(ABC):
 
     Args:
         release: the release kind (``privacy.MECHANISMS``): ``"projected_histogram"`` (default: noisy counts of
-            the projections in fixed bins), ``"record"`` (noisy records) or ``"projected"`` (the paper's).
+            the projections in fixed bins), ``"record"`` (noisy records), ``"projected"`` (the paper's) or
+            ``"marginal"`` (noisy one- and two-way tables of level-coded records; needs ``marginals``).
         radius: r, records are mapped onto the ball (or sphere) of this radius before any release.
         boundary: ``"ball"`` (project records with norm > r onto the ball) or ``"sphere"`` (normalise all).
         n_release_directions: directions per release (projected kinds); ``None`` takes the generator's
             ``DEFAULT_RELEASE_DIRECTIONS`` for the kind.
         n_bins: G, bins over [-r, r] per direction (histogram releases); 16 measured best on a validation
             split of MNIST at epsilon = 10 and 1 (docs/flows.md); few records per class want fewer.
+        marginals: the public tables of ``release="marginal"`` (``privacy.MarginalLayout``: levels per column,
+            coarse levels, pairs); records are then level codes (``adapters.MarginalTableCodec``) and samples
+            continuous level positions whose floor is the code.
         labelling: with labels passed to ``fit``: ``"conditional"`` (one release per class, for kinds that
             support it: exact labels) or ``"joint"`` (the label joined into each record by ``LabelledCodec``;
             always used by kinds without class-conditional releases).
@@ -100,6 +105,7 @@ class SlicedGenerator(ABC):
         boundary: Boundary = "ball",
         n_release_directions: int | None = None,
         n_bins: int = 16,
+        marginals: MarginalLayout | None = None,
         labelling: Labelling = "conditional",
         feature_weight: float = 0.7,
         accountant: str = "rdp",
@@ -122,14 +128,17 @@ class SlicedGenerator(ABC):
             raise ValueError(f"accountant must be one of {sorted(ACCOUNTANTS)}, got {accountant!r}.")
         if isinstance(n_levels, bool) or not isinstance(n_levels, int) or n_levels < 2:
             raise ValueError(f"n_levels must be an integer >= 2, got {n_levels!r}.")
+        if (release == "marginal") != (marginals is not None):
+            raise ValueError("release='marginal' needs marginals=MarginalLayout(...) (the public tables), and only it takes them.")
         directions = n_release_directions or self.DEFAULT_RELEASE_DIRECTIONS.get(release, 1)
-        self.mechanism = create_mechanism(release, ReleaseOptions(float(radius), directions, n_bins))
+        self.mechanism = create_mechanism(release, ReleaseOptions(float(radius), directions, n_bins, marginals))
         self.codec = LabelledCodec(2, feature_weight)  # validates feature_weight; rebuilt for the class count at fit
         self.release = release
         self.radius = float(radius)
         self.boundary = boundary
         self.n_release_directions = n_release_directions
         self.n_bins = n_bins
+        self.marginals = marginals
         self.labelling = labelling
         self.feature_weight = feature_weight
         self.accountant = accountant
@@ -176,7 +185,9 @@ class SlicedGenerator(ABC):
             check_privacy_target(epsilon, delta, records.shape[0])
         as_float = records.detach().to("cpu", torch.float32)
         check_matrix("records (as float32)", as_float)  # values beyond float32's range are outside the domain
-        bounded = bound_records(as_float, self.radius, self.boundary)
+        if labels is not None and self.mechanism.takes_level_codes:
+            raise ValueError(f"the {self.release!r} release takes a label as one more column of the table; drop labels=.")
+        bounded = self.mechanism.prepare(as_float, self.boundary)
         release_labels = self._prepare_labels(labels, n_classes, bounded.shape[0])
         if self.labels_ == "joint":
             bounded = bound_records(self.codec.encode(bounded, release_labels), self.radius, "ball")
@@ -296,9 +307,9 @@ class SlicedGenerator(ABC):
         return self._pool().n_releases if settings.reuse == "once" else settings.n_steps
 
     def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
-        """Gaussian particles with the records' scale: N(0, r^2 / d I), so that their norm is about r."""
-        dim = self.dim
-        return (torch.randn(count, dim, generator=generator) * (self.radius / math.sqrt(dim))).to(self.device)
+        """Starting particles of the kind's space (``models.targets.particle_space``): N(0, r^2 / d I) for the
+        projected kinds, the product of the released one-way margins for marginal releases."""
+        return particle_space(self._pool(), self.radius, self.device).initial_particles(count, generator)
 
     def sample(
         self,
@@ -321,7 +332,8 @@ class SlicedGenerator(ABC):
         if init is not None:
             self._check_init(init, count)
         settings = dataclasses.replace(self.settings, **overrides)
-        return self._sample_class(count, 0, init, settings, self.seed if seed is None else seed)
+        particles = self._sample_class(count, 0, init, settings, self.seed if seed is None else seed)
+        return particle_space(self._pool(), self.radius, self.device).to_records(particles)
 
     def sample_labelled(
         self,
@@ -412,7 +424,8 @@ class SlicedGenerator(ABC):
         """The constructor arguments (public), for saving and for ``repr``."""
         return {
             "release": self.release, "radius": self.radius, "boundary": self.boundary,
-            "n_release_directions": self.n_release_directions, "n_bins": self.n_bins, "labelling": self.labelling,
+            "n_release_directions": self.n_release_directions, "n_bins": self.n_bins, "marginals": self.marginals,
+            "labelling": self.labelling,
             "feature_weight": self.feature_weight, "accountant": self.accountant, "n_levels": self.n_levels,
             "settings": dataclasses.asdict(self.settings), "seed": self.seed, "device": str(self.device),
             "progress": self.progress,

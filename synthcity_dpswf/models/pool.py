@@ -60,7 +60,7 @@ class ReleasePool:
     def from_state_dict(cls, state: dict[str, object]) -> "ReleasePool":
         return cls(
             kind=state["kind"],  # type: ignore[arg-type]
-            options=ReleaseOptions(**state["options"]),  # type: ignore[arg-type]
+            options=ReleaseOptions.from_dict(state["options"]),  # type: ignore[arg-type]
             releases=state["releases"],  # type: ignore[arg-type]
             noise_std=state["noise_std"],  # type: ignore[arg-type]
             directions=state.get("directions"),  # type: ignore[arg-type]

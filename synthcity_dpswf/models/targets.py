@@ -7,13 +7,14 @@ post-processing and costs no budget.
 from __future__ import annotations
 
 import math
-from typing import Callable, Literal
+from typing import Callable, Literal, Protocol
 
 import torch
 
 from synthcity_dpswf.math import EmpiricalTarget, TargetSlice, TargetSource, quantile_levels, smoothed_quantiles
 from synthcity_dpswf.math.checks import check_non_negative, check_positive_int
 from synthcity_dpswf.math.histograms import CountEstimator, bin_edges, bin_probabilities, histogram_quantiles
+from synthcity_dpswf.models.marginals import MarginalParticleSpace, MarginalReleaseTarget
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
 
@@ -212,10 +213,22 @@ def histogram_target(pool: ReleasePool, settings: FlowSettings, n_levels: int, s
     return HistogramReleaseTarget(pool, class_index, settings.n_directions, n_levels, settings.count_estimator, seed, device)
 
 
+def marginal_target(pool: ReleasePool, settings: FlowSettings, n_levels: int, seed: int, device: torch.device, class_index: int | None) -> TargetSource:
+    """Noisy tables: directions in the released pairs' planes and their tables' quantiles (``MarginalReleaseTarget``)."""
+    if settings.reuse == "once":
+        raise ValueError("reuse='once' is the paper's way for record and projected releases; marginal releases are pooled.")
+    if settings.smoothing:
+        raise ValueError("marginal releases carry their noise in the counts: leave smoothing at None (or 0).")
+    if class_index not in (0, None):
+        raise ValueError("marginal releases have no classes: the label is one more column of the table.")
+    return MarginalReleaseTarget(pool, settings.n_directions, n_levels, seed, device)
+
+
 TARGETS: dict[str, TargetBuilder] = {
     "record": record_target,
     "projected": projected_target,
     "projected_histogram": histogram_target,
+    "marginal": marginal_target,
 }
 """The flow target of each release kind, by the kind's name (``privacy.MECHANISMS``)."""
 
@@ -227,3 +240,36 @@ def build_target(
     if pool.kind not in TARGETS:
         raise ValueError(f"no flow target for release kind {pool.kind!r}; add one to models.targets.TARGETS.")
     return TARGETS[pool.kind](pool, settings, n_levels, seed, torch.device(device), class_index)
+
+
+class ParticleSpace(Protocol):
+    """Where a kind's particles start and how they become records of the fitted space."""
+
+    def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
+        """``count`` starting particles (from the public ``generator``)."""
+        ...
+
+    def to_records(self, particles: torch.Tensor) -> torch.Tensor:
+        """Records in the space ``fit`` was given, from final particles."""
+        ...
+
+
+class EuclideanParticleSpace:
+    """Particles of the record and projected kinds: N(0, r^2 / d I) to start (norm about r); they are records."""
+
+    def __init__(self, dim: int, radius: float, device: torch.device | str = "cpu") -> None:
+        self.dim, self.radius, self.device = dim, radius, torch.device(device)
+
+    def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
+        return (torch.randn(count, self.dim, generator=generator) * (self.radius / math.sqrt(self.dim))).to(self.device)
+
+    def to_records(self, particles: torch.Tensor) -> torch.Tensor:
+        return particles
+
+
+def particle_space(pool: ReleasePool, radius: float, device: torch.device | str = "cpu") -> ParticleSpace:
+    """The particle space of ``pool``'s kind: the unit cube of level coordinates for marginal releases
+    (``MarginalParticleSpace``), else the records' Euclidean space."""
+    if pool.kind == "marginal":
+        return MarginalParticleSpace(pool, device)
+    return EuclideanParticleSpace(pool.dim, radius, device)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,21 +31,35 @@ from synthcity.plugins.core.plugin import Plugin
 from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
-from synthcity_dpswf.adapters import NumericColumn, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters import MarginalTableCodec, NumericColumn, TabularDomain, TabularEncoder
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, from_synthcity_range
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import FlowSettings, SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
-from synthcity_dpswf.privacy import PrivacyPart, PrivacyReport, release_domain, secret_generator
+from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart, PrivacyReport, release_domain, secret_generator
 
 DomainSpec = TabularDomain | dict | str | Path | None
+
+DEFAULT_STEPS: dict[str, int] = {"record": 1500, "projected": 1500, "projected_histogram": 1500, "marginal": 300}
+"""Flow steps per release kind when ``n_steps`` is None: 1,500 measured for histogram releases on MNIST
+(docs/flows.md); 300 for marginals (docs/flows.md, "Tables")."""
 
 
 def default_delta(n_records: int) -> float:
     """The delta used when none is given: 0.1 / n, ten times below the 1/n that a mechanism publishing one
     random record would meet."""
     return 0.1 / n_records
+
+
+def default_domain_share(n_records: int) -> float:
+    """The share of the budget a DP domain gets when none is given: 0.3 below 1,000 rows, else 0.1.
+
+    Chosen on iris, wine and diabetes (sklearn; 150-442 rows) at epsilon = 3: with 0.1 the numeric ranges were
+    placed for 31-62% of their columns, with 0.3 for 98-100% (docs/flows.md, "The DP domain"); large tables place
+    every column with 0.1.
+    """
+    return 0.3 if n_records < 1000 else 0.1
 
 
 def resolve_domain(domain: DomainSpec, max_one_hot: int) -> TabularDomain:
@@ -93,13 +108,21 @@ class SlicedFlowPlugin(Plugin):
     Args:
         epsilon, delta: the total budget; ``delta=None`` uses ``default_delta(n)`` = 0.1 / n (stated in the
             report).
-        release: the release kind: ``"projected_histogram"`` (default), ``"record"`` or ``"projected"``.
+        release: the release kind: ``None`` (default) takes ``"marginal"`` for tables (noisy one- and two-way
+            tables of the level-coded rows) and ``"projected_histogram"`` for images; ``"record"``,
+            ``"projected"`` and ``"projected_histogram"`` encode table rows into the unit ball instead.
+        coarse_bins, fine_bins, max_pairs: the marginal release's tables (``MarginalTableCodec``,
+            ``MarginalLayout.build``): levels per column in the two-way tables, bins of a wide numeric column in
+            the one-way tables, and the number of column pairs (all pairs up to it; beyond, a random subset from
+            ``random_state``, which reads no data).
         radius: records are encoded into the ball of this radius.
         n_release_directions: directions per release (``None``: the generator's default for the kind).
         n_bins: bins per direction of histogram releases.
-        n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``.
+        n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``;
+            ``n_steps=None`` takes the release kind's ``DEFAULT_STEPS``.
         domain: a public ``TabularDomain``, description dict or JSON path; ``None`` releases a DP domain.
-        domain_epsilon_share: share of (epsilon, delta) spent on the DP domain when ``domain`` is None.
+        domain_epsilon_share: share of (epsilon, delta) spent on the DP domain when ``domain`` is None;
+            ``None``: ``default_domain_share(n)``.
         max_one_hot: with a ``{name: n_levels}`` domain, wider columns are encoded as ordinal integers.
         accountant: ``"rdp"``, ``"prv"``, ``"gdp"`` or an extension's name.
         image_adapter: for an ``ImageDataLoader``: an ``ImageLatentAdapter`` trained on public images, or the
@@ -119,19 +142,22 @@ class SlicedFlowPlugin(Plugin):
         self,
         epsilon: float = 3.0,
         delta: float | None = None,
-        release: str = "projected_histogram",
+        release: str | None = None,
         radius: float = 1.0,
         n_release_directions: int | None = None,
         n_bins: int = 16,
+        coarse_bins: int = 16,
+        fine_bins: int = 100,
+        max_pairs: int | None = 120,
         n_directions: int = 70,
-        n_steps: int = 1500,
+        n_steps: int | None = None,
         step_size: float = 1.0,
         entropy: float = 0.0,
         smoothing: float | None = None,
         flow_batch_size: int | None = 4000,
         reuse: str = "pooled",
         domain: DomainSpec = None,
-        domain_epsilon_share: float = 0.1,
+        domain_epsilon_share: float | None = None,
         max_one_hot: int = 20,
         accountant: str = "rdp",
         image_adapter: ImageLatentAdapter | str | Path | None = None,
@@ -152,7 +178,7 @@ class SlicedFlowPlugin(Plugin):
             device=device, random_state=random_state, sampling_patience=sampling_patience, workspace=workspace,
             strict=strict, compress_dataset=compress_dataset, **kwargs,
         )
-        if not 0 < domain_epsilon_share < 1:
+        if domain_epsilon_share is not None and not 0 < domain_epsilon_share < 1:
             raise ValueError(f"domain_epsilon_share must lie in (0, 1), got {domain_epsilon_share!r}.")
         self.epsilon = epsilon
         self.delta = delta
@@ -160,8 +186,12 @@ class SlicedFlowPlugin(Plugin):
         self.radius = radius
         self.n_release_directions = n_release_directions
         self.n_bins = n_bins
+        self.coarse_bins = coarse_bins
+        self.fine_bins = fine_bins
+        self.max_pairs = max_pairs
+        self.n_steps = n_steps
         self.settings = FlowSettings(
-            n_steps=n_steps, step_size=step_size, entropy=entropy, smoothing=smoothing,
+            n_steps=n_steps or DEFAULT_STEPS["projected_histogram"], step_size=step_size, entropy=entropy, smoothing=smoothing,
             batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
         )
         self.domain = domain
@@ -175,19 +205,31 @@ class SlicedFlowPlugin(Plugin):
         self.labelling = labelling
         self.feature_weight = feature_weight
         self.generator_: SlicedGenerator | None = None
-        self.encoder_: TabularEncoder | ImageLatentAdapter | None = None
+        self.encoder_: TabularEncoder | MarginalTableCodec | ImageLatentAdapter | None = None
+        self.layout_: MarginalLayout | None = None
         self.domain_part_: PrivacyPart | None = None
 
     @staticmethod
     def type() -> str:
         return "privacy"
 
+    def release_for(self, data_type: str) -> str:
+        """The release kind used for ``data_type`` ("images" or a table): ``release``, or the default for it."""
+        if self.release is not None:
+            return self.release
+        return "projected_histogram" if data_type == "images" else "marginal"
+
     def generator_arguments(self, n_records: int) -> dict[str, Any]:
         """Arguments of the wrapped generator for a table of ``n_records`` rows (subclasses add theirs)."""
+        release = self.release_for("images" if isinstance(self.encoder_, ImageLatentAdapter) else "table")
+        settings = self.settings
+        if self.n_steps is None:
+            settings = dataclasses.replace(settings, n_steps=DEFAULT_STEPS[release])
         return {
-            "release": self.release, "radius": self.radius, "n_release_directions": self.n_release_directions,
-            "n_bins": self.n_bins, "labelling": self.labelling, "feature_weight": self.feature_weight,
-            "accountant": self.accountant, "settings": self.settings, "seed": self.random_state,
+            "release": release, "radius": self.radius, "n_release_directions": self.n_release_directions,
+            "n_bins": self.n_bins, "marginals": self.layout_, "labelling": self.labelling,
+            "feature_weight": self.feature_weight,
+            "accountant": self.accountant, "settings": settings, "seed": self.random_state,
             "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
         }
 
@@ -212,17 +254,24 @@ class SlicedFlowPlugin(Plugin):
             flow_epsilon -= self.domain_part_.epsilon
             flow_delta -= self.domain_part_.delta
         self.data_info = X.info()
-        self.dtypes_ = frame.dtypes.to_dict()
         self._schema = synthcity_schema(domain)
         self._training_schema = self._schema
         self._data_encoders = None
-        self.encoder_ = TabularEncoder(domain)
+        if self.release_for("table") == "marginal":
+            unknown = "error" if self.domain_part_ is None else "first"  # a released domain drops rare categories
+            codec = MarginalTableCodec(domain, self.fine_bins, unknown)
+            self.encoder_, self.dtypes_ = codec, None
+            self.layout_ = MarginalLayout.build(codec.levels, self.coarse_bins, self.max_pairs, self.random_state)
+        else:
+            self.encoder_, self.dtypes_, self.layout_ = TabularEncoder(domain), frame.dtypes.to_dict(), None
         self._fit(X, flow_epsilon, flow_delta)
         self.fitted = True
         return self
 
     def _fit_images(self, X: DataLoader) -> "SlicedFlowPlugin":
         """Images: latents of a public autoencoder with their labels, one record per (image, label) pair."""
+        if self.release == "marginal":
+            raise ValueError("the marginal release is for tables; leave release=None (projected histograms) for images.")
         images, labels = X.unpack().tensors()
         images, labels = from_synthcity_range(images.float()), labels.long()
         if bool((labels < 0).any()) or bool((labels >= self.n_classes).any()):
@@ -246,7 +295,7 @@ class SlicedFlowPlugin(Plugin):
         self._training_schema = self._schema
         self._data_encoders = None
         self.encoder_ = adapter
-        self.domain_part_ = None
+        self.domain_part_, self.layout_ = None, None
         self._fit_generator(adapter.encode(images[private]), self.epsilon, delta, labels[private])
         self.fitted = True
         return self
@@ -261,8 +310,16 @@ class SlicedFlowPlugin(Plugin):
         numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
         categorical = [c for c in frame.columns if c not in numeric]
         integer = {c for c in numeric if pd.api.types.is_integer_dtype(frame[c])}
-        share_epsilon, share_delta = self.domain_epsilon_share * epsilon, self.domain_epsilon_share * delta
-        release = release_domain(frame, numeric, categorical, share_epsilon, share_delta, secret_generator())
+        share = default_domain_share(len(frame)) if self.domain_epsilon_share is None else self.domain_epsilon_share
+        share_epsilon, share_delta = share * epsilon, share * delta
+        release = release_domain(frame, numeric, categorical, share_epsilon, share_delta, secret_generator(), integer)
+        hidden = [column for column, located in release.located.items() if not located]
+        if hidden:
+            warnings.warn(
+                f"the DP domain could not place columns {hidden} above its noise at epsilon = {share_epsilon:.3g}: their "
+                "ranges (or categories) are stated defaults. Pass a public domain, or raise domain_epsilon_share.",
+                stacklevel=3,
+            )
         self.domain_part_ = PrivacyPart(
             "DP domain", share_epsilon, share_delta,
             f"Gaussian histograms of all {len(frame.columns)} columns (z = {release.noise_multiplier:.3g}, "
@@ -272,7 +329,7 @@ class SlicedFlowPlugin(Plugin):
 
     def _fit(self, X: DataLoader, epsilon: float, delta: float) -> "SlicedFlowPlugin":
         """Encode the table with the domain's fixed map and fit the generator with what is left of the budget."""
-        assert isinstance(self.encoder_, TabularEncoder)
+        assert isinstance(self.encoder_, (TabularEncoder, MarginalTableCodec))
         self._fit_generator(self.encoder_.encode(X.dataframe()), epsilon, delta)
         return self
 
@@ -298,6 +355,8 @@ class SlicedFlowPlugin(Plugin):
 
         def sample(n: int) -> pd.DataFrame:
             seed = int(torch.randint(0, 2**31 - 1, (1,)))
+            if isinstance(encoder, MarginalTableCodec):
+                return encoder.decode(generator.sample(n, seed=seed))
             return encoder.decode(generator.sample(n, seed=seed), self.dtypes_)
 
         return self._safe_generate(sample, count, syn_schema)

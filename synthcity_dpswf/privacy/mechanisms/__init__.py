@@ -4,6 +4,7 @@ private records. ``create_mechanism(name, options)`` builds one; ``register_mech
 from __future__ import annotations
 
 from synthcity_dpswf.privacy.mechanisms.base import Release, ReleaseMechanism, ReleaseOptions
+from synthcity_dpswf.privacy.mechanisms.marginal import MarginalLayout, MarginalRelease, marginal_sensitivity
 from synthcity_dpswf.privacy.mechanisms.projected import ProjectedRelease, projected_sensitivity
 from synthcity_dpswf.privacy.mechanisms.projected_histogram import ProjectedHistogramRelease, histogram_sensitivity
 from synthcity_dpswf.privacy.mechanisms.record import RecordRelease, record_sensitivity
@@ -27,11 +28,13 @@ def create_mechanism(name: str, options: ReleaseOptions | None = None) -> Releas
     return MECHANISMS[name](options)
 
 
-for _kind in (RecordRelease, ProjectedRelease, ProjectedHistogramRelease):
+for _kind in (RecordRelease, ProjectedRelease, ProjectedHistogramRelease, MarginalRelease):
     register_mechanism(_kind)
 
 __all__ = [
     "MECHANISMS",
+    "MarginalLayout",
+    "MarginalRelease",
     "ProjectedHistogramRelease",
     "ProjectedRelease",
     "RecordRelease",
@@ -40,6 +43,7 @@ __all__ = [
     "ReleaseOptions",
     "create_mechanism",
     "histogram_sensitivity",
+    "marginal_sensitivity",
     "projected_sensitivity",
     "record_sensitivity",
     "register_mechanism",

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
 from synthcity_dpswf.math import random_directions
 from synthcity_dpswf.math.checks import check_non_negative, check_positive, check_positive_int
-from synthcity_dpswf.privacy.releases import gaussian_noise
+from synthcity_dpswf.privacy.releases import Boundary, bound_records, gaussian_noise
+
+if TYPE_CHECKING:
+    from synthcity_dpswf.privacy.mechanisms.marginal import MarginalLayout
 
 
 @dataclass(frozen=True)
@@ -26,16 +29,31 @@ class ReleaseOptions:
         radius: r, records are bounded to the ball (or sphere) of this radius before any release.
         n_directions: directions per release (projected kinds).
         n_bins: G, bins over [-r, r] per direction (histogram kinds).
+        layout: the public tables of the marginal kind (``marginal.MarginalLayout``).
     """
 
     radius: float = 1.0
     n_directions: int = 70
     n_bins: int = 16
+    layout: "MarginalLayout | None" = None
 
     def __post_init__(self) -> None:
         check_positive("radius", self.radius)
         check_positive_int("n_directions", self.n_directions)
         check_positive_int("n_bins", self.n_bins)
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any]) -> "ReleaseOptions":
+        """Rebuild options saved with ``dataclasses.asdict`` (the layout comes back as a dict of lists)."""
+        from synthcity_dpswf.privacy.mechanisms.marginal import MarginalLayout
+
+        state = dict(state)
+        layout = state.pop("layout", None)
+        if isinstance(layout, dict):
+            layout = MarginalLayout(
+                tuple(layout["levels"]), tuple(layout["coarse_levels"]), tuple(tuple(p) for p in layout["pairs"])
+            )
+        return cls(**state, layout=layout)
 
 
 @dataclass(frozen=True)
@@ -61,6 +79,8 @@ class ReleaseMechanism(ABC):
     """What one payload is, for the report's "stored" line."""
     uses_directions: ClassVar[bool] = False
     class_conditional: ClassVar[bool] = False
+    takes_level_codes: ClassVar[bool] = False
+    """Whether records are integer level codes of a table (marginal kinds) rather than points of a ball."""
     opacus_pair_proven: ClassVar[bool] = True
     """Whether privacy.md proves that Opacus' subsampled-Gaussian pair bounds per-step releases of this kind
     (batches of exactly b, replace-one). Where it does not, per-step releases are accounted with the replace-one
@@ -68,6 +88,11 @@ class ReleaseMechanism(ABC):
 
     def __init__(self, options: ReleaseOptions | None = None) -> None:
         self.options = options or ReleaseOptions()
+
+    def prepare(self, records: torch.Tensor, boundary: Boundary) -> torch.Tensor:
+        """The records as the statistic reads them: mapped onto the ball (or sphere) of radius r
+        (``bound_records``), a per-record map that needs no budget. Kinds on level codes check them instead."""
+        return bound_records(records, self.options.radius, boundary)
 
     def draw_directions(self, dim: int, generator: torch.Generator, dtype: torch.dtype = torch.float32) -> torch.Tensor | None:
         """Fresh public directions ``(d, L)`` for one release (from the public seed), or ``None``."""
