@@ -24,7 +24,8 @@ Metrics (``synthcity_dpswf.evaluation.marginal_tv_distance`` and sklearn, same f
   detection   AUROC of HistGradientBoosting telling 10,000 real from 10,000 synthetic rows (5-fold), 0.5 is best
 
 Run: ``python benchmarks/marginals.py --data-root ../shared/data --reference DIR`` (about 40 minutes on 2 CPU
-cores for ours at three epsilons). Writes ``benchmarks/results/marginals_<table>.{json,md}``.
+cores for ours at three epsilons). Writes ``benchmarks/results/marginals_<table>.{json,md}``; rows of an earlier
+run on the same table (other methods or epsilons) are kept and the table is rewritten with all of them.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, environment, write_json  # noqa: E402
+from report import marginal_table  # noqa: E402
 
 import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain  # noqa: E402
@@ -146,23 +148,6 @@ def reference_run(directory: Path, method: str, epsilon: float) -> tuple[pd.Data
     return pd.read_csv(path), seconds, f"{epsilon:g}"
 
 
-def table_markdown(rows: list[dict[str, Any]], floor: dict[str, float], header: str) -> str:
-    lines = [header, "", "| method | epsilon | 2-way TV coarse | 2-way TV full | 3-way TV coarse | TSTR AUROC | detection AUC | wall time (s) | epsilon reported |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    lines.append(f"| real rows (half vs half) | - | {floor['tv2_coarse']:.3f} | {floor['tv2_full']:.3f} | {floor['tv3_coarse']:.3f} | "
-                 f"{floor['tstr_auroc']:.3f} | {floor['detection']:.3f} | - | - |")
-    for row in rows:
-        if row.get("error"):
-            lines.append(f"| {row['method']} | {row['epsilon']:g} | failed: {row['error']} | | | | | | |")
-            continue
-        s = row["scores"]
-        lines.append(
-            f"| {row['method']} | {row['epsilon']:g} | {s['tv2_coarse']:.3f} | {s['tv2_full']:.3f} | {s['tv3_coarse']:.3f} | "
-            f"{s['tstr_auroc']:.3f} | {s['detection']:.3f} | {row['seconds']:.0f} | {row['reported_epsilon']} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-root", type=Path, required=True, help="folder holding adult/")
@@ -185,8 +170,12 @@ def main() -> None:
     first, second = frame.iloc[halves[: len(frame) // 2]], frame.iloc[halves[len(frame) // 2 :]]
     floor = scores(first.reset_index(drop=True), second.reset_index(drop=True), codec, target, args.seed)
     print(f"real half vs half: {floor}", flush=True)
-    rows: list[dict[str, Any]] = []
     out_json = args.out / f"marginals_{args.table}.json"
+    rows: list[dict[str, Any]] = []
+    if out_json.exists() and args.rows is None:  # runs of other methods are kept: one table, several invocations
+        previous = json.loads(out_json.read_text())
+        if previous.get("rows_used") == len(frame):
+            rows = list(previous["results"])
     for epsilon in args.epsilons:
         for method in args.methods:
             row: dict[str, Any] = {"method": method, "epsilon": epsilon}
@@ -196,7 +185,7 @@ def main() -> None:
                 elif method == "pategan":
                     synthetic, seconds, reported = run_pategan(frame, target, epsilon, args.seed)
                 elif method in REFERENCE:
-                    found = None if args.reference is None or args.rows is not None else reference_run(args.reference, method, epsilon)
+                    found = None if args.reference is None else reference_run(args.reference, method, epsilon)
                     if found is None:
                         continue
                     synthetic, seconds, reported = found
@@ -206,13 +195,14 @@ def main() -> None:
                 row.update(scores=scores(frame, synthetic, codec, target, args.seed), seconds=seconds, reported_epsilon=reported)
             except Exception as raised:  # a method that fails is reported, not hidden
                 row["error"] = f"{type(raised).__name__}: {str(raised).splitlines()[0][:120] if str(raised) else ''}"
-            rows.append(row)
+            rows = [r for r in rows if (r["method"], r["epsilon"]) != (row["method"], row["epsilon"])] + [row]
             print(row, flush=True)
             write_json(out_json, {"table": args.table, "rows_used": len(frame), "delta": DELTA, "floor": floor,
                                   "environment": environment(torch.device("cpu")), "results": rows})
     header = (f"# Marginal benchmark: {args.table}, {len(frame)} rows, delta = {DELTA:g} "
-              f"(`python benchmarks/marginals.py --data-root ../shared/data --table {args.table}`)")
-    markdown = table_markdown(rows, floor, header)
+              f"(`python benchmarks/marginals.py --data-root ../shared/data --table {args.table}`)\n\n"
+              "Metrics in the docstring of `benchmarks/marginals.py`; the first row compares two halves of the real rows.\n\n")
+    markdown = header + marginal_table({"floor": floor, "results": rows})
     (args.out / f"marginals_{args.table}.md").write_text(markdown)
     print(markdown)
 

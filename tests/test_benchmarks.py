@@ -62,6 +62,25 @@ def test_tabular_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
     assert "| dpswflow |" in (tmp_path / "tabular_quick.md").read_text()
 
 
+def test_marginal_suite_scores_ours_and_a_reference_run_with_the_same_code(shared_dir: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    # A stand-in for a reference synthesizer's output: real rows (its scores must then be near the floor).
+    pd.read_csv(shared_dir / "data" / "adult" / "adult_discretized.csv").head(2000).to_csv(reference / "mst_eps3.csv", index=False)
+    (reference / "timings.jsonl").write_text(json.dumps({"method": "mst", "epsilon": 3.0, "wall_s": 12.5}) + "\n")
+    run("marginals.py", "--data-root", str(shared_dir / "data"), "--rows", "400", "--epsilons", "3", "--methods", "dpswflow",
+        "mst", "--reference", str(reference), "--out", str(tmp_path))
+    payload = json.loads((tmp_path / "marginals_adult_discretized.json").read_text())
+    rows = {row["method"]: row for row in payload["results"]}
+    assert set(rows) == {"dpswflow", "mst (reference, smartnoise-synth)"} and rows["mst (reference, smartnoise-synth)"]["seconds"] == 12.5
+    for row in rows.values():
+        assert 0 <= row["scores"]["tv2_coarse"] <= row["scores"]["tv2_full"] <= 1 and 0 <= row["scores"]["detection"] <= 1
+    assert rows["mst (reference, smartnoise-synth)"]["scores"]["detection"] < 0.65  # real rows against real rows
+    assert "| dpswflow | 3 |" in (tmp_path / "marginals_adult_discretized.md").read_text()
+
+
 @pytest.mark.parametrize("script", ["images.py", "tabular.py"])
 def test_suites_explain_themselves(script: str) -> None:
     usage = run(script, "--help")

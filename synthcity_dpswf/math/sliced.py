@@ -200,8 +200,8 @@ def sliced_drift(
     .. math:: \hat v(x_i) = -\frac{1}{L} \sum_j \big(p_{j,i} - T_j(p_{j,i})\big)\, \theta_j
               = -\frac{1}{L} \Psi^\top \Theta^\top, \qquad T_j = F^{-1}_{\nu_j} \circ F_{\mu_j}.
 
-    With the histogram, the transport map :math:`T_j` is evaluated at the ``n_bins + 1`` bin edges and
-    interpolated linearly inside each bin, so the per-point work is one gather pair.
+    With the histogram, the transport map :math:`T_j` is evaluated at the ``n_bins + 1`` bin edges (at most n
+    bins for n particles) and interpolated linearly inside each bin, so the per-point work is one gather pair.
 
     The sum is one matrix product; directions are processed ``chunk_size`` at a time so that memory stays
     O(n * chunk_size) whatever L (default: ``CHUNK_ELEMENTS`` projections per chunk).
@@ -238,7 +238,8 @@ def sliced_drift(
             levels = interpolate_cdf(empirical_quantiles(projections, grid), grid, projections)
             transported = interpolate_sorted(target_quantiles[block], levels)
         else:
-            bins, within, edge_levels = histogram_cdf(projections, n_bins)
+            # More bins than particles resolve nothing more than the particles' own ranks: cap them at n.
+            bins, within, edge_levels = histogram_cdf(projections, min(n_bins, max(projections.shape[1], 2)))
             transported = interpolate_in_bins(interpolate_sorted(target_quantiles[block], edge_levels), bins, within)
         displacement = projections - transported
         drift.sub_((theta @ displacement).T)

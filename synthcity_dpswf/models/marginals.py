@@ -43,6 +43,9 @@ ANGLES_PER_PAIR = 16
 POINTS_PER_TABLE = 8192
 """Stratified points per table behind its quantile functions (quantile error of order 1 / 8192 in level)."""
 
+TABLE_SEED = 0
+"""Public seed of the points drawn inside the cells (numerical integration, the same for every run)."""
+
 
 @dataclass(frozen=True)
 class MarginalEstimates:
@@ -64,9 +67,16 @@ class MarginalEstimates:
 
 
 def marginal_estimates(pool: ReleasePool) -> MarginalEstimates:
-    """The module docstring's four steps, on ``pool``'s releases summed over rounds."""
+    """The module docstring's four steps, on ``pool``'s releases summed over rounds (computed once per pool)."""
     if pool.kind != "marginal" or pool.options.layout is None:
         raise ValueError("marginal estimates are read from a pool of 'marginal' releases.")
+    if "marginal_estimates" not in pool.cache:
+        pool.cache["marginal_estimates"] = _estimate(pool)
+    return pool.cache["marginal_estimates"]
+
+
+def _estimate(pool: ReleasePool) -> MarginalEstimates:
+    assert pool.options.layout is not None
     layout = pool.options.layout
     counts = pool.releases.to(torch.float64).sum(dim=0)
     variance = float((pool.noise_std.to(torch.float64) ** 2).sum())  # per count, summed over rounds
@@ -95,7 +105,7 @@ def marginal_estimates(pool: ReleasePool) -> MarginalEstimates:
 class MarginalReleaseTarget:
     r"""Flow target over marginal releases: for every released pair, ``ANGLES_PER_PAIR`` directions of its plane
     with the quantile functions of its table along them (and the axis of every column in no pair, with its
-    coarse margin), computed once; each step takes ``n_directions`` of them at random.
+    coarse margin), computed once per pool; each step takes ``n_directions`` of them at random (from ``seed``).
 
     A direction touches two coordinates only, so the drift is averaged per coordinate: the slice's
     ``coordinate_scale`` is :math:`L / \sum_l \theta_{li}^2`, which makes a step of size 1 move a coordinate by
@@ -111,10 +121,25 @@ class MarginalReleaseTarget:
         device: torch.device | str = "cpu",
     ) -> None:
         check_positive_int("n_directions", n_directions)
+        key = ("marginal_slices", n_levels)
+        if key not in pool.cache:
+            pool.cache[key] = self._slices(pool, n_levels)
+        directions, quantiles = pool.cache[key]
+        self.device = torch.device(device)
+        self.directions = directions.to(self.device, torch.float32)  # (d, S)
+        self.quantiles = quantiles.to(self.device, torch.float32)  # (S, n_levels)
+        self.n_directions = min(n_directions, self.directions.shape[1])
+        self._dim = directions.shape[0]
+        self._generator = torch.Generator().manual_seed(seed)
+
+    @staticmethod
+    def _slices(pool: ReleasePool, n_levels: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every slice's direction ``(d, S)`` and quantile function ``(S, n_levels)``, computed once per pool (the
+        points inside the cells are drawn from the fixed public seed ``TABLE_SEED``)."""
         estimates = marginal_estimates(pool)
         layout = estimates.layout
         levels = quantile_levels(n_levels, torch.float32)
-        generator = torch.Generator().manual_seed(seed)
+        generator = torch.Generator().manual_seed(TABLE_SEED)
         plane = pair_directions(ANGLES_PER_PAIR)
         directions, quantiles = [], []
         for (j, k), table in estimates.pairs.items():
@@ -130,12 +155,7 @@ class MarginalReleaseTarget:
                 directions.append(axis)
                 edges = torch.linspace(0.0, 1.0, layout.coarse_levels[column] + 1, dtype=torch.float64)
                 quantiles.append(histogram_quantiles(estimates.coarse[column][None, :], edges, levels))
-        self.device = torch.device(device)
-        self.directions = torch.cat(directions, dim=1).to(self.device, torch.float32)  # (d, S)
-        self.quantiles = torch.cat(quantiles).to(self.device, torch.float32)  # (S, n_levels)
-        self.n_directions = min(n_directions, self.directions.shape[1])
-        self._dim = layout.n_columns
-        self._generator = torch.Generator().manual_seed(seed + 1)
+        return torch.cat(directions, dim=1), torch.cat(quantiles)
 
     @property
     def dim(self) -> int:

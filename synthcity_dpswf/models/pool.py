@@ -8,7 +8,8 @@ parameters of their kind: everything built from it is post-processing and costs 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -28,6 +29,7 @@ class ReleasePool:
         directions: the public directions of each release, ``(K, d, L)`` (``None`` for record releases).
         dim: d, the dimension of the records.
         n_classes: C for class-conditional releases (``None`` otherwise).
+        cache: post-processing computed once from the releases (e.g. the marginal estimates); never saved.
     """
 
     kind: str
@@ -37,6 +39,7 @@ class ReleasePool:
     directions: torch.Tensor | None
     dim: int
     n_classes: int | None = None
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n_releases(self) -> int:

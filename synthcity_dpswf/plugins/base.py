@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 import torch
 from synthcity.plugins.core.constraints import Constraints
@@ -50,6 +51,25 @@ def default_delta(n_records: int) -> float:
     """The delta used when none is given: 0.1 / n, ten times below the 1/n that a mechanism publishing one
     random record would meet."""
     return 0.1 / n_records
+
+
+def check_table(frame: pd.DataFrame) -> None:
+    """Reject a table outside the domain of valid inputs (privacy.md) before any private computation: no rows or
+    one row, no columns, a column of a type no domain describes, missing or non-finite values. The message names
+    the column and the reason, never a value."""
+    if frame.shape[1] == 0:
+        raise ValueError("the table has no columns; pass a table with at least one column.")
+    if len(frame) < 2:
+        raise ValueError(f"the table has {len(frame)} row(s); differential privacy over fewer than 2 rows is meaningless.")
+    for column in frame.columns:
+        values = frame[column]
+        kind = values.dtype.kind
+        if kind in "mMcV":  # datetimes, timedeltas, complex, raw bytes
+            raise ValueError(f"column {column!r} has dtype {values.dtype}, which no domain describes; convert it to numbers or categories.")
+        if bool(values.isna().any()):
+            raise ValueError(f"column {column!r} has missing values; impute or drop them before fitting.")
+        if kind in "iuf" and not bool(np.isfinite(values.to_numpy(dtype=float)).all()):
+            raise ValueError(f"column {column!r} has infinite values; clip or drop them before fitting.")
 
 
 def default_domain_share(n_records: int) -> float:
@@ -245,6 +265,7 @@ class SlicedFlowPlugin(Plugin):
         if not X.is_tabular():
             raise ValueError(f"{self.name()} handles tabular data and images; got {X.data_type} data.")
         frame = X.dataframe()
+        check_table(frame)
         n_records = len(frame)
         delta = default_delta(n_records) if self.delta is None else self.delta
         check_privacy_target(self.epsilon, delta, n_records)

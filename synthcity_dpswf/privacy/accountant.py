@@ -15,6 +15,7 @@ composition").
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -199,13 +200,23 @@ class ReleaseAccountant:
         figure, which a test checks."""
         check_positive("noise_multiplier", noise_multiplier)
         check_positive_int("steps", steps)
-        gaussian = dp_accounting.GaussianDpEvent(noise_multiplier)
-        if self.batch_size < self.n_records:
-            gaussian = dp_accounting.SampledWithoutReplacementDpEvent(self.n_records, self.batch_size, gaussian)
-        event = dp_accounting.SelfComposedDpEvent(gaussian, steps)
-        accountant = dp_accounting.rdp.RdpAccountant(
-            orders or RDP_ORDERS, neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
+        return replace_one_rdp_epsilon(
+            self.n_records, self.batch_size, float(noise_multiplier), float(delta), steps, tuple(orders or RDP_ORDERS)
         )
-        accountant.compose(event)
-        epsilon = float(accountant.get_epsilon(delta))
-        return epsilon if math.isfinite(epsilon) else math.inf
+
+
+@functools.lru_cache(maxsize=4096)
+def replace_one_rdp_epsilon(
+    n_records: int, batch_size: int, noise_multiplier: float, delta: float, steps: int, orders: tuple[float, ...]
+) -> float:
+    """dp-accounting's replace-one RDP epsilon of ``steps`` Gaussian releases (multiplier z) of batches of b of n
+    sampled without replacement (one release of all n when b = n). A pure function, cached: each call costs about
+    a second, and calibrations repeat them."""
+    gaussian = dp_accounting.GaussianDpEvent(noise_multiplier)
+    if batch_size < n_records:
+        gaussian = dp_accounting.SampledWithoutReplacementDpEvent(n_records, batch_size, gaussian)
+    event = dp_accounting.SelfComposedDpEvent(gaussian, steps)
+    accountant = dp_accounting.rdp.RdpAccountant(list(orders), neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    accountant.compose(event)
+    epsilon = float(accountant.get_epsilon(delta))
+    return epsilon if math.isfinite(epsilon) else math.inf
