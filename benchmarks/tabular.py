@@ -99,7 +99,7 @@ def load_tables(data_root: Path, mode: Mode, seed: int) -> dict[str, Table]:
         ),
         "breast_cancer": Table(
             load_breast_cancer(as_frame=True).frame, "target", None,
-            "sklearn breast cancer (569 rows, 30 numeric), no public domain: ours release a DP domain (10% of the budget)",
+            "sklearn breast cancer (569 rows, 30 numeric), no public domain: ours release a DP domain (30% of the budget below 1,000 rows)",
         ),
     }
 

@@ -257,16 +257,23 @@ class SlicedGenerator(ABC):
             sampling = f"uniform subsets of exactly b = {b} of n = {n} records, independent across the {steps} steps"
         thetas = [None] if pool.directions is None else list(pool.directions)
         sensitivity = max(self.mechanism.sensitivity(theta) for theta in thetas)
-        public = [
-            f"n = {accountant.n_records} records, d = {pool.dim}, the directions (seed {self.seed})",
-            f"the record bound: {self.boundary} of radius {self.radius:g}",
-        ]
+        if self.mechanism.takes_level_codes:
+            public = [
+                f"n = {accountant.n_records} records, d = {pool.dim} columns",
+                "the tables (levels, coarse levels and pairs of the MarginalLayout), fixed before any release",
+            ]
+        else:
+            public = [
+                f"n = {accountant.n_records} records, d = {pool.dim}, the directions (seed {self.seed})",
+                f"the record bound: {self.boundary} of radius {self.radius:g}",
+            ]
         if self.labels_ is not None:
             how = "one release per class" if self.labels_ == "conditional" else "the label joined into each record"
             public.append(f"the class list (C = {self.n_classes_}); labels released with the records: {how}")
         common = dict(
             delta=delta, mechanism=self.mechanism.describe(), sampling=sampling, sample_rate=accountant.sample_rate,
-            steps=steps, sensitivity=sensitivity, radius=self.radius, stored=pool.describe(), public=tuple(public),
+            steps=steps, sensitivity=sensitivity, radius=None if self.mechanism.takes_level_codes else self.radius,
+            stored=pool.describe(), public=tuple(public),
         )
         if noise_multiplier == 0:
             return PrivacyReport(

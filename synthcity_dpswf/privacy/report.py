@@ -43,7 +43,8 @@ class PrivacyReport:
     noise_std: float
     accountant: str
     conservative_epsilon: float | None
-    radius: float
+    radius: float | None
+    """r, the bound of the records (``None`` for kinds on level codes, whose records are bounded by the layout)."""
     stored: str
     neighbouring: str = "replace-one (n public)"
     public: tuple[str, ...] = ()
@@ -75,7 +76,8 @@ class PrivacyReport:
             f"  neighbouring       {self.neighbouring}",
             f"  sampling           {self.sampling}",
             f"  q = b/n, K         {self.sample_rate:.6g}, {self.steps}",
-            f"  records bounded to radius r = {self.radius:g}",
+            f"  records bounded to radius r = {self.radius:g}" if self.radius is not None
+            else "  records            level codes inside the public layout (one count per table each)",
             f"  sensitivity Delta  {self.sensitivity:.6g}",
             f"  noise multiplier z {self.noise_multiplier:.6g}",
             f"  noise std s = z*Delta {self.noise_std:.6g}",
