@@ -158,6 +158,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=None, help="a random subset of rows (smoke runs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--notes", default=None, help="a sentence on how the run was made (shown under the table)")
     args = parser.parse_args()
     frame, target, domain_path = load_table(args.data_root, args.table)
     if args.rows is not None:
@@ -172,10 +173,11 @@ def main() -> None:
     print(f"real half vs half: {floor}", flush=True)
     out_json = args.out / f"marginals_{args.table}.json"
     rows: list[dict[str, Any]] = []
+    notes = args.notes
     if out_json.exists() and args.rows is None:  # runs of other methods are kept: one table, several invocations
         previous = json.loads(out_json.read_text())
         if previous.get("rows_used") == len(frame):
-            rows = list(previous["results"])
+            rows, notes = list(previous["results"]), args.notes or previous.get("notes")
     for epsilon in args.epsilons:
         for method in args.methods:
             row: dict[str, Any] = {"method": method, "epsilon": epsilon}
@@ -198,7 +200,7 @@ def main() -> None:
             rows = [r for r in rows if (r["method"], r["epsilon"]) != (row["method"], row["epsilon"])] + [row]
             print(row, flush=True)
             write_json(out_json, {"table": args.table, "rows_used": len(frame), "delta": DELTA, "floor": floor,
-                                  "environment": environment(torch.device("cpu")), "results": rows})
+                                  "environment": environment(torch.device("cpu")), "results": rows, "notes": notes})
     header = (f"# Marginal benchmark: {args.table}, {len(frame)} rows, delta = {DELTA:g} "
               f"(`python benchmarks/marginals.py --data-root ../shared/data --table {args.table}`)\n\n"
               "Metrics in the docstring of `benchmarks/marginals.py`; the first row compares two halves of the real rows.\n\n")

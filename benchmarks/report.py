@@ -285,7 +285,8 @@ def marginal_headline(payload: dict[str, Any]) -> str:
         "(16 levels per wide column, and the domain's full resolution), over 100 three-way marginals, TSTR AUROC "
         "(gradient boosting trained on synthetic rows, tested on the real ones), detection AUC (0.5 is best). "
         f"Full table: `benchmarks/results/marginals_{payload['table']}.md`; synthcity's own metrics on 2,000-row "
-        "subsamples, measured with the earlier record-release default: `benchmarks/results/tabular_quick.md`.\n\n"
+        "subsamples, measured with the earlier record-release default: `benchmarks/results/tabular_quick.md`."
+        + (f" {payload['notes']}" if payload.get("notes") else "") + "\n\n"
         + marginal_table(payload)
     )
 
