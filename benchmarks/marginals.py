@@ -9,7 +9,8 @@ Methods:
   dpswflow, dpswflow_r, dpswgen   ours, through synthcity's ``Plugins().get(...)`` with their defaults and the
                                   public domain; fit and generate timed together
   mst, aim (reference)            smartnoise-synth 1.0.8 on private-pgm's mbi, run in their own environment
-                                  (numpy 2) by ``--reference DIR``: files ``<method>_eps<epsilon>.csv`` (n rows,
+                                  (numpy 2) by ``benchmarks/reference/run_reference.py``, read from
+                                  ``--reference DIR``: files ``<method>_eps<epsilon>.csv`` (n rows,
                                   integer codes) and ``timings.jsonl`` (wall times); domain from the same public
                                   file, no budget spent on preprocessing
   pategan (synthcity)             optional (``--methods``); reads the columns' min/max from the private table
