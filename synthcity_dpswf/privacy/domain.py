@@ -20,8 +20,8 @@ domain description, this release estimates one with a stated share of the budget
   (``numeric_bounds``): the *anchor* is the window of ``WINDOW`` consecutive bins with the largest noisy sum
   (the records of a column sit in a few neighbouring bins, so a window gathers their counts while its noise
   grows only as :math:`\sqrt{W}`); a bin is kept when its noisy count exceeds :math:`s\,\Phi^{-1}(1 - 0.001 /
-  B)` anywhere (an empty bin passes with probability 0.1% / B) or :math:`s\,\Phi^{-1}(1 - 0.05 / W)` inside the
-  anchor, with the run of its neighbours above two standard deviations around the anchor's fullest bin (a false
+  B)` anywhere (an empty bin passes with probability 0.1% / B) or :math:`s\,\Phi^{-1}(1 - 0.01 / W)` inside the
+  anchor, with the run of its neighbours above three standard deviations around the anchor's fullest bin (a false
   neighbour stretches a range by one bin); if none is, the anchor's central bins are (``located`` is then False: the release could not place
   the column at this budget, and the caller says so).
 
@@ -139,17 +139,17 @@ def numeric_bounds(counts: np.ndarray, edges: np.ndarray, noise_std: float) -> t
     anchor = np.zeros(n_bins, dtype=bool)
     anchor[start : start + width] = True
     strong = counts > noise_std * float(norm.isf(0.001 / n_bins))
-    local = anchor & (counts > noise_std * float(norm.isf(0.05 / width)))
-    # The run of neighbours of the anchor's fullest bin whose counts exceed two noise standard deviations: a
-    # column's bins are neighbours, and a false neighbour (2.3% per side) stretches the range by one bin only.
+    local = anchor & (counts > noise_std * float(norm.isf(0.01 / width)))
+    # The run of neighbours of the anchor's fullest bin whose counts exceed three noise standard deviations: a
+    # column's bins are neighbours, and a false neighbour (0.13% per side) stretches the range by one bin only.
     peak = start + int(np.argmax(counts[start : start + width]))
     low, high = peak, peak
-    while low - 1 >= start and counts[low - 1] > 2 * noise_std:
+    while low - 1 >= start and counts[low - 1] > 3 * noise_std:
         low -= 1
-    while high + 1 < start + width and counts[high + 1] > 2 * noise_std:
+    while high + 1 < start + width and counts[high + 1] > 3 * noise_std:
         high += 1
     run = np.zeros(n_bins, dtype=bool)
-    run[low : high + 1] = counts[peak] > noise_std * float(norm.isf(0.05 / width))
+    run[low : high + 1] = counts[peak] > noise_std * float(norm.isf(0.01 / width))
     kept = np.flatnonzero(strong | local | run)
     located = len(kept) > 0
     if not located:
