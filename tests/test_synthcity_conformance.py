@@ -110,18 +110,20 @@ def test_generate_under_constraints_on_every_column(fitted: tuple[str, Plugin]) 
 
 def test_the_iris_performance_check_passes_with_default_arguments() -> None:
     """As synthcity's performance test: XGB trained on the synthetic iris (with its target), scored on the real
-    rows, above 0.5; ours with their default arguments. synthcity averages two fits; one fit each is the
-    stricter check (and half the time)."""
+    rows, averaged over two fits (as synthcity does: a fit of iris' 150 rows at epsilon = 3 varies, one in
+    about ten single dpswflow_r fits scored 0.2), above 0.5; ours with their default arguments."""
     features, labels = load_iris(return_X_y=True, as_frame=True)
     features["target"] = labels
     data = GenericDataLoader(features)
     for name in PLUGINS:
-        plugin = Plugins().get(name)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            plugin.fit(data)
-            score = PerformanceEvaluatorXGB().evaluate(data, plugin.generate())["syn_id"]
-        assert score > 0.5, (name, score)
+        scores = []
+        for _ in range(2):
+            plugin = Plugins().get(name)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                plugin.fit(data)
+                scores.append(PerformanceEvaluatorXGB().evaluate(data, plugin.generate())["syn_id"])
+        assert np.mean(scores) > 0.5, (name, scores)
 
 
 BAD_TABLES: dict[str, Callable[[], pd.DataFrame]] = {
