@@ -96,8 +96,8 @@ def test_fit_out_of_the_box_spends_a_share_on_a_dp_domain() -> None:
     assert report.epsilon == pytest.approx(10.0)
     assert report.delta == pytest.approx(0.1 / 150)  # the default delta, 0.1 / n
     assert [part.name for part in report.parts] == ["DP domain"]
-    assert report.parts[0].epsilon == pytest.approx(3.0)  # below 1,000 rows the domain gets 30% (default_domain_share)
-    assert "DP domain (3, " in str(report)
+    assert report.parts[0].epsilon == pytest.approx(4.0)  # below 1,000 rows the domain gets 40% (default_domain_share)
+    assert "DP domain (4, " in str(report)
 
 
 def test_strict_constraints_are_honoured() -> None:
