@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, choose_device, environment, finite_or_text, mean_std, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter  # noqa: E402
+from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit  # noqa: E402
 from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures,
@@ -213,12 +213,16 @@ class Dataset:
         public, private = public_private_split(len(images), 0.5, seed)
         public, private = public[: mode.n_public], private[: mode.n_private]
         checkpoint = cache / f"autoencoder_{name}_{len(public)}_{mode.autoencoder_epochs}ep_seed{seed}.pt"
+        split = PublicSplit.of(name, len(images), public)  # a cached checkpoint of any other split is refused
         started = time.perf_counter()
         if checkpoint.exists():
-            self.adapter = ImageLatentAdapter.load(checkpoint, device=device)
+            self.adapter = ImageLatentAdapter.load(checkpoint, device=device, public_split=split)
         else:
             self.adapter = ImageLatentAdapter("mnist", device=device)
-            self.adapter.fit(images[public], epochs=mode.autoencoder_epochs, seed=seed, description=f"the public half of {name}")
+            self.adapter.fit(
+                images[public], epochs=mode.autoencoder_epochs, seed=seed, description=f"the public half of {name}",
+                public_split=split,
+            )
             checkpoint.parent.mkdir(parents=True, exist_ok=True)
             self.adapter.save(checkpoint)
         self.autoencoder_seconds = time.perf_counter() - started

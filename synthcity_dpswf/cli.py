@@ -88,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--inception", default=None, help="TorchScript Inception file for FID (or $DPSWF_INCEPTION)")
     images.add_argument("--start", choices=["gaussian", "public"], default="gaussian",
                         help="start the particles from Gaussian noise or from public latents (free)")
-    images.add_argument("--ae-epochs", type=int, default=5, help="autoencoder epochs when no checkpoint exists in --out")
+    images.add_argument("--ae-epochs", type=int, default=5, help="autoencoder epochs when --out holds no checkpoint "
+                        "(one trained on the public half of another --seed is refused)")
     images.add_argument("--samples", type=int, default=10000, help="generated images for CAS")
     images.add_argument("--fid-samples", type=int, default=1000)
     images.add_argument("--steps", type=int, default=1500, help="flow steps (training steps for dpswgen)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -174,13 +175,17 @@ def test_plugin_takes_a_pretrained_adapter() -> None:
 
 # ---------------------------------------------------------------------------------------------- the CLI
 def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from synthcity_dpswf.adapters.image_latent import PublicSplit
     from synthcity_dpswf.cli import main
 
-    # A small public autoencoder checkpoint in the output folder is loaded instead of training one.
-    public, _ = load_mnist(shared_dir / "data", train=True)
-    ImageLatentAdapter("mnist", device="cpu").fit(public[:500], epochs=1, description="500 public digits").save(
-        tmp_path / "autoencoder_mnist.pt"
-    )
+    # A small public autoencoder checkpoint in the output folder is loaded instead of training one: trained on
+    # 500 images of the public half of seed 0, the split the run uses, and saying so.
+    images, _ = load_mnist(shared_dir / "data", train=True)
+    public, _ = public_private_split(len(images), 0.5, 0)
+    ImageLatentAdapter("mnist", device="cpu").fit(
+        images[public[:500]], epochs=1, description="500 public digits",
+        public_split=PublicSplit.of("mnist", len(images), public),
+    ).save(tmp_path / "autoencoder_mnist.pt")
     code = main([
         "images", "--dataset", "mnist", "--data-root", str(shared_dir / "data"), "--epsilon", "10", "--out", str(tmp_path),
         "--inception", str(shared_dir / INCEPTION), "--samples", "300", "--fid-samples", "10", "--steps", "20", "--quiet",
@@ -192,3 +197,53 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
     assert "projected-histogram release" in printed and "one release per class" in printed
     assert list(tmp_path.glob("grid_mnist_dpswflow_projected_histogram_eps10_gaussian.png"))
     assert list(tmp_path.glob("results_*.json"))
+
+
+def test_autoencoder_checkpoint_is_bound_to_its_public_split(tmp_path: Path) -> None:
+    from synthcity_dpswf.adapters.image_latent import PublicSplit
+    from synthcity_dpswf.experiments.images import load_or_train_autoencoder
+
+    images, _ = blobs(16)
+    public, _ = public_private_split(16, 0.5, seed=0)
+    other_public, _ = public_private_split(16, 0.5, seed=1)
+    split, other = PublicSplit.of("blobs", 16, public), PublicSplit.of("blobs", 16, other_public)
+    assert split == PublicSplit.of("blobs", 16, public.flip(0)) and split.sha256 != other.sha256
+    assert split.sha256 != PublicSplit.of("blobs", 17, public).sha256 != PublicSplit.of("digits", 16, public).sha256
+    with pytest.raises(ValueError, match="repeated"):
+        PublicSplit.of("blobs", 16, torch.tensor([1, 1]))
+
+    checkpoint = tmp_path / "autoencoder_blobs.pt"
+    trained = load_or_train_autoencoder(checkpoint, images[public], split, 1, 0, "public blobs", False)
+    loaded = load_or_train_autoencoder(checkpoint, images[public], split, 1, 0, "public blobs", False)
+    assert loaded.public_split == split
+    torch.testing.assert_close(loaded.encode(images), trained.encode(images))
+    same_sizes = r"another public split than this run's \(other public indices of the same images; sha256 [0-9a-f]{12} "
+    with pytest.raises(ValueError, match=same_sizes):
+        load_or_train_autoencoder(checkpoint, images[other_public], other, 1, 0, "public blobs", False)
+    with pytest.raises(ValueError, match=r"\(n_images 16 instead of 17; sha256"):
+        ImageLatentAdapter.load(checkpoint, public_split=PublicSplit.of("blobs", 17, public))
+    with pytest.raises(ValueError, match=r"Delete the file .*another --out.*the same --seed"):
+        ImageLatentAdapter.load(checkpoint, public_split=other)
+    # A caller who vouches for their own public adapter loads it without an expected split.
+    assert ImageLatentAdapter.load(checkpoint, device="cpu").public_split == split
+    # A checkpoint that records no split (written before the record existed) is refused: retrain.
+    ImageLatentAdapter("mnist", device="cpu").fit(images[public], epochs=1).save(checkpoint)
+    with pytest.raises(ValueError, match="does not record the public split.*retrain it: delete the file"):
+        load_or_train_autoencoder(checkpoint, images[public], split, 1, 0, "public blobs", False)
+
+
+def test_images_run_refuses_the_autoencoder_of_another_seeds_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from synthcity_dpswf.experiments import images as experiment
+
+    def small_blobs(root: Path, train: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+        return blobs(64 if train else 32, seed=0 if train else 1)
+
+    monkeypatch.setitem(experiment.LOADERS, "mnist", small_blobs)
+    config = experiment.ImageRunConfig(
+        autoencoder_epochs=1, n_release_directions=10, n_steps=5, n_samples=40, fid_samples=0, seed=0,
+    )
+    experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
+    assert (tmp_path / "autoencoder_mnist.pt").exists()
+    # Seed 1 splits the images otherwise: about half of its private images trained this checkpoint.
+    with pytest.raises(ValueError, match="another public split"):
+        experiment.run_images(dataclasses.replace(config, seed=1), tmp_path, tmp_path, None, progress=False)

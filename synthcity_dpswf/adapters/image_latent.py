@@ -6,13 +6,18 @@ The flows run in the latent space of an autoencoder fitted on a public split (th
 with the same normalisation between encoder and decoder, on images in [0, 1]. Training on private images
 would break the guarantee: ``fit`` must only ever see public ones.
 
+A checkpoint can record the public split it was trained on (``PublicSplit``); loading with the expected split
+refuses a checkpoint of any other split, whose training images would partly be private records of the run.
+
 Image ranges are explicit: the autoencoder works in [0, 1]; synthcity's ``ImageDataLoader`` yields [-1, 1]
 (``from_synthcity_range`` / ``to_synthcity_range``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -48,6 +53,62 @@ def check_images(images: torch.Tensor) -> None:
     if not bool(torch.isfinite(images).all()) or float(images.min()) < 0 or float(images.max()) > 1:
         raise ValueError(
             "images must lie in [0, 1]; convert synthcity's [-1, 1] images with from_synthcity_range()."
+        )
+
+
+@dataclass(frozen=True)
+class PublicSplit:
+    """Which images of a training set are public: the ones an autoencoder checkpoint may be trained on.
+
+    An autoencoder is public only for a run whose public split it was trained on: with another split (another
+    seed), part of its training images are private records of that run, and encoding them through it spends
+    privacy that no report accounts for. ``sha256`` hashes the dataset name, the number of training images and
+    the sorted public indices, so two splits have equal hashes exactly when they name the same images.
+
+    Build one with ``PublicSplit.of``.
+    """
+
+    dataset: str
+    n_images: int
+    n_public: int
+    sha256: str
+
+    @classmethod
+    def of(cls, dataset: str, n_images: int, public_indices: torch.Tensor) -> "PublicSplit":
+        """The split whose public images are ``public_indices`` (any order) of the ``n_images`` of ``dataset``."""
+        check_positive_int("n_images", n_images)
+        indices = torch.sort(torch.as_tensor(public_indices).flatten().long()).values
+        if len(indices) == 0 or int(indices[0]) < 0 or int(indices[-1]) >= n_images:
+            raise ValueError(f"public_indices must be a non-empty set of indices in 0..{n_images - 1}.")
+        if bool((indices[1:] == indices[:-1]).any()):
+            raise ValueError("public_indices has repeated indices; pass each public image once.")
+        digest = hashlib.sha256(f"{dataset}\n{n_images}\n".encode())
+        digest.update(indices.numpy().astype("<i8").tobytes())
+        return cls(dataset, n_images, len(indices), digest.hexdigest())
+
+    def __str__(self) -> str:
+        return f"{self.n_public} of the {self.n_images} {self.dataset} training images, sha256 {self.sha256[:12]}"
+
+
+def check_public_split(path: str | Path, found: PublicSplit | None, expected: PublicSplit) -> None:
+    """Raise ``ValueError`` unless the checkpoint at ``path``, trained on ``found``, was trained on ``expected``."""
+    if found is None:
+        raise ValueError(
+            f"the autoencoder checkpoint {path} does not record the public split it was trained on (it predates "
+            f"that record), so nothing shows it was trained on this run's public split ({expected}); retrain it: "
+            "delete the file (or point to another checkpoint; dpswf images: another --out) and run again."
+        )
+    if found != expected:
+        differing = [
+            f"{name} {getattr(found, name)!r} instead of {getattr(expected, name)!r}"
+            for name in ("dataset", "n_images", "n_public") if getattr(found, name) != getattr(expected, name)
+        ]
+        what = ", ".join(differing) if differing else "other public indices of the same images"
+        raise ValueError(
+            f"the autoencoder checkpoint {path} was trained on another public split than this run's ({what}; "
+            f"sha256 {found.sha256[:12]} instead of {expected.sha256[:12]}), so its training images may include "
+            "private records of this run. Delete the file to retrain on this split, point to another checkpoint "
+            "(dpswf images: another --out), or use the split that wrote it (dpswf images: the same --seed)."
         )
 
 
@@ -89,6 +150,7 @@ class ImageLatentAdapter:
         self.progress = progress
         self.training_seconds = 0.0
         self.public_description = "not trained"
+        self.public_split: PublicSplit | None = None
 
     @property
     def dim(self) -> int:
@@ -106,8 +168,13 @@ class ImageLatentAdapter:
         learning_rate: float = 1e-3,
         seed: int = 0,
         description: str = "public images",
+        public_split: PublicSplit | None = None,
     ) -> "ImageLatentAdapter":
-        """Train the autoencoder (MSE, Adam) on PUBLIC images in [0, 1], latents normalised in between."""
+        """Train the autoencoder (MSE, Adam) on PUBLIC images in [0, 1], latents normalised in between.
+
+        ``public_split`` names the split the images come from; ``save`` stores it, so that ``load`` can refuse
+        the checkpoint for a run with another split.
+        """
         check_images(public_images)
         check_positive_int("epochs", epochs)
         check_positive_int("batch_size", batch_size)
@@ -132,6 +199,7 @@ class ImageLatentAdapter:
         self.decoder.eval()
         self.training_seconds = time.perf_counter() - started
         self.public_description = f"{description} ({len(public_images)} images, {epochs} epochs)"
+        self.public_split = public_split
         return self
 
     @torch.no_grad()
@@ -152,20 +220,31 @@ class ImageLatentAdapter:
         return torch.cat([self.decoder(unit[i : i + batch_size].to(self.device)).cpu() for i in range(0, len(unit), batch_size)])
 
     def save(self, path: str | Path) -> None:
-        """Checkpoint the trained autoencoder (weights and description; no data)."""
+        """Checkpoint the trained autoencoder (weights, description and public split; no data)."""
         torch.save(
             {
                 "architecture": self.architecture, "latent_dim": self.latent_dim, "channels": self.channels,
                 "encoder": self.encoder.state_dict(), "decoder": self.decoder.state_dict(),
                 "public_description": self.public_description, "training_seconds": self.training_seconds,
+                "public_split": None if self.public_split is None else asdict(self.public_split),
             },
             path,
         )
 
     @classmethod
-    def load(cls, path: str | Path, device: str | torch.device | None = None) -> "ImageLatentAdapter":
-        """Load a checkpoint written by ``save`` (named architectures only)."""
+    def load(
+        cls, path: str | Path, device: str | torch.device | None = None, public_split: PublicSplit | None = None
+    ) -> "ImageLatentAdapter":
+        """Load a checkpoint written by ``save`` (named architectures only).
+
+        With ``public_split`` (what a pipeline that splits the data itself must pass), a checkpoint trained on
+        another split, or that records none, is refused with a ``ValueError``. Without it, the checkpoint is
+        taken as public on the caller's word, as for an adapter the caller trained on their own public data.
+        """
         state = torch.load(path, map_location="cpu", weights_only=False)
+        found = None if state.get("public_split") is None else PublicSplit(**state["public_split"])
+        if public_split is not None:
+            check_public_split(path, found, public_split)
         if state["architecture"] is None:
             raise ValueError("this checkpoint holds custom modules: rebuild them and load their state dicts.")
         adapter = cls(state["architecture"], state["latent_dim"], state["channels"], device=device)
@@ -175,4 +254,5 @@ class ImageLatentAdapter:
         adapter.decoder.eval()
         adapter.public_description = state["public_description"]
         adapter.training_seconds = state["training_seconds"]
+        adapter.public_split = found
         return adapter

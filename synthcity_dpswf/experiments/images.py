@@ -1,6 +1,7 @@
 """``dpswf images``: private image generation through a public autoencoder (the paper's Sec. 5).
 
-The training set is halved: the public half trains the autoencoder (or a checkpoint is loaded), the
+The training set is halved: the public half trains the autoencoder (or a checkpoint trained on exactly this
+public half is loaded; one of another split is refused), the
 private half is encoded to unit latents, each with its label (one record = one (image, label) pair,
 released per class by the default projected-histogram release), and is the only data the generator touches. Samples are decoded to images and
 scored with FID (against the test set) and CAS (an MLP trained on generated pairs, tested on real ones).
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
+from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit
 from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split
 from synthcity_dpswf.evaluation import classification_accuracy, frechet_inception_distance, save_labelled_grid
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
@@ -86,13 +87,18 @@ def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
 
 
 def load_or_train_autoencoder(
-    checkpoint: Path, public_images: torch.Tensor, epochs: int, seed: int, description: str, progress: bool
+    checkpoint: Path, public_images: torch.Tensor, public_split: PublicSplit, epochs: int, seed: int, description: str,
+    progress: bool,
 ) -> ImageLatentAdapter:
-    """Load ``checkpoint`` if it exists, else train the MNIST autoencoder on the public images and save it."""
+    """Load ``checkpoint`` if it exists, else train the MNIST autoencoder on the public images and save it.
+
+    The checkpoint is bound to ``public_split`` (the split ``public_images`` come from): one trained on another
+    split, or recording none, raises ``ValueError`` rather than encode private records it was trained on.
+    """
     if checkpoint.exists():
-        return ImageLatentAdapter.load(checkpoint)
+        return ImageLatentAdapter.load(checkpoint, public_split=public_split)
     adapter = ImageLatentAdapter("mnist", channels=public_images.shape[1], progress=progress)
-    adapter.fit(public_images, epochs=epochs, seed=seed, description=description)
+    adapter.fit(public_images, epochs=epochs, seed=seed, description=description, public_split=public_split)
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     adapter.save(checkpoint)
     return adapter
@@ -116,7 +122,8 @@ def run_images(
     public, private = public_private_split(len(images), 0.5, config.seed)
     started = time.perf_counter()
     adapter = load_or_train_autoencoder(
-        out / f"autoencoder_{config.dataset}.pt", images[public], config.autoencoder_epochs, config.seed,
+        out / f"autoencoder_{config.dataset}.pt", images[public], PublicSplit.of(config.dataset, len(images), public),
+        config.autoencoder_epochs, config.seed,
         f"the public half of the {config.dataset} training set", progress,
     )
     seconds["autoencoder"] = time.perf_counter() - started
