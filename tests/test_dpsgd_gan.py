@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from conftest import requires_cuda
 from synthcity_dpswf.models.dpsgd_gan import DPSGDGAN, into_ball
 from synthcity_dpswf.privacy import ReleaseAccountant
 from synthcity_dpswf.math import sliced_wasserstein
@@ -91,3 +92,36 @@ def test_conditional_gan_covers_every_class() -> None:
     assert torch.allclose(samples[:, 5:].max(dim=1).values, torch.full((600,), codec.label_weight))
     with pytest.raises(ValueError, match="label_weight"):
         DPSGDGAN(n_classes=3)
+
+
+def test_the_gradient_noise_is_drawn_with_a_generator_on_the_parameters_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Opacus draws the noise on each parameter's device with the generator it was handed; a generator on another
+    # device (the CPU one of the batches with CUDA parameters) fails, so they must agree on every call.
+    from opacus.optimizers import optimizer as opacus_optimizer
+
+    from synthcity_dpswf.models.dpsgd_gan import noise_generator
+
+    def draws(secret_seed: int) -> torch.Tensor:
+        return torch.randn(4, generator=noise_generator("cpu", torch.Generator().manual_seed(secret_seed)))
+
+    assert noise_generator(torch.device("cpu"), torch.Generator()).device == torch.device("cpu")
+    assert torch.equal(draws(5), draws(5)) and not torch.equal(draws(5), draws(6))  # seeded from the secret only
+
+    devices: list[tuple[torch.device, torch.device]] = []
+    original = opacus_optimizer._generate_noise
+
+    def recording(std: float, reference: torch.Tensor, generator: torch.Generator, secure_mode: bool) -> torch.Tensor:
+        devices.append((generator.device, reference.device))
+        return original(std, reference, generator, secure_mode)
+
+    monkeypatch.setattr(opacus_optimizer, "_generate_noise", recording)
+    DPSGDGAN(batch_size=50, epochs=1, hidden=8).fit(clusters(200, seed=0), 4.0, 1e-5)
+    assert len(devices) == 4 * 6 and all(generator == reference for generator, reference in devices)
+
+
+@requires_cuda
+def test_trains_and_samples_on_cuda() -> None:
+    model = DPSGDGAN(batch_size=100, epochs=1, hidden=16, device="cuda").fit(clusters(500, seed=0), 4.0, 1e-5)
+    samples = model.sample(50)
+    assert samples.device.type == "cuda" and samples.shape == (50, 5)
+    assert model.privacy_report.epsilon <= 4.0

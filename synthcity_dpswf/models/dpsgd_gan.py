@@ -37,6 +37,18 @@ def into_ball(x: torch.Tensor, radius: float) -> torch.Tensor:
     return x / (x.norm(dim=1, keepdim=True) / radius).clamp(min=1.0)
 
 
+def noise_generator(device: str | torch.device, secret: torch.Generator) -> torch.Generator:
+    """The generator of the gradient noise: on ``device``, seeded with 63 bits drawn from ``secret``.
+
+    Opacus draws the noise with ``torch.normal(..., device=parameter.device, generator=...)``, which refuses a
+    generator on another device, so the noise generator must live where the discriminator does (the CPU
+    ``secret`` of the batches fails on CUDA). Seeding it from ``secret`` keeps its semantics: unpredictable
+    when ``secret`` comes from OS entropy, reproducible (and removable) exactly when a release seed was given.
+    """
+    seed = int(torch.randint(2**63 - 1, (1,), dtype=torch.int64, generator=secret))
+    return torch.Generator(device=torch.device(device)).manual_seed(seed)
+
+
 class DPSGDGAN:
     """A GAN with a DP-SGD discriminator (Opacus ``GradSampleModule`` + ``DPOptimizer``).
 
@@ -146,7 +158,7 @@ class DPSGDGAN:
         optimiser_d = DPOptimizer(
             torch.optim.Adam(private_discriminator.parameters(), lr=self.learning_rate, betas=(0.5, 0.999)),
             noise_multiplier=2 * noise_multiplier, max_grad_norm=self.max_grad_norm,
-            expected_batch_size=2 * self.batch_size, loss_reduction="sum", generator=secret,
+            expected_batch_size=2 * self.batch_size, loss_reduction="sum", generator=noise_generator(self.device, secret),
         )
         inputs = torch.Generator().manual_seed(self.seed + 1)
         labels = torch.cat([torch.ones(self.batch_size, 1), torch.zeros(self.batch_size, 1)]).to(self.device)
