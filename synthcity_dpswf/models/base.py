@@ -24,7 +24,6 @@ from synthcity_dpswf.models.releasing import release_batches
 from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.targets import build_target, class_weights, particle_space
 from synthcity_dpswf.privacy import (
-    ACCOUNTANTS,
     MECHANISMS,
     REPLACE_ONE_RDP,
     MarginalLayout,
@@ -35,6 +34,7 @@ from synthcity_dpswf.privacy import (
     create_mechanism,
     secret_generator,
 )
+from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.privacy.releases import Boundary
 
 Labelling = Literal["conditional", "joint"]
@@ -82,7 +82,8 @@ class SlicedGenerator(ABC):
             support it: exact labels) or ``"joint"`` (the label joined into each record by ``LabelledCodec``;
             always used by kinds without class-conditional releases).
         feature_weight: the features' weight in a joint record (``LabelledCodec``).
-        accountant: ``"rdp"``, ``"prv"`` or ``"gdp"`` (Opacus), composes the releases.
+        accountant: ``"rdp"`` (Opacus' RDP), ``"replace_one_rdp"`` or an extension's name, composes the releases;
+            ``"gdp"`` and ``"prv"`` are refused (privacy.md, "Accountants").
         n_levels: points of the quantile grid of the flow targets.
         settings: generation-time ``FlowSettings``.
         seed: public seed of the directions and of generation (never of the release noise).
@@ -124,8 +125,7 @@ class SlicedGenerator(ABC):
             check_positive_int("n_release_directions", n_release_directions)
         if labelling not in ("conditional", "joint"):
             raise ValueError(f"labelling must be 'conditional' or 'joint', got {labelling!r}.")
-        if accountant not in ACCOUNTANTS:
-            raise ValueError(f"accountant must be one of {sorted(ACCOUNTANTS)}, got {accountant!r}.")
+        check_accountant(accountant)
         if isinstance(n_levels, bool) or not isinstance(n_levels, int) or n_levels < 2:
             raise ValueError(f"n_levels must be an integer >= 2, got {n_levels!r}.")
         if (release == "marginal") != (marginals is not None):

@@ -6,7 +6,10 @@ composition").
 - K releases on batches of exactly b drawn uniformly without replacement, independently per step
   (DPSWflow-r, DPSWgen): under replace-one, the subsampled Gaussian is dominated by the same pair as the
   Poisson-subsampled Gaussian under add/remove (Balle, Barthe & Gaboardi 2018; Zhu, Dong & Wang 2022), so
-  Opacus' accountants with history ``[(z, q = b/n, K)]`` give a valid epsilon.
+  Opacus' RDPAccountant with history ``[(z, q = b/n, K)]`` gives a valid epsilon.
+- Opacus' GaussianAccountant ("gdp", a central-limit approximation) and PRVAccountant ("prv", one direction of
+  the pair only) are not offered: privacy.md, "Accountants", shows the first reporting less than a realised pair
+  of neighbours and the second resting on an unproven assumption (``WITHDRAWN_ACCOUNTANTS``).
 - Cross-check: dp-accounting's RDP accountant with ``REPLACE_ONE`` and ``SampledWithoutReplacementDpEvent``
   (Wang, Balle & Kasiviswanathan 2019), a looser, assumption-light bound for exactly this scheme. It needs only
   the base mechanism's replace-one RDP, so it is the reported accountant (``REPLACE_ONE_RDP``) for release kinds
@@ -50,11 +53,18 @@ ACCOUNTANTS: dict[str, str] = {
     "rdp": "Opacus RDPAccountant (orders up to 1024)",
     REPLACE_ONE_RDP: "dp-accounting RDP, replace-one, sampling without replacement (Wang, Balle & Kasiviswanathan "
     "2019; valid for any base mechanism)",
-    "prv": "Opacus PRVAccountant (upper bound)",
-    "gdp": "Opacus GaussianAccountant (CLT approximation, not a bound)",
 }
 """Accountants selectable by name, with the description the report shows. Extensions add to it with
 ``register_accountant`` (``synthcity_dpswf.extensions`` does so for entry points)."""
+
+WITHDRAWN_ACCOUNTANTS: dict[str, str] = {
+    "gdp": "Opacus' GaussianAccountant is a central-limit approximation, not a bound: calibrated to epsilon = 10 "
+    "at n = 2000, b = 250, K = 280 it reports 9.99 where a realised pair of neighbours has 10.5",
+    "prv": "Opacus' PRVAccountant composes one direction of the subsampled Gaussian pair only (the mixture "
+    "against N(0, 1)), and nothing proves that direction the worse one",
+}
+"""Opacus accountants that are refused, with the reason (privacy.md, "Accountants"); their names cannot be
+registered either."""
 
 _EXTENSION_FACTORIES: dict[str, Callable[[], IAccountant]] = {}
 
@@ -62,10 +72,25 @@ _EXTENSION_FACTORIES: dict[str, Callable[[], IAccountant]] = {}
 def register_accountant(name: str, factory: Callable[[], IAccountant], description: str) -> None:
     """Make an Opacus-style accountant (``history`` list of (z, q, steps), ``get_epsilon(delta)``) selectable
     by ``name``. It must account the subsampled Gaussian validly for the sampling of privacy.md."""
+    if name in WITHDRAWN_ACCOUNTANTS:
+        raise ValueError(
+            f"accountant {name!r} is withdrawn ({WITHDRAWN_ACCOUNTANTS[name]}); register yours under another name."
+        )
     if name in ACCOUNTANTS and name not in _EXTENSION_FACTORIES:
         raise ValueError(f"accountant {name!r} is built in; register yours under another name.")
     ACCOUNTANTS[name] = description
     _EXTENSION_FACTORIES[name] = factory
+
+
+def check_accountant(name: str) -> None:
+    """Raise unless ``name`` is selectable; a withdrawn accountant is refused with its reason (privacy.md,
+    "Accountants")."""
+    if name in WITHDRAWN_ACCOUNTANTS:
+        raise ValueError(
+            f"accountant {name!r} is not offered: {WITHDRAWN_ACCOUNTANTS[name]}; use 'rdp' (or {REPLACE_ONE_RDP!r})."
+        )
+    if name not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {sorted(ACCOUNTANTS)}, got {name!r}.")
 
 
 def _create(name: str) -> IAccountant:
@@ -93,7 +118,8 @@ class ReleaseAccountant:
     Args:
         n_records: n, the (public) number of private records.
         batch_size: b, records per release.
-        accountant: ``"rdp"`` (default), ``"prv"`` or ``"gdp"``, the Opacus accountant that composes the steps.
+        accountant: ``"rdp"`` (default, Opacus' RDP), ``"replace_one_rdp"`` or an extension's name; ``"gdp"`` and
+            ``"prv"`` are refused (``WITHDRAWN_ACCOUNTANTS``).
     """
 
     def __init__(self, n_records: int, batch_size: int, accountant: str = "rdp") -> None:
@@ -101,8 +127,7 @@ class ReleaseAccountant:
         check_positive_int("batch_size", batch_size)
         if batch_size > n_records:
             raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
-        if accountant not in ACCOUNTANTS:
-            raise ValueError(f"accountant must be one of {sorted(ACCOUNTANTS)}, got {accountant!r}.")
+        check_accountant(accountant)
         self.n_records = n_records
         self.batch_size = batch_size
         self.accountant = accountant
