@@ -5,6 +5,7 @@ Importing the package registers the synthcity plugins ``dpswflow``, ``dpswflow_r
 """
 
 import importlib.util
+import sys
 
 import wrapt
 
@@ -12,6 +13,9 @@ __version__ = "0.1.0"
 
 
 def _register_plugins(_module: object) -> None:
+    plugins = sys.modules.get("synthcity_dpswf.plugins")
+    if plugins is not None and not hasattr(plugins, "register"):
+        return  # synthcity_dpswf.plugins imported synthcity: it registers itself when its import ends
     from synthcity_dpswf.plugins import register
 
     register()
