@@ -29,7 +29,7 @@ from marginals import coarse  # noqa: E402
 
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain  # noqa: E402
 from synthcity_dpswf.evaluation import marginal_tv_distance  # noqa: E402
-from synthcity_dpswf.models import DPSWFlow, FlowSettings  # noqa: E402
+from synthcity_dpswf.models import DPSWFlow  # noqa: E402
 from synthcity_dpswf.privacy import MarginalLayout  # noqa: E402
 
 DOMAIN = Path(__file__).resolve().parent / "domains" / "adult_raw_domain.json"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import subprocess
+import warnings
 import sys
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from synthcity_dpswf import extensions
 from synthcity_dpswf.models import DPSWFlowR, FlowSettings
 from synthcity_dpswf.plugins import PLUGINS, register
 from synthcity_dpswf.privacy import ACCOUNTANTS
+from synthcity_dpswf.privacy.domain import NO_CATEGORY
 
 from conftest import private_rows_found
 
@@ -59,10 +61,12 @@ def test_registration_is_idempotent_and_works_in_a_fresh_process() -> None:
     register()
     register()
     assert [Plugins().get_type(name) for name in NAMES] == list(PLUGINS)
-    code = "import synthcity_dpswf; from synthcity.plugins import Plugins; print(Plugins().get('dpswflow_r').name())"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.strip().splitlines()[-1] == "dpswflow_r"
+    # Either import order: the package first, or a plugin module first (which imports synthcity itself).
+    for first in ("import synthcity_dpswf", "from synthcity_dpswf.plugins.base import default_delta"):
+        code = f"{first}; from synthcity.plugins import Plugins; print(Plugins().get('dpswflow_r').name())"
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert result.stdout.strip().splitlines()[-1] == "dpswflow_r"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -94,10 +98,45 @@ def test_fit_out_of_the_box_spends_a_share_on_a_dp_domain() -> None:
     assert len(plugin.generate(20).dataframe()) == 20
     report = plugin.privacy_report()
     assert report.epsilon == pytest.approx(10.0)
-    assert report.delta == pytest.approx(0.1 / 150)  # the default delta, 0.1 / n
+    assert report.delta == pytest.approx(1e-5)  # the default delta, min(1e-5, n^-1.1)
     assert [part.name for part in report.parts] == ["DP domain"]
-    assert report.parts[0].epsilon == pytest.approx(4.0)  # below 1,000 rows the domain gets 40% (default_domain_share)
-    assert "DP domain (4, " in str(report)
+    assert report.parts[0].epsilon == pytest.approx(5.0)  # below 1,000 rows the domain gets 50% (default_domain_share)
+    assert "DP domain (5, " in str(report)
+
+
+@pytest.mark.parametrize("release", ["marginal", "projected_histogram"])
+def test_output_dtypes_come_from_the_released_domain_not_from_the_private_frame(release: str) -> None:
+    """One record with 1.5 in the integer target, or one string in a float column, turns the private frame's
+    dtypes into float64 / object; the output's dtypes must not follow (they are the DP domain's decision, made
+    from noisy counts with a margin of about n)."""
+    clean = iris()
+    with_float = clean.assign(target=clean["target"].astype(float))
+    with_float.loc[0, "target"] = 1.5
+    with_string = clean.astype({"sepal width (cm)": object})
+    with_string.loc[0, "sepal width (cm)"] = "n/a"
+    for frame in (clean, with_float, with_string):
+        plugin = Plugins().get("dpswflow", release=release, **FAST)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plugin.fit(GenericDataLoader(frame))
+            output = plugin.generate(50).dataframe()
+        assert output["target"].dtype == np.int64, frame.dtypes.to_dict()
+        assert output["sepal width (cm)"].dtype == np.float64, frame.dtypes.to_dict()
+
+
+@pytest.mark.parametrize("release", ["marginal", "projected_histogram"])
+def test_data_dependent_conditions_give_a_model_not_an_error(release: str) -> None:
+    """A constant column, and a categorical column none of whose categories survives the noise (all values
+    distinct), are inside the domain of valid datasets: fit must return a model (an error is an output one record
+    can change), with stated defaults for what the DP domain could not place."""
+    frame = iris().assign(constant=7.0, name=[f"id-{i}" for i in range(150)])
+    plugin = Plugins().get("dpswflow", release=release, **FAST)
+    with pytest.warns(UserWarning, match="could not place"):
+        plugin.fit(GenericDataLoader(frame))
+    output = plugin.generate(30).dataframe()
+    assert list(output.columns) == list(frame.columns) and len(output) == 30
+    assert set(output["name"]) == {NO_CATEGORY}
+    assert output["constant"].between(4.0, 16.0).all()  # the bins around 7 (at most a factor 2 out)
 
 
 def test_strict_constraints_are_honoured() -> None:

@@ -9,7 +9,7 @@ A ``TabularDomain`` lists each column as numeric (bounds, integer or not) or cat
 with :math:`e^{(j)}` the one-hot vector of the j-th categorical column (zero for a category outside the
 domain), so that :math:`\|y\| \le 1` for every row: the map is fixed by the domain, acts on each row alone,
 and needs no budget. Decoding clips, rounds integer columns, takes the argmax of each one-hot block and
-restores the column order and dtypes.
+restores the column order, with dtypes from the domain (never from the private table).
 
 Where the domain comes from decides the guarantee: ``TabularDomain.from_dict`` / ``from_levels`` read a
 public description; ``TabularDomain.from_release`` uses a ``privacy.domain.DomainRelease`` (paid budget).
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from synthcity_dpswf.privacy.domain import DomainRelease
+from synthcity_dpswf.privacy.domain import DomainRelease, number_mask
 
 
 @dataclass(frozen=True)
@@ -101,26 +101,37 @@ class TabularDomain:
         return cls(tuple(columns))
 
     @classmethod
-    def from_release(cls, release: DomainRelease, frame_columns: list[str], integer: set[str]) -> "TabularDomain":
-        """From a differentially private ``DomainRelease`` (budget paid), in the table's column order."""
+    def from_release(cls, release: DomainRelease) -> "TabularDomain":
+        """From a differentially private ``DomainRelease`` (budget paid): its columns in order, with the kinds,
+        bounds and categories it released."""
         columns: list[Column] = []
-        for name in frame_columns:
-            if name in release.bounds:
-                low, high = release.bounds[name]
-                if name in integer:  # integers in the bins [low, high) lie in [ceil(low), ceil(high) - 1]
-                    low, high = math.ceil(low), math.ceil(high) - 1
-                columns.append(NumericColumn(name, low, high if high > low else low + 1, name in integer))
-            else:
+        for name, kind in release.kinds.items():
+            if kind == "categorical":
                 columns.append(CategoricalColumn(name, release.categories[name]))
+                continue
+            low, high = release.bounds[name]
+            if kind == "integer":  # integers in the bins [low, high) lie in [ceil(low), ceil(high) - 1]
+                low, high = math.ceil(low), math.ceil(high) - 1
+            columns.append(NumericColumn(name, low, high if high > low else low + 1, kind == "integer"))
         source = f"differentially private domain (epsilon = {release.epsilon:.4g}, delta = {release.delta:.3g})"
         return cls(tuple(columns), source)
 
 
 class TabularEncoder:
-    """Encode rows of a table into unit-ball records and decode records back (module docstring)."""
+    """Encode rows of a table into unit-ball records and decode records back (module docstring).
 
-    def __init__(self, domain: TabularDomain) -> None:
+    ``unknown`` says what to do with a value the domain does not describe (a category outside a categorical
+    column's list, a missing or non-numeric entry of a numeric column): ``"error"`` for a public domain (the
+    table lies outside it, which ``fit`` reports before any release), ``"first"`` for a released domain, which
+    drops rare categories and decides kinds by noisy counts: the category gets the zero one-hot block, the number
+    the column's lower bound (a per-record map, never an error that one record could cause).
+    """
+
+    def __init__(self, domain: TabularDomain, unknown: str = "error") -> None:
+        if unknown not in ("error", "first"):
+            raise ValueError(f"unknown must be 'error' or 'first', got {unknown!r}.")
         self.domain = domain
+        self.unknown = unknown
         self.numeric = [c for c in domain.columns if isinstance(c, NumericColumn)]
         self.categorical = [c for c in domain.columns if isinstance(c, CategoricalColumn)]
         self.scale = 1.0 / math.sqrt(len(self.numeric) + len(self.categorical))
@@ -132,46 +143,77 @@ class TabularEncoder:
 
     def encode(self, frame: pd.DataFrame) -> torch.Tensor:
         """Records ``(n, dim)`` with norm <= 1 for the rows of ``frame`` (which must hold the domain's columns)."""
-        missing = [name for name in self.domain.names if name not in frame.columns]
-        if missing:
-            raise ValueError(f"the table lacks the domain's columns {missing}; pass a domain for this table.")
+        check_columns(self.domain, frame)
         blocks = []
         for column in self.numeric:
-            values = pd.to_numeric(frame[column.name], errors="coerce").to_numpy(dtype=float)
-            if np.isnan(values).any():
-                raise ValueError(f"column {column.name!r} has missing or non-numeric values; impute them first.")
+            values = numeric_values(frame[column.name], column, self.unknown)
             unit = (np.clip(values, column.low, column.high) - column.low) / (column.high - column.low)
             blocks.append((2 * unit - 1)[:, None])
         for column in self.categorical:
-            lookup = {category: index for index, category in enumerate(column.categories)}
+            index = category_index(frame[column.name], column, self.unknown)
             one_hot = np.zeros((len(frame), len(column.categories)))
-            index = frame[column.name].map(lookup)
-            rows = np.flatnonzero(index.notna().to_numpy())
-            one_hot[rows, index.to_numpy()[rows].astype(int)] = 1.0
+            rows = np.flatnonzero(index >= 0)
+            one_hot[rows, index[rows]] = 1.0
             blocks.append(one_hot)
         return torch.tensor(np.hstack(blocks) * self.scale, dtype=torch.float32)
 
-    def decode(self, records: torch.Tensor, dtypes: dict[str, Any] | None = None) -> pd.DataFrame:
+    def decode(self, records: torch.Tensor) -> pd.DataFrame:
         """A table from records: clipped, rounded (integer columns), argmax categories, the domain's column
-        order, and ``dtypes`` when given (e.g. the training table's)."""
+        order and dtypes (int64 for integer columns, float64 for float ones, the categories' own type), never
+        the private table's."""
         values = records.detach().cpu().double().numpy() / self.scale
         decoded: dict[str, Any] = {}
         position = 0
         for column in self.numeric:
             unit = np.clip((values[:, position] + 1) / 2, 0.0, 1.0)
             number = column.low + unit * (column.high - column.low)
-            decoded[column.name] = np.round(number).astype(np.int64) if column.integer else number
+            decoded[column.name] = np.round(number).astype(np.int64) if column.integer else number.astype(np.float64)
             position += 1
         for column in self.categorical:
             block = values[:, position : position + len(column.categories)]
-            decoded[column.name] = [column.categories[i] for i in block.argmax(axis=1)]
+            decoded[column.name] = category_values(column, block.argmax(axis=1))
             position += len(column.categories)
-        frame = pd.DataFrame({name: decoded[name] for name in self.domain.names})
-        if dtypes is not None:
-            for name, dtype in dtypes.items():
-                if name in frame.columns:
-                    frame[name] = frame[name].astype(dtype)
-        return frame
+        return pd.DataFrame({name: decoded[name] for name in self.domain.names})
+
+
+def check_columns(domain: TabularDomain, frame: pd.DataFrame) -> None:
+    """Refuse a table that lacks some of the domain's columns (its column names are public)."""
+    missing = [name for name in domain.names if name not in frame.columns]
+    if missing:
+        raise ValueError(f"the table lacks the domain's columns {missing}; pass a domain for this table.")
+
+
+def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np.ndarray:
+    """The numbers of a numeric column; a missing or non-numeric entry is an error (``unknown="error"``) or the
+    column's lower bound (``"first"``)."""
+    numbers = pd.to_numeric(values.where(number_mask(values)), errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(numbers)
+    if bad.any():
+        if unknown == "error":
+            raise ValueError(
+                f"column {column.name!r} has missing or non-numeric values, outside its domain; clean them or "
+                "describe the column as categorical."
+            )
+        numbers[bad] = column.low
+    return numbers
+
+
+def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -> np.ndarray:
+    """Each entry's position in the column's categories; an entry outside them is an error
+    (``unknown="error"``) or -1 (``"first"``: the encoders' stated default)."""
+    lookup = {category: index for index, category in enumerate(column.categories)}
+    index = values.map(lookup)
+    if bool(index.isna().any()) and unknown == "error":
+        raise ValueError(
+            f"column {column.name!r} holds values outside the domain's categories; add them to the domain or map "
+            "them before fitting."
+        )
+    return index.fillna(-1).to_numpy(dtype=np.int64)
+
+
+def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
+    """The categories at positions ``index``, with the type pandas infers from the categories themselves."""
+    return pd.Series(np.asarray(column.categories, dtype=object)[index]).infer_objects()
 
 
 class MarginalTableCodec:
@@ -181,9 +223,9 @@ class MarginalTableCodec:
     integer when its range holds at most ``fine_bins`` of them, else ``fine_bins`` equal bins of
     :math:`[\mathrm{low}, \mathrm{high} + 1)`; a float column ``fine_bins`` equal bins of
     :math:`[\mathrm{low}, \mathrm{high}]`. Values outside a numeric range are clipped to it (a per-row map).
-    Categories outside a categorical column's list are an error with ``unknown="error"`` (a public domain:
-    the table is outside it), and the column's first category with ``unknown="first"`` (a released domain,
-    which drops rare categories by design).
+    Categories outside a categorical column's list, and missing or non-numeric entries of a numeric column, are
+    an error with ``unknown="error"`` (a public domain: the table is outside it), and the column's first level
+    with ``unknown="first"`` (a released domain, which drops rare categories and decides kinds by noisy counts).
 
     Decoding reads continuous level positions (``MarginalParticleSpace.to_records``): the floor is the level, the
     fraction places a number inside its bin. Output dtypes come from the domain, never from the private table:
@@ -217,26 +259,13 @@ class MarginalTableCodec:
 
     def encode(self, frame: pd.DataFrame) -> torch.Tensor:
         """Level codes ``(n, d)`` (float32 holding integers) of the rows of ``frame``."""
-        missing = [name for name in self.domain.names if name not in frame.columns]
-        if missing:
-            raise ValueError(f"the table lacks the domain's columns {missing}; pass a domain for this table.")
+        check_columns(self.domain, frame)
         codes = np.zeros((len(frame), len(self.domain.columns)), dtype=np.float64)
         for position, (column, n_levels) in enumerate(zip(self.domain.columns, self.levels)):
             if isinstance(column, CategoricalColumn):
-                lookup = {category: index for index, category in enumerate(column.categories)}
-                index = frame[column.name].map(lookup)
-                if bool(index.isna().any()):
-                    if self.unknown == "error":
-                        raise ValueError(
-                            f"column {column.name!r} holds values outside the domain's categories; add them to the "
-                            "domain or map them before fitting."
-                        )
-                    index = index.fillna(0)
-                codes[:, position] = index.to_numpy(dtype=float)
+                codes[:, position] = np.maximum(category_index(frame[column.name], column, self.unknown), 0)
             else:
-                values = pd.to_numeric(frame[column.name], errors="coerce").to_numpy(dtype=float)
-                if not np.isfinite(values).all():
-                    raise ValueError(f"column {column.name!r} has missing, infinite or non-numeric values; clean them first.")
+                values = numeric_values(frame[column.name], column, self.unknown)
                 low, high = self._numeric_range(column)
                 clipped = np.clip(values, column.low, column.high)
                 codes[:, position] = np.clip(np.floor((clipped - low) * n_levels / (high - low)), 0, n_levels - 1)  # exact for integers
@@ -249,7 +278,7 @@ class MarginalTableCodec:
         for position, (column, n_levels) in enumerate(zip(self.domain.columns, self.levels)):
             level = np.clip(np.floor(values[:, position]), 0, n_levels - 1)
             if isinstance(column, CategoricalColumn):
-                decoded[column.name] = pd.Series(np.asarray(column.categories, dtype=object)[level.astype(int)]).infer_objects()
+                decoded[column.name] = category_values(column, level.astype(int))
                 continue
             fraction = np.clip(values[:, position] - level, 0.0, 1.0)
             low, high = self._numeric_range(column)

@@ -48,9 +48,9 @@ DEFAULT_STEPS: dict[str, int] = {"record": 1500, "projected": 1500, "projected_h
 
 
 def default_delta(n_records: int) -> float:
-    """The delta used when none is given: 0.1 / n, ten times below the 1/n that a mechanism publishing one
-    random record would meet."""
-    return 0.1 / n_records
+    """The delta used when none is given: min(1e-5, n^-1.1), well below the 1/n that a mechanism publishing one
+    random record would meet (1e-5 up to about 35,000 rows, then n^-1.1: 6.9e-6 for Adult's 48,842)."""
+    return min(1e-5, n_records**-1.1)
 
 
 def check_table(frame: pd.DataFrame) -> None:
@@ -73,14 +73,15 @@ def check_table(frame: pd.DataFrame) -> None:
 
 
 def default_domain_share(n_records: int) -> float:
-    """The share of the budget a DP domain gets when none is given: 0.4 below 1,000 rows, else 0.1.
+    """The share of the budget a DP domain gets when none is given: 0.5 below 1,000 rows, else 0.1.
 
     Chosen on iris, wine and diabetes (sklearn; 150-442 rows) at epsilon = 3: with 0.1 the numeric ranges were
-    placed for 31-62% of their columns, with 0.3 for 98-100%; iris' integer target (three classes of 50) got
-    exactly its three levels in 83% of 3,000 releases with 0.3 and 99.4% with 0.4 (docs/flows.md, "The DP
-    domain"). Large tables place every column with 0.1.
+    placed for 31-62% of their columns, with 0.3 for 98-100% (delta = 0.1 / n then); at the default delta
+    (1e-5), iris' integer target (three classes of 50) got exactly its three levels in 32% of 3,000 releases
+    with 0.3, 85% with 0.4 and 99% with 0.5 (benchmarks/dp_domain.py; docs/flows.md, "The DP domain"). Large
+    tables place every column with 0.1.
     """
-    return 0.4 if n_records < 1000 else 0.1
+    return 0.5 if n_records < 1000 else 0.1
 
 
 def resolve_domain(domain: DomainSpec, max_one_hot: int) -> TabularDomain:
@@ -127,7 +128,7 @@ class SlicedFlowPlugin(Plugin):
     """Base of the dpswflow, dpswflow_r and dpswgen plugins (every argument has a default).
 
     Args:
-        epsilon, delta: the total budget; ``delta=None`` uses ``default_delta(n)`` = 0.1 / n (stated in the
+        epsilon, delta: the total budget; ``delta=None`` uses ``default_delta(n)`` = min(1e-5, n^-1.1) (stated in the
             report).
         release: the release kind: ``None`` (default) takes ``"marginal"`` for tables (noisy one- and two-way
             tables of the level-coded rows) and ``"projected_histogram"`` for images; ``"record"``,
@@ -145,7 +146,8 @@ class SlicedFlowPlugin(Plugin):
         domain_epsilon_share: share of (epsilon, delta) spent on the DP domain when ``domain`` is None;
             ``None``: ``default_domain_share(n)``.
         max_one_hot: with a ``{name: n_levels}`` domain, wider columns are encoded as ordinal integers.
-        accountant: ``"rdp"``, ``"prv"``, ``"gdp"`` or an extension's name.
+        accountant: ``"rdp"``, ``"replace_one_rdp"`` or an extension's name (``"gdp"`` and ``"prv"`` are refused:
+            privacy.md, "Accountants").
         image_adapter: for an ``ImageDataLoader``: an ``ImageLatentAdapter`` trained on public images, or the
             path of its checkpoint. ``None`` follows the paper: a random ``public_fraction`` of the images
             given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``), the
@@ -279,13 +281,13 @@ class SlicedFlowPlugin(Plugin):
         self._schema = synthcity_schema(domain)
         self._training_schema = self._schema
         self._data_encoders = None
+        unknown = "error" if self.domain_part_ is None else "first"  # a released domain drops rare categories
         if self.release_for("table") == "marginal":
-            unknown = "error" if self.domain_part_ is None else "first"  # a released domain drops rare categories
             codec = MarginalTableCodec(domain, self.fine_bins, unknown)
-            self.encoder_, self.dtypes_ = codec, None
+            self.encoder_ = codec
             self.layout_ = MarginalLayout.build(codec.levels, self.coarse_bins, self.max_pairs, self.random_state)
         else:
-            self.encoder_, self.dtypes_, self.layout_ = TabularEncoder(domain), frame.dtypes.to_dict(), None
+            self.encoder_, self.layout_ = TabularEncoder(domain, unknown), None
         self._fit(X, flow_epsilon, flow_delta)
         self.fitted = True
         return self
@@ -329,12 +331,9 @@ class SlicedFlowPlugin(Plugin):
             return resolve_domain(self.domain, self.max_one_hot)
         if math.isinf(epsilon):
             raise ValueError("with epsilon = inf there is no budget to share with a DP domain; pass a domain.")
-        numeric = [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
-        categorical = [c for c in frame.columns if c not in numeric]
-        integer = {c for c in numeric if pd.api.types.is_integer_dtype(frame[c])}
         share = default_domain_share(len(frame)) if self.domain_epsilon_share is None else self.domain_epsilon_share
         share_epsilon, share_delta = share * epsilon, share * delta
-        release = release_domain(frame, numeric, categorical, share_epsilon, share_delta, secret_generator(), integer)
+        release = release_domain(frame, share_epsilon, share_delta, secret_generator())
         hidden = [column for column, located in release.located.items() if not located]
         if hidden:
             warnings.warn(
@@ -347,7 +346,7 @@ class SlicedFlowPlugin(Plugin):
             f"Gaussian histograms of all {len(frame.columns)} columns (z = {release.noise_multiplier:.3g}, "
             f"threshold {release.threshold:.3g}) for numeric bounds and category sets",
         )
-        return TabularDomain.from_release(release, list(frame.columns), integer)
+        return TabularDomain.from_release(release)
 
     def _fit(self, X: DataLoader, epsilon: float, delta: float) -> "SlicedFlowPlugin":
         """Encode the table with the domain's fixed map and fit the generator with what is left of the budget."""
@@ -377,9 +376,7 @@ class SlicedFlowPlugin(Plugin):
 
         def sample(n: int) -> pd.DataFrame:
             seed = int(torch.randint(0, 2**31 - 1, (1,)))
-            if isinstance(encoder, MarginalTableCodec):
-                return encoder.decode(generator.sample(n, seed=seed))
-            return encoder.decode(generator.sample(n, seed=seed), self.dtypes_)
+            return encoder.decode(generator.sample(n, seed=seed))
 
         return self._safe_generate(sample, count, syn_schema)
 
@@ -391,6 +388,6 @@ class SlicedFlowPlugin(Plugin):
         if isinstance(self.encoder_, ImageLatentAdapter):
             public = f"the autoencoder, trained on {self.encoder_.public_description}"
         else:
-            public = f"the columns and their dtypes; the domain: {self.encoder_.domain.source}"
+            public = f"the column names; the domain (kinds, ranges, categories, hence dtypes): {self.encoder_.domain.source}"
         report = dataclasses.replace(report, public=report.public + (public,))
         return report if self.domain_part_ is None else report.compose(self.domain_part_)

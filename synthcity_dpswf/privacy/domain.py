@@ -1,44 +1,60 @@
-r"""A differentially private domain: numeric bounds and category sets of a table, for when none is public.
+r"""A differentially private domain: each column's kind, numeric bounds and category sets, for when none is
+public.
 
-Fitting an encoding on private records (min/max, category lists) leaks them. When the user has no public
-domain description, this release estimates one with a stated share of the budget:
+Fitting an encoding on private records (min/max, category lists, even pandas dtypes, which one record with 1.5 in
+an integer column or one string in a numeric column changes) leaks them. When the user has no public domain
+description, this release decides every column from noisy counts, with a stated share of the budget. Per
+column, each record falls in exactly one cell of each of two partitions:
 
-- every numeric column is counted in fixed, data-independent bins on a signed log scale
-  (:math:`\pm[2^k, 2^{k+1})`, ``k`` from ``LOG2_MIN`` to ``LOG2_MAX``, and one bin around zero); an integer
-  column gets one bin per integer from -16 to 16 instead of the bins below 32 in magnitude
-  (``integer_bin_edges``), so that small codes (0, 1, 2 ...) fall in bins of their own;
-- every categorical column is counted per observed category;
-- all counts of all columns form one vector, released with Gaussian noise. Replacing one record changes at
-  most two counts by one in each column, so the L2 sensitivity is :math:`\sqrt{2C}` for C columns, and the
-  noise is :math:`s = z \sqrt{2C}` with z from the analytic Gaussian mechanism at
-  :math:`(\varepsilon, \delta/2)`;
-- a category is kept when its noisy count exceeds :math:`\tau = 1 + s\,\Phi^{-1}(1 - \delta_\tau)`: a category
-  held by one record in D and none in D' is the only one whose presence differs, and it passes with
-  probability at most :math:`\delta_\tau = \delta / (2 C_{cat})` per column (stability-based histograms,
-  Korolova et al. 2009; Wilson et al. 2020), so the whole release is :math:`(\varepsilon, \delta)`-DP;
-- numeric bins are all released (their set is fixed), so choosing among them is post-processing
-  (``numeric_bounds``): the *anchor* is the window of ``WINDOW`` consecutive bins with the largest noisy sum
-  (the records of a column sit in a few neighbouring bins, so a window gathers their counts while its noise
+- its *type*: an integer-valued number, another finite number, or anything else (a string, a bool, ...);
+  three counts, scaled by ``TYPE_WEIGHT`` before the noise (the decision below needs them only to within a
+  large margin, so they take a small part of the sensitivity);
+- its *value*: a number falls in one of fixed, data-independent bins (``bin_edges``: a bin around zero,
+  signed log-scale bins :math:`\pm[2^k, 2^{k+1})` below 1/2 and from 32 to :math:`2^{48}`, one bin per integer
+  from -16 to 16 between, so that small codes 0, 1, 2 ... and the bulk of a float column between 1/2 and 32 have
+  bins of their own); anything else is counted per observed value (a category).
+
+All counts of all C columns form one vector, released with Gaussian noise of std s. Replacing one record moves
+at most one count by -1 and one by +1 in each partition of each column, so the L2 sensitivity is
+:math:`\Delta = \sqrt{C (2 + 2 w^2)}` with w = ``TYPE_WEIGHT``, and :math:`s = z \Delta` with z from the
+analytic Gaussian mechanism at :math:`(\varepsilon, \delta/2)`. Then:
+
+- the observed categories are private: a category is published only when its noisy count exceeds
+  :math:`\tau = 1 + s\,\Phi^{-1}(1 - \delta_\tau)`, :math:`\delta_\tau = \delta / (2C)`. Replace-one changes
+  the set of observed categories of a column by at most two, one held by a record only in D and one only in D'
+  (stability-based histograms, Korolova et al. 2009; Wilson et al. 2020): for either order of the pair, only
+  the one held in the first dataset can appear, with probability at most :math:`\delta_\tau` per column, so
+  the whole release is :math:`(\varepsilon, \delta)`-DP;
+- the bins and the type cells are a fixed set, all released; everything read from them is post-processing:
+  a column is categorical when its noisy "anything else" count exceeds the sum of its two numeric ones, else
+  integer when its integer-valued count exceeds the other finite numbers' (an integer column is decoded as
+  int64, a float column as float64, a categorical one as its categories), and a numeric column's bounds come
+  from ``numeric_bounds`` over the bins that suit its kind (an integer column reads the bins that can hold an
+  integer, so that the bins of 0 and 1 are neighbours; a float column reads the unit bins summed into
+  near-octaves, ``float_bins``, with the noise of a sum of k bins, :math:`s\sqrt{k}`): the *anchor* is the window of ``WINDOW`` consecutive bins with the largest noisy
+  sum (the records of a column sit in a few neighbouring bins, so a window gathers their counts while its noise
   grows only as :math:`\sqrt{W}`); a bin is kept when its noisy count exceeds :math:`s\,\Phi^{-1}(1 - 0.001 /
   B)` anywhere (an empty bin passes with probability 0.1% / B), or when it is in the *run* around the anchor's
   fullest bin: that bin, if above :math:`s\,\Phi^{-1}(1 - 0.01 / W)`, and its neighbours on either side while
   their counts exceed :math:`3s` (a false neighbour, 0.13% per side, stretches a range by one bin). Isolated
   bins inside the anchor at the same level are not kept: on iris' integer target (n = 150, epsilon = 0.9) they
-  widened the range in 1.4% of releases (an extra class, which synthcity's classifier evaluation scores 0)
-  and never repaired a narrow one. If no bin is kept, the anchor's central bins are (``located`` is then
-  False: the release could not place the column at this budget, and the caller says so).
+  widened the range in 1.4% of releases (an extra class, which synthcity's classifier evaluation scores 0).
+  If no bin is kept, the anchor's central bins are (``located`` is then False: the release could not place the
+  column at this budget, and the caller says so).
 
-Numeric bounds are the edges of the lowest and highest kept bins (within a factor of 2 of the data's
-extent, which is enough to scale it); categories are the kept ones. Where no category of a column passes, the
-column gets the single placeholder category ``NO_CATEGORY`` (a stated default, never an error: an error would be
-an output that one record can change).
+Numeric bounds are the edges of the lowest and highest kept bins (within a factor of 2 of the data's extent,
+which is enough to scale it; for an integer column, the integers inside them); categories are the kept ones.
+Where no category of a categorical column passes, it gets the single placeholder category ``NO_CATEGORY`` (a
+stated default, never an error: an error would be an output that one record can change). Values of a column
+that do not fit its released kind (a string in a numeric column, a number in a categorical one) are mapped to a
+stated default by the encoders, one record at a time.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -50,29 +66,33 @@ from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_noise_mu
 LOG2_MIN = -16
 LOG2_MAX = 48
 WINDOW = 8
-"""Bins per anchor window in ``numeric_bounds`` (eight octaves: a factor of 256 in magnitude)."""
+"""Bins per anchor window in ``numeric_bounds``."""
+TYPE_WEIGHT = 0.5
+"""Scale of the type counts in the released vector: their noise is s / 0.5 = 2s, and the decision between
+kinds has a margin of n / 2 on a column of one kind, while the sensitivity grows only by sqrt(2.5 / 2) = 1.12."""
 NO_CATEGORY = "(no category released)"
-"""The category of a column none of whose categories passed the threshold."""
+"""The category of a categorical column none of whose categories passed the threshold."""
+
+Kind = Literal["integer", "float", "categorical"]
 
 
-def log_bin_edges() -> np.ndarray:
-    """The fixed signed log-scale bin edges: -2^48 .. -2^-16, 2^-16 .. 2^48 (the middle bin holds zero)."""
-    magnitudes = 2.0 ** np.arange(LOG2_MIN, LOG2_MAX + 1)
-    return np.concatenate([-magnitudes[::-1], magnitudes])
-
-
-def integer_bin_edges() -> np.ndarray:
-    """Edges for integer columns: -2^48 .. -32, then -16.5, -15.5, .., 16.5 (one bin per integer of -16..16),
-    then 32 .. 2^48."""
-    magnitudes = 2.0 ** np.arange(5, LOG2_MAX + 1)
-    return np.concatenate([-magnitudes[::-1], np.arange(-16.5, 17.0), magnitudes])
+def bin_edges() -> np.ndarray:
+    """The fixed bin edges of every numeric column: -2^48 .. -32, -16.5, -15.5, .., -0.5, -2^-2 .. -2^-16,
+    then the mirror image (the middle bin [-2^-16, 2^-16) holds zero; each integer from -16 to 16 has its own
+    bin)."""
+    small = 2.0 ** np.arange(LOG2_MIN, -1)  # 2^-16 .. 2^-2
+    units = np.arange(0.5, 17.0)  # 0.5, 1.5, .., 16.5
+    large = 2.0 ** np.arange(5, LOG2_MAX + 1)  # 32 .. 2^48
+    positive = np.concatenate([small, units, large])
+    return np.concatenate([-positive[::-1], positive])
 
 
 @dataclass(frozen=True)
 class DomainRelease:
-    """What the release made public: bounds per numeric column, kept categories per categorical column, and
-    the parameters of the mechanism."""
+    """What the release made public: each column's kind, bounds per numeric column, kept categories per
+    categorical column, and the parameters of the mechanism."""
 
+    kinds: dict[str, Kind]
     bounds: dict[str, tuple[float, float]]
     categories: dict[str, tuple[object, ...]]
     located: dict[str, bool]
@@ -83,58 +103,96 @@ class DomainRelease:
     threshold: float
 
 
-def release_domain(
-    frame: pd.DataFrame,
-    numeric: list[str],
-    categorical: list[str],
-    epsilon: float,
-    delta: float,
-    secret: torch.Generator,
-    integer: Collection[str] = (),
-) -> DomainRelease:
-    """Release numeric bounds and category sets of ``frame`` with (epsilon, delta)-DP (module docstring).
+def number_mask(values: pd.Series) -> np.ndarray:
+    """Which entries are finite numbers (ints and floats, not bools): a per-record test, no data read beyond
+    the record itself."""
+    if pd.api.types.is_bool_dtype(values):
+        return np.zeros(len(values), dtype=bool)
+    if pd.api.types.is_numeric_dtype(values):
+        return np.isfinite(values.to_numpy(dtype=float))
+    return np.array(
+        [isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) and math.isfinite(v) for v in values],
+        dtype=bool,
+    )
+
+
+def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: torch.Generator) -> DomainRelease:
+    """Release every column's kind, numeric bounds and category set of ``frame`` with (epsilon, delta)-DP
+    (module docstring).
 
     Never raises on the data: a column that the noise hides gets the stated defaults (module docstring) and
     ``located[column] = False`` (read from the released counts: saying so is post-processing).
     """
-    n_columns = len(numeric) + len(categorical)
+    n_columns = frame.shape[1]
     if n_columns == 0:
         raise ValueError("release_domain needs at least one column.")
     z = analytic_gaussian_noise_multiplier(epsilon, delta / 2)
-    noise_std = z * math.sqrt(2 * n_columns)
-    tail = delta / (2 * max(len(categorical), 1))
-    threshold = 1.0 + noise_std * float(norm.isf(tail))
+    noise_std = z * math.sqrt(n_columns * (2 + 2 * TYPE_WEIGHT**2))
+    threshold = 1.0 + noise_std * float(norm.isf(delta / (2 * n_columns)))
+    edges = bin_edges()
+    lower, upper = edges[:-1], edges[1:]
 
-    def noisy(counts: np.ndarray) -> np.ndarray:
+    def noisy(counts: np.ndarray, weight: float = 1.0) -> np.ndarray:
+        """Counts released as weight * counts + N(0, s^2), read back on the count scale."""
         noise = torch.randn(len(counts), generator=secret, dtype=torch.float64).numpy()
-        return counts + noise_std * noise
+        return (weight * counts + noise_std * noise) / weight
 
+    kinds: dict[str, Kind] = {}
     bounds: dict[str, tuple[float, float]] = {}
-    located: dict[str, bool] = {}
-    for column in numeric:
-        edges = integer_bin_edges() if column in integer else log_bin_edges()
-        values = frame[column].to_numpy(dtype=float)
-        index = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
-        counts = noisy(np.bincount(index, minlength=len(edges) - 1).astype(float))
-        bounds[column], located[column] = numeric_bounds(counts, edges, noise_std)
     categories: dict[str, tuple[object, ...]] = {}
-    for column in categorical:
-        counts = frame[column].value_counts(dropna=False)
-        noisy_counts = noisy(counts.to_numpy(dtype=float))
-        kept_values = counts.index[noisy_counts > threshold]
-        located[column] = len(kept_values) > 0
-        if len(kept_values) == 0:
-            # Only categories above the threshold may be published (an observed category is private): none
-            # passed, so the column gets a placeholder, a function of the (empty) released set.
-            categories[column] = (NO_CATEGORY,)
+    located: dict[str, bool] = {}
+    for column in frame.columns:
+        values = frame[column]
+        is_number = number_mask(values)
+        numbers = values[is_number].to_numpy(dtype=float)
+        is_integer = numbers == np.round(numbers)
+        type_counts = np.array([is_integer.sum(), (~is_integer).sum(), (~is_number).sum()], dtype=float)
+        integer_count, float_count, other_count = noisy(type_counts, TYPE_WEIGHT)
+        index = np.clip(np.searchsorted(edges, numbers, side="right") - 1, 0, len(edges) - 2)
+        bin_counts = noisy(np.bincount(index, minlength=len(edges) - 1).astype(float))
+        observed = values[~is_number].value_counts(dropna=False)
+        category_counts = noisy(observed.to_numpy(dtype=float))
+        if other_count > integer_count + float_count:
+            kinds[column] = "categorical"
+            kept_values = observed.index[category_counts > threshold]
+            located[column] = len(kept_values) > 0
+            # Only categories above the threshold may be published (an observed category is private): where none
+            # passed, the column gets a placeholder, a function of the (empty) released set.
+            categories[column] = tuple(sorted(kept_values.tolist(), key=str)) if len(kept_values) else (NO_CATEGORY,)
         else:
-            categories[column] = tuple(sorted(kept_values.tolist(), key=str))
-    return DomainRelease(bounds, categories, located, epsilon, delta, z, noise_std, threshold)
+            if integer_count > float_count:
+                # An integer column reads only the bins that can hold an integer, so that 0 and 1 are neighbours.
+                usable = np.ceil(lower) < upper
+                kinds[column] = "integer"
+                bounds[column], located[column] = numeric_bounds(bin_counts[usable], lower[usable], upper[usable], noise_std)
+            else:
+                kinds[column] = "float"
+                summed, stds, float_lower, float_upper = float_bins(bin_counts, noise_std)
+                bounds[column], located[column] = numeric_bounds(summed, float_lower, float_upper, stds)
+    return DomainRelease(kinds, bounds, categories, located, epsilon, delta, z, noise_std, threshold)
 
 
-def numeric_bounds(counts: np.ndarray, edges: np.ndarray, noise_std: float) -> tuple[tuple[float, float], bool]:
-    """Bounds of one numeric column from its noisy log-bin counts (module docstring), and whether any bin
-    stood out of the noise. Post-processing of the released counts."""
+def float_bins(counts: np.ndarray, noise_std: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The released bins as a float column reads them: the unit bins from 0.5 to 16.5 (and their mirror) summed
+    into near-octaves [0.5, 1.5), [1.5, 3.5), [3.5, 7.5), [7.5, 15.5), [15.5, 32), so that a float column spread
+    over tens of units is not diluted over as many bins. Returns the summed counts, their noise stds (s sqrt(k)
+    for k bins summed), and the lower and upper edges. Post-processing of the released counts."""
+    edges = bin_edges()
+    octaves = np.concatenate([2.0 ** np.arange(LOG2_MIN, 0), [1.5, 3.5, 7.5, 15.5], 2.0 ** np.arange(5, LOG2_MAX + 1)])
+    coarse = np.concatenate([-octaves[::-1], octaves])
+    group = np.searchsorted(coarse, edges[:-1], side="right") - 1
+    summed = np.bincount(group, weights=counts, minlength=len(coarse) - 1)
+    stds = noise_std * np.sqrt(np.bincount(group, minlength=len(coarse) - 1))
+    return summed, stds, coarse[:-1], coarse[1:]
+
+
+def numeric_bounds(
+    counts: np.ndarray, lower: np.ndarray, upper: np.ndarray, noise_std: np.ndarray | float
+) -> tuple[tuple[float, float], bool]:
+    """Bounds of one numeric column from the noisy counts of bins ``[lower[i], upper[i])`` in increasing order,
+    each with noise std ``noise_std`` (one value or one per bin) (module docstring), and whether any bin stood out
+    of the noise. Post-processing of the released counts."""
+    noise_std = np.broadcast_to(np.asarray(noise_std, dtype=float), counts.shape)
     n_bins = len(counts)
     width = min(WINDOW, n_bins)
     window_sums = np.convolve(counts, np.ones(width), mode="valid")
@@ -144,14 +202,14 @@ def numeric_bounds(counts: np.ndarray, edges: np.ndarray, noise_std: float) -> t
     # column's bins are neighbours, and a false neighbour (0.13% per side) stretches the range by one bin only.
     peak = start + int(np.argmax(counts[start : start + width]))
     low, high = peak, peak
-    while low - 1 >= start and counts[low - 1] > 3 * noise_std:
+    while low - 1 >= start and counts[low - 1] > 3 * noise_std[low - 1]:
         low -= 1
-    while high + 1 < start + width and counts[high + 1] > 3 * noise_std:
+    while high + 1 < start + width and counts[high + 1] > 3 * noise_std[high + 1]:
         high += 1
     run = np.zeros(n_bins, dtype=bool)
-    run[low : high + 1] = counts[peak] > noise_std * float(norm.isf(0.01 / width))
+    run[low : high + 1] = counts[peak] > noise_std[peak] * float(norm.isf(0.01 / width))
     kept = np.flatnonzero(strong | run)
     located = len(kept) > 0
     if not located:
         kept = np.arange(start + width // 2 - 1, start + width // 2 + 1)
-    return (float(edges[kept[0]]), float(edges[kept[-1] + 1])), located
+    return (float(lower[kept[0]]), float(upper[kept[-1]])), located
