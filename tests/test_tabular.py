@@ -88,7 +88,7 @@ def test_dp_domain_finds_bounds_and_frequent_categories_only() -> None:
     # Tails too thin to stand out of the noise are cut: the bounds hold the central 98%.
     assert 0 < low <= frame["income"].quantile(0.01) and high >= frame["income"].quantile(0.99)
     assert release.categories["city"] == ("lyon", "nice", "paris")
-    assert release.bounds["flag"] == (-2.0**-16, 1.5)  # the bins of 0 and 1
+    assert release.bounds["flag"] == (-0.5, 1.5)  # the bins of 0 and 1
     domain = TabularDomain.from_release(release)
     assert domain.columns[3] == NumericColumn("flag", 0, 1, integer=True)
     assert "differentially private" in domain.source
@@ -108,11 +108,19 @@ def test_dp_domain_threshold_matches_its_delta() -> None:
 def test_dp_domain_never_raises_on_the_data_and_says_what_it_could_not_place() -> None:
     # 20 rows at epsilon = 1: nothing stands out of the noise. No error (an error is an output one record can
     # change): a placeholder category, a finite range, and located = False for the caller's warning.
-    release = release_domain(_table(20)[["age", "city"]], 1.0, 1e-6, torch.Generator().manual_seed(0))
-    assert release.kinds["city"] == "categorical", "the type counts' margin (n / 2 = 10 at 2 s = 28) held on this seed"
-    assert release.categories["city"] == (NO_CATEGORY,) and release.located == {"age": False, "city": False}
-    low, high = release.bounds["age"]
-    assert np.isfinite(low) and np.isfinite(high) and low < high
+    # At this noise even the kinds are coin flips (type noise 2s = 28 against a margin of 20): over seeds, both
+    # branches give stated defaults.
+    kinds = set()
+    for seed in range(8):
+        release = release_domain(_table(20)[["age", "city"]], 1.0, 1e-6, torch.Generator().manual_seed(seed))
+        for column, kind in release.kinds.items():
+            kinds.add(kind)
+            if kind == "categorical":
+                assert release.categories[column] == (NO_CATEGORY,) and not release.located[column]
+            else:
+                low, high = release.bounds[column]
+                assert np.isfinite(low) and np.isfinite(high) and low < high
+    assert kinds >= {"categorical", "integer"}
 
 
 def test_dp_domain_places_small_and_heavy_tailed_columns_within_a_factor_of_their_range() -> None:

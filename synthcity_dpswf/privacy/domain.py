@@ -3,21 +3,25 @@ public.
 
 Fitting an encoding on private records (min/max, category lists, even pandas dtypes, which one record with 1.5 in
 an integer column or one string in a numeric column changes) leaks them. When the user has no public domain
-description, this release decides every column from noisy counts, with a stated share of the budget. Per
-column, each record falls in exactly one cell of each of two partitions:
+description, this release decides every column from noisy counts, with a stated share of the budget, in two
+Gaussian releases with the same noise std s:
 
-- its *type*: an integer-valued number, another finite number, or anything else (a string, a bool, ...);
-  three counts, scaled by ``TYPE_WEIGHT`` before the noise (the decision below needs them only to within a
-  large margin, so they take a small part of the sensitivity);
-- its *value*: a number falls in one of fixed, data-independent bins (``bin_edges``: a bin around zero,
-  signed log-scale bins :math:`\pm[2^k, 2^{k+1})` below 1/2 and from 32 to :math:`2^{48}`, one bin per integer
-  from -16 to 16 between, so that small codes 0, 1, 2 ... and the bulk of a float column between 1/2 and 32 have
-  bins of their own); anything else is counted per observed value (a category).
+1. *Type counts*: per column, the numbers of integer-valued finite numbers, other finite numbers, and anything
+   else (a string, a bool, ...), scaled by w = ``TYPE_WEIGHT`` before the noise (the kind decision needs them
+   only within a margin of about n, so they take a small part of the sensitivity). The column is categorical
+   when its noisy "anything else" count exceeds the sum of the two numeric ones, else integer when its
+   integer-valued count exceeds the other numbers' (post-processing).
+2. *Value counts*, in the partition of the kind just released: an integer column's numbers in fixed bins with
+   one bin per integer from -16 to 16 and signed octaves beyond 32 (``integer_bin_edges``), a float column's in
+   signed octaves :math:`\pm[2^k, 2^{k+1})` and a bin around zero (``log_bin_edges``), other entries not
+   counted; a categorical column's entries per observed value (a category).
 
-All counts of all C columns form one vector, released with Gaussian noise of std s. Replacing one record moves
-at most one count by -1 and one by +1 in each partition of each column, so the L2 sensitivity is
-:math:`\Delta = \sqrt{C (2 + 2 w^2)}` with w = ``TYPE_WEIGHT``, and :math:`s = z \Delta` with z from the
-analytic Gaussian mechanism at :math:`(\varepsilon, \delta/2)`. Then:
+Replacing one record moves at most one count by -1 and one by +1 in each partition of each column, so the
+first release has L2 sensitivity :math:`w\sqrt{2C}` and the second, whatever kinds the first chose,
+:math:`\sqrt{2C}` for C columns. Gaussian mechanisms composed adaptively are one Gaussian mechanism with the
+combined sensitivity (Dong, Roth & Su 2022, Corollary 3.3: :math:`\mu = \sqrt{\mu_1^2 + \mu_2^2}`), here
+:math:`\Delta = \sqrt{C (2 + 2 w^2)}`, and :math:`s = z \Delta` with z from the analytic Gaussian mechanism at
+:math:`(\varepsilon, \delta/2)`. Then:
 
 - the observed categories are private: a category is published only when its noisy count exceeds
   :math:`\tau = 1 + s\,\Phi^{-1}(1 - \delta_\tau)`, :math:`\delta_\tau = \delta / (2C)`. Replace-one changes
@@ -25,14 +29,9 @@ analytic Gaussian mechanism at :math:`(\varepsilon, \delta/2)`. Then:
   (stability-based histograms, Korolova et al. 2009; Wilson et al. 2020): for either order of the pair, only
   the one held in the first dataset can appear, with probability at most :math:`\delta_\tau` per column, so
   the whole release is :math:`(\varepsilon, \delta)`-DP;
-- the bins and the type cells are a fixed set, all released; everything read from them is post-processing:
-  a column is categorical when its noisy "anything else" count exceeds the sum of its two numeric ones, else
-  integer when its integer-valued count exceeds the other finite numbers' (an integer column is decoded as
-  int64, a float column as float64, a categorical one as its categories), and a numeric column's bounds come
-  from ``numeric_bounds`` over the bins that suit its kind (an integer column reads the bins that can hold an
-  integer, so that the bins of 0 and 1 are neighbours; a float column reads the unit bins summed into
-  near-octaves, ``float_bins``, with the noise of a sum of k bins, :math:`s\sqrt{k}`): the *anchor* is the window of ``WINDOW`` consecutive bins with the largest noisy
-  sum (the records of a column sit in a few neighbouring bins, so a window gathers their counts while its noise
+- the bins are a fixed set given the kind, all released, so a numeric column's bounds are post-processing
+  (``numeric_bounds``): the *anchor* is the window of ``WINDOW`` consecutive bins with the largest noisy sum
+  (the records of a column sit in a few neighbouring bins, so a window gathers their counts while its noise
   grows only as :math:`\sqrt{W}`); a bin is kept when its noisy count exceeds :math:`s\,\Phi^{-1}(1 - 0.001 /
   B)` anywhere (an empty bin passes with probability 0.1% / B), or when it is in the *run* around the anchor's
   fullest bin: that bin, if above :math:`s\,\Phi^{-1}(1 - 0.01 / W)`, and its neighbours on either side while
@@ -45,9 +44,10 @@ analytic Gaussian mechanism at :math:`(\varepsilon, \delta/2)`. Then:
 Numeric bounds are the edges of the lowest and highest kept bins (within a factor of 2 of the data's extent,
 which is enough to scale it; for an integer column, the integers inside them); categories are the kept ones.
 Where no category of a categorical column passes, it gets the single placeholder category ``NO_CATEGORY`` (a
-stated default, never an error: an error would be an output that one record can change). Values of a column
-that do not fit its released kind (a string in a numeric column, a number in a categorical one) are mapped to a
-stated default by the encoders, one record at a time.
+stated default, never an error: an error would be an output that one record can change). Output dtypes follow
+the kinds (int64, float64, the categories' own type). Values of a column that do not fit its released kind (a
+string in a numeric column, a rare category) are mapped to a stated default by the encoders, one record at a
+time.
 """
 
 from __future__ import annotations
@@ -76,15 +76,17 @@ NO_CATEGORY = "(no category released)"
 Kind = Literal["integer", "float", "categorical"]
 
 
-def bin_edges() -> np.ndarray:
-    """The fixed bin edges of every numeric column: -2^48 .. -32, -16.5, -15.5, .., -0.5, -2^-2 .. -2^-16,
-    then the mirror image (the middle bin [-2^-16, 2^-16) holds zero; each integer from -16 to 16 has its own
-    bin)."""
-    small = 2.0 ** np.arange(LOG2_MIN, -1)  # 2^-16 .. 2^-2
-    units = np.arange(0.5, 17.0)  # 0.5, 1.5, .., 16.5
-    large = 2.0 ** np.arange(5, LOG2_MAX + 1)  # 32 .. 2^48
-    positive = np.concatenate([small, units, large])
-    return np.concatenate([-positive[::-1], positive])
+def log_bin_edges() -> np.ndarray:
+    """The bins of a float column: -2^48 .. -2^-16, 2^-16 .. 2^48 (signed octaves; the middle bin holds zero)."""
+    magnitudes = 2.0 ** np.arange(LOG2_MIN, LOG2_MAX + 1)
+    return np.concatenate([-magnitudes[::-1], magnitudes])
+
+
+def integer_bin_edges() -> np.ndarray:
+    """The bins of an integer column: -2^48 .. -32, then -16.5, -15.5, .., 16.5 (one bin per integer of -16..16),
+    then 32 .. 2^48."""
+    magnitudes = 2.0 ** np.arange(5, LOG2_MAX + 1)
+    return np.concatenate([-magnitudes[::-1], np.arange(-16.5, 17.0), magnitudes])
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,6 @@ def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: to
     z = analytic_gaussian_noise_multiplier(epsilon, delta / 2)
     noise_std = z * math.sqrt(n_columns * (2 + 2 * TYPE_WEIGHT**2))
     threshold = 1.0 + noise_std * float(norm.isf(delta / (2 * n_columns)))
-    edges = bin_edges()
-    lower, upper = edges[:-1], edges[1:]
 
     def noisy(counts: np.ndarray, weight: float = 1.0) -> np.ndarray:
         """Counts released as weight * counts + N(0, s^2), read back on the count scale."""
@@ -148,51 +148,30 @@ def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: to
         is_integer = numbers == np.round(numbers)
         type_counts = np.array([is_integer.sum(), (~is_integer).sum(), (~is_number).sum()], dtype=float)
         integer_count, float_count, other_count = noisy(type_counts, TYPE_WEIGHT)
-        index = np.clip(np.searchsorted(edges, numbers, side="right") - 1, 0, len(edges) - 2)
-        bin_counts = noisy(np.bincount(index, minlength=len(edges) - 1).astype(float))
-        observed = values[~is_number].value_counts(dropna=False)
-        category_counts = noisy(observed.to_numpy(dtype=float))
+        # The kind is read from the released type counts; the value counts then use that kind's partition (an
+        # adaptive composition of Gaussian mechanisms, accounted as one with the combined sensitivity).
         if other_count > integer_count + float_count:
             kinds[column] = "categorical"
-            kept_values = observed.index[category_counts > threshold]
+            observed = values.value_counts(dropna=False)
+            kept_values = observed.index[noisy(observed.to_numpy(dtype=float)) > threshold]
             located[column] = len(kept_values) > 0
             # Only categories above the threshold may be published (an observed category is private): where none
             # passed, the column gets a placeholder, a function of the (empty) released set.
             categories[column] = tuple(sorted(kept_values.tolist(), key=str)) if len(kept_values) else (NO_CATEGORY,)
-        else:
-            if integer_count > float_count:
-                # An integer column reads only the bins that can hold an integer, so that 0 and 1 are neighbours.
-                usable = np.ceil(lower) < upper
-                kinds[column] = "integer"
-                bounds[column], located[column] = numeric_bounds(bin_counts[usable], lower[usable], upper[usable], noise_std)
-            else:
-                kinds[column] = "float"
-                summed, stds, float_lower, float_upper = float_bins(bin_counts, noise_std)
-                bounds[column], located[column] = numeric_bounds(summed, float_lower, float_upper, stds)
+            continue
+        kinds[column] = "integer" if integer_count > float_count else "float"
+        edges = integer_bin_edges() if kinds[column] == "integer" else log_bin_edges()
+        index = np.clip(np.searchsorted(edges, numbers, side="right") - 1, 0, len(edges) - 2)
+        counts = noisy(np.bincount(index, minlength=len(edges) - 1).astype(float))
+        bounds[column], located[column] = numeric_bounds(counts, edges[:-1], edges[1:], noise_std)
     return DomainRelease(kinds, bounds, categories, located, epsilon, delta, z, noise_std, threshold)
 
 
-def float_bins(counts: np.ndarray, noise_std: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The released bins as a float column reads them: the unit bins from 0.5 to 16.5 (and their mirror) summed
-    into near-octaves [0.5, 1.5), [1.5, 3.5), [3.5, 7.5), [7.5, 15.5), [15.5, 32), so that a float column spread
-    over tens of units is not diluted over as many bins. Returns the summed counts, their noise stds (s sqrt(k)
-    for k bins summed), and the lower and upper edges. Post-processing of the released counts."""
-    edges = bin_edges()
-    octaves = np.concatenate([2.0 ** np.arange(LOG2_MIN, 0), [1.5, 3.5, 7.5, 15.5], 2.0 ** np.arange(5, LOG2_MAX + 1)])
-    coarse = np.concatenate([-octaves[::-1], octaves])
-    group = np.searchsorted(coarse, edges[:-1], side="right") - 1
-    summed = np.bincount(group, weights=counts, minlength=len(coarse) - 1)
-    stds = noise_std * np.sqrt(np.bincount(group, minlength=len(coarse) - 1))
-    return summed, stds, coarse[:-1], coarse[1:]
-
-
 def numeric_bounds(
-    counts: np.ndarray, lower: np.ndarray, upper: np.ndarray, noise_std: np.ndarray | float
+    counts: np.ndarray, lower: np.ndarray, upper: np.ndarray, noise_std: float
 ) -> tuple[tuple[float, float], bool]:
-    """Bounds of one numeric column from the noisy counts of bins ``[lower[i], upper[i])`` in increasing order,
-    each with noise std ``noise_std`` (one value or one per bin) (module docstring), and whether any bin stood out
-    of the noise. Post-processing of the released counts."""
-    noise_std = np.broadcast_to(np.asarray(noise_std, dtype=float), counts.shape)
+    """Bounds of one numeric column from the noisy counts of bins ``[lower[i], upper[i])`` in increasing order
+    (module docstring), and whether any bin stood out of the noise. Post-processing of the released counts."""
     n_bins = len(counts)
     width = min(WINDOW, n_bins)
     window_sums = np.convolve(counts, np.ones(width), mode="valid")
@@ -202,12 +181,12 @@ def numeric_bounds(
     # column's bins are neighbours, and a false neighbour (0.13% per side) stretches the range by one bin only.
     peak = start + int(np.argmax(counts[start : start + width]))
     low, high = peak, peak
-    while low - 1 >= start and counts[low - 1] > 3 * noise_std[low - 1]:
+    while low - 1 >= start and counts[low - 1] > 3 * noise_std:
         low -= 1
-    while high + 1 < start + width and counts[high + 1] > 3 * noise_std[high + 1]:
+    while high + 1 < start + width and counts[high + 1] > 3 * noise_std:
         high += 1
     run = np.zeros(n_bins, dtype=bool)
-    run[low : high + 1] = counts[peak] > noise_std[peak] * float(norm.isf(0.01 / width))
+    run[low : high + 1] = counts[peak] > noise_std * float(norm.isf(0.01 / width))
     kept = np.flatnonzero(strong | run)
     located = len(kept) > 0
     if not located:
