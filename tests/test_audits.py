@@ -157,7 +157,7 @@ def test_dp_domain_counts_pass_the_gaussian_audit_and_fail_their_mutants(mutatio
         multiplier = dp_domain.analytic_gaussian_noise_multiplier
         monkeypatch.setattr(dp_domain, "analytic_gaussian_noise_multiplier", lambda epsilon, delta: multiplier(epsilon, delta) / 2)
     elif mutation == "sensitivity halved":  # Delta = sqrt(C (2 + 2 w^2)) taken at half its value
-        monkeypatch.setattr(dp_domain, "math", types.SimpleNamespace(sqrt=lambda value: math.sqrt(value) / 2, isfinite=math.isfinite))
+        monkeypatch.setattr(dp_domain, "math", types.SimpleNamespace(sqrt=lambda value: math.sqrt(value) / 2, isfinite=math.isfinite, exp=math.exp))
     scores_in, scores_out = domain_scores(monkeypatch)
     # The counts are (epsilon, delta / 2)-DP; the category threshold takes the other delta / 2.
     if mutation != "sound":

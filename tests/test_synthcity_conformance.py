@@ -134,6 +134,9 @@ BAD_TABLES: dict[str, Callable[[], pd.DataFrame]] = {
     "missing values": lambda: iris_features().mask(np.eye(150, 4, dtype=bool)),
     "infinite values": lambda: iris_features().replace(5.1, np.inf),
     "which no domain describes": lambda: iris_features().assign(when=pd.Timestamp("2020-01-01")),
+    "duplicated column names": lambda: pd.concat([iris_features(), iris_features()[[0]]], axis=1),
+    r"holds entries of type \['list'\]": lambda: iris_features().assign(tags=[["a"]] + [["b"]] * 149),
+    r"holds entries of type \['int'\]": lambda: iris_features().assign(huge=pd.Series([10**400] + [1] * 149, dtype=object)),
 }
 
 

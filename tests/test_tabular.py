@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from synthcity_dpswf.adapters import CategoricalColumn, NumericColumn, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, NumericColumn, TabularDomain, TabularEncoder
 from synthcity_dpswf.privacy import release_domain, secret_generator
 from synthcity_dpswf.privacy.domain import NO_CATEGORY
 
@@ -96,10 +96,11 @@ def test_dp_domain_finds_bounds_and_frequent_categories_only() -> None:
 
 def test_dp_domain_threshold_matches_its_delta() -> None:
     release = release_domain(_table(5000)[["age", "city"]], 1.0, 1e-6, secret_generator())
-    # tau = 1 + s * Phi^{-1}(1 - delta / (2 C)): a category held by one record passes with probability <= delta / (2 C).
+    # tau = s * Phi^{-1}(1 - delta / (2 C (1 + e^epsilon))): a category unobserved in one of the pair passes with
+    # probability at most that, and (1 + e^epsilon) C of it plus delta / 2 make delta (domain.py's proof).
     from scipy.stats import norm
 
-    assert release.threshold == pytest.approx(1 + release.noise_std * norm.isf(1e-6 / 4))
+    assert release.threshold == pytest.approx(release.noise_std * norm.isf(1e-6 / (4 * (1 + np.e))))
     # Two partitions per column (type cells weighted by 1/2, values), each moved by -1 and +1: sqrt(C (2 + 2 / 4)).
     assert release.noise_std == pytest.approx(release.noise_multiplier * np.sqrt(2 * 2.5))
 
@@ -141,3 +142,27 @@ def test_dp_domain_places_small_and_heavy_tailed_columns_within_a_factor_of_thei
             # zero are cut).
             assert max(abs(low), abs(high)) <= 16 * magnitude, (column, low, high)
             assert values.between(low, high).mean() >= 0.6, (column, low, high)
+
+
+def test_dp_domain_categories_do_not_depend_on_which_record_comes_first() -> None:
+    """1, 1.0 and True are equal under Python's == and hash: counted as pandas does, the published label (and
+    the order of equal-looking categories) followed the first record or the counts. Counted by kind and
+    canonical value, neither moves."""
+    releases = []
+    for first in (1, 1.0, True, np.int64(1)):
+        frame = pd.DataFrame({"c": pd.Series([first] + ["x"] * 600 + [1] * 200 + [True] * 200 + ["1"] * 200, dtype=object)})
+        releases.append(release_domain(frame, 3.0, 1e-5, torch.Generator().manual_seed(0)).categories["c"])
+    assert all(categories == releases[0] for categories in releases)
+    assert [type(category) for category in releases[0]] == [int, str, bool, str]  # 1, "1", True, "x"
+
+
+def test_pandas_categorical_columns_are_read_record_by_record() -> None:
+    """A Categorical dtype carries its own category list (possibly with unobserved entries): the release counts
+    records only, and the encoders map entries, not the dtype's codes (map + fillna on a Categorical raised)."""
+    frame = pd.DataFrame({"c": pd.Categorical(["a"] * 400 + ["b"] * 400, categories=["a", "b", "never"]), "x": np.arange(800)})
+    release = release_domain(frame, 3.0, 1e-5, torch.Generator().manual_seed(0))
+    assert release.categories["c"] == ("a", "b")
+    domain = TabularDomain.from_release(release)
+    codes = MarginalTableCodec(domain, unknown="first").encode(frame)
+    assert codes[:, 0].tolist() == [0.0] * 400 + [1.0] * 400
+    assert TabularEncoder(domain, unknown="first").encode(frame).shape == (800, 3)

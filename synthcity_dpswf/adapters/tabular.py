@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from synthcity_dpswf.privacy.domain import DomainRelease, number_mask
+from synthcity_dpswf.privacy.domain import DomainRelease, category_key, number_mask
 
 
 @dataclass(frozen=True)
@@ -186,8 +186,12 @@ def check_columns(domain: TabularDomain, frame: pd.DataFrame) -> None:
 def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np.ndarray:
     """The numbers of a numeric column; a missing or non-numeric entry is an error (``unknown="error"``) or the
     column's lower bound (``"first"``)."""
-    numbers = pd.to_numeric(values.where(number_mask(values)), errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(numbers)
+    mask = number_mask(values)
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        numbers = values.to_numpy(dtype=float)
+    else:
+        numbers = np.array([float(v) if ok else np.nan for v, ok in zip(values.to_numpy(dtype=object), mask)], dtype=float)
+    bad = ~mask
     if bad.any():
         if unknown == "error":
             raise ValueError(
@@ -199,16 +203,17 @@ def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np
 
 
 def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -> np.ndarray:
-    """Each entry's position in the column's categories; an entry outside them is an error
-    (``unknown="error"``) or -1 (``"first"``: the encoders' stated default)."""
-    lookup = {category: index for index, category in enumerate(column.categories)}
-    index = values.map(lookup)
-    if bool(index.isna().any()) and unknown == "error":
+    """Each entry's position in the column's categories, matched by ``category_key`` (1 and True are different
+    categories); an entry outside them is an error (``unknown="error"``) or -1 (``"first"``: the encoders' stated
+    default)."""
+    lookup = {category_key(category): index for index, category in enumerate(column.categories)}
+    index = np.array([lookup.get(category_key(value), -1) for value in values.to_numpy(dtype=object)], dtype=np.int64)
+    if unknown == "error" and bool((index < 0).any()):
         raise ValueError(
             f"column {column.name!r} holds values outside the domain's categories; add them to the domain or map "
             "them before fitting."
         )
-    return index.fillna(-1).to_numpy(dtype=np.int64)
+    return index
 
 
 def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:

@@ -26,12 +26,25 @@ def release_steps(n_records: int, batch_size: int, passes: float) -> int:
     return max(1, math.ceil(passes * n_records / batch_size))
 
 
+MIN_DEFAULT_BATCH = 1000
+"""The smallest default batch (or all records when fewer): a release's counts must stand out of noise that does
+not shrink with the batch."""
+
+
+def default_batch_size(n_records: int) -> int:
+    """b = max(ceil(n / 10), min(n, 1,000)): q = 0.1 on large data (MNIST's 30,000: b = 3,000, measured), every
+    record in each release below 1,000 (iris' 150 rows at q = 0.1 gave batches of 15 whose marginal counts were
+    noise: synthcity's iris check scored 0 in 5 of 8 fits)."""
+    return max(math.ceil(n_records / 10), min(n_records, MIN_DEFAULT_BATCH))
+
+
 class DPSWFlowR(SlicedGenerator):
     """DPSWflow-r: K releases, each of a uniformly random batch of exactly ``batch_size`` records (independent
     across steps) along fresh directions, composed with Opacus' accountant; the flow then runs over them.
 
     Args:
-        batch_size: b, records per release; ``None`` (default): ceil(n / 10), q = 0.1.
+        batch_size: b, records per release; ``None`` (default): ``default_batch_size(n)``, q = 0.1 from 10,000
+            records up, all of them below 1,000.
         passes: K = ceil(passes * n / b) releases (ignored when ``release_steps`` is given); the default 10
             with q = 0.1 makes K = 100.
         release_steps: K directly.
@@ -66,7 +79,7 @@ class DPSWFlowR(SlicedGenerator):
         return cls(**{**PAPER_PRESET, **overrides})
 
     def release_schedule(self, n_records: int) -> tuple[int, int]:
-        batch_size = math.ceil(n_records / 10) if self.batch_size is None else self.batch_size
+        batch_size = default_batch_size(n_records) if self.batch_size is None else self.batch_size
         if batch_size > n_records:
             raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
         return batch_size, self.release_steps or release_steps(n_records, batch_size, self.passes)

@@ -15,9 +15,12 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
 
     Args:
         batch_size: b, records per release (uniform subsets of exactly b, independent across releases);
-            ``None`` (default): ceil(n / 10); capped at n / 2 on small tables (the report states the b used).
-        passes: K = ceil(passes * n / b) releases; the default 10 with b = n / 10 makes K = 100 (the per-step
-            histogram form measured on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's preset).
+            ``None`` (default): ``models.dpswflow_r.default_batch_size(n)``; a given b is capped at n / 2 on
+            small tables (the report states the b used).
+        passes: K = ceil(passes * n / b) releases; the default 10 with the default b (n / 10 from 10,000 rows,
+            all rows below 1,000: ``models.dpswflow_r.default_batch_size``) makes K = 100 on large data (the
+            per-step histogram form measured on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's preset)
+            and K = 10 on small tables.
         **kwargs: the ``SlicedFlowPlugin`` arguments (epsilon, delta, domain, flow settings, ...).
 
     Example:

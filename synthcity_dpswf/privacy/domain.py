@@ -12,7 +12,8 @@ Gaussian releases with the same noise std s:
    when its noisy "anything else" count exceeds the sum of the two numeric ones, else integer when its
    integer-valued count exceeds the other numbers' (post-processing).
 2. *Value counts*, in the partition of the kind just released: an integer column's numbers in fixed bins with
-   one bin per integer from -16 to 16 and signed octaves beyond 32 (``integer_bin_edges``), a float column's in
+   one bin per integer from -16 to 16, then [16.5, 32) and signed octaves up to :math:`2^{48}`
+   (``integer_bin_edges``), a float column's in
    signed octaves :math:`\pm[2^k, 2^{k+1})` and a bin around zero (``log_bin_edges``), other entries not
    counted; a categorical column's entries per observed value (a category).
 
@@ -23,17 +24,21 @@ combined sensitivity (Dong, Roth & Su 2022, Corollary 3.3: :math:`\mu = \sqrt{\m
 :math:`\Delta = \sqrt{C (2 + 2 w^2)}`, and :math:`s = z \Delta` with z from the analytic Gaussian mechanism at
 :math:`(\varepsilon, \delta/2)`. Then:
 
-- the observed categories are private: a category is published only when its noisy count exceeds
-  :math:`\tau = 1 + s\,\Phi^{-1}(1 - \delta_\tau)`, :math:`\delta_\tau = \delta / (2C)`. Replace-one changes
-  the set of observed categories of a column by at most two, one held by a record only in D and one only in D'
-  (stability-based histograms, Korolova et al. 2009; Wilson et al. 2020): for either order of the pair, only
-  the one held in the first dataset can appear, with probability at most :math:`\delta_\tau` per column, so
-  the whole release is :math:`(\varepsilon, \delta)`-DP;
+- the observed categories are private (counted by ``category_key``, so that 1, 1.0 and True are told apart
+  by kind, not merged in the order the records come). A category is published only when its noisy count
+  exceeds :math:`\tau = s\,\Phi^{-1}(1 - \eta)`, :math:`\eta = \delta / (2C(1 + e^\varepsilon))`. Proof: let
+  :math:`\tilde M` count every category observed in D *or* D' (zero where unobserved) and threshold them all;
+  :math:`\tilde M(D)` and :math:`\tilde M(D')` are the Gaussian release above followed by post-processing,
+  so :math:`(\varepsilon, \delta/2)`-indistinguishable. With shared noise, the real release M(D) equals
+  :math:`\tilde M(D)` unless one of the at most C categories unobserved in D (one per column: replace-one adds
+  at most one new category to a column) passes :math:`\tau` with count 0, probability at most :math:`C\eta`;
+  the same for D'. Hence :math:`P[M(D) \in S] \le e^\varepsilon (P[M(D') \in S] + C\eta) + \delta/2 + C\eta
+  \le e^\varepsilon P[M(D') \in S] + \delta`;
 - the bins are a fixed set given the kind, all released, so a numeric column's bounds are post-processing
   (``numeric_bounds``): the *anchor* is the window of ``WINDOW`` consecutive bins with the largest noisy sum
   (the records of a column sit in a few neighbouring bins, so a window gathers their counts while its noise
   grows only as :math:`\sqrt{W}`); a bin is kept when its noisy count exceeds :math:`s\,\Phi^{-1}(1 - 0.001 /
-  B)` anywhere (an empty bin passes with probability 0.1% / B), or when it is in the *run* around the anchor's
+  B)` anywhere (an empty bin passes with probability 0.1% / B), or when it is in the *run* (inside the anchor window) around the anchor's
   fullest bin: that bin, if above :math:`s\,\Phi^{-1}(1 - 0.01 / W)`, and its neighbours on either side while
   their counts exceed :math:`3s` (a false neighbour, 0.13% per side, stretches a range by one bin). Isolated
   bins inside the anchor at the same level are not kept: on iris' integer target (n = 150, epsilon = 0.9) they
@@ -41,8 +46,9 @@ combined sensitivity (Dong, Roth & Su 2022, Corollary 3.3: :math:`\mu = \sqrt{\m
   If no bin is kept, the anchor's central bins are (``located`` is then False: the release could not place the
   column at this budget, and the caller says so).
 
-Numeric bounds are the edges of the lowest and highest kept bins (within a factor of 2 of the data's extent,
-which is enough to scale it; for an integer column, the integers inside them); categories are the kept ones.
+Numeric bounds are the edges of the lowest and highest kept bins (within a factor of 2 of the data's extent
+between :math:`2^{-16}` and :math:`2^{48}` in magnitude, which is enough to scale it; values beyond fall in the
+end bins; for an integer column, the integers inside them, widened to [k, k + 1] when only k is); categories are the kept ones.
 Where no category of a categorical column passes, it gets the single placeholder category ``NO_CATEGORY`` (a
 stated default, never an error: an error would be an output that one record can change). Output dtypes follow
 the kinds (int64, float64, the categories' own type). Values of a column that do not fit its released kind (a
@@ -105,17 +111,41 @@ class DomainRelease:
     threshold: float
 
 
+def is_finite_number(value: object) -> bool:
+    """Whether one entry is a finite number (an int or float, numpy's included, not a bool)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond float range
+        return False
+
+
 def number_mask(values: pd.Series) -> np.ndarray:
-    """Which entries are finite numbers (ints and floats, not bools): a per-record test, no data read beyond
-    the record itself."""
-    if pd.api.types.is_bool_dtype(values):
-        return np.zeros(len(values), dtype=bool)
+    """Which entries are finite numbers (``is_finite_number``): a per-record test (numeric dtypes take a
+    vectorised path with the same result)."""
+    if pd.api.types.is_bool_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
+        return np.array([is_finite_number(value) for value in values.to_numpy(dtype=object)], dtype=bool)
     if pd.api.types.is_numeric_dtype(values):
         return np.isfinite(values.to_numpy(dtype=float))
-    return np.array(
-        [isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) and math.isfinite(v) for v in values],
-        dtype=bool,
-    )
+    return np.array([is_finite_number(value) for value in values], dtype=bool)
+
+
+def category_key(value: object) -> tuple[str, object]:
+    """The key a category is counted and looked up by: its kind and canonical value, so that 1, 1.0, True and
+    numpy's 1 (equal under Python's ``==`` and hash) are told apart by kind (bool vs number) and merged only where
+    they are the same number, whichever record comes first."""
+    if isinstance(value, (bool, np.bool_)):
+        return ("bool", bool(value))
+    if is_finite_number(value):
+        number = float(value)
+        return ("number", int(number) if number.is_integer() else number)
+    return (type(value).__name__, value)
+
+
+def category_value(key: tuple[str, object]) -> object:
+    """The published category of a key (``category_key``): a bool, an int or float, or the entry itself."""
+    return key[1]
 
 
 def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: torch.Generator) -> DomainRelease:
@@ -130,7 +160,7 @@ def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: to
         raise ValueError("release_domain needs at least one column.")
     z = analytic_gaussian_noise_multiplier(epsilon, delta / 2)
     noise_std = z * math.sqrt(n_columns * (2 + 2 * TYPE_WEIGHT**2))
-    threshold = 1.0 + noise_std * float(norm.isf(delta / (2 * n_columns)))
+    threshold = noise_std * float(norm.isf(delta / (2 * n_columns * (1 + math.exp(min(epsilon, 700.0))))))
 
     def noisy(counts: np.ndarray, weight: float = 1.0) -> np.ndarray:
         """Counts released as weight * counts + N(0, s^2), read back on the count scale."""
@@ -152,12 +182,13 @@ def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: to
         # adaptive composition of Gaussian mechanisms, accounted as one with the combined sensitivity).
         if other_count > integer_count + float_count:
             kinds[column] = "categorical"
-            observed = values.value_counts(dropna=False)
-            kept_values = observed.index[noisy(observed.to_numpy(dtype=float)) > threshold]
-            located[column] = len(kept_values) > 0
+            observed = pd.Series([category_key(value) for value in values.to_numpy(dtype=object)]).value_counts()
+            kept = [category_value(key) for key in observed.index[noisy(observed.to_numpy(dtype=float)) > threshold]]
+            located[column] = len(kept) > 0
             # Only categories above the threshold may be published (an observed category is private): where none
-            # passed, the column gets a placeholder, a function of the (empty) released set.
-            categories[column] = tuple(sorted(kept_values.tolist(), key=str)) if len(kept_values) else (NO_CATEGORY,)
+            # passed, the column gets a placeholder, a function of the (empty) released set. The order is a total
+            # one on the published values, never the order of their counts.
+            categories[column] = tuple(sorted(kept, key=lambda v: (str(v), type(v).__name__))) if kept else (NO_CATEGORY,)
             continue
         kinds[column] = "integer" if integer_count > float_count else "float"
         edges = integer_bin_edges() if kinds[column] == "integer" else log_bin_edges()
