@@ -1,8 +1,13 @@
 """Image benchmark: the flows, DPSWgen and a DP-SGD GAN on MNIST and FashionMNIST latents (the paper's Sec. 5).
 
 For each dataset the training set is halved (seeded): the public half trains one autoencoder (the paper's conv
-AE, latent 8), shared by every method: every number here assumes that public half. The private half, encoded
-(unit latents, d = 8) with its labels, is all that the generators see: per class for histogram releases,
+AE, latent 8), shared by every method: every number here assumes that public half (``--codec public-half``, the
+default). ``--codec other-dataset`` trains the same autoencoder on the other dataset's whole training set
+(FashionMNIST for MNIST and the other way round: no image of the private distribution outside the private set)
+and ``--codec dct`` encodes with a fixed DCT codec (``experiments.images.FixedDCTCodec``, d = 77: no public
+data); both leave the public half unused and encode the same private half, so the rows compare. Each codec
+writes its own results files. The private half, encoded (unit latents, d = 8 with the autoencoders) with its
+labels, is all that the generators see: per class for histogram releases,
 joined into the record (``LabelledCodec``, d = 18, unit ball) for record and projected releases and for the
 GAN. Every method is fitted once per
 (dataset, epsilon) and then sampled in ``runs`` generation runs (seeds 1000 + run), each scored with
@@ -31,7 +36,8 @@ that Opacus gives for (epsilon, q, K), used as the noise std of the projected re
 
 Run: ``python benchmarks/images.py --data-root ../shared/data --inception ../shared/weights/inception_fid_torchscript.pt
 --quick`` (about an hour on 2 CPU cores) or ``--full`` (meant for one GPU). Writes
-``benchmarks/results/images_{quick,full}.{json,md}``, sample grids and FID-vs-epsilon plots.
+``benchmarks/results/images_{quick,full}.{json,md}`` (``images_{quick,full}_{other_dataset,dct}.{json,md}`` with
+``--codec``), sample grids and FID-vs-epsilon plots.
 """
 
 from __future__ import annotations
@@ -60,6 +66,14 @@ from synthcity_dpswf.evaluation import (  # noqa: E402
     inception_features,
     precision_recall,
     save_labelled_grid,
+)
+from synthcity_dpswf.experiments.images import (  # noqa: E402
+    CODECS,
+    FixedDCTCodec,
+    ImageCodec,
+    codec_assumption,
+    load_other_training_set,
+    other_dataset_autoencoder,
 )
 from synthcity_dpswf.math import random_directions  # noqa: E402
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, release_steps  # noqa: E402
@@ -205,30 +219,50 @@ def class_row(images: torch.Tensor, labels: torch.Tensor, n_classes: int = 10) -
 
 
 class Dataset:
-    """The public autoencoder, the private records and the test set of one dataset."""
+    """The public codec, the private records and the test set of one dataset."""
 
-    def __init__(self, name: str, data_root: Path, mode: Mode, cache: Path, device: torch.device, seed: int) -> None:
+    def __init__(
+        self, name: str, data_root: Path, mode: Mode, cache: Path, device: torch.device, seed: int, codec: str = "public-half",
+    ) -> None:
+        self.assumption = codec_assumption(codec, name)
+        other = load_other_training_set(name, data_root) if codec == "other-dataset" else None  # missing files: now
         images, labels = LOADERS[name](data_root, train=True)
         self.test_images, self.test_labels = LOADERS[name](data_root, train=False)
         public, private = public_private_split(len(images), 0.5, seed)
         public, private = public[: mode.n_public], private[: mode.n_private]
-        checkpoint = cache / f"autoencoder_{name}_{len(public)}_{mode.autoencoder_epochs}ep_seed{seed}.pt"
-        split = PublicSplit.of(name, len(images), public)  # a cached checkpoint of any other split is refused
         started = time.perf_counter()
-        if checkpoint.exists():
-            self.adapter = ImageLatentAdapter.load(checkpoint, device=device, public_split=split)
-        else:
-            self.adapter = ImageLatentAdapter("mnist", device=device)
-            self.adapter.fit(
-                images[public], epochs=mode.autoencoder_epochs, seed=seed, description=f"the public half of {name}",
-                public_split=split,
+        self.adapter: ImageCodec
+        if other is not None:
+            checkpoint = cache / f"autoencoder_{other[0]}_whole_training_set_{mode.autoencoder_epochs}ep_seed{seed}.pt"
+            self.adapter = other_dataset_autoencoder(
+                other[0], other[1], checkpoint, mode.autoencoder_epochs, seed, progress=False, device=device
             )
-            checkpoint.parent.mkdir(parents=True, exist_ok=True)
-            self.adapter.save(checkpoint)
+        elif codec == "dct":
+            self.adapter = FixedDCTCodec(images.shape[2], images.shape[3])
+        else:
+            self.adapter = self.public_half_autoencoder(name, images, public, mode, cache, device, seed)
         self.autoencoder_seconds = time.perf_counter() - started
         self.codec = LabelledCodec(n_classes=10)
         self.latents, self.labels = self.adapter.encode(images[private]), labels[private]
         self.records = self.codec.encode(self.latents, self.labels)  # joint records, for the DP-SGD GAN
+
+    @staticmethod
+    def public_half_autoencoder(
+        name: str, images: torch.Tensor, public: torch.Tensor, mode: Mode, cache: Path, device: torch.device, seed: int,
+    ) -> ImageLatentAdapter:
+        """The autoencoder of ``--codec public-half``, trained on ``public`` (or loaded, bound to that split)."""
+        checkpoint = cache / f"autoencoder_{name}_{len(public)}_{mode.autoencoder_epochs}ep_seed{seed}.pt"
+        split = PublicSplit.of(name, len(images), public)  # a cached checkpoint of any other split is refused
+        if checkpoint.exists():
+            return ImageLatentAdapter.load(checkpoint, device=device, public_split=split)
+        adapter = ImageLatentAdapter("mnist", device=device)
+        adapter.fit(
+            images[public], epochs=mode.autoencoder_epochs, seed=seed, description=f"the public half of {name}",
+            public_split=split,
+        )
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        adapter.save(checkpoint)
+        return adapter
 
 
 def score(
@@ -248,9 +282,10 @@ def run_dataset(
     payload: dict[str, Any], save: Callable[[], None],
 ) -> None:
     """Every (method, epsilon) of one dataset; ``payload`` gets each row as it is measured and is saved."""
-    data = Dataset(name, args.data_root, mode, args.cache, device, args.seed)
+    data = Dataset(name, args.data_root, mode, args.cache, device, args.seed, args.codec)
     real_features = inception_features(data.test_images[: mode.fid_samples], network)
     payload["datasets"][name] = {
+        "assumption": data.assumption,
         "autoencoder": data.adapter.public_description, "autoencoder_seconds": data.autoencoder_seconds,
         "n_private": int(data.records.shape[0]), "record_dim": int(data.records.shape[1]),
     }
@@ -283,8 +318,8 @@ def run_dataset(
             runs.append(score(data, images, labels, real_features, network, mode, args.seed))
             if run == 0 and method.convention == "sound":
                 grids.setdefault(epsilon, {})[method.label] = class_row(images, labels)
-                path = args.out / f"images_{mode.name}_{name}_eps{epsilon:g}.png"
-                title = f"{name}, epsilon = {epsilon:g}, delta = {DELTA:g}; autoencoder trained on the public half"
+                path = args.out / f"{payload['stem']}_{name}_eps{epsilon:g}.png"
+                title = f"{name}, epsilon = {epsilon:g}, delta = {DELTA:g}; {data.assumption}"
                 save_labelled_grid(grids[epsilon], [f"label {label}" for label in range(10)], path, title)
         rows.append({
             "dataset": name, "method": method.label, "convention": method.convention, "target_epsilon": finite_or_text(epsilon),
@@ -305,6 +340,8 @@ def main() -> None:
     scale.add_argument("--full", action="store_const", const="full", dest="mode", help="the paper's scale, for one GPU")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:1, ...")
     parser.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS))
+    parser.add_argument("--codec", choices=CODECS, default="public-half",
+                        help="what is public: public-half (default), other-dataset or dct (see above)")
     parser.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 10.0, 5.0, 1.0])
     parser.add_argument("--methods", nargs="+", default=[method.label for method in METHODS])
     parser.add_argument("--no-paper", dest="paper", action="store_false", help="skip the paper-convention rows")
@@ -321,21 +358,23 @@ def main() -> None:
     device = choose_device(args.device)
     network = InceptionFeatures(args.inception).to(device)
     started = time.perf_counter()
+    stem = f"images_{mode.name}" + ("" if args.codec == "public-half" else "_" + args.codec.replace("-", "_"))
     payload: dict[str, Any] = {
-        "suite": "images", "mode": dataclasses.asdict(mode), "delta": DELTA, "batch_size": BATCH, "seed": args.seed,
+        "suite": "images", "codec": args.codec, "stem": stem, "mode": dataclasses.asdict(mode), "delta": DELTA,
+        "batch_size": BATCH, "seed": args.seed,
         "generation_seeds": [1000 + run for run in range(mode.runs)], "environment": environment(device),
         "datasets": {}, "wall_seconds": 0.0, "paper_fid": PAPER_FID, "rows": [],
     }
 
     def save() -> None:  # after every row, so that an interrupted run keeps what it measured
         payload["wall_seconds"] = time.perf_counter() - started
-        write_json(args.out / f"images_{mode.name}.json", payload)
+        write_json(args.out / f"{stem}.json", payload)
 
     for name in args.datasets:
         run_dataset(name, args, mode, device, network, payload, save)
     from report import image_figures, image_markdown
 
-    (args.out / f"images_{mode.name}.md").write_text(image_markdown(payload))
+    (args.out / f"{stem}.md").write_text(image_markdown(payload))
     image_figures(payload, args.out)
     print(image_markdown(payload))
 

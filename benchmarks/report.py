@@ -119,9 +119,10 @@ def image_markdown(payload: dict[str, Any]) -> str:
         name = DATASET_NAMES[dataset]
         parts += [
             f"## {name}\n",
-            f"{info['n_private']} private records (d = {info['record_dim']}); autoencoder: {info['autoencoder']}; "
+            f"**Public-data assumption: {info.get('assumption', 'autoencoder trained on the public half of ' + name)}.** "
+            f"{info['n_private']} private records (d = {info['record_dim']}); codec: {info['autoencoder']}; "
             f"{info.get('mode', mode)['runs']} generation run(s) per method. "
-            "The reconstruction row is the private images through the autoencoder: the ceiling of every method.\n",
+            "The reconstruction row is the private images through the codec: the ceiling of every method.\n",
             f"### FID (lower is better)\n\n{tables['fid']}\n", f"### CAS, % (higher is better; chance is 10%)\n\n{tables['cas']}\n",
             f"### Precision\n\n{tables['precision']}\n", f"### Recall\n\n{tables['recall']}\n",
         ]
@@ -172,7 +173,7 @@ def image_figures(payload: dict[str, Any], out: Path) -> list[Path]:
         axes[1].legend(fontsize=7)
         figure.suptitle(f"{DATASET_NAMES[dataset]} ({payload['mode']['name']} mode)")
         figure.tight_layout()
-        path = out / f"images_{payload['mode']['name']}_{dataset}_fid_cas.png"
+        path = out / f"{payload.get('stem', 'images_' + payload['mode']['name'])}_{dataset}_fid_cas.png"
         figure.savefig(path, dpi=110)
         plt.close(figure)
         paths.append(path)
@@ -346,6 +347,8 @@ def merge(paths: list[Path]) -> dict[str, Any]:
     for part in parts[1:]:
         if part["suite"] != first["suite"] or part["mode"]["name"] != first["mode"]["name"]:
             raise SystemExit(f"{paths[0]} and the others differ in suite or mode; merge runs of one suite and mode only.")
+        if part.get("codec", "public-half") != first.get("codec", "public-half"):
+            raise SystemExit(f"{paths[0]} and the others differ in --codec (public data); merge runs of one codec only.")
     owner = {name: index for index, part in enumerate(parts) for name in part[key]}  # a later run of a dataset wins
     merged = dict(first)
     # Each dataset (table) keeps the mode of the run that measured it (e.g. a different number of runs).
@@ -361,7 +364,7 @@ def write_suite(payload: dict[str, Any]) -> None:
     """Write a (merged) payload's JSON, Markdown and figures under ``benchmarks/results``."""
     from common import write_json
 
-    stem = f"{payload['suite']}_{payload['mode']['name']}"
+    stem = payload.get("stem", f"{payload['suite']}_{payload['mode']['name']}")
     write_json(RESULTS / f"{stem}.json", payload)
     if payload["suite"] == "images":
         (RESULTS / f"{stem}.md").write_text(image_markdown(payload))

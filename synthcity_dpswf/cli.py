@@ -42,7 +42,7 @@ def _images(args: argparse.Namespace) -> int:
     from synthcity_dpswf.experiments.images import ImageRunConfig, run_images
 
     config = ImageRunConfig(
-        dataset=args.dataset, generator=args.generator, release=args.release, epsilon=args.epsilon,
+        dataset=args.dataset, codec=args.codec, generator=args.generator, release=args.release, epsilon=args.epsilon,
         autoencoder_epochs=args.ae_epochs,
         n_samples=args.samples, fid_samples=args.fid_samples, start=args.start, n_steps=args.steps,
         step_size=args.step_size, seed=args.seed,
@@ -76,9 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--quiet", action="store_true", help="no progress bars")
     demo.set_defaults(run=_demo)
-    images = commands.add_parser("images", help="private images through a public autoencoder: grid, report, FID, CAS")
+    images = commands.add_parser("images", help="private images through a public codec: grid, report, FID, CAS")
     images.add_argument("--dataset", choices=["mnist", "fashion_mnist"], default="mnist")
     images.add_argument("--data-root", required=True, help="torchvision root holding the dataset (no download)")
+    images.add_argument("--codec", choices=["public-half", "other-dataset", "dct"], default="public-half",
+                        help="what encodes the private half, i.e. what is public: public-half (default, the paper's: "
+                        "an autoencoder trained on the other half of the training set), other-dataset (the same "
+                        "autoencoder trained on the other dataset's whole training set, FashionMNIST for MNIST and the "
+                        "other way round, also under --data-root) or dct (a fixed DCT codec: no public data)")
     images.add_argument("--epsilon", type=float, default=10.0)
     images.add_argument("--out", default="dpswf_images", help="output folder (default: %(default)s)")
     images.add_argument("--generator", choices=["dpswflow", "dpswflow_r", "dpswgen"], default="dpswflow")
@@ -87,9 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "record wants --step-size 3 --steps 3000")
     images.add_argument("--inception", default=None, help="TorchScript Inception file for FID (or $DPSWF_INCEPTION)")
     images.add_argument("--start", choices=["gaussian", "public"], default="gaussian",
-                        help="start the particles from Gaussian noise or from public latents (free)")
+                        help="start the particles from Gaussian noise or from public latents "
+                        "(free; --codec public-half only)")
     images.add_argument("--ae-epochs", type=int, default=5, help="autoencoder epochs when --out holds no checkpoint "
-                        "(one trained on the public half of another --seed is refused)")
+                        "(one trained on other images than --codec and --seed name is refused)")
     images.add_argument("--samples", type=int, default=10000, help="generated images for CAS")
     images.add_argument("--fid-samples", type=int, default=1000)
     images.add_argument("--steps", type=int, default=1500, help="flow steps (training steps for dpswgen)")

@@ -125,3 +125,30 @@ def test_runs_split_over_invocations_merge(tmp_path: Path) -> None:
     second.write_text(json.dumps({**part(["mnist"], 3.0), "mode": {"name": "full"}}))
     with pytest.raises(SystemExit, match="suite or mode"):
         report.merge([first, second])
+
+
+def test_image_suite_without_public_data_writes_its_own_files(shared_dir: Path, tmp_path: Path) -> None:
+    run(
+        "images.py", "--data-root", str(shared_dir / "data"), "--inception", str(shared_dir / INCEPTION), "--quick",
+        "--codec", "dct", "--datasets", "mnist", "--epsilons", "10", "--methods", "DPSWflow", "--no-paper",
+        "--n-private", "300", "--flow-steps", "10", "--n-samples", "100", "--fid-samples", "10", "--runs", "1",
+        "--out", str(tmp_path), "--cache", str(tmp_path / "cache"),
+    )
+    payload = json.loads((tmp_path / "images_quick_dct.json").read_text())
+    assert payload["codec"] == "dct" and payload["datasets"]["mnist"]["record_dim"] == 77 + 10
+    assert payload["datasets"]["mnist"]["assumption"] == "a fixed DCT codec: no public data"
+    assert "**Public-data assumption: a fixed DCT codec: no public data.**" in (tmp_path / "images_quick_dct.md").read_text()
+    assert (tmp_path / "images_quick_dct_mnist_eps10.png").exists() and (tmp_path / "images_quick_dct_mnist_fid_cas.png").exists()
+    assert not (tmp_path / "images_quick.json").exists() and not (tmp_path / "cache").exists()  # nothing trained
+
+
+def test_merge_refuses_runs_of_different_codecs(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import report
+
+    base = {"suite": "images", "mode": {"name": "quick"}, "wall_seconds": 1.0, "environment": {}, "datasets": {}, "rows": []}
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(base))  # written before --codec existed: the public half
+    second.write_text(json.dumps({**base, "codec": "dct"}))
+    with pytest.raises(SystemExit, match="differ in --codec"):
+        report.merge([first, second])

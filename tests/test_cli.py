@@ -34,3 +34,18 @@ def test_demo_prints_the_report_the_grid_and_both_accuracies(
     assert len(accuracies) == 2
     # Without noise the flow learns the digits; at epsilon = 10 the histogram release keeps most of it.
     assert accuracies[1] > 70 and accuracies[0] > 40
+
+
+def test_images_help_lists_the_codecs(capsys: pytest.CaptureFixture[str]) -> None:
+    from synthcity_dpswf.cli import build_parser
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["images", "--help"])
+    assert exit_info.value.code == 0
+    printed = " ".join(capsys.readouterr().out.split())  # argparse wraps lines at the terminal's width
+    assert "--codec {public-half,other-dataset,dct}" in printed and "no public data" in printed
+    parser = build_parser()
+    assert parser.parse_args(["images", "--data-root", "data"]).codec == "public-half"
+    assert parser.parse_args(["images", "--data-root", "data", "--codec", "dct"]).codec == "dct"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["images", "--data-root", "data", "--codec", "pca"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -247,3 +248,132 @@ def test_images_run_refuses_the_autoencoder_of_another_seeds_split(tmp_path: Pat
     # Seed 1 splits the images otherwise: about half of its private images trained this checkpoint.
     with pytest.raises(ValueError, match="another public split"):
         experiment.run_images(dataclasses.replace(config, seed=1), tmp_path, tmp_path, None, progress=False)
+
+
+# ------------------------------------------------------------------------------------------ the codecs
+def _fake_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiny stand-ins for MNIST and FashionMNIST (64 training and 32 test blobs each, FashionMNIST's inverted)."""
+    from synthcity_dpswf.experiments import images as experiment
+
+    def mnist(root: Path, train: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+        return blobs(64 if train else 32, seed=0 if train else 1)
+
+    def fashion_mnist(root: Path, train: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+        images, labels = blobs(64 if train else 32, seed=2 if train else 3)
+        return 1 - images, labels
+
+    monkeypatch.setitem(experiment.LOADERS, "mnist", mnist)
+    monkeypatch.setitem(experiment.LOADERS, "fashion_mnist", fashion_mnist)
+
+
+TINY_RUN: dict[str, Any] = dict(
+    autoencoder_epochs=1, n_release_directions=10, n_steps=5, n_samples=40, fid_samples=0, seed=0,
+)
+
+
+@pytest.mark.parametrize(
+    ("codec", "assumption", "checkpoint"),
+    [
+        ("public-half", "autoencoder trained on the public half of MNIST (the public half of the mnist training set "
+         "(32 images", "autoencoder_mnist.pt"),
+        ("other-dataset", "autoencoder trained on FashionMNIST's training set: no MNIST image outside the private set "
+         "(the whole FashionMNIST training set (64 images", "autoencoder_fashion_mnist_whole_training_set.pt"),
+        ("dct", "a fixed DCT codec: no public data (the 77 lowest 2-D DCT frequencies (u + v < 12", None),
+    ],
+)
+def test_each_codec_runs_end_to_end_and_names_its_assumption(
+    codec: str, assumption: str, checkpoint: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from synthcity_dpswf.adapters.image_latent import PublicSplit
+    from synthcity_dpswf.experiments import images as experiment
+
+    _fake_datasets(monkeypatch)
+    config = experiment.ImageRunConfig(codec=codec, **TINY_RUN)
+    result = experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
+    assert assumption in str(result.report) and "n = 32 records" in str(result.report)  # the same private half
+    assert 0 <= result.cas <= 1 and result.grid.exists()
+    suffix = "" if codec == "public-half" else "_" + codec.replace("-", "_")
+    saved = json.loads((tmp_path / f"results_mnist_dpswflow_projected_histogram_eps10_gaussian{suffix}.json").read_text())
+    assert saved["codec"] == saved["config"]["codec"] == codec and saved["public"].startswith(saved["assumption"])
+    assert [path.name for path in tmp_path.glob("autoencoder_*.pt")] == ([checkpoint] if checkpoint else [])
+    if codec == "other-dataset":  # bound to the whole FashionMNIST training set
+        loaded = ImageLatentAdapter.load(tmp_path / "autoencoder_fashion_mnist_whole_training_set.pt")
+        assert loaded.public_split == PublicSplit.of("fashion_mnist", 64, torch.arange(64))
+
+
+def test_public_half_and_other_dataset_checkpoints_are_not_interchangeable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synthcity_dpswf.adapters.image_latent import PublicSplit
+    from synthcity_dpswf.experiments import images as experiment
+
+    _fake_datasets(monkeypatch)
+    images, _ = blobs(64)
+    public, _ = public_private_split(64, 0.5, 0)
+    # The public half of MNIST under the other-dataset codec's file name: its images are MNIST images.
+    ImageLatentAdapter("mnist", device="cpu").fit(
+        images[public], epochs=1, public_split=PublicSplit.of("mnist", 64, public)
+    ).save(tmp_path / "autoencoder_fashion_mnist_whole_training_set.pt")
+    config = experiment.ImageRunConfig(codec="other-dataset", **TINY_RUN)
+    with pytest.raises(ValueError, match=r"another public split than this run's \(dataset 'mnist' instead of 'fashion_mnist'"):
+        experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
+    # And the other way round: a whole-FashionMNIST checkpoint where the public half of MNIST is expected.
+    ImageLatentAdapter("mnist", device="cpu").fit(
+        1 - images, epochs=1, public_split=PublicSplit.of("fashion_mnist", 64, torch.arange(64))
+    ).save(tmp_path / "autoencoder_mnist.pt")
+    with pytest.raises(ValueError, match=r"\(dataset 'fashion_mnist' instead of 'mnist', n_public 64 instead of 32"):
+        experiment.run_images(dataclasses.replace(config, codec="public-half"), tmp_path, tmp_path, None, progress=False)
+
+
+def test_codec_errors_come_before_any_private_data_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from synthcity_dpswf.datasets import load_fashion_mnist
+    from synthcity_dpswf.experiments import images as experiment
+
+    def private_data(root: Path, train: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+        raise AssertionError("the private dataset was read before the configuration was checked")
+
+    monkeypatch.setitem(experiment.LOADERS, "mnist", private_data)
+    monkeypatch.setitem(experiment.LOADERS, "fashion_mnist", load_fashion_mnist)  # the real loader, on an empty root
+    config = experiment.ImageRunConfig(**TINY_RUN)
+    with pytest.raises(ValueError, match=r"codec must be one of \['public-half', 'other-dataset', 'dct'\], got 'pca'"):
+        experiment.run_images(dataclasses.replace(config, codec="pca"), tmp_path, tmp_path, None, progress=False)
+    with pytest.raises(ValueError, match="codec 'dct' assumes none: use start 'gaussian', or codec 'public-half'"):
+        experiment.run_images(dataclasses.replace(config, codec="dct", start="public"), tmp_path, tmp_path, None, progress=False)
+    missing = r"on FashionMNIST's training set, which is not under .*choose codec 'public-half' or 'dct'"
+    with pytest.raises(FileNotFoundError, match=missing):
+        experiment.run_images(dataclasses.replace(config, codec="other-dataset"), tmp_path, tmp_path, None, progress=False)
+
+
+def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pluggy
+
+    from synthcity_dpswf import extensions
+    from synthcity_dpswf.adapters import DCTImageCodec
+    from synthcity_dpswf.experiments.images import FixedDCTCodec
+
+    class CoarseDCT(DCTImageCodec):
+        """An extension's replacement: never more than 4 frequencies."""
+
+        def __init__(self, height: int, width: int, n_frequencies: int, max_value: float = 1.0) -> None:
+            super().__init__(height, width, min(n_frequencies, 4), max_value)
+
+    class Extension:
+        @extensions.hookimpl
+        def dpswf_adapters(self) -> dict[str, object]:
+            return {"dct": CoarseDCT}
+
+    manager = pluggy.PluginManager(extensions.PROJECT)
+    manager.add_hookspecs(extensions.DPSWFSpec)
+    manager.register(extensions.BuiltinAdapters(), name="builtin")
+    manager.register(Extension())
+    assert FixedDCTCodec(32, 32).codec.dim == 77  # the built-in, K = 12
+    monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)
+    codec = FixedDCTCodec(32, 32)
+    images, _ = blobs(5)
+    assert isinstance(codec.codec, CoarseDCT) and codec.encode(images).shape == (5, 9)
+    decoded = codec.decode(codec.encode(images))
+    assert decoded.shape == (5, 1, 32, 32) and float(decoded.min()) >= 0 and float(decoded.max()) <= 1
+    with pytest.raises(ValueError, match="one-channel images"):
+        codec.encode(images.repeat(1, 3, 1, 1))

@@ -1,10 +1,20 @@
-"""``dpswf images``: private image generation through a public autoencoder (the paper's Sec. 5).
+"""``dpswf images``: private image generation through a public codec (the paper's Sec. 5).
 
-The training set is halved: the public half trains the autoencoder (or a checkpoint trained on exactly this
-public half is loaded; one of another split is refused), the
-private half is encoded to unit latents, each with its label (one record = one (image, label) pair,
-released per class by the default projected-histogram release), and is the only data the generator touches. Samples are decoded to images and
-scored with FID (against the test set) and CAS (an MLP trained on generated pairs, tested on real ones).
+The training set is halved (seeded); the private half is encoded to unit latents, each with its label (one
+record = one (image, label) pair, released per class by the default projected-histogram release), and is the
+only data the generator touches. What encodes it is the run's ``codec``, each a different public-data
+assumption, named in the report and the results:
+
+- ``"public-half"`` (the paper's): an autoencoder trained on the other half of the same training set (or a
+  checkpoint trained on exactly that half; one of another split is refused);
+- ``"other-dataset"``: the same autoencoder trained on the whole training set of the other dataset
+  (FashionMNIST for MNIST and the other way round), so that no image of the private distribution outside
+  the private set is used;
+- ``"dct"``: a fixed DCT codec, trained on nothing: no public data at all.
+
+The private half is the same for the three codecs (the public half is unused by the last two), so their rows
+compare. Samples are decoded to images and scored with FID (against the test set) and CAS (an MLP trained
+on generated pairs, tested on real ones).
 """
 
 from __future__ import annotations
@@ -15,17 +25,26 @@ import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol
 
 import torch
 
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit
+from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit, check_images
 from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split
 from synthcity_dpswf.evaluation import classification_accuracy, frechet_inception_distance, save_labelled_grid
+from synthcity_dpswf.extensions import adapters
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
 from synthcity_dpswf.privacy import PrivacyReport
 
 LOADERS = {"mnist": load_mnist, "fashion_mnist": load_fashion_mnist}
+DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
+OTHER_DATASET = {"mnist": "fashion_mnist", "fashion_mnist": "mnist"}
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
+CODECS = ("public-half", "other-dataset", "dct")
+DCT_FREQUENCIES = 12
+"""K of the ``"dct"`` codec (u + v < 12: 77 features of a 32 x 32 image): the best K measured on MNIST without
+public data (docs/flows.md, "No public data": CAS 85.4% at epsilon = 10 against 68.6% for K = 8 and 82.1%
+for K = 16, with L = 1,000, G = 32)."""
 
 
 @dataclass(frozen=True)
@@ -36,10 +55,12 @@ class ImageRunConfig:
     and the plain flow (h = 1, 1,500 steps), chosen on a validation split of the MNIST training set
     (docs/flows.md, "Flow settings for histogram releases"). ``None`` for ``n_release_directions`` and
     ``batch_size`` takes the generator's defaults. With ``release="record"``, h = 3 and 3,000 steps measured
-    best (CAS 59.4% at epsilon = 10 against 25.7% at h = 1).
+    best (CAS 59.4% at epsilon = 10 against 25.7% at h = 1). ``codec`` is one of ``CODECS`` (the module's
+    docstring says what each assumes public).
     """
 
     dataset: str = "mnist"
+    codec: str = "public-half"
     generator: str = "dpswflow"
     release: str = "projected_histogram"
     labelling: str = "conditional"
@@ -86,9 +107,79 @@ def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
     return GENERATORS[config.generator](batch_size=config.batch_size, passes=config.passes, **common)  # type: ignore[arg-type]
 
 
+class ImageCodec(Protocol):
+    """What the pipeline needs of a codec: ``(n, C, H, W)`` images in [0, 1] <-> unit-sphere records."""
+
+    public_description: str
+    training_seconds: float
+
+    def encode(self, images: torch.Tensor) -> torch.Tensor:
+        """Unit-norm records ``(n, d)`` of the images, on CPU."""
+
+    def decode(self, latents: torch.Tensor) -> torch.Tensor:
+        """Images in [0, 1] from records (generated ones need not be unit-norm), on CPU."""
+
+
+class FixedDCTCodec:
+    """The ``"dct"`` codec: ``DCTImageCodec`` on the pipeline's one-channel ``(n, 1, H, W)`` images in [0, 1].
+
+    A fixed map that uses no statistic of any image, so the run needs no public data. The codec comes from the
+    pluggy adapters registry (name ``"dct"``: an extension registering that name replaces it); decoding scales
+    each image to [0, 1], post-processing of the generated records.
+    """
+
+    training_seconds = 0.0
+
+    def __init__(self, height: int, width: int, n_frequencies: int = DCT_FREQUENCIES) -> None:
+        self.codec = adapters()["dct"](height, width, n_frequencies=n_frequencies, max_value=1.0)
+        self.public_description = (
+            f"the {self.codec.dim} lowest 2-D DCT frequencies (u + v < {n_frequencies}, mean dropped) of each image, "
+            "on the unit sphere; trained on no image"
+        )
+
+    def encode(self, images: torch.Tensor) -> torch.Tensor:
+        """Unit-norm DCT features ``(n, dim)`` of one-channel images (a constant image is rejected)."""
+        check_images(images)
+        if images.shape[1] != 1:
+            raise ValueError(f"the DCT codec takes one-channel images (n, 1, H, W), got {images.shape[1]} channels.")
+        return self.codec.encode(images[:, 0])
+
+    def decode(self, latents: torch.Tensor) -> torch.Tensor:
+        """Images ``(n, 1, H, W)`` in [0, 1] from features (inverse DCT, per-image min-max scaling)."""
+        return self.codec.decode(latents.cpu()).unsqueeze(1)
+
+
+def codec_assumption(codec: str, dataset: str) -> str:
+    """The public-data assumption of ``codec`` for a run on ``dataset``, as reports and results name it."""
+    name = DATASET_NAMES[dataset]
+    if codec == "public-half":
+        return f"autoencoder trained on the public half of {name}"
+    if codec == "other-dataset":
+        other = DATASET_NAMES[OTHER_DATASET[dataset]]
+        return f"autoencoder trained on {other}'s training set: no {name} image outside the private set"
+    if codec == "dct":
+        return "a fixed DCT codec: no public data"
+    raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
+
+
+def load_other_training_set(dataset: str, data_root: Path) -> tuple[str, torch.Tensor]:
+    """The name and the whole training set of ``dataset``'s other dataset: the ``"other-dataset"`` codec's
+    public images. Raises ``FileNotFoundError`` when they are not under ``data_root``."""
+    other = OTHER_DATASET[dataset]
+    try:
+        images, _ = LOADERS[other](data_root, train=True)
+    except RuntimeError as error:  # torchvision's "Dataset not found" (nothing is downloaded)
+        raise FileNotFoundError(
+            f"codec 'other-dataset' trains the {DATASET_NAMES[dataset]} run's autoencoder on {DATASET_NAMES[other]}'s "
+            f"training set, which is not under {data_root}; put torchvision's "
+            f"{DATASET_NAMES[other]}/raw files there (--data-root), or choose codec 'public-half' or 'dct'."
+        ) from error
+    return other, images
+
+
 def load_or_train_autoencoder(
     checkpoint: Path, public_images: torch.Tensor, public_split: PublicSplit, epochs: int, seed: int, description: str,
-    progress: bool,
+    progress: bool, device: str | torch.device | None = None,
 ) -> ImageLatentAdapter:
     """Load ``checkpoint`` if it exists, else train the MNIST autoencoder on the public images and save it.
 
@@ -96,12 +187,24 @@ def load_or_train_autoencoder(
     split, or recording none, raises ``ValueError`` rather than encode private records it was trained on.
     """
     if checkpoint.exists():
-        return ImageLatentAdapter.load(checkpoint, public_split=public_split)
-    adapter = ImageLatentAdapter("mnist", channels=public_images.shape[1], progress=progress)
+        return ImageLatentAdapter.load(checkpoint, device=device, public_split=public_split)
+    adapter = ImageLatentAdapter("mnist", channels=public_images.shape[1], device=device, progress=progress)
     adapter.fit(public_images, epochs=epochs, seed=seed, description=description, public_split=public_split)
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     adapter.save(checkpoint)
     return adapter
+
+
+def other_dataset_autoencoder(
+    other: str, other_images: torch.Tensor, checkpoint: Path, epochs: int, seed: int, progress: bool,
+    device: str | torch.device | None = None,
+) -> ImageLatentAdapter:
+    """The ``"other-dataset"`` codec: the autoencoder of ``load_or_train_autoencoder`` on the whole training set
+    of ``other``, its checkpoint bound to that set (a checkpoint of any public half is refused)."""
+    split = PublicSplit.of(other, len(other_images), torch.arange(len(other_images)))
+    return load_or_train_autoencoder(
+        checkpoint, other_images, split, epochs, seed, f"the whole {DATASET_NAMES[other]} training set", progress, device,
+    )
 
 
 def run_images(
@@ -111,23 +214,45 @@ def run_images(
     inception: Path | None,
     progress: bool = True,
 ) -> ImageRunResult:
-    """The whole pipeline; writes the grid, the autoencoder checkpoint and ``results_*.json`` under ``out``."""
+    """The whole pipeline; writes the grid, ``results_*.json`` and (autoencoder codecs) the checkpoint under ``out``.
+
+    Checks the configuration, and that the other dataset's files are there for ``codec="other-dataset"``,
+    before it reads the private dataset. The files of a ``codec`` other than ``"public-half"`` carry its name.
+    """
     if config.dataset not in LOADERS:
         raise ValueError(f"dataset must be one of {sorted(LOADERS)}, got {config.dataset!r}.")
+    if config.codec not in CODECS:
+        raise ValueError(f"codec must be one of {list(CODECS)}, got {config.codec!r}.")
     if config.start not in ("gaussian", "public"):
         raise ValueError(f"start must be 'gaussian' or 'public', got {config.start!r}.")
+    if config.start == "public" and config.codec != "public-half":
+        raise ValueError(
+            f"start 'public' draws the particles from public images of {config.dataset}, and codec {config.codec!r} "
+            "assumes none: use start 'gaussian', or codec 'public-half'."
+        )
     seconds: dict[str, float] = {}
+    other = load_other_training_set(config.dataset, data_root) if config.codec == "other-dataset" else None
     images, labels = LOADERS[config.dataset](data_root, train=True)
     test_images, test_labels = LOADERS[config.dataset](data_root, train=False)
     public, private = public_private_split(len(images), 0.5, config.seed)
     started = time.perf_counter()
-    adapter = load_or_train_autoencoder(
-        out / f"autoencoder_{config.dataset}.pt", images[public], PublicSplit.of(config.dataset, len(images), public),
-        config.autoencoder_epochs, config.seed,
-        f"the public half of the {config.dataset} training set", progress,
-    )
+    codec: ImageCodec
+    if other is not None:
+        other_name, other_images = other
+        codec = other_dataset_autoencoder(
+            other_name, other_images, out / f"autoencoder_{other_name}_whole_training_set.pt", config.autoencoder_epochs,
+            config.seed, progress,
+        )
+    elif config.codec == "dct":
+        codec = FixedDCTCodec(images.shape[2], images.shape[3])
+    else:
+        codec = load_or_train_autoencoder(
+            out / f"autoencoder_{config.dataset}.pt", images[public], PublicSplit.of(config.dataset, len(images), public),
+            config.autoencoder_epochs, config.seed,
+            f"the public half of the {config.dataset} training set", progress,
+        )
     seconds["autoencoder"] = time.perf_counter() - started
-    latents = adapter.encode(images[private])
+    latents = codec.encode(images[private])
 
     started = time.perf_counter()
     model = build_generator(config, progress).fit(latents, config.epsilon, config.delta, labels=labels[private], n_classes=10)
@@ -135,11 +260,11 @@ def run_images(
     started = time.perf_counter()
     if config.start == "public" and not isinstance(model, DPSWGen):
         chosen = torch.randperm(len(public), generator=torch.Generator().manual_seed(config.seed))[: config.n_samples]
-        init = (adapter.encode(images[public][chosen]), labels[public][chosen])
+        init = (codec.encode(images[public][chosen]), labels[public][chosen])
         generated_latents, generated_labels = model.sample_labelled(len(chosen), init=init)
     else:
         generated_latents, generated_labels = model.sample_labelled(config.n_samples)
-    generated = adapter.decode(generated_latents.cpu())
+    generated = codec.decode(generated_latents.cpu())
     seconds["generate"] = time.perf_counter() - started
 
     started = time.perf_counter()
@@ -151,19 +276,23 @@ def run_images(
         fid = frechet_inception_distance(test_images[: config.fid_samples], generated[: config.fid_samples], inception)
         seconds["fid"] = time.perf_counter() - started
 
-    tag = f"{config.dataset}_{config.generator}_{config.release}_eps{config.epsilon:g}_{config.start}"
+    suffix = "" if config.codec == "public-half" else "_" + config.codec.replace("-", "_")
+    tag = f"{config.dataset}_{config.generator}_{config.release}_eps{config.epsilon:g}_{config.start}{suffix}"
     rows = {f"label {digit}": generated[generated_labels == digit][:10] for digit in range(10)}
     grid = save_labelled_grid(
         rows, [f"sample {index + 1}" for index in range(10)], out / f"grid_{tag}.png",
-        title=f"{config.generator}, {config.release} release, epsilon = {config.epsilon:g}",
+        title=f"{config.generator}, {config.release} release, epsilon = {config.epsilon:g}, codec {config.codec}",
     )
+    assumption = codec_assumption(config.codec, config.dataset)
+    public_line = f"{assumption} ({codec.public_description})"
     report = model.privacy_report
-    report = dataclasses.replace(report, public=report.public + (f"the autoencoder, trained on {adapter.public_description}",))
+    report = dataclasses.replace(report, public=report.public + (public_line,))
     result = ImageRunResult(fid, cas, report, grid, seconds)
     payload = {
-        "config": asdict(config), "fid": fid, "cas": cas, "epsilon": report.epsilon if math.isfinite(report.epsilon) else "inf",
-        "noise_multiplier": report.noise_multiplier, "seconds": seconds, "public": adapter.public_description,
-        "autoencoder_training_seconds": adapter.training_seconds, "torch": torch.__version__,
+        "config": asdict(config), "codec": config.codec, "assumption": assumption, "fid": fid, "cas": cas,
+        "epsilon": report.epsilon if math.isfinite(report.epsilon) else "inf",
+        "noise_multiplier": report.noise_multiplier, "seconds": seconds, "public": public_line,
+        "autoencoder_training_seconds": codec.training_seconds, "torch": torch.__version__,
     }
     (out / f"results_{tag}.json").write_text(json.dumps(payload, indent=2) + "\n")
     return result
