@@ -127,7 +127,12 @@ def test_runs_split_over_invocations_merge(tmp_path: Path) -> None:
         report.merge([first, second])
 
 
+@pytest.mark.slow
 def test_image_suite_without_public_data_writes_its_own_files(shared_dir: Path, tmp_path: Path) -> None:
+    """The benchmark's --codec dct run end to end on real MNIST (28 s). Out of the default run: every codec runs
+    end to end through the pipeline it calls in test_images.py, the suite's default path in the image smoke test
+    here, and report.py's codec handling in test_merge_refuses_runs_of_different_codecs; with it the default run
+    took 14:22 of the 15 minutes allowed."""
     run(
         "images.py", "--data-root", str(shared_dir / "data"), "--inception", str(shared_dir / INCEPTION), "--quick",
         "--codec", "dct", "--datasets", "mnist", "--epsilons", "10", "--methods", "DPSWflow", "--no-paper",
