@@ -44,7 +44,10 @@ def test_dct_codec_keeps_the_low_frequencies() -> None:
     assert decoded.shape == (20, 8, 8) and float(decoded.min()) >= 0 and float(decoded.max()) <= 16 + 1e-5
     # Decoding then encoding again gives back the same features (the kept frequencies are preserved).
     torch.testing.assert_close(codec.encode(decoded), features, atol=1e-5, rtol=0)
-    with pytest.raises(ValueError, match="constant"):
-        codec.encode(torch.ones(2, 8, 8))
+    # A constant image (no direction) is the fixed record e_1, image by image: the others' features are unchanged.
+    with_flat = torch.cat([images[:3], torch.full((1, 8, 8), 7.0), images[3:5]])
+    encoded = codec.encode(with_flat)
+    torch.testing.assert_close(encoded[3], torch.eye(codec.dim)[0])
+    torch.testing.assert_close(torch.cat([encoded[:3], encoded[4:]]), features[:5])
     with pytest.raises(ValueError, match=r"shape \(n, 8, 8\)"):
         codec.encode(torch.ones(2, 7, 8))

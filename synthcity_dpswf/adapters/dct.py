@@ -52,15 +52,22 @@ class DCTImageCodec:
         return int(self.keep.sum())
 
     def encode(self, images: torch.Tensor) -> torch.Tensor:
-        """Unit-norm features ``(n, dim)`` of ``images`` ``(n, h, w)`` (a flat image has no direction: rejected)."""
+        """Unit-norm features ``(n, dim)`` of ``images`` ``(n, h, w)``.
+
+        A constant image has no kept frequency, so no direction: it is encoded as the fixed public record
+        :math:`e_1` (its first feature), one image at a time, so that no image makes the whole encoding fail
+        (a condition one private record could change; docs/privacy.md, "The domain of valid datasets").
+        """
         if images.ndim != 3 or images.shape[1:] != (self.height, self.width):
             raise ValueError(f"images must have shape (n, {self.height}, {self.width}), got {tuple(images.shape)}.")
         coefficients = (self.rows @ images.to(torch.float64) @ self.columns.T)[:, self.keep]
         norms = coefficients.norm(dim=1, keepdim=True)
         scale = images.to(torch.float64).abs().amax(dim=(1, 2)).unsqueeze(1)
-        if bool((norms <= 1e-9 * (1 + scale)).any()):
-            raise ValueError("an image is constant and has no DCT features besides its mean; remove it.")
-        return (coefficients / norms).float()
+        flat = (norms <= 1e-9 * (1 + scale)).squeeze(1)
+        features = coefficients / torch.where(flat.unsqueeze(1), torch.ones_like(norms), norms)
+        features[flat] = 0.0
+        features[flat, 0] = 1.0
+        return features.float()
 
     def decode(self, features: torch.Tensor) -> torch.Tensor:
         """Images ``(n, h, w)`` in [0, max_value] from features (inverse DCT, then per-image min-max scaling)."""
