@@ -2,14 +2,34 @@
 
 Importing the package registers the synthcity plugins ``dpswflow``, ``dpswflow_r`` and ``dpswgen`` as soon as
 ``synthcity.plugins`` is imported (a post-import hook, so the numerical core never imports synthcity).
+
+It also drops two import-time notices of ``transformers`` (see ``TransformersTorchNotice``), which
+``synthcity.plugins`` imports through ``torch.onnx``; every other message, of transformers or ours, stays.
 """
 
 import importlib.util
+import logging
 import sys
 
 import wrapt
 
 __version__ = "0.1.0"
+
+
+class TransformersTorchNotice(logging.Filter):
+    """Drops the two ``[transformers]`` lines saying that it will not use the installed torch.
+
+    transformers >= 5 needs torch >= 2.6, while synthcity pins an older torch; ``torch.onnx`` (imported on the
+    way to ``synthcity.plugins``) tries ``import transformers``, which then logs "Disabling PyTorch because
+    PyTorch >= 2.6 is required ..." and "PyTorch was not found ...". Nothing here uses transformers, so both
+    are noise. The filter sits on the two loggers that emit them and matches their openings only.
+    """
+
+    NOTICES = ("Disabling PyTorch because PyTorch >= ", "PyTorch was not found.")
+    LOGGERS = ("transformers", "transformers.utils.import_utils")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.NOTICES)
 
 
 def _register_plugins(_module: object) -> None:
@@ -21,5 +41,14 @@ def _register_plugins(_module: object) -> None:
     register()
 
 
+def _quiet_transformers_torch_notices() -> None:
+    """Put ``TransformersTorchNotice`` on its loggers before transformers configures them (once per logger)."""
+    for name in TransformersTorchNotice.LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(existing, TransformersTorchNotice) for existing in logger.filters):
+            logger.addFilter(TransformersTorchNotice())
+
+
+_quiet_transformers_torch_notices()
 if importlib.util.find_spec("synthcity") is not None:
     wrapt.register_post_import_hook(_register_plugins, "synthcity.plugins")

@@ -120,6 +120,7 @@ def test_the_gradient_noise_is_drawn_with_a_generator_on_the_parameters_device(m
 
 
 @requires_cuda
+@pytest.mark.cuda
 def test_trains_and_samples_on_cuda() -> None:
     model = DPSGDGAN(batch_size=100, epochs=1, hidden=16, device="cuda").fit(clusters(500, seed=0), 4.0, 1e-5)
     samples = model.sample(50)

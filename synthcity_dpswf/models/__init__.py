@@ -1,6 +1,7 @@
 """The three generators, on plain torch tensors: DPSWFlow, DPSWFlowR and DPSWGen (no synthcity here)."""
 
 from synthcity_dpswf.models.base import SlicedGenerator
+from synthcity_dpswf.models.chunks import SampleChunk, chunk_plan, chunk_seed
 from synthcity_dpswf.models.dpswflow import DPSWFlow
 from synthcity_dpswf.models.dpswflow_r import PAPER_PRESET, DPSWFlowR, release_steps
 from synthcity_dpswf.models.dpswgen import DPSWGen
@@ -17,8 +18,11 @@ __all__ = [
     "PAPER_PRESET",
     "ProjectedReleaseTarget",
     "ReleasePool",
+    "SampleChunk",
     "SlicedGenerator",
     "TARGETS",
+    "chunk_plan",
+    "chunk_seed",
     "class_weights",
     "release_steps",
 ]

@@ -3,7 +3,7 @@
 ``fit(records, epsilon, delta)`` bounds the records, makes the releases (the subclass's schedule, the release
 kind of ``privacy.mechanisms``) and keeps only them; ``sample(count)`` (or ``sample_labelled`` for records fitted
 with labels) is post-processing of the pool, at no budget, with generation-time settings that can be changed
-per call.
+per call; ``sample_chunks(count, chunk_size)`` streams any number of rows in independent chunks (``models.chunks``).
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import math
 import warnings
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Iterator, Literal
 
 import torch
 
 from synthcity_dpswf.math import LabelledCodec, TargetSource, run_flow
 from synthcity_dpswf.math.checks import check_matrix, check_positive, check_positive_int
+from synthcity_dpswf.models.chunks import ChunkSpec, SampleChunk, chunk_plan
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.releasing import release_batches
 from synthcity_dpswf.models.settings import FlowSettings
@@ -382,6 +383,40 @@ class SlicedGenerator(ABC):
         records = self._sample_classes(sizes, start, settings, run_seed)
         shuffle = torch.randperm(count, generator=torch.Generator().manual_seed(run_seed))
         return records[shuffle.to(self.device)], labels[shuffle]
+
+    def sample_chunks(
+        self,
+        count: int,
+        chunk_size: int,
+        *,
+        seed: int | None = None,
+        rank: int = 0,
+        world_size: int = 1,
+        **overrides: Any,
+    ) -> Iterator[SampleChunk]:
+        """``count`` synthetic records in chunks of at most ``chunk_size``, one chunk alive at a time
+        (post-processing, no budget): memory is bounded by the chunk size, not by ``count``.
+
+        Chunk i is ``sample`` (or ``sample_labelled`` for a model fitted with labels, then with its labels) of
+        its size with run seed ``models.chunks.chunk_seed(seed, i)``: an independent flow of its own particles
+        to the same stored target, the same in whichever process makes it. Process ``rank`` of ``world_size``
+        gets chunks rank, rank + world_size, ... (``models.chunks.chunk_plan``), so the processes of a sharded
+        run together make exactly the chunks of one. ``seed`` defaults to the model's; ``overrides`` replace
+        fields of ``FlowSettings``. Records are on the model's device (move each chunk off it to keep GPU
+        memory bounded too). Arguments are checked here, before the first chunk is asked for.
+        """
+        self._pool()
+        plan = chunk_plan(count, chunk_size, self.seed if seed is None else seed, rank, world_size)
+        dataclasses.replace(self.settings, **overrides)  # checks the overrides now, not at the first chunk
+        return self._generate_chunks(plan, overrides)
+
+    def _generate_chunks(self, plan: list[ChunkSpec], overrides: dict[str, Any]) -> Iterator[SampleChunk]:
+        """The chunks of ``plan``, each made only when asked for (no local keeps the last one alive meanwhile)."""
+        for spec in plan:
+            if self.labels_ is None:
+                yield SampleChunk(spec.index, spec.start, self.sample(spec.size, seed=spec.seed, **overrides), None)
+            else:
+                yield SampleChunk(spec.index, spec.start, *self.sample_labelled(spec.size, seed=spec.seed, **overrides))
 
     def _sample_classes(
         self, sizes: torch.Tensor, init: torch.Tensor | None, settings: FlowSettings, seed: int

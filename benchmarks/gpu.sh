@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# One prepared GPU run: the CUDA tests, the speed table on CUDA and the image suite (MNIST, full mode, epsilon
+# 10 and 1, DPSWflow), each stage under its own time limit, everything under one results folder.
+#
+#   bash benchmarks/gpu.sh [--out DIR] [--data-root DIR] [--inception FILE] [--stages LIST] [--pack DIR] [--archive FILE]
+#   bash benchmarks/gpu.sh --smoke [--out DIR] [--data-root DIR] [--inception FILE]     # CPU, tiny sizes
+#
+# Stages (--stages, comma-separated; default all), limits in seconds for the CUDA run (together under 8 minutes):
+#   env     20   the device: DIR/env.json, DIR/nvidia-smi.txt
+#   tests  100   pytest -m cuda on the CUDA tests: DIR/tests.xml (CPU vs CUDA flow and step parity, the DP-SGD
+#                baseline, a model and a plugin on device "cuda")
+#   speed   90   benchmarks/speed.py --device cuda: the grid, the paper's MNIST row and n = 10^6, L = 1,000 against a
+#                bare torch.sort (DIR/speed/)
+#   images 250   benchmarks/images.py --full --datasets mnist --epsilons 10 1 --methods DPSWflow: 30,000 private
+#                records, 10,000 samples and 10,000 for FID (DIR/images/); needs --data-root and --inception
+# Each stage writes DIR/<stage>.log and a line of DIR/stages.tsv (name, exit status, seconds, limit); a stage that
+# fails or overruns does not stop the next. DIR/README.md (benchmarks/gpu_report.py summary) is written at the
+# end, whatever happened. Exit status: 0 when every stage that ran passed, 1 otherwise.
+#
+# Options:
+#   --out DIR         results folder (default: benchmarks/results/gpu; with --smoke a temporary folder)
+#   --data-root DIR   torchvision root holding MNIST/raw (default: $DPSWF_DATA)
+#   --inception FILE  Inception TorchScript for FID (default: $DPSWF_INCEPTION)
+#   --python PY       interpreter (default: $DPSWF_PYTHON, else .venv/bin/python if present, else python3)
+#   --pack DIR        a folder made by benchmarks/gpu_pack.sh and carried to the GPU machine: installs its wheels
+#                     (opacus, dp-accounting) and rebuilds the MNIST files and the Inception file from its parts
+#   --image-runs N    generation runs per image row of the CUDA run (default 1: each run's CAS trains its
+#                     classifiers on the CPU, whatever the device)
+#   --archive FILE    also write DIR as one .tar.gz (what comes back from a lent machine)
+#   --smoke           CPU, tiny sizes: checks every command line, so that a lent GPU is never spent on a typo
+#                     (about 1.5 minutes on 2 cores with the image stage, most of it its three FIDs; 15 s without)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SMOKE=0
+OUT=""
+DATA="${DPSWF_DATA:-}"
+INCEPTION="${DPSWF_INCEPTION:-}"
+PY="${DPSWF_PYTHON:-}"
+PACK=""
+STAGES="env,tests,speed,images"
+IMAGE_RUNS=1
+ARCHIVE=""
+
+fail() { echo "gpu.sh: $*" >&2; exit 2; }
+value() { [[ $# -ge 2 && -n $2 ]] || fail "$1 needs a value (see the comments at the top of benchmarks/gpu.sh)"; }
+
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --smoke) SMOKE=1; shift ;;
+    --out) value "$@"; OUT=$2; shift 2 ;;
+    --data-root) value "$@"; DATA=$2; shift 2 ;;
+    --inception) value "$@"; INCEPTION=$2; shift 2 ;;
+    --python) value "$@"; PY=$2; shift 2 ;;
+    --pack) value "$@"; PACK=$2; shift 2 ;;
+    --stages) value "$@"; STAGES=$2; shift 2 ;;
+    --image-runs) value "$@"; IMAGE_RUNS=$2; shift 2 ;;
+    --archive) value "$@"; ARCHIVE=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) fail "unknown argument '$1' (see --help)" ;;
+  esac
+done
+
+for stage in ${STAGES//,/ }; do
+  [[ $stage =~ ^(env|tests|speed|images)$ ]] || fail "unknown stage '$stage' in --stages: choose from env,tests,speed,images"
+done
+[[ $IMAGE_RUNS =~ ^[1-9][0-9]*$ ]] || fail "--image-runs must be a positive integer, got '$IMAGE_RUNS'"
+if [[ -z $PY ]]; then
+  if [[ -x $ROOT/.venv/bin/python ]]; then PY=$ROOT/.venv/bin/python; else PY=python3; fi
+fi
+command -v "$PY" >/dev/null || fail "no Python interpreter '$PY': pass --python or set DPSWF_PYTHON"
+if [[ $SMOKE -eq 1 ]]; then
+  MODE=smoke DEVICE=cpu
+  OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/dpswf_gpu_smoke.XXXXXX")}
+else
+  MODE=gpu DEVICE=cuda
+  OUT=${OUT:-$ROOT/benchmarks/results/gpu}
+fi
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/dpswf_gpu_scratch.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+[[ $MODE == gpu ]] || export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}  # a small CPU beside other work: no oversubscription
+
+FAILED=0
+wanted() { [[ ",$STAGES," == *",$1,"* ]]; }
+record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$OUT/stages.tsv"; }
+
+# --pack: the wheels (every stage imports opacus and dp-accounting), and the image stage's files when it runs.
+if [[ -n $PACK ]]; then
+  [[ -d $PACK ]] || fail "--pack $PACK is not a folder (make it with benchmarks/gpu_pack.sh)"
+  for wheels in "$PACK"/*/whl; do
+    if compgen -G "$wheels/*.whl" >/dev/null; then
+      "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SCRATCH/site" "$wheels"/*.whl \
+        || fail "pip could not install the wheels of $wheels with $PY (made for another Python? see gpu_pack.sh --target-python)"
+      export PYTHONPATH="$PYTHONPATH:$SCRATCH/site"
+      echo "wheels installed from $wheels: $(cd "$wheels" && echo *.whl)" >>"$OUT/pack.log"
+      break
+    fi
+  done
+  if wanted images && compgen -G "$PACK/*/MNIST/raw/*.gz" >/dev/null; then
+    mkdir -p "$SCRATCH/data/MNIST/raw"
+    for file in "$PACK"/*/MNIST/raw/*.gz; do gunzip -c "$file" >"$SCRATCH/data/MNIST/raw/$(basename "${file%.gz}")"; done
+    DATA=$SCRATCH/data
+    echo "MNIST rebuilt under $DATA from $(compgen -G "$PACK/*/MNIST/raw/*.gz" | wc -l) gzipped files" >>"$OUT/pack.log"
+  fi
+  checksum=$(compgen -G "$PACK/*/inception.pt.sha256" | head -n 1 || true)
+  if wanted images && [[ -n $checksum ]]; then
+    expected=$(cut -d' ' -f1 "$checksum")
+    : >"$SCRATCH/inception.pt"
+    for ((index = 1; ; index++)); do  # parts 1, 2, ... in whichever carried folder each one lies
+      part=$(compgen -G "$PACK/*/inception.pt.part$index" | head -n 1 || true)
+      [[ -n $part ]] || break
+      cat "$part" >>"$SCRATCH/inception.pt"
+    done
+    if [[ $(sha256sum "$SCRATCH/inception.pt" | cut -d' ' -f1) == "$expected" ]]; then
+      INCEPTION=$SCRATCH/inception.pt
+      echo "Inception file rebuilt from $((index - 1)) part(s), sha256 $expected matches" >>"$OUT/pack.log"
+    else
+      echo "gpu.sh: the Inception parts under $PACK do not rebuild the packed file (a part missing: was the machine" \
+        "given back between the two carrying calls?); the image stage will be skipped" | tee -a "$OUT/pack.log" >&2
+    fi
+  fi
+fi
+
+# run_stage NAME LIMIT COMMAND...: COMMAND under `timeout`, output to OUT/NAME.log, a line in OUT/stages.tsv.
+run_stage() {
+  local name=$1 limit=$2 started=$SECONDS status=0
+  shift 2
+  wanted "$name" || return 0
+  echo "gpu.sh: stage $name (limit ${limit} s): $*"
+  timeout --kill-after=10 "$limit" "$@" >"$OUT/$name.log" 2>&1 || status=$?
+  record "$name" "$status" $((SECONDS - started)) "$limit"
+  echo "gpu.sh: stage $name: exit $status after $((SECONDS - started)) s"
+  if [[ $status -ne 0 ]]; then
+    FAILED=1
+    tail -n 15 "$OUT/$name.log" | sed 's/^/    /'
+  fi
+}
+
+skip_stage() {  # skip_stage NAME REASON
+  wanted "$1" || return 0
+  echo "gpu.sh: stage $1 skipped: $2" | tee "$OUT/$1.log"
+  record "$1" skip 0 0
+}
+
+if [[ $MODE == gpu ]]; then
+  "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
+    || fail "torch sees no CUDA device here; run with --smoke on a CPU machine"
+  SPEED_ARGS=(--shapes 10000:70 10000:500 100000:70 100000:500 1000000:70 1000000:500 1000000:1000 --budget 1)
+  IMAGE_ARGS=(--runs "$IMAGE_RUNS")
+  LIMITS=(20 100 90 250)
+else
+  SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
+  IMAGE_ARGS=(--runs 1 --n-public 500 --n-private 300 --autoencoder-epochs 1 --flow-steps 5 --n-samples 100 --fid-samples 10)
+  LIMITS=(60 120 60 120)
+fi
+
+run_stage env "${LIMITS[0]}" "$PY" "$ROOT/benchmarks/gpu_report.py" env --out "$OUT" --mode "$MODE"
+run_stage tests "${LIMITS[1]}" "$PY" -m pytest -q -p no:cacheprovider -m cuda --rootdir "$ROOT" --junitxml "$OUT/tests.xml" \
+  "$ROOT/tests/test_flow.py" "$ROOT/tests/test_dpsgd_gan.py" "$ROOT/tests/test_cuda.py"
+run_stage speed "${LIMITS[2]}" "$PY" "$ROOT/benchmarks/speed.py" --device "$DEVICE" --out "$OUT/speed" "${SPEED_ARGS[@]}"
+if [[ -z $DATA || ! -d $DATA/MNIST/raw ]]; then
+  skip_stage images "no MNIST under '$DATA' (pass --data-root DIR holding MNIST/raw, set DPSWF_DATA, or --pack)"
+elif [[ -z $INCEPTION || ! -f $INCEPTION ]]; then
+  skip_stage images "no Inception file at '$INCEPTION' (pass --inception FILE, set DPSWF_INCEPTION, or --pack)"
+else
+  run_stage images "${LIMITS[3]}" "$PY" "$ROOT/benchmarks/images.py" --full --datasets mnist --epsilons 10 1 \
+    --methods DPSWflow --no-paper --device "$DEVICE" --data-root "$DATA" --inception "$INCEPTION" \
+    --out "$OUT/images" --cache "$SCRATCH/cache" "${IMAGE_ARGS[@]}"
+fi
+
+"$PY" "$ROOT/benchmarks/gpu_report.py" summary "$OUT" >/dev/null || FAILED=1
+echo "gpu.sh: summary in $OUT/README.md"
+if [[ -n $ARCHIVE ]]; then
+  tar czf "$ARCHIVE" -C "$OUT" .
+  echo "gpu.sh: archive $ARCHIVE"
+fi
+exit "$FAILED"

@@ -1,0 +1,194 @@
+"""The two Python steps of ``benchmarks/gpu.sh``: record the device, and summarise a results folder.
+
+``python benchmarks/gpu_report.py env --out DIR --mode gpu|smoke`` writes ``DIR/env.json`` (Python, torch, CUDA,
+the device's name and memory) and ``DIR/nvidia-smi.txt``. ``python benchmarks/gpu_report.py summary DIR`` reads
+what the stages left in DIR (``stages.tsv``, ``env.json``, ``tests.xml``, ``speed/speed_*.json``,
+``images/images_full.json``) and writes ``DIR/README.md``: the device, each stage's exit status and time, the
+CUDA tests' outcomes, the speed table with the floor row against its target (one step at n = 10^6, L = 1,000
+within 2x of a bare sort), and the image rows with fit + generation time against theirs (under 60 s).
+Whatever a stage did not write is reported as missing, never guessed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import mean_std  # noqa: E402
+
+FLOOR_SHAPE = (1_000_000, 1_000)
+FLOOR_TARGET = 2.0
+"""One flow step at the floor shape within this factor of a bare sort of the same projections."""
+FIT_GENERATE_TARGET_S = 60.0
+"""MNIST fit + 10,000 samples (autoencoder excluded), seconds, on one GPU."""
+
+
+def record_environment(out: Path, mode: str) -> dict[str, Any]:
+    """Write ``env.json`` and ``nvidia-smi.txt`` under ``out``; return the former."""
+    import numpy
+    import torch
+
+    cuda = torch.cuda.is_available()
+    properties = torch.cuda.get_device_properties(0) if cuda else None
+    env: dict[str, Any] = {
+        "mode": mode, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(), "torch": torch.__version__, "numpy": numpy.__version__,
+        "cuda_available": cuda, "cuda_version": torch.version.cuda,
+        "device": properties.name if properties else f"CPU ({platform.processor() or platform.machine()})",
+        "device_memory_gib": round(properties.total_memory / 2**30, 1) if properties else None,
+        "device_capability": f"{properties.major}.{properties.minor}" if properties else None,
+        "cpu_threads": torch.get_num_threads(),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "env.json").write_text(json.dumps(env, indent=2) + "\n")
+    smi = shutil.which("nvidia-smi")
+    text = subprocess.run([smi], capture_output=True, text=True, timeout=30).stdout if smi else "nvidia-smi not found\n"
+    (out / "nvidia-smi.txt").write_text(text)
+    return env
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def stage_section(folder: Path) -> list[str]:
+    lines = ["## Stages", "", "| stage | exit | seconds | limit (s) |", "|---|---:|---:|---:|"]
+    stages = folder / "stages.tsv"
+    if not stages.exists():
+        return lines + ["| (no stage ran: stages.tsv missing) | | | |"]
+    for row in stages.read_text().splitlines():
+        name, status, seconds, limit = row.split("\t")
+        meaning = {"0": "0", "124": "124 (over its limit)", "skip": "skipped"}.get(status, status)
+        lines.append(f"| {name} | {meaning} | {seconds} | {limit} |")
+    return lines
+
+
+def test_section(folder: Path) -> list[str]:
+    report = folder / "tests.xml"
+    lines = ["## CUDA tests (`pytest -m cuda`)", ""]
+    if not report.exists():
+        return lines + ["No test report (tests.xml missing): see tests.log."]
+    outcomes: list[tuple[str, str, str]] = []
+    for case in ElementTree.parse(report).getroot().iter("testcase"):
+        name = f"{case.get('classname', '').split('.')[-1]}::{case.get('name')}"
+        found = {child.tag: child for child in case}
+        for tag, outcome in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
+            if tag in found:
+                message = (found[tag].get("message") or "").splitlines()[0][:150] if found[tag].get("message") else ""
+                outcomes.append((name, outcome, message))
+                break
+        else:
+            outcomes.append((name, "passed", ""))
+    counts = {outcome: sum(1 for _, got, _ in outcomes if got == outcome) for outcome in ("passed", "skipped", "failed", "error")}
+    lines.append(", ".join(f"{count} {outcome}" for outcome, count in counts.items()) + ".")
+    lines += ["", "| test | outcome | message |", "|---|---|---|"]
+    lines += [f"| {name} | {outcome} | {message.replace('|', '/')} |" for name, outcome, message in outcomes]
+    return lines
+
+
+def speed_section(folder: Path) -> list[str]:
+    lines = ["## One flow step (`benchmarks/speed.py`)", ""]
+    files = sorted((folder / "speed").glob("speed_*.json"))
+    if not files:
+        return lines + ["No speed results (speed/speed_*.json missing): see speed.log."]
+    for path in files:
+        lines.append((path.with_suffix(".md")).read_text().split("\n\n", 2)[-1].strip())
+        floor = [row for row in json.loads(path.read_text())["rows"] if (row["n"], row["L"]) == FLOOR_SHAPE]
+        for row in floor:
+            ratio = row["ours_ms"] / row["sort_floor_ms"]
+            verdict = "met" if ratio <= FLOOR_TARGET else "NOT met"
+            lines += ["", f"Floor row (n = {FLOOR_SHAPE[0]:,}, L = {FLOOR_SHAPE[1]:,}): ours {row['ours_ms']:.1f} ms, bare sort "
+                      f"{row['sort_floor_ms']:.1f} ms, ratio {ratio:.2f} (target <= {FLOOR_TARGET:g}: {verdict})."]
+    return lines
+
+
+def scale(metric: str) -> float:
+    """Accuracies (``cas``, ``cas_cnn``, ...) are shown in percent, every other metric as stored."""
+    return 100.0 if metric.startswith("cas") else 1.0
+
+
+def metric_label(metric: str) -> str:
+    return f"{metric} (%)" if scale(metric) == 100.0 else metric
+
+
+def image_section(folder: Path) -> list[str]:
+    lines = ["## Images (`benchmarks/images.py --full`, MNIST, DPSWflow)", ""]
+    payload = read_json(folder / "images" / "images_full.json")
+    if payload is None:
+        return lines + ["No image results (images/images_full.json missing): see images.log."]
+    mode = payload["mode"]
+    info = payload["datasets"].get("mnist", {})
+    lines += [
+        f"{info.get('n_private', '?')} private records; {mode['n_samples']:,} samples per run, FID on {mode['fid_samples']:,} "
+        f"vs {mode['fid_samples']:,}; {mode['runs']} generation run(s); autoencoder: {info.get('autoencoder', '?')} "
+        f"({info.get('autoencoder_seconds', math.nan):.0f} s, excluded from fit + generate).", "",
+    ]
+    metrics = list(dict.fromkeys(name for row in payload["rows"] for run in row["runs"] for name in run))
+    lines += [
+        "| method | epsilon | reported epsilon | " + " | ".join(metric_label(name) for name in metrics)
+        + " | fit (s) | generate (s, per run) | fit + generate (s) |",
+        "|---|---:|---:|" + "---:|" * (len(metrics) + 3),
+    ]
+    for row in payload["rows"]:
+        cells = [mean_std([scale(name) * run[name] for run in row["runs"] if run.get(name) is not None]) for name in metrics]
+        generate = row.get("generate_seconds") or []
+        fit = row.get("fit_seconds")
+        total = "-"
+        if fit is not None and generate:
+            slowest = fit + max(generate)
+            total = f"{slowest:.1f} ({'met' if slowest < FIT_GENERATE_TARGET_S else 'NOT met'})"
+        reported = row.get("epsilon")
+        lines.append(
+            f"| {row['method']} | {row['target_epsilon']} | {f'{reported:.3g}' if reported is not None else '-'} | "
+            + " | ".join(cells)
+            + f" | {f'{fit:.1f}' if fit is not None else '-'} | {', '.join(f'{seconds:.1f}' for seconds in generate) or '-'} | {total} |"
+        )
+    lines += ["", f"Target on one GPU: fit + 10,000 samples under {FIT_GENERATE_TARGET_S:.0f} s, the slowest run counted "
+              "('met' reads this run's own sizes: a smoke run has far fewer samples)."]
+    return lines
+
+
+def summarise(folder: Path) -> str:
+    """``README.md`` of a results folder (also returned)."""
+    env = read_json(folder / "env.json") or {}
+    title = f"# GPU script results: {env.get('device', 'device not recorded')}"
+    facts = (f"Mode: {env.get('mode', '?')}; {env.get('date', '?')}; Python {env.get('python', '?')}, torch "
+             f"{env.get('torch', '?')} (CUDA {env.get('cuda_version')}), numpy {env.get('numpy', '?')}; device memory "
+             f"{env.get('device_memory_gib')} GiB. Written by `benchmarks/gpu_report.py summary` from this folder.")
+    parts = [title, "", facts, ""]
+    for section in (stage_section, test_section, speed_section, image_section):
+        parts += section(folder) + [""]
+    text = "\n".join(parts)
+    (folder / "README.md").write_text(text)
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    env = commands.add_parser("env", help="record the device under --out")
+    env.add_argument("--out", type=Path, required=True)
+    env.add_argument("--mode", choices=["gpu", "smoke"], required=True)
+    summary = commands.add_parser("summary", help="write FOLDER/README.md from the stages' files")
+    summary.add_argument("folder", type=Path)
+    args = parser.parse_args()
+    if args.command == "env":
+        print(json.dumps(record_environment(args.out, args.mode), indent=2))
+    else:
+        if not args.folder.is_dir():
+            parser.error(f"{args.folder} is not a folder; pass the --out folder of benchmarks/gpu.sh")
+        print(summarise(args.folder))
+
+
+if __name__ == "__main__":
+    main()

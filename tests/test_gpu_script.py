@@ -1,0 +1,99 @@
+"""benchmarks/gpu.sh on CPU (--smoke), so that a lent GPU is never spent on a typo, and benchmarks/gpu_pack.sh.
+
+The fast tests run every stage but the image suite's FID-heavy run (three 2048 x 2048 eigendecompositions: over a
+minute here): its command line is checked by running it against a packed fake Inception file, which images.py
+reaches only after parsing every argument. The slow test runs the whole smoke, image suite included.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def gpu_script(*arguments: str, timeout: int = 120) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "DPSWF_PYTHON": sys.executable, "OMP_NUM_THREADS": "1"}
+    environment.pop("DPSWF_DATA", None)
+    environment.pop("DPSWF_INCEPTION", None)
+    return subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu.sh"), *arguments], capture_output=True, text=True, timeout=timeout, env=environment,
+    )
+
+
+def stage_statuses(out: Path) -> dict[str, str]:
+    return {line.split("\t")[0]: line.split("\t")[1] for line in (out / "stages.tsv").read_text().splitlines()}
+
+
+def test_smoke_runs_the_stages_and_writes_the_summary(tmp_path: Path) -> None:
+    completed = gpu_script("--smoke", "--out", str(tmp_path))
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert stage_statuses(tmp_path) == {"env": "0", "tests": "0", "speed": "0", "images": "skip"}
+    assert json.loads((tmp_path / "env.json").read_text())["mode"] == "smoke"
+    assert (tmp_path / "nvidia-smi.txt").exists()
+    tests = (tmp_path / "tests.xml").read_text()  # the CUDA selection: collected, skipped without a device
+    assert "test_cuda_matches_cpu" in tests and "test_plugin_fits_and_generates_on_cuda" in tests
+    assert "test_trains_and_samples_on_cuda" in tests
+    speed = json.loads((tmp_path / "speed" / "speed_cpu.json").read_text())
+    assert [(row["n"], row["L"]) for row in speed["rows"]] == [(1000, 20), (4000, 50)]
+    assert "no MNIST" in (tmp_path / "images.log").read_text()
+    summary = (tmp_path / "README.md").read_text()
+    assert "| tests | 0 |" in summary and "5 skipped" in summary and "| 4,000 | 50 |" in summary
+
+
+def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Path) -> None:
+    data, pack, out = tmp_path / "data", tmp_path / "pack", tmp_path / "out"
+    (data / "MNIST" / "raw").mkdir(parents=True)
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        (data / "MNIST" / "raw" / name).write_bytes(b"not really MNIST")
+    fake_inception = tmp_path / "inception.pt"
+    fake_inception.write_bytes(os.urandom(3000))
+    packed = subprocess.run(
+        ["bash", str(ROOT / "benchmarks" / "gpu_pack.sh"), "--data-root", str(data), "--inception", str(fake_inception),
+         "--out", str(pack), "--no-wheels"], capture_output=True, text=True, timeout=60,
+    )
+    assert packed.returncode == 0, packed.stderr
+    assert (pack / "a" / "inception.pt.part1").stat().st_size == 3000
+    assert gzip.decompress((pack / "b" / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz").read_bytes()) == b"not really MNIST"
+
+    completed = gpu_script("--smoke", "--pack", str(pack), "--stages", "images", "--out", str(out))
+    assert completed.returncode == 1  # the fake Inception file cannot load
+    assert "Inception file rebuilt from 1 part(s), sha256" in (out / "pack.log").read_text()
+    log = (out / "images.log").read_text()
+    assert "usage:" not in log and "unrecognized arguments" not in log  # every argument parsed
+    assert "InceptionFeatures" in log or "torch.jit" in log or "PytorchStreamReader" in log, log[-2000:]
+    assert stage_statuses(out) == {"images": "1"}
+
+
+def test_bad_arguments_are_refused_before_any_stage() -> None:
+    for arguments, message in [(["--stages", "env,fid"], "unknown stage 'fid'"), (["--out"], "--out needs a value"),
+                               (["--image-runs", "0"], "--image-runs must be a positive integer")]:
+        completed = gpu_script("--smoke", *arguments)
+        assert completed.returncode == 2 and message in completed.stderr
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="with CUDA this would be the whole GPU run")
+def test_the_cuda_run_refuses_a_machine_without_cuda(tmp_path: Path) -> None:
+    completed = gpu_script("--out", str(tmp_path))
+    assert completed.returncode == 2 and "no CUDA device" in completed.stderr and not (tmp_path / "stages.tsv").exists()
+
+
+@pytest.mark.slow
+def test_whole_smoke_run_with_the_image_suite(shared_dir: Path, tmp_path: Path) -> None:
+    completed = gpu_script(
+        "--smoke", "--out", str(tmp_path), "--data-root", str(shared_dir / "data"),
+        "--inception", str(shared_dir / "weights" / "inception_fid_torchscript.pt"), timeout=600,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert stage_statuses(tmp_path) == {"env": "0", "tests": "0", "speed": "0", "images": "0"}
+    payload = json.loads((tmp_path / "images" / "images_full.json").read_text())
+    assert {(row["method"], str(row["target_epsilon"])) for row in payload["rows"]} >= {("DPSWflow", "10.0"), ("DPSWflow", "1.0")}
+    assert "| DPSWflow | 10.0 |" in (tmp_path / "README.md").read_text()
