@@ -5,8 +5,9 @@ AE, latent 8), shared by every method: every number here assumes that public hal
 default). ``--codec other-dataset`` trains the same autoencoder on the other dataset's whole training set
 (FashionMNIST for MNIST and the other way round: no image of the private distribution outside the private set)
 and ``--codec dct`` encodes with a fixed DCT codec (``experiments.images.FixedDCTCodec``, d = 77: no public
-data); both leave the public half unused and encode the same private half, so the rows compare. Each codec
-writes its own results files. The private half, encoded (unit latents, d = 8 with the autoencoders) with its
+data); both need no image of the training set, which is then private as a whole
+(``experiments.images.split_training_set``; ``--n-private`` caps each codec's private set alike). Each codec
+writes its own results files. The private set, encoded (unit latents, d = 8 with the autoencoders) with its
 labels, is all that the generators see: per class for histogram releases,
 joined into the record (``LabelledCodec``, d = 18, unit ball) for record and projected releases and for the
 GAN. Every method is fitted once per
@@ -15,7 +16,8 @@ GAN. Every method is fitted once per
 - FID: Inception pool3 features of ``fid_samples`` generated vs the first ``fid_samples`` test images
   (torchmetrics' Frechet distance; biased upwards at small N: compare rows of one table only),
 - precision / recall: Kynkaanniemi et al. (2019), k = 3, on the same features,
-- CAS: an MLP trained on the generated (image, label) pairs, accuracy on the whole test set.
+- CAS: an MLP and a small CNN (``evaluation.CLASSIFIERS``), each trained on the generated (image, label) pairs,
+  accuracy on the whole test set.
 
 Methods (delta = 1e-5):
   DPSWflow                           one class-conditional projected-histogram release (L = 500, G = 16): the
@@ -58,7 +60,7 @@ from common import RESULTS, choose_device, environment, finite_or_text, mean_std
 
 from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit  # noqa: E402
-from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split  # noqa: E402
+from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures,
     classification_accuracy,
@@ -74,6 +76,7 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
     codec_assumption,
     load_other_training_set,
     other_dataset_autoencoder,
+    split_training_set,
 )
 from synthcity_dpswf.math import random_directions  # noqa: E402
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, release_steps  # noqa: E402
@@ -228,7 +231,7 @@ class Dataset:
         other = load_other_training_set(name, data_root) if codec == "other-dataset" else None  # missing files: now
         images, labels = LOADERS[name](data_root, train=True)
         self.test_images, self.test_labels = LOADERS[name](data_root, train=False)
-        public, private = public_private_split(len(images), 0.5, seed)
+        public, private = split_training_set(codec, len(images), seed)
         public, private = public[: mode.n_public], private[: mode.n_private]
         started = time.perf_counter()
         self.adapter: ImageCodec
@@ -274,6 +277,7 @@ def score(
     return {
         "fid": frechet_distance(real_features, features), "precision": precision, "recall": recall,
         "cas": classification_accuracy(images, labels, data.test_images, data.test_labels, seed=seed),
+        "cas_cnn": classification_accuracy(images, labels, data.test_images, data.test_labels, seed=seed, classifier="cnn"),
     }
 
 
@@ -326,7 +330,8 @@ def run_dataset(
             **facts, "fit_seconds": fit_seconds, "generate_seconds": generate_seconds, "runs": runs,
         })
         print(f"[{name}] {method.label} ({method.convention}) eps={epsilon:g}: reported eps={facts['epsilon']}, "
-              f"FID {mean_std([r['fid'] for r in runs])}, CAS {mean_std([r['cas'] for r in runs])}, "
+              f"FID {mean_std([r['fid'] for r in runs])}, CAS {mean_std([r['cas'] for r in runs])} (MLP) / "
+              f"{mean_std([r['cas_cnn'] for r in runs])} (CNN), "
               f"fit {fit_seconds:.0f} s, generate {sum(generate_seconds):.0f} s", flush=True)
         save()
 

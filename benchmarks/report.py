@@ -52,7 +52,8 @@ def image_tables(payload: dict[str, Any], dataset: str) -> dict[str, str]:
     rows = [r for r in payload["rows"] if r["dataset"] == dataset and r["convention"] != "paper"]
     methods = list(dict.fromkeys(r["method"] for r in rows))
     epsilons = sorted({epsilon_key(r["target_epsilon"]) for r in rows}, key=lambda e: -math.inf if e == "inf" else -float(e))
-    return {name: grid(rows, name, methods, epsilons, 100.0 if name == "cas" else 1.0) for name in ("fid", "cas", "precision", "recall")}
+    names = ("fid", "cas", "cas_cnn", "precision", "recall")
+    return {name: grid(rows, name, methods, epsilons, 100.0 if name.startswith("cas") else 1.0) for name in names}
 
 
 def reproduction_table(payload: dict[str, Any], dataset: str) -> str:
@@ -123,7 +124,9 @@ def image_markdown(payload: dict[str, Any]) -> str:
             f"{info['n_private']} private records (d = {info['record_dim']}); codec: {info['autoencoder']}; "
             f"{info.get('mode', mode)['runs']} generation run(s) per method. "
             "The reconstruction row is the private images through the codec: the ceiling of every method.\n",
-            f"### FID (lower is better)\n\n{tables['fid']}\n", f"### CAS, % (higher is better; chance is 10%)\n\n{tables['cas']}\n",
+            f"### FID (lower is better)\n\n{tables['fid']}\n",
+            f"### CAS, MLP classifier, % (higher is better; chance is 10%)\n\n{tables['cas']}\n",
+            f"### CAS, CNN classifier, % (the literature's kind of classifier)\n\n{tables['cas_cnn']}\n",
             f"### Precision\n\n{tables['precision']}\n", f"### Recall\n\n{tables['recall']}\n",
         ]
         if dataset in payload["paper_fid"]:

@@ -41,9 +41,12 @@ def _demo(args: argparse.Namespace) -> int:
 def _images(args: argparse.Namespace) -> int:
     from synthcity_dpswf.experiments.images import ImageRunConfig, run_images
 
+    chosen = {name: value for name, value in (("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs))
+              if value is not None}
     config = ImageRunConfig(
         dataset=args.dataset, codec=args.codec, generator=args.generator, release=args.release, epsilon=args.epsilon,
-        autoencoder_epochs=args.ae_epochs,
+        **chosen,  # type: ignore[arg-type]
+        n_release_directions=args.directions, n_bins=args.bins,
         n_samples=args.samples, fid_samples=args.fid_samples, start=args.start, n_steps=args.steps,
         step_size=args.step_size, seed=args.seed,
     )
@@ -53,9 +56,13 @@ def _images(args: argparse.Namespace) -> int:
     print(result.report)
     print()
     print(f"sample grid written to {result.grid}")
-    fid = "not computed (pass --inception)" if result.fid is None else f"{result.fid:.1f} ({args.fid_samples} vs {args.fid_samples} test images)"
-    print(f"FID {fid}")
-    print(f"CAS {result.cas:.1%} (MLP trained on {args.samples} generated pairs, tested on the real test set)")
+    if result.fid is None:
+        print("FID not computed (pass --inception and --fid-samples > 0)")
+    else:
+        print(f"FID {result.fid:.1f} ({args.fid_samples} generated vs {args.fid_samples} test images), "
+              f"precision {result.precision:.2f}, recall {result.recall:.2f}")
+    print(f"CAS {result.cas['mlp']:.1%} (MLP) / {result.cas['cnn']:.1%} (CNN), each trained on {args.samples} generated "
+          "pairs and tested on the real test set")
     print("wall time (s): " + ", ".join(f"{name} {value:.0f}" for name, value in result.seconds.items()))
     return 0
 
@@ -80,10 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--dataset", choices=["mnist", "fashion_mnist"], default="mnist")
     images.add_argument("--data-root", required=True, help="torchvision root holding the dataset (no download)")
     images.add_argument("--codec", choices=["public-half", "other-dataset", "dct"], default="public-half",
-                        help="what encodes the private half, i.e. what is public: public-half (default, the paper's: "
+                        help="what encodes the private images, i.e. what is public: public-half (default, the paper's: "
                         "an autoencoder trained on the other half of the training set), other-dataset (the same "
                         "autoencoder trained on the other dataset's whole training set, FashionMNIST for MNIST and the "
-                        "other way round, also under --data-root) or dct (a fixed DCT codec: no public data)")
+                        "other way round, also under --data-root) or dct (a fixed DCT codec: no public data); with the "
+                        "last two the whole training set is private")
     images.add_argument("--epsilon", type=float, default=10.0)
     images.add_argument("--out", default="dpswf_images", help="output folder (default: %(default)s)")
     images.add_argument("--generator", choices=["dpswflow", "dpswflow_r", "dpswgen"], default="dpswflow")
@@ -94,10 +102,18 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--start", choices=["gaussian", "public"], default="gaussian",
                         help="start the particles from Gaussian noise or from public latents "
                         "(free; --codec public-half only)")
-    images.add_argument("--ae-epochs", type=int, default=5, help="autoencoder epochs when --out holds no checkpoint "
+    images.add_argument("--ae-epochs", type=int, default=None, help="autoencoder epochs when --out holds no checkpoint "
+                        "(default: ImageRunConfig's) "
                         "(one trained on other images than --codec and --seed name is refused)")
     images.add_argument("--samples", type=int, default=10000, help="generated images for CAS")
-    images.add_argument("--fid-samples", type=int, default=1000)
+    images.add_argument("--fid-samples", type=int, default=1000,
+                        help="generated vs test images for FID; 10000 is the literature's protocol (default: %(default)s)")
+    images.add_argument("--directions", type=int, default=None,
+                        help="L, directions of the histogram release (default: the generator's, 500); with --codec "
+                        "dct, --directions 2000 --bins 32 --steps 3000 measured best on validation data (docs/flows.md)")
+    images.add_argument("--bins", type=int, default=16, help="G, bins per direction (default: %(default)s)")
+    images.add_argument("--latent-dim", type=int, default=None,
+                        help="latent size of the autoencoder codecs (default: ImageRunConfig's, docs/flows.md)")
     images.add_argument("--steps", type=int, default=1500, help="flow steps (training steps for dpswgen)")
     images.add_argument("--step-size", type=float, default=1.0, help="h (default measured on MNIST, see docs)")
     images.add_argument("--seed", type=int, default=0)

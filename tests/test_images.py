@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,14 @@ def test_classification_accuracy_and_grid(tmp_path: Path) -> None:
     images, labels = blobs(400)
     test_images, test_labels = blobs(200, seed=1)
     assert classification_accuracy(images, labels, test_images, test_labels, epochs=5) > 0.95
+    small, small_labels = blobs(160)
+    small_test, small_test_labels = blobs(80, seed=1)
+    assert classification_accuracy(small, small_labels, small_test, small_test_labels, epochs=5, classifier="cnn") > 0.95
+    # Labels shuffled against the images: nothing to learn, so the CNN is near chance (it cannot pass trivially).
+    shuffled = small_labels[torch.randperm(160, generator=torch.Generator().manual_seed(0))]
+    assert classification_accuracy(small, shuffled, small_test, small_test_labels, epochs=5, classifier="cnn") < 0.5
+    with pytest.raises(ValueError, match="classifier must be one of"):
+        classification_accuracy(images, labels, test_images, test_labels, classifier="svm")
     grid = save_image_grid(images[:20], tmp_path / "grid.png", per_row=10)
     assert Image.open(grid).size == (10 * 34 + 2, 2 * 34 + 2)
 
@@ -181,23 +190,30 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
 
     # A small public autoencoder checkpoint in the output folder is loaded instead of training one: trained on
     # 500 images of the public half of seed 0, the split the run uses, and saying so.
+    from synthcity_dpswf.experiments.images import ImageRunConfig, autoencoder_checkpoint
+
     images, _ = load_mnist(shared_dir / "data", train=True)
     public, _ = public_private_split(len(images), 0.5, 0)
-    ImageLatentAdapter("mnist", device="cpu").fit(
+    ImageLatentAdapter("mnist", latent_dim=ImageRunConfig.latent_dim, device="cpu").fit(
         images[public[:500]], epochs=1, description="500 public digits",
         public_split=PublicSplit.of("mnist", len(images), public),
-    ).save(tmp_path / "autoencoder_mnist.pt")
+    ).save(autoencoder_checkpoint(tmp_path, ImageRunConfig()))
     code = main([
         "images", "--dataset", "mnist", "--data-root", str(shared_dir / "data"), "--epsilon", "10", "--out", str(tmp_path),
         "--inception", str(shared_dir / INCEPTION), "--samples", "300", "--fid-samples", "10", "--steps", "20", "--quiet",
+        "--directions", "40", "--bins", "8",
     ])
     assert code == 0
     printed = capsys.readouterr().out
     assert re.search(r"\((9\.9\d*|10), 1e-05\)-differentially private", printed) and "500 public digits" in printed
-    assert "FID " in printed and "CAS " in printed and "wall time" in printed
+    assert "FID " in printed and "precision" in printed and "(MLP) /" in printed and "wall time" in printed
+    assert (tmp_path / "inception_mnist_test_10.pt").exists()  # the test set's features, computed once per --out
     assert "projected-histogram release" in printed and "one release per class" in printed
     assert list(tmp_path.glob("grid_mnist_dpswflow_projected_histogram_eps10_gaussian.png"))
-    assert list(tmp_path.glob("results_*.json"))
+    (results,) = tmp_path.glob("results_*.json")
+    saved = json.loads(results.read_text())
+    assert saved["config"]["n_release_directions"] == 40 and saved["config"]["n_bins"] == 8
+    assert saved["config"]["latent_dim"] == 16 and set(saved["cas"]) == {"mlp", "cnn"} and saved["fid_images"] == 10
 
 
 def test_autoencoder_checkpoint_is_bound_to_its_public_split(tmp_path: Path) -> None:
@@ -241,10 +257,10 @@ def test_images_run_refuses_the_autoencoder_of_another_seeds_split(tmp_path: Pat
 
     monkeypatch.setitem(experiment.LOADERS, "mnist", small_blobs)
     config = experiment.ImageRunConfig(
-        autoencoder_epochs=1, n_release_directions=10, n_steps=5, n_samples=40, fid_samples=0, seed=0,
+        autoencoder_epochs=1, latent_dim=8, n_release_directions=10, n_steps=5, n_samples=40, fid_samples=0, seed=0,
     )
     experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
-    assert (tmp_path / "autoencoder_mnist.pt").exists()
+    assert (tmp_path / "autoencoder_mnist_latent8_1ep.pt").exists()
     # Seed 1 splits the images otherwise: about half of its private images trained this checkpoint.
     with pytest.raises(ValueError, match="another public split"):
         experiment.run_images(dataclasses.replace(config, seed=1), tmp_path, tmp_path, None, progress=False)
@@ -267,39 +283,39 @@ def _fake_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 TINY_RUN: dict[str, Any] = dict(
-    autoencoder_epochs=1, n_release_directions=10, n_steps=5, n_samples=40, fid_samples=0, seed=0,
+    autoencoder_epochs=1, latent_dim=8, n_release_directions=10, n_steps=5, n_samples=40, fid_samples=0, seed=0,
 )
 
 
 @pytest.mark.parametrize(
-    ("codec", "assumption", "checkpoint"),
+    ("codec", "assumption", "checkpoint", "n_private"),
     [
         ("public-half", "autoencoder trained on the public half of MNIST (the public half of the mnist training set "
-         "(32 images", "autoencoder_mnist.pt"),
+         "(32 images", "autoencoder_mnist_latent8_1ep.pt", 32),
         ("other-dataset", "autoencoder trained on FashionMNIST's training set: no MNIST image outside the private set "
-         "(the whole FashionMNIST training set (64 images", "autoencoder_fashion_mnist_whole_training_set.pt"),
-        ("dct", "a fixed DCT codec: no public data (the 77 lowest 2-D DCT frequencies (u + v < 12", None),
+         "(the whole FashionMNIST training set (64 images", "autoencoder_fashion_mnist_whole_training_set_latent8_1ep.pt", 64),
+        ("dct", "a fixed DCT codec: no public data (the 77 lowest 2-D DCT frequencies (u + v < 12", None, 64),
     ],
 )
 def test_each_codec_runs_end_to_end_and_names_its_assumption(
-    codec: str, assumption: str, checkpoint: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    codec: str, assumption: str, checkpoint: str | None, n_private: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import json
-
     from synthcity_dpswf.adapters.image_latent import PublicSplit
     from synthcity_dpswf.experiments import images as experiment
 
     _fake_datasets(monkeypatch)
     config = experiment.ImageRunConfig(codec=codec, **TINY_RUN)
     result = experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
-    assert assumption in str(result.report) and "n = 32 records" in str(result.report)  # the same private half
-    assert 0 <= result.cas <= 1 and result.grid.exists()
+    # The public half's codec releases the private half; the others, which need no MNIST image, all 64 images.
+    assert assumption in str(result.report) and f"n = {n_private} records" in str(result.report)
+    assert set(result.cas) == {"mlp", "cnn"} and all(0 <= value <= 1 for value in result.cas.values())
+    assert result.grid.exists()
     suffix = "" if codec == "public-half" else "_" + codec.replace("-", "_")
     saved = json.loads((tmp_path / f"results_mnist_dpswflow_projected_histogram_eps10_gaussian{suffix}.json").read_text())
     assert saved["codec"] == saved["config"]["codec"] == codec and saved["public"].startswith(saved["assumption"])
     assert [path.name for path in tmp_path.glob("autoencoder_*.pt")] == ([checkpoint] if checkpoint else [])
     if codec == "other-dataset":  # bound to the whole FashionMNIST training set
-        loaded = ImageLatentAdapter.load(tmp_path / "autoencoder_fashion_mnist_whole_training_set.pt")
+        loaded = ImageLatentAdapter.load(tmp_path / checkpoint)
         assert loaded.public_split == PublicSplit.of("fashion_mnist", 64, torch.arange(64))
 
 
@@ -315,14 +331,14 @@ def test_public_half_and_other_dataset_checkpoints_are_not_interchangeable(
     # The public half of MNIST under the other-dataset codec's file name: its images are MNIST images.
     ImageLatentAdapter("mnist", device="cpu").fit(
         images[public], epochs=1, public_split=PublicSplit.of("mnist", 64, public)
-    ).save(tmp_path / "autoencoder_fashion_mnist_whole_training_set.pt")
+    ).save(tmp_path / "autoencoder_fashion_mnist_whole_training_set_latent8_1ep.pt")
     config = experiment.ImageRunConfig(codec="other-dataset", **TINY_RUN)
     with pytest.raises(ValueError, match=r"another public split than this run's \(dataset 'mnist' instead of 'fashion_mnist'"):
         experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
     # And the other way round: a whole-FashionMNIST checkpoint where the public half of MNIST is expected.
     ImageLatentAdapter("mnist", device="cpu").fit(
         1 - images, epochs=1, public_split=PublicSplit.of("fashion_mnist", 64, torch.arange(64))
-    ).save(tmp_path / "autoencoder_mnist.pt")
+    ).save(tmp_path / "autoencoder_mnist_latent8_1ep.pt")
     with pytest.raises(ValueError, match=r"\(dataset 'fashion_mnist' instead of 'mnist', n_public 64 instead of 32"):
         experiment.run_images(dataclasses.replace(config, codec="public-half"), tmp_path, tmp_path, None, progress=False)
 

@@ -1,0 +1,182 @@
+"""The image codecs side by side: each one's ceiling, and what the default flow reaches through it.
+
+A codec is the public map between images and records (issue 13): an autoencoder trained on the public half of the
+training set (``ae:LATENT:EPOCHS``), the same autoencoder trained on the other dataset's whole training set
+(``other:LATENT:EPOCHS``: no image of the private distribution outside the private set), or the fixed DCT codec
+(``dct:K``, the frequencies u + v < K: no public data). For each codec this prints and writes
+
+- the ceiling: CAS of the private images passed through the codec (encode, decode; no generator, no privacy),
+- CAS of the default generator (one class-conditional projected-histogram release, ``dpswf images``' settings)
+  at each ``--epsilons`` (inf: the same flow without noise),
+
+with both CAS classifiers of ``synthcity_dpswf.evaluation`` (an MLP, and the small CNN the literature scores
+with), trained on ``--samples`` generated (image, label) pairs.
+
+The private set is ``dpswf images``' (``split_training_set``: the seeded private half with ``ae``, the whole
+training set with ``other`` and ``dct``). ``--split validation`` (for choosing settings): it loses 5,000 held-out
+images, scored against and never released; the test set is not read. ``--split test`` (for reporting): all of it
+is released and scored on the test set, as ``dpswf images`` does. Run:
+``python benchmarks/image_codecs.py --data-root ../shared/data --codecs ae:8:5 dct:12 --split validation``;
+writes ``benchmarks/results/image_codecs_<dataset>_<split>.{json,md}`` (rows of earlier runs with other codecs
+are kept, a row of the same codec and settings is replaced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS, environment, finite_or_text, write_json  # noqa: E402
+
+from synthcity_dpswf.adapters.image_latent import PublicSplit  # noqa: E402
+from synthcity_dpswf.evaluation import CLASSIFIERS, classification_accuracy  # noqa: E402
+from synthcity_dpswf.experiments.images import (  # noqa: E402
+    DATASET_NAMES,
+    LOADERS,
+    FixedDCTCodec,
+    ImageCodec,
+    ImageRunConfig,
+    build_generator,
+    load_or_train_autoencoder,
+    load_other_training_set,
+    other_dataset_autoencoder,
+    split_training_set,
+)
+
+VALIDATION = 5000
+DELTA = 1e-5
+
+
+def build_codec(spec: str, dataset: str, data_root: Path, images: torch.Tensor, public: torch.Tensor, cache: Path,
+                seed: int) -> tuple[ImageCodec, str]:
+    """The codec named by ``spec`` and the public-data assumption it makes."""
+    kind, *numbers = spec.split(":")
+    try:
+        values = [int(number) for number in numbers]
+    except ValueError:
+        values = []
+    if kind == "dct" and len(values) == 1:
+        return FixedDCTCodec(images.shape[2], images.shape[3], n_frequencies=values[0]), "no public data"
+    if kind in ("ae", "other") and len(values) == 2:
+        latent, epochs = values
+        if kind == "ae":
+            checkpoint = cache / f"autoencoder_{dataset}_{len(public)}_{epochs}ep_latent{latent}_seed{seed}.pt"
+            codec = load_or_train_autoencoder(
+                checkpoint, images[public], PublicSplit.of(dataset, len(images), public), epochs, seed,
+                f"the public half of {DATASET_NAMES[dataset]}", progress=False, latent_dim=latent,
+            )
+            return codec, f"the public half of {DATASET_NAMES[dataset]}"
+        other, other_images = load_other_training_set(dataset, data_root)
+        checkpoint = cache / f"autoencoder_{other}_whole_training_set_{epochs}ep_latent{latent}_seed{seed}.pt"
+        codec = other_dataset_autoencoder(other, other_images, checkpoint, epochs, seed, progress=False, latent_dim=latent)
+        return codec, f"{DATASET_NAMES[other]}'s training set"
+    raise ValueError(f"codec spec must be ae:LATENT:EPOCHS, other:LATENT:EPOCHS or dct:K, got {spec!r}.")
+
+
+def both_cas(images: torch.Tensor, labels: torch.Tensor, test_images: torch.Tensor, test_labels: torch.Tensor,
+             seed: int) -> dict[str, float]:
+    """CAS with each classifier of ``CLASSIFIERS``."""
+    return {name: classification_accuracy(images, labels, test_images, test_labels, seed=seed, classifier=name)
+            for name in CLASSIFIERS}
+
+
+def run_codec(spec: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One table row: the codec's ceiling and the default flow's CAS at every epsilon."""
+    images, labels = LOADERS[args.dataset](args.data_root, train=True)
+    public, private = split_training_set("public-half" if spec.startswith("ae:") else "dct", len(images), args.seed)
+    if args.split == "validation":
+        held, private = private[:VALIDATION], private[VALIDATION:]
+        score_images, score_labels = images[held], labels[held]
+    else:
+        score_images, score_labels = LOADERS[args.dataset](args.data_root, train=False)
+    started = time.perf_counter()
+    codec, public_data = build_codec(spec, args.dataset, args.data_root, images, public, args.cache, args.seed)
+    codec_seconds = time.perf_counter() - started
+    latents, private_labels = codec.encode(images[private]), labels[private]
+    row: dict[str, Any] = {
+        "codec": spec, "public": public_data, "description": codec.public_description, "dim": int(latents.shape[1]),
+        "codec_seconds": codec_seconds, "n_released": len(private), "n_scored": len(score_images),
+        "directions": args.directions, "bins": args.bins, "steps": args.steps, "samples": args.samples,
+    }
+    shown = min(args.samples, len(private))
+    row["ceiling"] = both_cas(codec.decode(latents[:shown]), private_labels[:shown], score_images, score_labels, args.seed)
+    print(f"[{spec}] d = {row['dim']}, codec {codec_seconds:.0f} s, ceiling {row['ceiling']}", flush=True)
+    row["epsilons"] = {}
+    for epsilon in args.epsilons:
+        config = ImageRunConfig(dataset=args.dataset, epsilon=epsilon, n_release_directions=args.directions,
+                                n_bins=args.bins, n_steps=args.steps, seed=args.seed)
+        started = time.perf_counter()
+        model = build_generator(config, progress=False).fit(latents, epsilon, DELTA, labels=private_labels, n_classes=10)
+        generated, generated_labels = model.sample_labelled(args.samples)
+        seconds = time.perf_counter() - started
+        scores = both_cas(codec.decode(generated.cpu()), generated_labels, score_images, score_labels, args.seed)
+        row["epsilons"][str(finite_or_text(epsilon))] = {**scores, "seconds": seconds}
+        print(f"[{spec}] epsilon {epsilon:g}: {scores}, fit + sample {seconds:.0f} s", flush=True)
+    return row
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    epsilons = sorted({key for row in payload["rows"] for key in row["epsilons"]}, key=lambda key: -float(key))
+    scored = "the 5,000 held-out validation images" if payload["split"] == "validation" else "the test set"
+    lines = [
+        f"# Image codecs on {DATASET_NAMES[payload['dataset']]} ({payload['split']} split)",
+        "",
+        f"CAS (MLP / CNN) of classifiers trained on generated (image, label) pairs and scored on {scored}. Ceiling: "
+        "the released private images through the codec. Generator: DPSWflow, one class-conditional "
+        "projected-histogram release, delta = 1e-5. Written by `benchmarks/image_codecs.py`.",
+        "",
+        "| codec | public data | d | L, G, steps | ceiling | " + " | ".join(f"epsilon {key}" for key in epsilons)
+        + " | codec (s) |",
+        "|---|---|---:|---|---|" + "---|" * len(epsilons) + "---:|",
+    ]
+    for row in payload["rows"]:
+        cells = []
+        for key in epsilons:
+            found = row["epsilons"].get(key)
+            cells.append("-" if found is None else f"{found['mlp']:.1%} / {found['cnn']:.1%}")
+        directions = row["directions"] if row["directions"] is not None else "default"
+        lines.append(
+            f"| {row['codec']} | {row['public']} | {row['dim']} | {directions}, {row['bins']}, {row['steps']} | "
+            f"{row['ceiling']['mlp']:.1%} / {row['ceiling']['cnn']:.1%} | " + " | ".join(cells)
+            + f" | {row['codec_seconds']:.0f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-root", type=Path, required=True)
+    parser.add_argument("--dataset", choices=list(LOADERS), default="mnist")
+    parser.add_argument("--codecs", nargs="+", required=True, help="ae:LATENT:EPOCHS, other:LATENT:EPOCHS, dct:K")
+    parser.add_argument("--split", choices=["validation", "test"], default="validation")
+    parser.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 10.0, 1.0])
+    parser.add_argument("--directions", type=int, default=None, help="L (default: the generator's)")
+    parser.add_argument("--bins", type=int, default=ImageRunConfig.n_bins)
+    parser.add_argument("--steps", type=int, default=ImageRunConfig.n_steps)
+    parser.add_argument("--samples", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / ".cache")
+    args = parser.parse_args()
+    path = args.out / f"image_codecs_{args.dataset}_{args.split}.json"
+    payload = json.loads(path.read_text()) if path.exists() else {"dataset": args.dataset, "split": args.split, "rows": []}
+    payload["environment"] = environment(torch.device("cpu"))
+    for spec in args.codecs:
+        row = run_codec(spec, args)
+        same = ("codec", "directions", "bins", "steps", "samples")
+        payload["rows"] = [old for old in payload["rows"] if any(old.get(key) != row[key] for key in same)] + [row]
+        write_json(path, payload)
+        path.with_suffix(".md").write_text(markdown(payload))
+    print(markdown(payload))
+
+
+if __name__ == "__main__":
+    main()
