@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, environment, finite_or_text, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters.image_latent import PublicSplit  # noqa: E402
-from synthcity_dpswf.evaluation import CLASSIFIERS, classification_accuracy  # noqa: E402
+from synthcity_dpswf.evaluation import classification_accuracies  # noqa: E402
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     DATASET_NAMES,
     LOADERS,
@@ -81,13 +81,6 @@ def build_codec(spec: str, dataset: str, data_root: Path, images: torch.Tensor, 
     raise ValueError(f"codec spec must be ae:LATENT:EPOCHS, other:LATENT:EPOCHS or dct:K, got {spec!r}.")
 
 
-def both_cas(images: torch.Tensor, labels: torch.Tensor, test_images: torch.Tensor, test_labels: torch.Tensor,
-             seed: int) -> dict[str, float]:
-    """CAS with each classifier of ``CLASSIFIERS``."""
-    return {name: classification_accuracy(images, labels, test_images, test_labels, seed=seed, classifier=name)
-            for name in CLASSIFIERS}
-
-
 def run_codec(spec: str, args: argparse.Namespace) -> dict[str, Any]:
     """One table row: the codec's ceiling and the default flow's CAS at every epsilon."""
     images, labels = LOADERS[args.dataset](args.data_root, train=True)
@@ -107,7 +100,8 @@ def run_codec(spec: str, args: argparse.Namespace) -> dict[str, Any]:
         "directions": args.directions, "bins": args.bins, "steps": args.steps, "samples": args.samples,
     }
     shown = min(args.samples, len(private))
-    row["ceiling"] = both_cas(codec.decode(latents[:shown]), private_labels[:shown], score_images, score_labels, args.seed)
+    reconstructed = codec.decode(latents[:shown])
+    row["ceiling"] = classification_accuracies(reconstructed, private_labels[:shown], score_images, score_labels, args.seed)
     print(f"[{spec}] d = {row['dim']}, codec {codec_seconds:.0f} s, ceiling {row['ceiling']}", flush=True)
     row["epsilons"] = {}
     for epsilon in args.epsilons:
@@ -117,7 +111,8 @@ def run_codec(spec: str, args: argparse.Namespace) -> dict[str, Any]:
         model = build_generator(config, progress=False).fit(latents, epsilon, DELTA, labels=private_labels, n_classes=10)
         generated, generated_labels = model.sample_labelled(args.samples)
         seconds = time.perf_counter() - started
-        scores = both_cas(codec.decode(generated.cpu()), generated_labels, score_images, score_labels, args.seed)
+        decoded = codec.decode(generated.cpu())
+        scores = classification_accuracies(decoded, generated_labels, score_images, score_labels, args.seed)
         row["epsilons"][str(finite_or_text(epsilon))] = {**scores, "seconds": seconds}
         print(f"[{spec}] epsilon {epsilon:g}: {scores}, fit + sample {seconds:.0f} s", flush=True)
     return row

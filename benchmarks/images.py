@@ -63,7 +63,7 @@ from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSpli
 from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures,
-    classification_accuracy,
+    classification_accuracies,
     frechet_distance,
     inception_features,
     precision_recall,
@@ -273,11 +273,11 @@ def score(
     mode: Mode, seed: int,
 ) -> dict[str, float]:
     features = inception_features(images[: mode.fid_samples], network)
+    cas = classification_accuracies(images, labels, data.test_images, data.test_labels, seed)
     precision, recall = precision_recall(real_features, features)
     return {
         "fid": frechet_distance(real_features, features), "precision": precision, "recall": recall,
-        "cas": classification_accuracy(images, labels, data.test_images, data.test_labels, seed=seed),
-        "cas_cnn": classification_accuracy(images, labels, data.test_images, data.test_labels, seed=seed, classifier="cnn"),
+        "cas": cas["mlp"], "cas_cnn": cas["cnn"],
     }
 
 

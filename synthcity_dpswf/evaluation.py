@@ -174,6 +174,17 @@ def classification_accuracy(
     return float((predictions == test_labels).float().mean())
 
 
+def classification_accuracies(
+    train_inputs: torch.Tensor, train_labels: torch.Tensor, test_inputs: torch.Tensor, test_labels: torch.Tensor,
+    seed: int = 0,
+) -> dict[str, float]:
+    """``classification_accuracy`` with each classifier of ``CLASSIFIERS`` at its default epochs: CAS by name."""
+    return {
+        name: classification_accuracy(train_inputs, train_labels, test_inputs, test_labels, seed=seed, classifier=name)
+        for name in CLASSIFIERS
+    }
+
+
 def save_image_grid(images: torch.Tensor, path: str | Path, per_row: int = 10) -> Path:
     """Write images in [0, 1] (``(N, C, H, W)``) as one PNG grid, ``per_row`` images a row."""
     from torchvision.utils import save_image

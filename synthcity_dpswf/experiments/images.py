@@ -32,9 +32,8 @@ import torch
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit, check_images
 from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split
 from synthcity_dpswf.evaluation import (
-    CLASSIFIERS,
     InceptionFeatures,
-    classification_accuracy,
+    classification_accuracies,
     frechet_distance,
     inception_features,
     precision_recall,
@@ -341,10 +340,7 @@ def run_images(
     seconds["generate"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    cas = {
-        name: classification_accuracy(generated, generated_labels, test_images, test_labels, seed=config.seed, classifier=name)
-        for name in CLASSIFIERS
-    }
+    cas = classification_accuracies(generated, generated_labels, test_images, test_labels, seed=config.seed)
     seconds["cas"] = time.perf_counter() - started
     fid = precision = recall = None
     if inception is not None and config.fid_samples > 0:
