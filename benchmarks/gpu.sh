@@ -13,6 +13,10 @@
 #                bare torch.sort (DIR/speed/)
 #   images 250   benchmarks/images.py --full --datasets mnist --epsilons 10 1 --methods DPSWflow: 30,000 private
 #                records, 10,000 samples and 10,000 for FID (DIR/images/); needs --data-root and --inception
+#   codecs 380   only when named in --stages: the no-public-data DCT codec on MNIST (issue 13), the flow and the CAS
+#                classifiers on CUDA: benchmarks/image_codecs.py --split validation for each candidate (K, L, G,
+#                steps) at epsilon 10 and 1, then --split test --select-from that validation file: the test set
+#                is read for the validation split's choice alone (DIR/codecs/); needs --data-root
 # Each stage writes DIR/<stage>.log and a line of DIR/stages.tsv (name, exit status, seconds, limit); a stage that
 # fails or overruns does not stop the next. DIR/README.md (benchmarks/gpu_report.py summary) is written at the
 # end, whatever happened. Exit status: 0 when every stage that ran passed, 1 otherwise.
@@ -62,7 +66,8 @@ while [[ $# -gt 0 ]]; do
 done
 
 for stage in ${STAGES//,/ }; do
-  [[ $stage =~ ^(env|tests|speed|images)$ ]] || fail "unknown stage '$stage' in --stages: choose from env,tests,speed,images"
+  [[ $stage =~ ^(env|tests|speed|images|codecs)$ ]] \
+    || fail "unknown stage '$stage' in --stages: choose from env,tests,speed,images,codecs"
 done
 [[ $IMAGE_RUNS =~ ^[1-9][0-9]*$ ]] || fail "--image-runs must be a positive integer, got '$IMAGE_RUNS'"
 if [[ -z $PY ]]; then
@@ -99,7 +104,7 @@ if [[ -n $PACK ]]; then
       break
     fi
   done
-  if wanted images && compgen -G "$PACK/*/MNIST/raw/*.gz" >/dev/null; then
+  if (wanted images || wanted codecs) && compgen -G "$PACK/*/MNIST/raw/*.gz" >/dev/null; then
     mkdir -p "$SCRATCH/data/MNIST/raw"
     for file in "$PACK"/*/MNIST/raw/*.gz; do gunzip -c "$file" >"$SCRATCH/data/MNIST/raw/$(basename "${file%.gz}")"; done
     DATA=$SCRATCH/data
@@ -150,11 +155,16 @@ if [[ $MODE == gpu ]]; then
     || fail "torch sees no CUDA device here; run with --smoke on a CPU machine"
   SPEED_ARGS=(--shapes 10000:70 10000:500 100000:70 100000:500 1000000:70 1000000:500 1000000:1000 --budget 1)
   IMAGE_ARGS=(--runs "$IMAGE_RUNS")
-  LIMITS=(20 100 90 250)
+  # Candidates for the no-public-data codec: dct:K with L:G:STEPS (two codecs, five rows, ten validation runs).
+  CODEC_CANDIDATES=("dct:12 1000:16:1500 4000:32:3000" "dct:16 1000:16:1500 4000:32:3000 8000:32:5000")
+  CODEC_SAMPLES=10000
+  LIMITS=(20 100 90 250 380)
 else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
   IMAGE_ARGS=(--runs 1 --n-public 500 --n-private 300 --autoencoder-epochs 1 --flow-steps 5 --n-samples 100 --fid-samples 10)
-  LIMITS=(60 120 60 120)
+  CODEC_CANDIDATES=("dct:8 50:8:5" "dct:12 50:8:5 100:8:5")
+  CODEC_SAMPLES=300
+  LIMITS=(60 120 60 120 600)
 fi
 
 run_stage env "${LIMITS[0]}" "$PY" "$ROOT/benchmarks/gpu_report.py" env --out "$OUT" --mode "$MODE"
@@ -169,6 +179,31 @@ else
   run_stage images "${LIMITS[3]}" "$PY" "$ROOT/benchmarks/images.py" --full --datasets mnist --epsilons 10 1 \
     --methods DPSWflow --no-paper --device "$DEVICE" --data-root "$DATA" --inception "$INCEPTION" \
     --out "$OUT/images" --cache "$SCRATCH/cache" "${IMAGE_ARGS[@]}"
+fi
+
+# codecs: each candidate codec on the validation split, then the test split for the choice alone.
+codec_search() {
+  local candidate codecs=()
+  for candidate in "${CODEC_CANDIDATES[@]}"; do
+    read -r -a words <<<"$candidate"
+    codecs+=("${words[0]}")
+    "$PY" "$ROOT/benchmarks/image_codecs.py" --data-root "$DATA" --codecs "${words[0]}" --settings "${words[@]:1}" \
+      --split validation --epsilons 10 1 --samples "$CODEC_SAMPLES" --device "$DEVICE" --out "$OUT/codecs" \
+      --cache "$SCRATCH/cache" || return
+  done
+  "$PY" "$ROOT/benchmarks/image_codecs.py" --data-root "$DATA" --codecs "${codecs[@]}" --split test --epsilons 10 1 \
+    --select-from "$OUT/codecs/image_codecs_mnist_validation.json" --samples "$CODEC_SAMPLES" --device "$DEVICE" \
+    --out "$OUT/codecs" --cache "$SCRATCH/cache"
+}
+if wanted codecs; then
+  if [[ -z $DATA || ! -d $DATA/MNIST/raw ]]; then
+    skip_stage codecs "no MNIST under '$DATA' (pass --data-root DIR holding MNIST/raw, set DPSWF_DATA, or --pack)"
+  else
+    export -f codec_search
+    export PY ROOT DATA DEVICE OUT SCRATCH CODEC_SAMPLES
+    export CODEC_CANDIDATES_LIST="$(printf '%s\n' "${CODEC_CANDIDATES[@]}")"
+    run_stage codecs "${LIMITS[4]}" bash -c 'mapfile -t CODEC_CANDIDATES <<<"$CODEC_CANDIDATES_LIST"; codec_search'
+  fi
 fi
 
 "$PY" "$ROOT/benchmarks/gpu_report.py" summary "$OUT" >/dev/null || FAILED=1

@@ -7,6 +7,7 @@
 #   OUT/a: whl/ (opacus, dp-accounting and dm-tree for the GPU image's Python), inception.pt.part1 (the first
 #          48 MiB of the Inception file), inception.pt.sha256
 #   OUT/b: whl/, inception.pt.part2 (the rest), inception.pt.sha256, MNIST/raw/*.gz (the four MNIST files, gzipped)
+#   OUT/c: whl/ and MNIST/raw/*.gz alone (about 11 MiB): one call for the stages that need no Inception (codecs)
 # The GPU image has torch, torchvision, torchmetrics, numpy, scipy, pandas, scikit-learn, pluggy, wrapt and pytest,
 # but not opacus nor dp-accounting; synthcity is not carried (its stack is far over 64 MiB), so the plugin's CUDA
 # test skips there and says why. OUT must be ignored by git (/.gpu/ is), or every call would carry it whole.
@@ -39,8 +40,8 @@ done
 
 [[ -d $DATA/MNIST/raw ]] || fail "no MNIST/raw under --data-root '$DATA' (pass the torchvision root, e.g. ../shared/data)"
 [[ -f $INCEPTION ]] || fail "no Inception file at --inception '$INCEPTION'"
-rm -rf "$OUT/a" "$OUT/b"
-mkdir -p "$OUT/a" "$OUT/b/MNIST/raw"
+rm -rf "$OUT/a" "$OUT/b" "$OUT/c"
+mkdir -p "$OUT/a" "$OUT/b/MNIST/raw" "$OUT/c"
 
 split -b "$PART_SIZE" -a 1 --numeric-suffixes=1 "$INCEPTION" "$OUT/a/inception.pt.part"
 for part in "$OUT"/a/inception.pt.part*; do
@@ -55,8 +56,10 @@ if [[ $WHEELS -eq 1 ]]; then
     -d "$OUT/a/whl" "${REQUIREMENTS[@]}"
   cp -r "$OUT/a/whl" "$OUT/b/whl"
 fi
+cp -r "$OUT/b/MNIST" "$OUT/c/MNIST"
+[[ ! -d $OUT/a/whl ]] || cp -r "$OUT/a/whl" "$OUT/c/whl"
 
-for half in a b; do
+for half in a b c; do
   size=$(du -sm "$OUT/$half" | cut -f1)
   echo "gpu_pack.sh: $OUT/$half: ${size} MiB"
   [[ $size -le 56 ]] || echo "gpu_pack.sh: warning: $OUT/$half is over 56 MiB; with the working tree it may pass the 64 MiB a call carries" >&2

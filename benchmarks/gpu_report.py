@@ -3,9 +3,10 @@
 ``python benchmarks/gpu_report.py env --out DIR --mode gpu|smoke`` writes ``DIR/env.json`` (Python, torch, CUDA,
 the device's name and memory) and ``DIR/nvidia-smi.txt``. ``python benchmarks/gpu_report.py summary DIR`` reads
 what the stages left in DIR (``stages.tsv``, ``env.json``, ``tests.xml``, ``speed/speed_*.json``,
-``images/images_full.json``) and writes ``DIR/README.md``: the device, each stage's exit status and time, the
+``images/images_full.json``, ``codecs/``) and writes ``DIR/README.md``: the device, each stage's exit status and time, the
 CUDA tests' outcomes, the speed table with the floor row against its target (one step at n = 10^6, L = 1,000
-within 2x of a bare sort), and the image rows with fit + generation time against theirs (under 60 s).
+within 2x of a bare sort), the image rows with fit + generation time against theirs (under 60 s), and the codec
+search's validation and test tables when that stage ran.
 Whatever a stage did not write is reported as missing, never guessed.
 """
 
@@ -158,6 +159,21 @@ def image_section(folder: Path) -> list[str]:
     return lines
 
 
+def codec_section(folder: Path) -> list[str]:
+    """The codec search's two tables (written by ``benchmarks/image_codecs.py``), when that stage ran."""
+    tables = [folder / "codecs" / f"image_codecs_mnist_{split}.md" for split in ("validation", "test")]
+    if not (folder / "codecs.log").exists():
+        return []
+    lines = ["## No-public-data codecs (`benchmarks/image_codecs.py`, MNIST)", ""]
+    for table in tables:
+        if table.exists():
+            body = table.read_text().splitlines()
+            lines += [f"### {table.stem.rsplit('_', 1)[1]} split", ""] + body[2:] + [""]  # the table's own title dropped
+        else:
+            lines += [f"No {table.name}: see codecs.log.", ""]
+    return lines
+
+
 def summarise(folder: Path) -> str:
     """``README.md`` of a results folder (also returned)."""
     env = read_json(folder / "env.json") or {}
@@ -166,7 +182,7 @@ def summarise(folder: Path) -> str:
              f"{env.get('torch', '?')} (CUDA {env.get('cuda_version')}), numpy {env.get('numpy', '?')}; device memory "
              f"{env.get('device_memory_gib')} GiB. Written by `benchmarks/gpu_report.py summary` from this folder.")
     parts = [title, "", facts, ""]
-    for section in (stage_section, test_section, speed_section, image_section):
+    for section in (stage_section, test_section, speed_section, image_section, codec_section):
         parts += section(folder) + [""]
     text = "\n".join(parts)
     (folder / "README.md").write_text(text)

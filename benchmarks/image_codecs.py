@@ -16,9 +16,13 @@ The private set is ``dpswf images``' (``split_training_set``: the seeded private
 training set with ``other`` and ``dct``). ``--split validation`` (for choosing settings): it loses 5,000 held-out
 images, scored against and never released; the test set is not read. ``--split test`` (for reporting): all of it
 is released and scored on the test set, as ``dpswf images`` does. Run:
-``python benchmarks/image_codecs.py --data-root ../shared/data --codecs ae:8:5 dct:12 --split validation``;
-writes ``benchmarks/results/image_codecs_<dataset>_<split>.{json,md}`` (rows of earlier runs with other codecs
-are kept, a row of the same codec and settings is replaced).
+``python benchmarks/image_codecs.py --data-root ../shared/data --codecs ae:8:5 dct:12 --split validation``
+(``--settings L:G:STEPS ...``: one row per flow setting; ``--device cuda``: the flow and the classifiers on a GPU).
+``--split test --select-from benchmarks/results/image_codecs_mnist_validation.json --codecs dct:12 dct:16`` runs,
+at each epsilon, only the codec and settings whose validation row has the highest mean CAS (MLP and CNN) there:
+the test split is read once, for the choice the validation split made. Each run writes
+``benchmarks/results/image_codecs_<dataset>_<split>.{json,md}`` (rows of earlier runs with other codecs are kept,
+a row of the same codec and settings is replaced).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import json
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +86,44 @@ def build_codec(spec: str, dataset: str, data_root: Path, images: torch.Tensor, 
     raise ValueError(f"codec spec must be ae:LATENT:EPOCHS, other:LATENT:EPOCHS or dct:K, got {spec!r}.")
 
 
-def run_codec(spec: str, args: argparse.Namespace) -> dict[str, Any]:
-    """One table row: the codec's ceiling and the default flow's CAS at every epsilon."""
+@dataclass(frozen=True)
+class FlowChoice:
+    """The flow settings of one row: ``L`` release directions (``None``: the generator's), ``G`` bins, steps."""
+
+    directions: int | None
+    bins: int
+    steps: int
+
+    @classmethod
+    def parse(cls, text: str) -> FlowChoice:
+        """``L:G:STEPS`` (``L`` may be ``default``)."""
+        parts = text.split(":")
+        try:
+            if len(parts) != 3:
+                raise ValueError
+            directions = None if parts[0] == "default" else int(parts[0])
+            return cls(directions, int(parts[1]), int(parts[2]))
+        except ValueError:
+            raise ValueError(f"--settings takes L:G:STEPS (e.g. 4000:32:3000; L may be 'default'), got {text!r}.") from None
+
+
+def select_settings(validation: dict[str, Any], specs: list[str], epsilon: float) -> tuple[str, FlowChoice, float]:
+    """The codec (one of ``specs``) and flow settings whose validation row scored the highest mean CAS (MLP and
+    CNN) at ``epsilon``: the rule by which the test split's rows are chosen, stated before they are run."""
+    key = str(finite_or_text(epsilon))
+    scored = [
+        ((row["epsilons"][key]["mlp"] + row["epsilons"][key]["cnn"]) / 2, row)
+        for row in validation["rows"] if row["codec"] in specs and key in row["epsilons"]
+    ]
+    if not scored:
+        raise ValueError(f"the validation results hold no row of codecs {specs} at epsilon {key}: run --split "
+                         "validation with those codecs and epsilons first.")
+    best, row = max(scored, key=lambda item: item[0])
+    return row["codec"], FlowChoice(row["directions"], row["bins"], row["steps"]), best
+
+
+def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argparse.Namespace) -> dict[str, Any]:
+    """One table row: the codec's ceiling and the flow's CAS (``choice``'s settings) at every epsilon."""
     images, labels = LOADERS[args.dataset](args.data_root, train=True)
     public, private = split_training_set("public-half" if spec.startswith("ae:") else "dct", len(images), args.seed)
     if args.split == "validation":
@@ -97,24 +138,31 @@ def run_codec(spec: str, args: argparse.Namespace) -> dict[str, Any]:
     row: dict[str, Any] = {
         "codec": spec, "public": public_data, "description": codec.public_description, "dim": int(latents.shape[1]),
         "codec_seconds": codec_seconds, "n_released": len(private), "n_scored": len(score_images),
-        "directions": args.directions, "bins": args.bins, "steps": args.steps, "samples": args.samples,
+        "directions": choice.directions, "bins": choice.bins, "steps": choice.steps, "samples": args.samples,
+        "device": str(args.device),
     }
     shown = min(args.samples, len(private))
     reconstructed = codec.decode(latents[:shown])
-    row["ceiling"] = classification_accuracies(reconstructed, private_labels[:shown], score_images, score_labels, args.seed)
+    row["ceiling"] = classification_accuracies(
+        reconstructed, private_labels[:shown], score_images, score_labels, args.seed, device=args.device
+    )
     print(f"[{spec}] d = {row['dim']}, codec {codec_seconds:.0f} s, ceiling {row['ceiling']}", flush=True)
     row["epsilons"] = {}
-    for epsilon in args.epsilons:
-        config = ImageRunConfig(dataset=args.dataset, epsilon=epsilon, n_release_directions=args.directions,
-                                n_bins=args.bins, n_steps=args.steps, seed=args.seed)
+    for epsilon in epsilons:
+        config = ImageRunConfig(dataset=args.dataset, epsilon=epsilon, n_release_directions=choice.directions,
+                                n_bins=choice.bins, n_steps=choice.steps, seed=args.seed)
         started = time.perf_counter()
-        model = build_generator(config, progress=False).fit(latents, epsilon, DELTA, labels=private_labels, n_classes=10)
+        model = build_generator(config, progress=False).fit(
+            latents.to(args.device), epsilon, DELTA, labels=private_labels.to(args.device), n_classes=10
+        )
         generated, generated_labels = model.sample_labelled(args.samples)
         seconds = time.perf_counter() - started
         decoded = codec.decode(generated.cpu())
-        scores = classification_accuracies(decoded, generated_labels, score_images, score_labels, args.seed)
+        scores = classification_accuracies(
+            decoded, generated_labels.cpu(), score_images, score_labels, args.seed, device=args.device
+        )
         row["epsilons"][str(finite_or_text(epsilon))] = {**scores, "seconds": seconds}
-        print(f"[{spec}] epsilon {epsilon:g}: {scores}, fit + sample {seconds:.0f} s", flush=True)
+        print(f"[{spec}] {choice} epsilon {epsilon:g}: {scores}, fit + sample {seconds:.0f} s", flush=True)
     return row
 
 
@@ -129,8 +177,8 @@ def markdown(payload: dict[str, Any]) -> str:
         "projected-histogram release, delta = 1e-5. Written by `benchmarks/image_codecs.py`.",
         "",
         "| codec | public data | d | L, G, steps | ceiling | " + " | ".join(f"epsilon {key}" for key in epsilons)
-        + " | codec (s) |",
-        "|---|---|---:|---|---|" + "---|" * len(epsilons) + "---:|",
+        + " | codec (s) | device |",
+        "|---|---|---:|---|---|" + "---|" * len(epsilons) + "---:|---|",
     ]
     for row in payload["rows"]:
         cells = []
@@ -138,36 +186,90 @@ def markdown(payload: dict[str, Any]) -> str:
             found = row["epsilons"].get(key)
             cells.append("-" if found is None else f"{found['mlp']:.1%} / {found['cnn']:.1%}")
         directions = row["directions"] if row["directions"] is not None else "default"
+        chosen = " (chosen on validation)" if "chosen_on" in row else ""
         lines.append(
-            f"| {row['codec']} | {row['public']} | {row['dim']} | {directions}, {row['bins']}, {row['steps']} | "
+            f"| {row['codec']} | {row['public']} | {row['dim']} | {directions}, {row['bins']}, {row['steps']}{chosen} | "
             f"{row['ceiling']['mlp']:.1%} / {row['ceiling']['cnn']:.1%} | " + " | ".join(cells)
-            + f" | {row['codec_seconds']:.0f} |"
+            + f" | {row['codec_seconds']:.0f} | {row.get('device', 'cpu')} |"
         )
     return "\n".join(lines) + "\n"
 
 
+def results_path(out: Path, dataset: str, split: str) -> Path:
+    """Where the rows of one dataset and split are kept."""
+    return out / f"image_codecs_{dataset}_{split}.json"
+
+
+def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
+    """``rows`` with ``row`` appended in place of any row of the same codec and settings."""
+    same = ("codec", "directions", "bins", "steps", "samples")
+    return [old for old in rows if any(old.get(key) != row[key] for key in same)] + [row]
+
+
+def merge_rows(source: dict[str, Any], out: Path) -> Path:
+    """Add the rows of a results payload (e.g. a GPU run's) to ``out``'s table of its dataset and split; each
+    row keeps its own ``device``. Returns the JSON path written (the Markdown beside it is rewritten)."""
+    path = results_path(out, source["dataset"], source["split"])
+    payload = json.loads(path.read_text()) if path.exists() else {"dataset": source["dataset"], "split": source["split"], "rows": []}
+    for row in source["rows"]:
+        payload["rows"] = replace_row(payload["rows"], row)
+    write_json(path, payload)
+    path.with_suffix(".md").write_text(markdown(payload))
+    print(f"{len(source['rows'])} row(s) merged into {path}")
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-root", type=Path, required=True)
+    parser.add_argument("--data-root", type=Path, default=None, help="torchvision root holding MNIST/ and FashionMNIST/")
     parser.add_argument("--dataset", choices=list(LOADERS), default="mnist")
-    parser.add_argument("--codecs", nargs="+", required=True, help="ae:LATENT:EPOCHS, other:LATENT:EPOCHS, dct:K")
+    parser.add_argument("--codecs", nargs="+", default=None, help="ae:LATENT:EPOCHS, other:LATENT:EPOCHS, dct:K")
     parser.add_argument("--split", choices=["validation", "test"], default="validation")
     parser.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 10.0, 1.0])
+    parser.add_argument("--settings", nargs="+", type=FlowChoice.parse, default=None,
+                        help="flow settings L:G:STEPS, one row per codec and setting (default: --directions, "
+                             "--bins, --steps)")
     parser.add_argument("--directions", type=int, default=None, help="L (default: the generator's)")
     parser.add_argument("--bins", type=int, default=ImageRunConfig.n_bins)
     parser.add_argument("--steps", type=int, default=ImageRunConfig.n_steps)
+    parser.add_argument("--select-from", type=Path, default=None,
+                        help="a validation results file: at each epsilon, run only the codec of --codecs and the "
+                             "settings whose validation row scored the highest mean CAS there (--split test)")
     parser.add_argument("--samples", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="where the flow and the CAS classifiers run (cpu, cuda)")
+    parser.add_argument("--merge", type=Path, nargs="+", default=None,
+                        help="instead of running: add the rows of these results files (another machine's run, e.g. "
+                             "benchmarks/results/gpu_codecs/codecs/...) to --out's table of the same dataset and split")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / ".cache")
     args = parser.parse_args()
-    path = args.out / f"image_codecs_{args.dataset}_{args.split}.json"
+    if args.merge is not None:
+        for source in args.merge:
+            merge_rows(json.loads(source.read_text()), args.out)
+        return
+    if args.data_root is None or args.codecs is None:
+        parser.error("--data-root and --codecs are needed to run codecs (or pass --merge FILE ...)")
+    if args.select_from is not None and (args.split != "test" or args.settings is not None):
+        parser.error("--select-from chooses the settings of a --split test run: drop --settings, use --split test.")
+    path = results_path(args.out, args.dataset, args.split)
     payload = json.loads(path.read_text()) if path.exists() else {"dataset": args.dataset, "split": args.split, "rows": []}
-    payload["environment"] = environment(torch.device("cpu"))
-    for spec in args.codecs:
-        row = run_codec(spec, args)
-        same = ("codec", "directions", "bins", "steps", "samples")
-        payload["rows"] = [old for old in payload["rows"] if any(old.get(key) != row[key] for key in same)] + [row]
+    payload["environment"] = environment(torch.device(args.device))
+    plan: dict[tuple[str, FlowChoice], list[float]] = {}
+    if args.select_from is not None:
+        validation = json.loads(args.select_from.read_text())
+        for epsilon in args.epsilons:
+            spec, choice, score = select_settings(validation, args.codecs, epsilon)
+            print(f"epsilon {epsilon:g}: {spec} {choice} chosen (validation mean CAS {score:.1%})", flush=True)
+            plan.setdefault((spec, choice), []).append(epsilon)
+    else:
+        choices = args.settings or [FlowChoice(args.directions, args.bins, args.steps)]
+        plan = {(spec, choice): list(args.epsilons) for spec in args.codecs for choice in choices}
+    for (spec, choice), epsilons in plan.items():
+        row = run_codec(spec, choice, epsilons, args)
+        if args.select_from is not None:
+            row["chosen_on"] = str(args.select_from.name)
+        payload["rows"] = replace_row(payload["rows"], row)
         write_json(path, payload)
         path.with_suffix(".md").write_text(markdown(payload))
     print(markdown(payload))

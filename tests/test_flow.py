@@ -102,14 +102,27 @@ def test_flow_rejects_bad_arguments() -> None:
 @requires_cuda
 @pytest.mark.cuda
 def test_cuda_matches_cpu() -> None:
-    target = _gaussian_target(2000, seed=0)
-    start = torch.randn(2000, 4, generator=torch.Generator().manual_seed(1))
+    """25 steps on CUDA land where they land on the CPU, up to float32 rounding.
+
+    The tolerance is measured, not guessed: float32 on the CPU against float64 on the CPU shows how far rounding
+    alone moves these particles (sort: SW about 2e-4; histogram: about 1.4e-3, its bin edges amplify rounding), and
+    CUDA may differ from the CPU by at most three times that (the two float32 runs each sit within the rounding
+    drift of the float64 one). A device bug (other directions, another generator) moves them by 0.1 or more.
+    """
+    target = _gaussian_target(2000, seed=0, dtype=torch.float64)
+    start = torch.randn(2000, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     results = {}
-    for device, cdf in itertools.product(("cpu", "cuda"), ("sort", "histogram")):
-        source = EmpiricalTarget(target.to(device), n_directions=40, seed=2)
-        results[device, cdf] = run_flow(start.to(device), source, 25, particle_cdf=cdf).cpu()  # type: ignore[arg-type]
+    for (device, dtype), cdf in itertools.product(
+        (("cpu", torch.float64), ("cpu", torch.float32), ("cuda", torch.float32)), ("sort", "histogram")
+    ):
+        source = EmpiricalTarget(target.to(device, dtype), n_directions=40, seed=2)
+        final = run_flow(start.to(device, dtype), source, 25, particle_cdf=cdf)  # type: ignore[arg-type]
+        results[device, dtype, cdf] = final.cpu().float()
     for cdf in ("sort", "histogram"):
-        assert sliced_wasserstein(results["cpu", cdf], results["cuda", cdf]) < 1e-3
-        assert float((results["cpu", cdf] - results["cuda", cdf]).abs().median()) < 1e-3
+        exact, cpu, cuda = (results[key + (cdf,)] for key in (("cpu", torch.float64), ("cpu", torch.float32), ("cuda", torch.float32)))
+        rounding = float(sliced_wasserstein(cpu, exact))
+        rounding_median = float((cpu - exact).abs().median())
+        assert float(sliced_wasserstein(cpu, cuda)) <= 3 * rounding + 1e-5, (cdf, rounding)
+        assert float((cpu - cuda).abs().median()) <= 3 * rounding_median + 1e-5, (cdf, rounding_median)
     directions = random_directions(4, 10, torch.Generator().manual_seed(0), device="cuda")
     torch.testing.assert_close(directions.cpu(), random_directions(4, 10, torch.Generator().manual_seed(0)))

@@ -62,15 +62,19 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
     )
     assert packed.returncode == 0, packed.stderr
     assert (pack / "a" / "inception.pt.part1").stat().st_size == 3000
-    assert gzip.decompress((pack / "b" / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz").read_bytes()) == b"not really MNIST"
+    for half in ("b", "c"):
+        assert gzip.decompress((pack / half / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz").read_bytes()) == b"not really MNIST"
+    assert not (pack / "c" / "inception.pt.part1").exists()
 
-    completed = gpu_script("--smoke", "--pack", str(pack), "--stages", "images", "--out", str(out))
-    assert completed.returncode == 1  # the fake Inception file cannot load
+    completed = gpu_script("--smoke", "--pack", str(pack), "--stages", "images,codecs", "--out", str(out))
+    assert completed.returncode == 1  # the fake Inception file cannot load, nor can the fake MNIST
     assert "Inception file rebuilt from 1 part(s), sha256" in (out / "pack.log").read_text()
     log = (out / "images.log").read_text()
     assert "usage:" not in log and "unrecognized arguments" not in log  # every argument parsed
     assert "InceptionFeatures" in log or "torch.jit" in log or "PytorchStreamReader" in log, log[-2000:]
-    assert stage_statuses(out) == {"images": "1"}
+    codecs = (out / "codecs.log").read_text()  # the codec search reached the data with every argument parsed
+    assert "usage:" not in codecs and "unrecognized arguments" not in codecs and "Traceback" in codecs, codecs[-2000:]
+    assert stage_statuses(out) == {"images": "1", "codecs": "1"}
 
 
 def test_bad_arguments_are_refused_before_any_stage() -> None:
