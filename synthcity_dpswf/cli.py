@@ -48,7 +48,7 @@ def _images(args: argparse.Namespace) -> int:
         **chosen,  # type: ignore[arg-type]
         n_release_directions=args.directions, n_bins=args.bins,
         n_samples=args.samples, fid_samples=args.fid_samples, start=args.start, n_steps=args.steps,
-        step_size=args.step_size, seed=args.seed,
+        step_size=args.step_size, dct_frequencies=args.dct_frequencies, device=args.device, seed=args.seed,
     )
     inception_path = args.inception or os.environ.get("DPSWF_INCEPTION")
     inception = Path(inception_path) if inception_path else None
@@ -110,7 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="generated vs test images for FID; 10000 is the literature's protocol (default: %(default)s)")
     images.add_argument("--directions", type=int, default=None,
                         help="L, directions of the histogram release (default: the generator's, 500); with --codec "
-                        "dct, --directions 2000 --bins 32 --steps 3000 measured best on validation data (docs/flows.md)")
+                        "dct, measured best on validation data (docs/flows.md): --dct-frequencies 16 --directions 8000 "
+                        "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
+    images.add_argument("--dct-frequencies", type=int, default=12,
+                        help="K of --codec dct: the 2-D DCT frequencies u + v < K (default: %(default)s, 77 numbers)")
+    images.add_argument("--device", default="cpu",
+                        help="cpu or cuda: where the autoencoder trains, the flow runs and the CAS classifiers train")
     images.add_argument("--bins", type=int, default=16, help="G, bins per direction (default: %(default)s)")
     images.add_argument("--latent-dim", type=int, default=None,
                         help="latent size of the autoencoder codecs (default: ImageRunConfig's, docs/flows.md)")

@@ -47,5 +47,8 @@ def test_images_help_lists_the_codecs(capsys: pytest.CaptureFixture[str]) -> Non
     parser = build_parser()
     assert parser.parse_args(["images", "--data-root", "data"]).codec == "public-half"
     assert parser.parse_args(["images", "--data-root", "data", "--codec", "dct"]).codec == "dct"
+    chosen = parser.parse_args(["images", "--data-root", "data", "--codec", "dct", "--dct-frequencies", "16", "--device", "cuda"])
+    assert (chosen.dct_frequencies, chosen.device) == (16, "cuda")
+    assert "--dct-frequencies 16 --directions 8000" in printed  # the settings measured on validation data
     with pytest.raises(SystemExit):
         parser.parse_args(["images", "--data-root", "data", "--codec", "pca"])

@@ -164,6 +164,7 @@ def test_plugins_generate_labelled_images(name: str) -> None:
     report = plugin.privacy_report()
     assert report.is_private and "autoencoder, trained on a random 50% of the images passed to fit" in str(report)
     assert "n = 300 records" in str(report)  # only the private half reaches the releases
+    assert plugin.encoder_.latent_dim == 16  # the latent size chosen on MNIST validation data (MNIST_LATENT_DIM)
 
 
 def test_plugin_takes_a_pretrained_adapter() -> None:
@@ -294,7 +295,7 @@ TINY_RUN: dict[str, Any] = dict(
          "(32 images", "autoencoder_mnist_latent8_1ep.pt", 32),
         ("other-dataset", "autoencoder trained on FashionMNIST's training set: no MNIST image outside the private set "
          "(the whole FashionMNIST training set (64 images", "autoencoder_fashion_mnist_whole_training_set_latent8_1ep.pt", 64),
-        ("dct", "a fixed DCT codec: no public data (the 77 lowest 2-D DCT frequencies (u + v < 12", None, 64),
+        ("dct", "a fixed DCT codec: no public data (the 135 lowest 2-D DCT frequencies (u + v < 16", None, 64),
     ],
 )
 def test_each_codec_runs_end_to_end_and_names_its_assumption(
@@ -304,7 +305,7 @@ def test_each_codec_runs_end_to_end_and_names_its_assumption(
     from synthcity_dpswf.experiments import images as experiment
 
     _fake_datasets(monkeypatch)
-    config = experiment.ImageRunConfig(codec=codec, **TINY_RUN)
+    config = experiment.ImageRunConfig(codec=codec, dct_frequencies=16, **TINY_RUN)  # K reaches the DCT codec
     result = experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
     # The public half's codec releases the private half; the others, which need no MNIST image, all 64 images.
     assert assumption in str(result.report) and f"n = {n_private} records" in str(result.report)
@@ -357,6 +358,11 @@ def test_codec_errors_come_before_any_private_data_is_read(tmp_path: Path, monke
         experiment.run_images(dataclasses.replace(config, codec="pca"), tmp_path, tmp_path, None, progress=False)
     with pytest.raises(ValueError, match="codec 'dct' assumes none: use start 'gaussian', or codec 'public-half'"):
         experiment.run_images(dataclasses.replace(config, codec="dct", start="public"), tmp_path, tmp_path, None, progress=False)
+    with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
+        experiment.run_images(dataclasses.replace(config, device="tpu"), tmp_path, tmp_path, None, progress=False)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="torch sees no CUDA device: use device 'cpu'"):
+            experiment.run_images(dataclasses.replace(config, device="cuda"), tmp_path, tmp_path, None, progress=False)
     missing = r"on FashionMNIST's training set, which is not under .*choose codec 'public-half' or 'dct'"
     with pytest.raises(FileNotFoundError, match=missing):
         experiment.run_images(dataclasses.replace(config, codec="other-dataset"), tmp_path, tmp_path, None, progress=False)

@@ -29,7 +29,7 @@ from typing import Protocol
 
 import torch
 
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit, check_images
+from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, PublicSplit, check_images
 from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
@@ -71,7 +71,10 @@ class ImageRunConfig:
     latent 16 and 10 epochs were chosen on the same validation split (docs/flows.md, "A stronger public
     autoencoder": CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs).
     ``fid_samples``: generated images scored against as many test images (``FULL_FID_SAMPLES`` for the
-    literature's protocol; 0: no FID).
+    literature's protocol; 0: no FID). ``dct_frequencies``: K of the ``"dct"`` codec (the frequencies u + v < K;
+    without public data, K = 16 with L = 8,000, G = 32 and 5,000 steps measured best at epsilon = 10 on the
+    validation split, K = 12 with L = 4,000, G = 32, 3,000 steps at epsilon = 1: docs/flows.md). ``device``:
+    where the autoencoder trains, the flow runs and the CAS classifiers train (``"cpu"`` or ``"cuda"``).
     """
 
     dataset: str = "mnist"
@@ -83,7 +86,7 @@ class ImageRunConfig:
     delta: float = 1e-5
     feature_weight: float = 0.7
     autoencoder_epochs: int = 10
-    latent_dim: int = 16
+    latent_dim: int = MNIST_LATENT_DIM
     n_release_directions: int | None = None
     n_bins: int = 16
     batch_size: int | None = None
@@ -94,6 +97,8 @@ class ImageRunConfig:
     n_samples: int = 10000
     fid_samples: int = 1000
     start: str = "gaussian"
+    dct_frequencies: int = DCT_FREQUENCIES
+    device: str = "cpu"
     seed: int = 0
 
 
@@ -296,6 +301,10 @@ def run_images(
         )
     if config.start not in ("gaussian", "public"):
         raise ValueError(f"start must be 'gaussian' or 'public', got {config.start!r}.")
+    if config.device != "cpu" and not config.device.startswith("cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda' (or 'cuda:N'), got {config.device!r}.")
+    if config.device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {config.device!r} was asked for but torch sees no CUDA device: use device 'cpu'.")
     if config.start == "public" and config.codec != "public-half":
         raise ValueError(
             f"start 'public' draws the particles from public images of {config.dataset}, and codec {config.codec!r} "
@@ -313,34 +322,38 @@ def run_images(
         other_name, other_images = other
         codec = other_dataset_autoencoder(
             other_name, other_images, checkpoint, config.autoencoder_epochs, config.seed, progress,
-            latent_dim=config.latent_dim,
+            device=config.device, latent_dim=config.latent_dim,
         )
     elif config.codec == "dct":
-        codec = FixedDCTCodec(images.shape[2], images.shape[3])
+        codec = FixedDCTCodec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
     else:
         codec = load_or_train_autoencoder(
             checkpoint, images[public], PublicSplit.of(config.dataset, len(images), public),
             config.autoencoder_epochs, config.seed,
-            f"the public half of the {config.dataset} training set", progress, latent_dim=config.latent_dim,
+            f"the public half of the {config.dataset} training set", progress, device=config.device,
+            latent_dim=config.latent_dim,
         )
     seconds["autoencoder"] = time.perf_counter() - started
     latents = codec.encode(images[private])
 
     started = time.perf_counter()
-    model = build_generator(config, progress).fit(latents, config.epsilon, config.delta, labels=labels[private], n_classes=10)
+    model = build_generator(config, progress).fit(
+        latents.to(config.device), config.epsilon, config.delta, labels=labels[private].to(config.device), n_classes=10
+    )
     seconds["fit"] = time.perf_counter() - started
     started = time.perf_counter()
     if config.start == "public" and not isinstance(model, DPSWGen):
         chosen = torch.randperm(len(public), generator=torch.Generator().manual_seed(config.seed))[: config.n_samples]
-        init = (codec.encode(images[public][chosen]), labels[public][chosen])
+        init = (codec.encode(images[public][chosen]).to(config.device), labels[public][chosen].to(config.device))
         generated_latents, generated_labels = model.sample_labelled(len(chosen), init=init)
     else:
         generated_latents, generated_labels = model.sample_labelled(config.n_samples)
-    generated = codec.decode(generated_latents.cpu())
+    generated, generated_labels = codec.decode(generated_latents.cpu()), generated_labels.cpu()
     seconds["generate"] = time.perf_counter() - started
 
     started = time.perf_counter()
-    cas = classification_accuracies(generated, generated_labels, test_images, test_labels, seed=config.seed)
+    cas = classification_accuracies(generated, generated_labels, test_images, test_labels, seed=config.seed,
+                                    device=config.device)
     seconds["cas"] = time.perf_counter() - started
     fid = precision = recall = None
     if inception is not None and config.fid_samples > 0:

@@ -33,7 +33,7 @@ from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
 from synthcity_dpswf.adapters import MarginalTableCodec, NumericColumn, TabularDomain, TabularEncoder
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, from_synthcity_range
+from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, from_synthcity_range
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import FlowSettings, SlicedGenerator
@@ -177,8 +177,11 @@ class SlicedFlowPlugin(Plugin):
             privacy.md, "Accountants").
         image_adapter: for an ``ImageDataLoader``: an ``ImageLatentAdapter`` trained on public images, or the
             path of its checkpoint. ``None`` follows the paper: a random ``public_fraction`` of the images
-            given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``), the
-            rest is the private data; the report states it.
+            given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``, latent
+            size ``latent_dim``), the rest is the private data; the report states it.
+        latent_dim: latent size of that autoencoder; ``None``: 16 for 32 x 32 images (with 10 epochs, chosen on a
+            validation split of MNIST: docs/flows.md, "Images: a wider public autoencoder"; the paper used 8 and
+            5), 48 for the larger "dcgan" architecture.
         n_classes: number of image classes (public); labels are generated with the images, per class for
             releases that support it (``labelling="conditional"``), else joined into the record.
         labelling: ``"conditional"`` or ``"joint"`` (see ``SlicedGenerator``).
@@ -212,7 +215,8 @@ class SlicedFlowPlugin(Plugin):
         accountant: str = "rdp",
         image_adapter: ImageLatentAdapter | str | Path | None = None,
         public_fraction: float = 0.5,
-        autoencoder_epochs: int = 5,
+        autoencoder_epochs: int = 10,
+        latent_dim: int | None = None,
         n_classes: int = 10,
         labelling: str = "conditional",
         feature_weight: float = 0.7,
@@ -251,6 +255,7 @@ class SlicedFlowPlugin(Plugin):
         self.image_adapter = image_adapter
         self.public_fraction = public_fraction
         self.autoencoder_epochs = autoencoder_epochs
+        self.latent_dim = latent_dim
         self.n_classes = n_classes
         self.labelling = labelling
         self.feature_weight = feature_weight
@@ -335,7 +340,8 @@ class SlicedFlowPlugin(Plugin):
         else:
             public, private = public_private_split(len(images), self.public_fraction, self.random_state)
             architecture = "mnist" if images.shape[-1] == 32 else "dcgan"
-            adapter = ImageLatentAdapter(architecture, channels=images.shape[1])
+            latent_dim = self.latent_dim or (MNIST_LATENT_DIM if architecture == "mnist" else None)
+            adapter = ImageLatentAdapter(architecture, latent_dim=latent_dim, channels=images.shape[1])
             adapter.fit(
                 images[public], epochs=self.autoencoder_epochs, seed=self.random_state,
                 description=f"a random {self.public_fraction:.0%} of the images passed to fit, public by assumption",
