@@ -25,7 +25,9 @@ def test_image_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
     run(
         "images.py", "--data-root", str(shared_dir / "data"), "--inception", str(shared_dir / INCEPTION), "--quick",
         # The DP-SGD GAN's model is tested in test_dpsgd_gan.py; its training here cost about a minute of CI.
-        "--datasets", "mnist", "--epsilons", "inf", "10", "--methods", "DPSWflow", "DPSWflow-r", "DPSWflow-r record once",
+        # One epsilon: each scored run costs an FID and two classifiers, and epsilon = inf is the same path without
+        # noise (its rows and the accountant's inf are checked in test_models.py and test_privacy.py).
+        "--datasets", "mnist", "--epsilons", "10", "--methods", "DPSWflow", "DPSWflow-r", "DPSWflow-r record once",
         "--n-public", "1000", "--n-private", "600", "--autoencoder-epochs", "1", "--n-steps", "20",
         "--flow-steps", "20",
         "--n-samples", "200", "--fid-samples", "20", "--runs", "2", "--passes", "1", "--gan-epochs", "1",
@@ -34,7 +36,8 @@ def test_image_suite_end_to_end(shared_dir: Path, tmp_path: Path) -> None:
     payload = json.loads((tmp_path / "images_quick.json").read_text())
     assert payload["environment"]["device"] == "cpu" and payload["environment"]["versions"]["opacus"]
     rows = {(row["method"], row["convention"], str(row["target_epsilon"])) for row in payload["rows"]}
-    assert ("DPSWflow-r", "paper", "10.0") in rows and ("DPSWflow", "sound", "inf") in rows
+    assert ("DPSWflow-r", "paper", "10.0") in rows and ("DPSWflow", "sound", "10.0") in rows
+    assert ("autoencoder reconstruction", "none", "inf") in rows
     for row in payload["rows"]:
         assert len(row["runs"]) == (1 if row["method"] == "autoencoder reconstruction" else 2)
         if row["convention"] == "sound" and row["target_epsilon"] != "inf":
@@ -157,3 +160,39 @@ def test_merge_refuses_runs_of_different_codecs(tmp_path: Path) -> None:
     second.write_text(json.dumps({**base, "codec": "dct"}))
     with pytest.raises(SystemExit, match="differ in --codec"):
         report.merge([first, second])
+
+
+def test_codec_settings_for_the_test_split_are_chosen_on_validation_rows_alone(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import image_codecs
+
+    def row(codec: str, directions: int | None, at_10: tuple[float, float], at_1: tuple[float, float] | None) -> dict:
+        scores = {"10.0": {"mlp": at_10[0], "cnn": at_10[1]}}
+        if at_1 is not None:
+            scores["1.0"] = {"mlp": at_1[0], "cnn": at_1[1]}
+        return {"codec": codec, "directions": directions, "bins": 32, "steps": 3000, "epsilons": scores}
+
+    validation = {"rows": [
+        row("dct:12", 1000, (0.80, 0.90), (0.70, 0.70)),
+        row("dct:16", 4000, (0.88, 0.86), (0.60, 0.60)),  # best mean at epsilon 10 (0.87 against 0.85)
+        row("ae:16:10", None, (0.99, 0.99), (0.99, 0.99)),  # another codec family: not a candidate
+    ]}
+    codec, choice, score = image_codecs.select_settings(validation, ["dct:12", "dct:16"], 10.0)
+    assert (codec, choice, score) == ("dct:16", image_codecs.FlowChoice(4000, 32, 3000), pytest.approx(0.87))
+    assert image_codecs.select_settings(validation, ["dct:12", "dct:16"], 1.0)[:2] == ("dct:12", image_codecs.FlowChoice(1000, 32, 3000))
+    with pytest.raises(ValueError, match="no row of codecs"):
+        image_codecs.select_settings(validation, ["dct:12"], float("inf"))
+    assert image_codecs.FlowChoice.parse("default:16:1500") == image_codecs.FlowChoice(None, 16, 1500)
+    with pytest.raises(ValueError, match="L:G:STEPS"):
+        image_codecs.FlowChoice.parse("4000:32")
+    # Another machine's rows join the table of the same dataset and split, a row of the same settings replaced.
+    out = tmp_path
+    first = {"dataset": "mnist", "split": "test", "rows": [dict(row("dct:12", 1000, (0.5, 0.5), None), samples=10, dim=77,
+                                                              public="no public data", ceiling={"mlp": 0.9, "cnn": 0.9},
+                                                              codec_seconds=0.0)]}
+    image_codecs.merge_rows(first, out)
+    second = {**first, "rows": [dict(first["rows"][0], device="cuda", epsilons={"10.0": {"mlp": 0.8, "cnn": 0.7}})]}
+    path = image_codecs.merge_rows(second, out)
+    merged = json.loads(path.read_text())
+    assert path.name == "image_codecs_mnist_test.json" and len(merged["rows"]) == 1
+    assert "| 80.0% / 70.0% |" in path.with_suffix(".md").read_text() and "| cuda |" in path.with_suffix(".md").read_text()
