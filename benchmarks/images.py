@@ -60,7 +60,6 @@ from common import RESULTS, choose_device, environment, finite_or_text, mean_std
 
 from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit  # noqa: E402
-from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures,
     classification_accuracies,
@@ -71,6 +70,7 @@ from synthcity_dpswf.evaluation import (  # noqa: E402
 )
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     CODECS,
+    LOADERS,
     FixedDCTCodec,
     ImageCodec,
     codec_assumption,
@@ -83,7 +83,6 @@ from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, r
 from synthcity_dpswf.models.dpsgd_gan import DPSGDGAN  # noqa: E402
 from synthcity_dpswf.privacy import ReleaseAccountant, projected_sensitivity  # noqa: E402
 
-LOADERS = {"mnist": load_mnist, "fashion_mnist": load_fashion_mnist}
 DELTA = 1e-5
 BATCH = 250
 PAPER_EPSILONS = (10.0, 5.0)
@@ -108,6 +107,7 @@ class Mode:
     fid_samples: int
     runs: int
     gan_epochs: float
+    n_test: int | None = None  # None: CAS on the whole test set (10,000); fewer only to check the code quickly
 
 
 MODES = {
@@ -230,7 +230,8 @@ class Dataset:
         self.assumption = codec_assumption(codec, name)
         other = load_other_training_set(name, data_root) if codec == "other-dataset" else None  # missing files: now
         images, labels = LOADERS[name](data_root, train=True)
-        self.test_images, self.test_labels = LOADERS[name](data_root, train=False)
+        test_images, test_labels = LOADERS[name](data_root, train=False)
+        self.test_images, self.test_labels = test_images[: mode.n_test], test_labels[: mode.n_test]
         public, private = split_training_set(codec, len(images), seed)
         public, private = public[: mode.n_public], private[: mode.n_private]
         started = time.perf_counter()
@@ -360,6 +361,8 @@ def main() -> None:
     mode = MODES[args.mode or "quick"]
     overrides = {field.name: getattr(args, field.name) for field in dataclasses.fields(Mode)[1:]}
     mode = dataclasses.replace(mode, **{name: value for name, value in overrides.items() if value is not None})
+    if mode.n_test is not None and mode.n_test < mode.fid_samples:
+        parser.error(f"--n-test {mode.n_test} is below the FID's {mode.fid_samples} test images: raise it or lower --fid-samples.")
     device = choose_device(args.device)
     network = InceptionFeatures(args.inception).to(device)
     started = time.perf_counter()

@@ -111,7 +111,8 @@ def image_markdown(payload: dict[str, Any]) -> str:
         "dataset below). "
         f"FID and precision/recall (k = 3) on {mode['fid_samples']} generated vs {mode['fid_samples']} test images "
         "(FID is biased upwards at small N: compare within a table); CAS: an MLP trained on the "
-        f"{mode['n_samples']} generated pairs, accuracy on the 10,000 test images.",
+        f"{mode['n_samples']} generated pairs, accuracy on {'the ' if mode.get('n_test') is None else 'the first '}"
+        f"{mode.get('n_test') or 10_000:,} test images.",
         "Every private row reports an Opacus RDP epsilon at or below its target (values and the dp-accounting "
         "bound are in the JSON).\n",
     ]

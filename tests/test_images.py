@@ -141,6 +141,20 @@ def test_frechet_distance_and_precision_recall_on_features() -> None:
         frechet_distance(real[:, :10], real[:, :10])
 
 
+def test_both_frechet_routes_agree_with_torchmetrics() -> None:
+    """Few samples take the sample-space route, many take torchmetrics' own: the same number either way."""
+    from synthcity_dpswf.evaluation import sample_space_frechet_distance
+
+    generator = torch.Generator().manual_seed(1)
+    real = torch.rand(2048, 2048, generator=generator).square()  # non-negative and skewed, like pool3 features
+    fake = torch.rand(2048, 2048, generator=generator).square() * 1.1 + 0.01
+    torchmetrics_value = frechet_distance(real, fake)  # 2048^3 = d^3: torchmetrics' route
+    assert sample_space_frechet_distance(real, fake) == pytest.approx(torchmetrics_value, rel=1e-5)
+    assert frechet_distance(real[:300], fake[:200]) == sample_space_frechet_distance(real[:300], fake[:200])
+    with pytest.raises(ValueError, match="at least 2 features"):
+        frechet_distance(real[:1], fake[:5])
+
+
 # --------------------------------------------------------------------------------------------- plugins
 @pytest.mark.parametrize("name", ["dpswflow_r", "dpswflow"])
 def test_plugins_generate_labelled_images(name: str) -> None:
