@@ -104,20 +104,28 @@ class FlowChoice:
             directions = None if parts[0] == "default" else int(parts[0])
             return cls(directions, int(parts[1]), int(parts[2]))
         except ValueError:
-            raise ValueError(f"--settings takes L:G:STEPS (e.g. 4000:32:3000; L may be 'default'), got {text!r}.") from None
+            raise argparse.ArgumentTypeError(
+                f"--settings takes L:G:STEPS (e.g. 4000:32:3000; L may be 'default'), got {text!r}."
+            ) from None
 
 
-def select_settings(validation: dict[str, Any], specs: list[str], epsilon: float) -> tuple[str, FlowChoice, float]:
-    """The codec (one of ``specs``) and flow settings whose validation row scored the highest mean CAS (MLP and
-    CNN) at ``epsilon``: the rule by which the test split's rows are chosen, stated before they are run."""
+def select_settings(
+    validation: dict[str, Any], specs: list[str], epsilon: float, dataset: str, samples: int
+) -> tuple[str, FlowChoice, float]:
+    """The codec (one of ``specs``) and flow settings whose validation row (of ``dataset``, scored with
+    ``samples`` generated pairs) had the highest mean CAS (MLP and CNN) at ``epsilon``: the rule by which the test
+    split's rows are chosen, stated before they are run. A results file of another split or dataset is refused."""
+    if validation.get("split") != "validation" or validation.get("dataset") != dataset:
+        raise ValueError(f"--select-from must be a validation results file of {dataset}, got split "
+                         f"{validation.get('split')!r} of {validation.get('dataset')!r}: choose on validation data only.")
     key = str(finite_or_text(epsilon))
     scored = [
         ((row["epsilons"][key]["mlp"] + row["epsilons"][key]["cnn"]) / 2, row)
-        for row in validation["rows"] if row["codec"] in specs and key in row["epsilons"]
+        for row in validation["rows"] if row["codec"] in specs and key in row["epsilons"] and row["samples"] == samples
     ]
     if not scored:
-        raise ValueError(f"the validation results hold no row of codecs {specs} at epsilon {key}: run --split "
-                         "validation with those codecs and epsilons first.")
+        raise ValueError(f"the validation results hold no row of codecs {specs} at epsilon {key} with {samples} "
+                         "samples: run --split validation with those codecs, epsilons and --samples first.")
     best, row = max(scored, key=lambda item: item[0])
     return row["codec"], FlowChoice(row["directions"], row["bins"], row["steps"]), best
 
@@ -201,9 +209,18 @@ def results_path(out: Path, dataset: str, split: str) -> Path:
 
 
 def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
-    """``rows`` with ``row`` appended in place of any row of the same codec and settings."""
+    """``rows`` with ``row`` in place of any row of the same codec and settings: the epsilons ``row`` measured
+    replace theirs, the others are kept; the row is marked chosen on validation only if ``row`` was."""
     same = ("codec", "directions", "bins", "steps", "samples")
-    return [old for old in rows if any(old.get(key) != row[key] for key in same)] + [row]
+    kept, merged = [], dict(row)
+    for old in rows:
+        if any(old.get(key) != row[key] for key in same):
+            kept.append(old)
+            continue
+        merged = {**old, **row, "epsilons": {**old["epsilons"], **row["epsilons"]}}
+        if "chosen_on" not in row:
+            merged.pop("chosen_on", None)
+    return kept + [merged]
 
 
 def merge_rows(source: dict[str, Any], out: Path) -> Path:
@@ -234,7 +251,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=ImageRunConfig.n_steps)
     parser.add_argument("--select-from", type=Path, default=None,
                         help="a validation results file: at each epsilon, run only the codec of --codecs and the "
-                             "settings whose validation row scored the highest mean CAS there (--split test)")
+                             "settings whose validation row (same --samples) scored the highest mean CAS there "
+                             "(--split test; --settings, --directions, --bins and --steps are then not used)")
     parser.add_argument("--samples", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu", help="where the flow and the CAS classifiers run (cpu, cuda)")
@@ -259,7 +277,7 @@ def main() -> None:
     if args.select_from is not None:
         validation = json.loads(args.select_from.read_text())
         for epsilon in args.epsilons:
-            spec, choice, score = select_settings(validation, args.codecs, epsilon)
+            spec, choice, score = select_settings(validation, args.codecs, epsilon, args.dataset, args.samples)
             print(f"epsilon {epsilon:g}: {spec} {choice} chosen (validation mean CAS {score:.1%})", flush=True)
             plan.setdefault((spec, choice), []).append(epsilon)
     else:
