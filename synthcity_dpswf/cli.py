@@ -114,8 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
     images.add_argument("--dct-frequencies", type=int, default=12,
                         help="K of --codec dct: the 2-D DCT frequencies u + v < K (default: %(default)s, 77 numbers)")
-    images.add_argument("--device", default="cpu",
-                        help="cpu or cuda: where the autoencoder trains, the flow runs and the CAS classifiers train")
+    images.add_argument("--device", default="auto",
+                        help="where the autoencoder trains, the flow runs and the CAS classifiers train: auto "
+                        "(default: CUDA when present), cpu or cuda")
     images.add_argument("--bins", type=int, default=16, help="G, bins per direction (default: %(default)s)")
     images.add_argument("--latent-dim", type=int, default=None,
                         help="latent size of the autoencoder codecs (default: ImageRunConfig's, docs/flows.md)")

@@ -372,10 +372,10 @@ def test_codec_errors_come_before_any_private_data_is_read(tmp_path: Path, monke
         experiment.run_images(dataclasses.replace(config, codec="pca"), tmp_path, tmp_path, None, progress=False)
     with pytest.raises(ValueError, match="codec 'dct' assumes none: use start 'gaussian', or codec 'public-half'"):
         experiment.run_images(dataclasses.replace(config, codec="dct", start="public"), tmp_path, tmp_path, None, progress=False)
-    with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
+    with pytest.raises(ValueError, match="device must be 'auto', 'cpu' or 'cuda'"):
         experiment.run_images(dataclasses.replace(config, device="tpu"), tmp_path, tmp_path, None, progress=False)
     if not torch.cuda.is_available():
-        with pytest.raises(ValueError, match="torch sees no CUDA device: use device 'cpu'"):
+        with pytest.raises(ValueError, match="torch sees no CUDA device: use 'auto' or 'cpu'"):
             experiment.run_images(dataclasses.replace(config, device="cuda"), tmp_path, tmp_path, None, progress=False)
     missing = r"on FashionMNIST's training set, which is not under .*choose codec 'public-half' or 'dct'"
     with pytest.raises(FileNotFoundError, match=missing):

@@ -74,7 +74,8 @@ class ImageRunConfig:
     literature's protocol; 0: no FID). ``dct_frequencies``: K of the ``"dct"`` codec (the frequencies u + v < K;
     without public data, K = 16 with L = 8,000, G = 32 and 5,000 steps measured best at epsilon = 10 on the
     validation split, K = 12 with L = 4,000, G = 32, 3,000 steps at epsilon = 1: docs/flows.md). ``device``:
-    where the autoencoder trains, the flow runs and the CAS classifiers train (``"cpu"`` or ``"cuda"``).
+    where the autoencoder trains, the flow runs and the CAS classifiers train: ``"auto"`` (CUDA when torch sees
+    it, else the CPU), ``"cpu"`` or ``"cuda"``.
     """
 
     dataset: str = "mnist"
@@ -98,7 +99,7 @@ class ImageRunConfig:
     fid_samples: int = 1000
     start: str = "gaussian"
     dct_frequencies: int = DCT_FREQUENCIES
-    device: str = "cpu"
+    device: str = "auto"
     seed: int = 0
 
 
@@ -301,10 +302,12 @@ def run_images(
         )
     if config.start not in ("gaussian", "public"):
         raise ValueError(f"start must be 'gaussian' or 'public', got {config.start!r}.")
-    if config.device != "cpu" and not config.device.startswith("cuda"):
-        raise ValueError(f"device must be 'cpu' or 'cuda' (or 'cuda:N'), got {config.device!r}.")
+    if config.device not in ("auto", "cpu") and not config.device.startswith("cuda"):
+        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda' (or 'cuda:N'), got {config.device!r}.")
     if config.device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {config.device!r} was asked for but torch sees no CUDA device: use device 'cpu'.")
+        raise ValueError(f"device {config.device!r} was asked for but torch sees no CUDA device: use 'auto' or 'cpu'.")
+    if config.device == "auto":
+        config = dataclasses.replace(config, device="cuda" if torch.cuda.is_available() else "cpu")
     if config.start == "public" and config.codec != "public-half":
         raise ValueError(
             f"start 'public' draws the particles from public images of {config.dataset}, and codec {config.codec!r} "

@@ -179,9 +179,9 @@ class SlicedFlowPlugin(Plugin):
             path of its checkpoint. ``None`` follows the paper: a random ``public_fraction`` of the images
             given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``, latent
             size ``latent_dim``), the rest is the private data; the report states it.
-        latent_dim: latent size of that autoencoder; ``None``: 16 for 32 x 32 images (with 10 epochs, chosen on a
-            validation split of MNIST: docs/flows.md, "Images: a wider public autoencoder"; the paper used 8 and
-            5), 48 for the larger "dcgan" architecture.
+        latent_dim: latent size of that autoencoder (unused with ``image_adapter``, which has its own); ``None``:
+            16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:
+            a wider public autoencoder"; the paper used 8 and 5), 48 for the larger "dcgan" architecture.
         n_classes: number of image classes (public); labels are generated with the images, per class for
             releases that support it (``labelling="conditional"``), else joined into the record.
         labelling: ``"conditional"`` or ``"joint"`` (see ``SlicedGenerator``).
@@ -340,7 +340,9 @@ class SlicedFlowPlugin(Plugin):
         else:
             public, private = public_private_split(len(images), self.public_fraction, self.random_state)
             architecture = "mnist" if images.shape[-1] == 32 else "dcgan"
-            latent_dim = self.latent_dim or (MNIST_LATENT_DIM if architecture == "mnist" else None)
+            latent_dim = self.latent_dim
+            if latent_dim is None and architecture == "mnist":
+                latent_dim = MNIST_LATENT_DIM
             adapter = ImageLatentAdapter(architecture, latent_dim=latent_dim, channels=images.shape[1])
             adapter.fit(
                 images[public], epochs=self.autoencoder_epochs, seed=self.random_state,
