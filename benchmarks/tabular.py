@@ -40,10 +40,6 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, choose_device, environment, write_json  # noqa: E402
 
-import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
-from synthcity.benchmark import Benchmarks  # noqa: E402
-from synthcity.plugins.core.dataloader import GenericDataLoader  # noqa: E402
-
 DOMAINS = Path(__file__).resolve().parent / "domains"
 DELTA = 1e-5
 METRICS = {
@@ -161,7 +157,12 @@ def memory_cap(headroom: int) -> Iterator[None]:
 
 def evaluate(method: str, arguments: dict[str, Any], table: Table, repeats: int, seconds: int) -> dict[str, Any]:
     """``Benchmarks.evaluate`` of one method; every metric's mean and std, or the error a baseline raised
-    (running out of memory or over ``seconds`` included)."""
+    (running out of memory or over ``seconds`` included). synthcity is imported here, not at the top: its import
+    takes about 15 s, which ``--help`` need not wait for."""
+    import synthcity_dpswf  # noqa: F401  (registers our plugins with synthcity)
+    from synthcity.benchmark import Benchmarks
+    from synthcity.plugins.core.dataloader import GenericDataLoader
+
     data = GenericDataLoader(table.frame, target_column=table.target)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as workspace, memory_cap(MEMORY_HEADROOM):
