@@ -182,7 +182,8 @@ def markdown(payload: dict[str, Any]) -> str:
         "",
         f"CAS (MLP / CNN) of classifiers trained on generated (image, label) pairs and scored on {scored}. Ceiling: "
         "the released private images through the codec. Generator: DPSWflow, one class-conditional "
-        "projected-histogram release, delta = 1e-5. Written by `benchmarks/image_codecs.py`.",
+        "projected-histogram release, delta = 1e-5; epsilon inf is the same flow without noise: not private. "
+        "Written by `benchmarks/image_codecs.py`.",
         "",
         "| codec | public data | d | L, G, steps | ceiling | " + " | ".join(f"epsilon {key}" for key in epsilons)
         + " | codec (s) | device |",

@@ -184,7 +184,10 @@ def classification_accuracy(
     device = torch.device(device if device is not None else "cpu")
     x_train, x_test, y_train = x_train.to(device), x_test.to(device), train_labels.long().to(device)
     n_classes = int(max(train_labels.max(), test_labels.max())) + 1
-    with torch.random.fork_rng(devices=[]):  # a seeded initialisation and dropout that leave the caller's RNG alone
+    # A seeded initialisation and dropout that leave the caller's random state alone, on the CPU and, when the
+    # classifier trains there, on its CUDA device (torch.manual_seed reseeds both).
+    cuda_devices = [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=cuda_devices):
         torch.manual_seed(seed)
         if classifier == "mlp":
             model = nn.Sequential(nn.Linear(x_train.shape[1], hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
