@@ -119,7 +119,7 @@ def test_per_step_histogram_releases_carry_z_sqrt_2m_and_are_accounted_with_q_an
     assert report.sensitivity == pytest.approx(math.sqrt(24))
     torch.testing.assert_close(pool.noise_std, torch.full((20,), report.noise_multiplier * math.sqrt(24), dtype=torch.float64))
     # Histograms are sums whose contributions can form an equilateral triangle: Opacus' pair is not proven for
-    # them, so the replace-one RDP bound (valid for any base mechanism) is the reported accountant.
+    # them, so the replace-one RDP bound (WBK 2019, a Gaussian base mechanism) is the reported accountant.
     assert report.accountant.startswith("dp-accounting RDP, replace-one") and 2.97 <= report.epsilon <= 3.0
     assert report.conservative_epsilon <= report.epsilon  # the same bound, on all orders rather than those up to 128
     # Each release counts exactly b records per direction (up to its noise).

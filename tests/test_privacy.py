@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import dp_accounting
 import numpy as np
@@ -139,6 +140,16 @@ def realised_epsilon(sample_rate: float, noise_multiplier: float, steps: int, de
         use_connect_dots=False,
     ).self_compose(steps)
     return float(pld.get_epsilon_for_delta(delta))
+
+
+def test_the_replace_one_bound_states_what_it_assumes_of_the_base_mechanism() -> None:
+    """dp-accounting's sampling-without-replacement bound takes, per term, the minimum of Wang, Balle &
+    Kasiviswanathan's general term (Theorem 9) and their subsampled-Gaussian one (Theorem 27): it holds for Gaussian
+    base mechanisms, not for any. The report's accountant line and privacy.md say so."""
+    description = ACCOUNTANTS["replace_one_rdp"]
+    assert "any base mechanism" not in description and "Theorems 9 and 27: a Gaussian base mechanism" in description
+    contract = (Path(__file__).resolve().parents[1] / "docs" / "privacy.md").read_text()
+    assert "any base mechanism" not in contract and "Theorem 27" in contract
 
 
 @pytest.mark.parametrize("name", ["gdp", "prv"])
