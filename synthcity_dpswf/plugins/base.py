@@ -38,6 +38,7 @@ from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import FlowSettings, SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
+from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart, PrivacyReport, release_domain, secret_generator
 from synthcity_dpswf.privacy.domain import is_finite_number
 
@@ -173,6 +174,9 @@ class SlicedFlowPlugin(Plugin):
         domain_epsilon_share: share of (epsilon, delta) spent on the DP domain when ``domain`` is None;
             ``None``: ``default_domain_share(n)``.
         max_one_hot: with a ``{name: n_levels}`` domain, wider columns are encoded as ordinal integers.
+        time_horizons: for a ``SurvivalAnalysisDataLoader``, the time horizons its outputs carry (declared public);
+            ``None``: three points evenly inside the domain's time range (never the loader's own, which synthcity
+            computes from the private times: privacy.md, "synthcity loaders").
         accountant: ``"rdp"``, ``"replace_one_rdp"`` or an extension's name (``"gdp"`` and ``"prv"`` are refused:
             privacy.md, "Accountants").
         image_adapter: for an ``ImageDataLoader``: an ``ImageLatentAdapter`` trained on public images, or the
@@ -211,6 +215,7 @@ class SlicedFlowPlugin(Plugin):
         reuse: str = "pooled",
         domain: DomainSpec = None,
         domain_epsilon_share: float | None = None,
+        time_horizons: list[float] | None = None,
         max_one_hot: int = 20,
         accountant: str = "rdp",
         image_adapter: ImageLatentAdapter | str | Path | None = None,
@@ -250,6 +255,8 @@ class SlicedFlowPlugin(Plugin):
         )
         self.domain = domain
         self.domain_epsilon_share = domain_epsilon_share
+        check_time_horizons(time_horizons)
+        self.time_horizons = time_horizons
         self.max_one_hot = max_one_hot
         self.accountant = accountant
         self.image_adapter = image_adapter
@@ -294,22 +301,22 @@ class SlicedFlowPlugin(Plugin):
             X = GenericDataLoader(X)
         if kwargs.get("cond") is not None:
             raise ValueError(f"{self.name()} does not support conditional generation; drop `cond`.")
+        path = loader_path(X, self.name(), self.time_horizons)
         load_accountants()
         if X.data_type == "images":
             return self._fit_images(X)
-        if not X.is_tabular():
-            raise ValueError(f"{self.name()} handles tabular data and images; got {X.data_type} data.")
         frame = X.dataframe()
         check_table(frame)
         n_records = len(frame)
         delta = default_delta(n_records) if self.delta is None else self.delta
         check_privacy_target(self.epsilon, delta, n_records)
-        domain = self._domain(frame, self.epsilon, delta)
+        # A declared domain releases nothing: the loader's rules on it are checked before any release.
+        domain = path.public_domain(X, self._domain(frame, self.epsilon, delta), declared=self.domain is not None)
         flow_epsilon, flow_delta = self.epsilon, delta
         if self.domain_part_ is not None:
             flow_epsilon -= self.domain_part_.epsilon
             flow_delta -= self.domain_part_.delta
-        self.data_info = X.info()
+        self.data_info = path.public_info(X, domain)
         self._schema = synthcity_schema(domain)
         self._training_schema = self._schema
         self._data_encoders = None
@@ -350,7 +357,7 @@ class SlicedFlowPlugin(Plugin):
             )
         delta = default_delta(len(private)) if self.delta is None else self.delta
         check_privacy_target(self.epsilon, delta, len(private))
-        self.data_info = X.info()
+        self.data_info = loader_path(X, self.name()).public_info(X, None)
         self._schema = Schema(domain={})
         self._training_schema = self._schema
         self._data_encoders = None

@@ -1,0 +1,160 @@
+"""privacy.md, "synthcity loaders": each synthcity loader type fitted with a canary record; no output, info(),
+saved plugin or report may contain the canary's value (or give it back, as survival time horizons computed from the
+private times did), and the loader types the contract does not cover are refused before any private computation."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import synthcity_dpswf  # noqa: F401  (registers the plugins)
+from synthcity.plugins import Plugins
+from synthcity.plugins.core.dataloader import (
+    GenericDataLoader,
+    ImageDataLoader,
+    SurvivalAnalysisDataLoader,
+    TimeSeriesDataLoader,
+    TimeSeriesSurvivalDataLoader,
+)
+from synthcity.utils.serialization import load as deserialize
+
+from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
+
+from conftest import private_rows_found
+
+CANARY, SMALLEST = 987.65, 1.01
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
+
+
+def numbers_in(state: Any) -> list[float]:
+    """Every number reachable from ``state`` (through dicts, sequences, tensors, arrays, frames and attributes)."""
+    found: list[float] = []
+    stack, seen = [state], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, (int, float, np.integer, np.floating)):
+            found.append(float(item))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set)):
+            stack.extend(item)
+        elif isinstance(item, torch.Tensor):
+            found.extend(item.detach().double().reshape(-1).tolist())
+        elif isinstance(item, (pd.DataFrame, pd.Series, np.ndarray)):
+            values = pd.DataFrame(item).apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float).reshape(-1)
+            found.extend(values[np.isfinite(values)].tolist())
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            stack.extend(vars(item).values())
+    return found
+
+
+def holds(state: Any, value: float) -> bool:
+    return any(abs(number - value) < 1e-6 for number in numbers_in(state))
+
+
+def table(n: int = 300) -> pd.DataFrame:
+    """Times uniform on [2, 500] with the canary as the largest and 1.01 as the smallest, an event flag, features."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "x": rng.normal(size=n), "group": rng.choice(["a", "b"], n), "T": rng.uniform(2.0, 500.0, n),
+        "E": rng.integers(0, 2, n),
+    })
+    frame.loc[0, "T"], frame.loc[1, "T"] = CANARY, SMALLEST
+    return frame
+
+
+def fitted(loader: Any, **arguments: Any) -> Any:
+    plugin = Plugins().get("dpswflow", epsilon=1.0, n_steps=20, **arguments)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin.fit(loader)
+    return plugin
+
+
+def assert_no_canary(plugin: Any) -> None:
+    output = plugin.generate(50)
+    assert not holds(output.info(), CANARY) and not holds(output.dataframe(), CANARY)
+    assert not holds(plugin.data_info, CANARY) and not holds(deserialize(plugin.save()), CANARY)
+    assert str(CANARY) not in str(plugin.privacy_report())
+
+
+def test_a_generic_loader_keeps_only_public_info() -> None:
+    plugin = fitted(GenericDataLoader(table(), target_column="E"))
+    assert_no_canary(plugin)
+    assert plugin.data_info["target_column"] == "E" and plugin.data_info["len"] == 300
+
+
+def test_survival_horizons_come_from_the_released_time_range_never_from_the_private_times() -> None:
+    loader = SurvivalAnalysisDataLoader(table(), time_to_event_column="T", target_column="E")
+    leaked = loader.info()["time_horizons"]  # synthcity's: linspace(T.min, T.max, 5)[1:-1]
+    step = leaked[1] - leaked[0]
+    assert leaked[-1] + step == pytest.approx(CANARY) and leaked[0] - step == pytest.approx(SMALLEST)
+    plugin = fitted(loader)
+    assert_no_canary(plugin)
+    horizons = plugin.generate(20).info()["time_horizons"]
+    released = plugin.schema().domain["T"]
+    np.testing.assert_allclose(horizons, np.linspace(released.low, released.high, 5)[1:-1])
+    assert released.low > 0  # times are positive: synthcity rebuilds the output loader, which refuses T <= 0
+    output = plugin.generate(200)
+    assert isinstance(output, SurvivalAnalysisDataLoader) and bool((output.dataframe()["T"] > 0).all())
+    step = horizons[1] - horizons[0]
+    assert abs(horizons[-1] + step - CANARY) > 1 and abs(horizons[0] - step - SMALLEST) > 0.1
+
+
+def test_survival_takes_declared_horizons_and_refuses_a_declared_time_range_that_is_not_positive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loader = SurvivalAnalysisDataLoader(table(), time_to_event_column="T", target_column="E")
+    assert fitted(loader, time_horizons=[30, 365]).generate(10).info()["time_horizons"] == [30.0, 365.0]
+    domain = {"x": {"type": "numeric", "low": -4, "high": 4}, "group": {"type": "categorical", "categories": ["a", "b"]},
+              "T": {"type": "numeric", "low": 0, "high": 1000}, "E": {"type": "categorical", "categories": [0, 1]}}
+    from synthcity_dpswf.models import base as model_base
+
+    monkeypatch.setattr(model_base, "release_batches", lambda *args, **kwargs: pytest.fail("released before refusing"))
+    with pytest.raises(ValueError, match="times are positive"):
+        fitted(loader, domain=domain)
+    with pytest.raises(ValueError, match="time_horizons must be"):
+        Plugins().get("dpswflow", time_horizons=[float("nan")])
+
+
+@pytest.mark.parametrize("kind", ["time series", "time series survival"])
+def test_time_series_loaders_are_refused_before_any_private_computation(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from synthcity_dpswf.plugins import base
+
+    monkeypatch.setattr(base, "release_domain", lambda *args, **kwargs: pytest.fail("a private computation ran"))
+    sequences = [pd.DataFrame({"a": [1.0, CANARY], "b": [0.5, 0.25]}) for _ in range(6)]
+    times = [[0, 1]] * 6
+    if kind == "time series":
+        loader, name = TimeSeriesDataLoader(temporal_data=sequences, observation_times=times), "TimeSeriesDataLoader"
+    else:
+        loader = TimeSeriesSurvivalDataLoader(
+            temporal_data=sequences, observation_times=times, T=pd.Series([3.0] * 5 + [CANARY]), E=pd.Series([1, 0] * 3)
+        )
+        name = "TimeSeriesSurvivalDataLoader"
+    for plugin in ("dpswflow", "dpswflow_r", "dpswgen"):
+        with pytest.raises(ValueError, match=f"does not accept a {name}: .*one row per time step.*one person per row"):
+            Plugins().get(plugin).fit(loader)
+
+
+def test_an_image_loader_keeps_its_public_shape_and_no_private_image() -> None:
+    generator = torch.Generator().manual_seed(0)
+    public = torch.rand(64, 1, 32, 32, generator=generator)
+    adapter = ImageLatentAdapter("mnist", latent_dim=4, device="cpu").fit(public, epochs=1, description="public noise")
+    images, labels = torch.rand(80, 1, 32, 32, generator=generator), torch.randint(2, (80,), generator=generator)
+    plugin = Plugins().get("dpswflow", epsilon=1.0, n_classes=2, image_adapter=adapter, n_steps=5, n_directions=5)
+    plugin.fit(ImageDataLoader(data=(images, labels), height=32))
+    assert plugin.data_info == {"data_type": "images", "len": 80, "train_size": 0.8, "height": 32, "width": 32,
+                                "channels": 1, "random_state": 0}
+    state = deserialize(plugin.save())
+    assert private_rows_found(state, images.reshape(80, -1)[:4]) == 0  # no private image in the saved plugin
+    assert plugin.generate(4).info() == {**plugin.data_info, "len": 4}
