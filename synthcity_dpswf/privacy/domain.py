@@ -148,6 +148,13 @@ def category_value(key: tuple[str, object]) -> object:
     return key[1]
 
 
+def noisy_counts(counts: np.ndarray, noise_std: float, secret: torch.Generator, weight: float = 1.0) -> np.ndarray:
+    """The domain's one source of noise: ``weight * counts + N(0, s^2)`` per entry (the released vector), read back
+    on the count scale (divided by ``weight``)."""
+    noise = torch.randn(len(counts), generator=secret, dtype=torch.float64).numpy()
+    return (weight * counts + noise_std * noise) / weight
+
+
 def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: torch.Generator) -> DomainRelease:
     """Release every column's kind, numeric bounds and category set of ``frame`` with (epsilon, delta)-DP
     (module docstring).
@@ -162,11 +169,6 @@ def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: to
     noise_std = z * math.sqrt(n_columns * (2 + 2 * TYPE_WEIGHT**2))
     threshold = noise_std * float(norm.isf(delta / (2 * n_columns * (1 + math.exp(min(epsilon, 700.0))))))
 
-    def noisy(counts: np.ndarray, weight: float = 1.0) -> np.ndarray:
-        """Counts released as weight * counts + N(0, s^2), read back on the count scale."""
-        noise = torch.randn(len(counts), generator=secret, dtype=torch.float64).numpy()
-        return (weight * counts + noise_std * noise) / weight
-
     kinds: dict[str, Kind] = {}
     bounds: dict[str, tuple[float, float]] = {}
     categories: dict[str, tuple[object, ...]] = {}
@@ -177,13 +179,13 @@ def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: to
         numbers = values[is_number].to_numpy(dtype=float)
         is_integer = numbers == np.round(numbers)
         type_counts = np.array([is_integer.sum(), (~is_integer).sum(), (~is_number).sum()], dtype=float)
-        integer_count, float_count, other_count = noisy(type_counts, TYPE_WEIGHT)
+        integer_count, float_count, other_count = noisy_counts(type_counts, noise_std, secret, TYPE_WEIGHT)
         # The kind is read from the released type counts; the value counts then use that kind's partition (an
         # adaptive composition of Gaussian mechanisms, accounted as one with the combined sensitivity).
         if other_count > integer_count + float_count:
             kinds[column] = "categorical"
             observed = pd.Series([category_key(value) for value in values.to_numpy(dtype=object)]).value_counts()
-            kept = [category_value(key) for key in observed.index[noisy(observed.to_numpy(dtype=float)) > threshold]]
+            kept = [category_value(key) for key in observed.index[noisy_counts(observed.to_numpy(dtype=float), noise_std, secret) > threshold]]
             located[column] = len(kept) > 0
             # Only categories above the threshold may be published (an observed category is private): where none
             # passed, the column gets a placeholder, a function of the (empty) released set. The order is a total
@@ -193,7 +195,7 @@ def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: to
         kinds[column] = "integer" if integer_count > float_count else "float"
         edges = integer_bin_edges() if kinds[column] == "integer" else log_bin_edges()
         index = np.clip(np.searchsorted(edges, numbers, side="right") - 1, 0, len(edges) - 2)
-        counts = noisy(np.bincount(index, minlength=len(edges) - 1).astype(float))
+        counts = noisy_counts(np.bincount(index, minlength=len(edges) - 1).astype(float), noise_std, secret)
         bounds[column], located[column] = numeric_bounds(counts, edges[:-1], edges[1:], noise_std)
     return DomainRelease(kinds, bounds, categories, located, epsilon, delta, z, noise_std, threshold)
 
