@@ -130,8 +130,9 @@ def select_settings(
     return row["codec"], FlowChoice(row["directions"], row["bins"], row["steps"]), best
 
 
-def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argparse.Namespace) -> dict[str, Any]:
-    """One table row: the codec's ceiling and the flow's CAS (``choice``'s settings) at every epsilon."""
+def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The table rows of one codec and setting, one per generator and adjacency of ``args``: the codec's ceiling
+    (computed once) and each generator's CAS (``choice``'s settings) at every epsilon."""
     images, labels = LOADERS[args.dataset](args.data_root, train=True)
     public, private = split_training_set("public-half" if spec.startswith("ae:") else "dct", len(images), args.seed)
     if args.split == "validation":
@@ -143,7 +144,7 @@ def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argpar
     codec, public_data = build_codec(spec, args.dataset, args.data_root, images, public, args.cache, args.seed)
     codec_seconds = time.perf_counter() - started
     latents, private_labels = codec.encode(images[private]), labels[private]
-    row: dict[str, Any] = {
+    common: dict[str, Any] = {
         "codec": spec, "public": public_data, "description": codec.public_description, "dim": int(latents.shape[1]),
         "codec_seconds": codec_seconds, "n_released": len(private), "n_scored": len(score_images),
         "directions": choice.directions, "bins": choice.bins, "steps": choice.steps, "samples": args.samples,
@@ -151,27 +152,33 @@ def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argpar
     }
     shown = min(args.samples, len(private))
     reconstructed = codec.decode(latents[:shown])
-    row["ceiling"] = classification_accuracies(
+    common["ceiling"] = classification_accuracies(
         reconstructed, private_labels[:shown], score_images, score_labels, args.seed, device=args.device
     )
-    print(f"[{spec}] d = {row['dim']}, codec {codec_seconds:.0f} s, ceiling {row['ceiling']}", flush=True)
-    row["epsilons"] = {}
-    for epsilon in epsilons:
-        config = ImageRunConfig(dataset=args.dataset, epsilon=epsilon, n_release_directions=choice.directions,
-                                n_bins=choice.bins, n_steps=choice.steps, seed=args.seed)
-        started = time.perf_counter()
-        model = build_generator(config, progress=False).fit(
-            latents.to(args.device), epsilon, DELTA, labels=private_labels.to(args.device), n_classes=10
-        )
-        generated, generated_labels = model.sample_labelled(args.samples)
-        seconds = time.perf_counter() - started
-        decoded = codec.decode(generated.cpu())
-        scores = classification_accuracies(
-            decoded, generated_labels.cpu(), score_images, score_labels, args.seed, device=args.device
-        )
-        row["epsilons"][str(finite_or_text(epsilon))] = {**scores, "seconds": seconds}
-        print(f"[{spec}] {choice} epsilon {epsilon:g}: {scores}, fit + sample {seconds:.0f} s", flush=True)
-    return row
+    print(f"[{spec}] d = {common['dim']}, codec {codec_seconds:.0f} s, ceiling {common['ceiling']}", flush=True)
+    rows = []
+    for generator in args.generators:
+        for neighbouring in args.neighbourings:
+            row = {**common, "generator": generator, "neighbouring": neighbouring, "epsilons": {}}
+            for epsilon in epsilons:
+                config = ImageRunConfig(dataset=args.dataset, generator=generator, neighbouring=neighbouring,
+                                        epsilon=epsilon, n_release_directions=choice.directions, n_bins=choice.bins,
+                                        n_steps=choice.steps, seed=args.seed)
+                started = time.perf_counter()
+                model = build_generator(config, progress=False).fit(
+                    latents.to(args.device), epsilon, DELTA, labels=private_labels.to(args.device), n_classes=10
+                )
+                generated, generated_labels = model.sample_labelled(args.samples)
+                seconds = time.perf_counter() - started
+                decoded = codec.decode(generated.cpu())
+                scores = classification_accuracies(
+                    decoded, generated_labels.cpu(), score_images, score_labels, args.seed, device=args.device
+                )
+                row["epsilons"][str(finite_or_text(epsilon))] = {**scores, "seconds": seconds}
+                print(f"[{spec}] {generator} {neighbouring} {choice} epsilon {epsilon:g}: {scores}, fit + sample "
+                      f"{seconds:.0f} s", flush=True)
+            rows.append(row)
+    return rows
 
 
 def markdown(payload: dict[str, Any]) -> str:
@@ -181,13 +188,15 @@ def markdown(payload: dict[str, Any]) -> str:
         f"# Image codecs on {DATASET_NAMES[payload['dataset']]} ({payload['split']} split)",
         "",
         f"CAS (MLP / CNN) of classifiers trained on generated (image, label) pairs and scored on {scored}. Ceiling: "
-        "the released private images through the codec. Generator: DPSWflow, one class-conditional "
-        "projected-histogram release, delta = 1e-5; epsilon inf is the same flow without noise: not private. "
-        "Written by `benchmarks/image_codecs.py`.",
+        "the released private images through the codec. Generators with their defaults: DPSWflow (one "
+        "class-conditional projected-histogram release of L directions) and DPSWflow-r (100 per-step releases of 50 "
+        "directions each, q = 0.1: fixed-size batches under replace-one, Poisson samples under add/remove), "
+        "delta = 1e-5; the adjacency column says which neighbours epsilon is stated for; epsilon inf is the same flow "
+        "without noise: not private. Written by `benchmarks/image_codecs.py`.",
         "",
-        "| codec | public data | d | L, G, steps | ceiling | " + " | ".join(f"epsilon {key}" for key in epsilons)
-        + " | codec (s) | device |",
-        "|---|---|---:|---|---|" + "---|" * len(epsilons) + "---:|---|",
+        "| codec | public data | d | generator | adjacency | L, G, steps | ceiling | "
+        + " | ".join(f"epsilon {key}" for key in epsilons) + " | codec (s) | device |",
+        "|---|---|---:|---|---|---|---|" + "---|" * len(epsilons) + "---:|---|",
     ]
     for row in payload["rows"]:
         cells = []
@@ -196,8 +205,10 @@ def markdown(payload: dict[str, Any]) -> str:
             cells.append("-" if found is None else f"{found['mlp']:.1%} / {found['cnn']:.1%}")
         directions = row["directions"] if row["directions"] is not None else "default"
         chosen = " (chosen on validation)" if "chosen_on" in row else ""
+        adjacency = "add/remove" if row.get("neighbouring") == "add_remove" else "replace-one"
         lines.append(
-            f"| {row['codec']} | {row['public']} | {row['dim']} | {directions}, {row['bins']}, {row['steps']}{chosen} | "
+            f"| {row['codec']} | {row['public']} | {row['dim']} | {row.get('generator', 'dpswflow')} | {adjacency} | "
+            f"{directions}, {row['bins']}, {row['steps']}{chosen} | "
             f"{row['ceiling']['mlp']:.1%} / {row['ceiling']['cnn']:.1%} | " + " | ".join(cells)
             + f" | {row['codec_seconds']:.0f} | {row.get('device', 'cpu')} |"
         )
@@ -212,10 +223,11 @@ def results_path(out: Path, dataset: str, split: str) -> Path:
 def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
     """``rows`` with ``row`` in place of any row of the same codec and settings: the epsilons ``row`` measured
     replace theirs, the others are kept; the row is marked chosen on validation only if ``row`` was."""
-    same = ("codec", "directions", "bins", "steps", "samples")
+    same = {"codec": None, "directions": None, "bins": None, "steps": None, "samples": None, "generator": "dpswflow",
+            "neighbouring": "replace_one"}  # with the value a row written before the key existed had
     kept, merged = [], dict(row)
     for old in rows:
-        if any(old.get(key) != row[key] for key in same):
+        if any(old.get(key, default) != row.get(key, default) for key, default in same.items()):
             kept.append(old)
             continue
         merged = {**old, **row, "epsilons": {**old["epsilons"], **row["epsilons"]}}
@@ -254,6 +266,10 @@ def main() -> None:
                         help="a validation results file: at each epsilon, run only the codec of --codecs and the "
                              "settings whose validation row (same --samples) scored the highest mean CAS there "
                              "(--split test; --settings, --directions, --bins and --steps are then not used)")
+    parser.add_argument("--generators", nargs="+", choices=["dpswflow", "dpswflow_r"], default=["dpswflow"],
+                        help="one row per generator (their default settings besides L, G and steps)")
+    parser.add_argument("--neighbourings", nargs="+", choices=["replace_one", "add_remove"], default=["replace_one"],
+                        help="one row per adjacency epsilon is calibrated for")
     parser.add_argument("--samples", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu", help="where the flow and the CAS classifiers run (cpu, cuda)")
@@ -285,10 +301,10 @@ def main() -> None:
         choices = args.settings or [FlowChoice(args.directions, args.bins, args.steps)]
         plan = {(spec, choice): list(args.epsilons) for spec in args.codecs for choice in choices}
     for (spec, choice), epsilons in plan.items():
-        row = run_codec(spec, choice, epsilons, args)
-        if args.select_from is not None:
-            row["chosen_on"] = str(args.select_from.name)
-        payload["rows"] = replace_row(payload["rows"], row)
+        for row in run_codec(spec, choice, epsilons, args):
+            if args.select_from is not None:
+                row["chosen_on"] = str(args.select_from.name)
+            payload["rows"] = replace_row(payload["rows"], row)
         write_json(path, payload)
         path.with_suffix(".md").write_text(markdown(payload))
     print(markdown(payload))

@@ -24,6 +24,9 @@ Metrics (``synthcity_dpswf.evaluation.marginal_tv_distance`` and sklearn, same f
   tstr_auroc  HistGradientBoosting trained on the synthetic table to predict the target, AUROC on the real rows
   detection   AUROC of HistGradientBoosting telling 10,000 real from 10,000 synthetic rows (5-fold), 0.5 is best
 
+``--neighbouring add_remove`` runs ours under add/remove (Poisson-sampled per-step releases, Opacus' RDP); the
+table's adjacency column says which adjacency each row's epsilon is stated under.
+
 Run: ``python benchmarks/marginals.py --data-root ../shared/data --reference DIR`` (about 40 minutes on 2 CPU
 cores for ours at three epsilons). Writes ``benchmarks/results/marginals_<table>.{json,md}``; rows of an earlier
 run on the same table (other methods or epsilons) are kept and the table is rewritten with all of them.
@@ -113,12 +116,14 @@ def scores(real: pd.DataFrame, synthetic: pd.DataFrame, codec: MarginalTableCode
     return result
 
 
-def run_ours(method: str, frame: pd.DataFrame, domain: str, epsilon: float, seed: int) -> tuple[pd.DataFrame, float, str]:
+def run_ours(
+    method: str, frame: pd.DataFrame, domain: str, epsilon: float, seed: int, neighbouring: str = "replace_one"
+) -> tuple[pd.DataFrame, float, str]:
     """Fit one of our plugins on ``frame`` and generate as many rows; (table, seconds, reported epsilon)."""
     from synthcity.plugins import Plugins
 
     started = time.perf_counter()
-    plugin = Plugins().get(method, epsilon=epsilon, delta=DELTA, domain=domain, random_state=seed)
+    plugin = Plugins().get(method, epsilon=epsilon, delta=DELTA, domain=domain, random_state=seed, neighbouring=neighbouring)
     plugin.fit(frame)
     synthetic = plugin.generate(len(frame)).dataframe()
     return synthetic, time.perf_counter() - started, f"{plugin.privacy_report().epsilon:.4g}"
@@ -158,6 +163,8 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, default=None, help="folder of the reference MST / AIM runs")
     parser.add_argument("--rows", type=int, default=None, help="a random subset of rows (smoke runs)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--neighbouring", choices=["replace_one", "add_remove"], default="replace_one",
+                        help="the adjacency our plugins calibrate for (the peers' is fixed by their code)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--notes", default=None, help="a sentence on how the run was made (shown under the table)")
     args = parser.parse_args()
@@ -184,7 +191,8 @@ def main() -> None:
             row: dict[str, Any] = {"method": method, "epsilon": epsilon}
             try:
                 if method in OURS:
-                    synthetic, seconds, reported = run_ours(method, frame, domain_path, epsilon, args.seed)
+                    row["neighbouring"] = args.neighbouring
+                    synthetic, seconds, reported = run_ours(method, frame, domain_path, epsilon, args.seed, args.neighbouring)
                 elif method == "pategan":
                     synthetic, seconds, reported = run_pategan(frame, target, epsilon, args.seed)
                 elif method in REFERENCE:
@@ -198,7 +206,8 @@ def main() -> None:
                 row.update(scores=scores(frame, synthetic, codec, target, args.seed), seconds=seconds, reported_epsilon=reported)
             except Exception as raised:  # a method that fails is reported, not hidden
                 row["error"] = f"{type(raised).__name__}: {str(raised).splitlines()[0][:120] if str(raised) else ''}"
-            rows = [r for r in rows if (r["method"], r["epsilon"]) != (row["method"], row["epsilon"])] + [row]
+            key = lambda r: (r["method"], r["epsilon"], r.get("neighbouring", "replace_one"))  # noqa: E731
+            rows = [r for r in rows if key(r) != key(row)] + [row]
             print(row, flush=True)
             write_json(out_json, {"table": args.table, "rows_used": len(frame), "delta": DELTA, "floor": floor,
                                   "environment": environment(torch.device("cpu")), "results": rows, "notes": notes})

@@ -260,23 +260,39 @@ def headline_table(payload: dict[str, Any]) -> str:
 MARGINAL_ORDER = ("dpswflow", "dpswflow_r", "dpswgen", "pategan", "mst (reference, smartnoise-synth)", "aim (reference, smartnoise-synth)")
 
 
+ADJACENCY_OF_PEERS = {
+    "mst (reference, smartnoise-synth)": "add/remove (sensitivity 1 per marginal in the reference code)",
+    "aim (reference, smartnoise-synth)": "add/remove (sensitivity 1 per marginal in the reference code)",
+    "pategan": "not stated by synthcity",
+}
+"""The adjacency each peer's epsilon is stated under, as its code computes it (ours carry theirs in each row)."""
+
+
+def row_adjacency(row: dict[str, Any]) -> str:
+    """The adjacency of one result row: ours as run (replace-one unless the row says otherwise), peers' from
+    ``ADJACENCY_OF_PEERS``."""
+    if row["method"] in ADJACENCY_OF_PEERS:
+        return ADJACENCY_OF_PEERS[row["method"]]
+    return "add/remove" if row.get("neighbouring") == "add_remove" else "replace-one"
+
+
 def marginal_table(payload: dict[str, Any]) -> str:
     """The marginal benchmark's table (``benchmarks/marginals.py``): the real-rows floor, then every method per
-    epsilon."""
+    epsilon, with the adjacency its epsilon is stated under."""
     floor = payload["floor"]
-    lines = ["| method | epsilon | 2-way TV coarse | 2-way TV full | 3-way TV coarse | TSTR AUROC | detection AUC | wall time (s) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|",
-             f"| real rows, half vs half | - | {floor['tv2_coarse']:.3f} | {floor['tv2_full']:.3f} | {floor['tv3_coarse']:.3f} | "
+    lines = ["| method | adjacency | epsilon | 2-way TV coarse | 2-way TV full | 3-way TV coarse | TSTR AUROC | detection AUC | wall time (s) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+             f"| real rows, half vs half | - | - | {floor['tv2_coarse']:.3f} | {floor['tv2_full']:.3f} | {floor['tv3_coarse']:.3f} | "
              f"{floor['tstr_auroc']:.3f} | {floor['detection']:.3f} | - |"]
     rank = {name: index for index, name in enumerate(MARGINAL_ORDER)}
-    for row in sorted(payload["results"], key=lambda r: (r["epsilon"], rank.get(r["method"], len(rank)))):
+    for row in sorted(payload["results"], key=lambda r: (r["epsilon"], rank.get(r["method"], len(rank)), row_adjacency(r))):
         if row.get("error"):
-            lines.append(f"| {row['method']} | {row['epsilon']:g} | failed: {row['error']} | | | | | |")
+            lines.append(f"| {row['method']} | {row_adjacency(row)} | {row['epsilon']:g} | failed: {row['error']} | | | | | |")
             continue
         s = row["scores"]
         lines.append(
-            f"| {row['method']} | {row['epsilon']:g} | {s['tv2_coarse']:.3f} | {s['tv2_full']:.3f} | {s['tv3_coarse']:.3f} | "
-            f"{s['tstr_auroc']:.3f} | {s['detection']:.3f} | {row['seconds']:.0f} |"
+            f"| {row['method']} | {row_adjacency(row)} | {row['epsilon']:g} | {s['tv2_coarse']:.3f} | {s['tv2_full']:.3f} | "
+            f"{s['tv3_coarse']:.3f} | {s['tstr_auroc']:.3f} | {s['detection']:.3f} | {row['seconds']:.0f} |"
         )
     return "\n".join(lines) + "\n"
 

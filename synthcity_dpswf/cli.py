@@ -45,7 +45,7 @@ def _images(args: argparse.Namespace) -> int:
               if value is not None}
     config = ImageRunConfig(
         dataset=args.dataset, codec=args.codec, generator=args.generator, release=args.release, epsilon=args.epsilon,
-        **chosen,  # type: ignore[arg-type]
+        neighbouring=args.neighbouring, **chosen,  # type: ignore[arg-type]
         n_release_directions=args.directions, n_bins=args.bins,
         n_samples=args.samples, fid_samples=args.fid_samples, start=args.start, n_steps=args.steps,
         step_size=args.step_size, dct_frequencies=args.dct_frequencies, device=args.device, seed=args.seed,
@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "other way round, also under --data-root) or dct (a fixed DCT codec: no public data); with the "
                         "last two the whole training set is private")
     images.add_argument("--epsilon", type=float, default=10.0)
+    images.add_argument("--neighbouring", choices=["replace_one", "add_remove"], default="replace_one",
+                        help="the adjacency epsilon is calibrated for: replace-one (n public, the default) or "
+                        "add/remove (n private, Poisson-sampled releases, Opacus' RDP; docs/privacy.md)")
     images.add_argument("--out", default="dpswf_images", help="output folder (default: %(default)s)")
     images.add_argument("--generator", choices=["dpswflow", "dpswflow_r", "dpswgen"], default="dpswflow")
     images.add_argument("--release", default="projected_histogram",

@@ -25,6 +25,7 @@ from synthcity_dpswf.privacy import (
     MarginalLayout,
     PrivacyAuditError,
     analytic_gaussian_epsilon,
+    poisson_batch,
     release_domain,
     sample_batch,
     secret_generator,
@@ -50,10 +51,12 @@ def halve_the_noise(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(base, "gaussian_noise", lambda shape, std, generator, like: noise(shape, std / 2, generator, like))
 
 
-def halve_the_sensitivity(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Mutant: the kind's sensitivity taken at half its value (so its noise is half what z requires)."""
-    sensitivity = MECHANISMS[kind].sensitivity
-    monkeypatch.setattr(MECHANISMS[kind], "sensitivity", lambda self, directions: sensitivity(self, directions) / 2)
+def halve_the_sensitivity(kind: str, monkeypatch: pytest.MonkeyPatch, neighbouring: str = "replace_one") -> None:
+    """Mutant: the kind's sensitivity under ``neighbouring`` taken at half its value (so its noise is half what z
+    requires)."""
+    method = "sensitivity" if neighbouring == "replace_one" else "add_remove_sensitivity"
+    sensitivity = getattr(MECHANISMS[kind], method)
+    monkeypatch.setattr(MECHANISMS[kind], method, lambda self, directions: sensitivity(self, directions) / 2)
 
 
 # ------------------------------------------------------------------------------ per-step sampled releases
@@ -69,42 +72,50 @@ PER_STEP_KINDS = ["record", "projected", "projected_histogram", "marginal"]
 
 
 def schedule_pair(kind: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """The canary c and its replacement c' for ``kind``."""
+    """The canary c and its replacement c' for ``kind`` (for the sum kinds, f(c) and f(c') are orthogonal: every
+    direction's bin, every table's cell differs)."""
     if kind == "marginal":
         return torch.zeros(1, 2), torch.full((1, 2), 3.0)
     canary = torch.nn.functional.normalize(torch.tensor([[0.6, -0.8]]), dim=1)
     return canary, -canary
 
 
-def schedule_scores(kind: str, position: int | None) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Per-step scores <R_k - S_k(c'), g_k> / (||g_k|| s_k) (g_k = S_k(c) - S_k(c'), s_k the step's noise std) of
-    SCHEDULE_RUNS fits, whether the canary's position was in each step's batch (read from the sampler the schedule
-    calls), the claimed epsilon (the fit's report) and the claimed step epsilon (one release at the report's z)."""
+def schedule_scores(kind: str, position: int | None, neighbouring: str = "replace_one") -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Per-step scores of SCHEDULE_RUNS fits, whether the canary's position was in each step's batch (read from the
+    sampler the schedule calls), the claimed epsilon (the fit's report) and the claimed step epsilon (one release at
+    the report's z). Replace-one: D' holds c' at every one of the n positions, D_j the canary at position j, scores
+    <R_k - S_k(c'), g_k> / (||g_k|| s_k) with g_k = S_k(c) - S_k(c'). Add/remove (Poisson rate 1/4): D' holds n - 1
+    copies of c', D_j the canary inserted at position j, scores <R_k, f_k(c)> / (||f_k(c)|| s_k) (f(c') is orthogonal
+    to f(c), so the other records do not move them)."""
     canary, replacement = schedule_pair(kind)
-    records = replacement.repeat(N_RECORDS, 1)
+    add_remove = neighbouring == "add_remove"
+    records = replacement.repeat(N_RECORDS - (1 if add_remove else 0), 1)
     if position is not None:
-        records[position] = canary[0]
+        records = torch.cat([records[:position], canary, records[position + 1 - (1 if add_remove else 0):]])
     batches: list[torch.Tensor] = []
-    sampler = releasing.sample_batch  # the sampler in use (a mutant's, if one is installed)
+    name = "poisson_batch" if add_remove else "sample_batch"
+    sampler = getattr(releasing, name)  # the sampler in use (a mutant's, if one is installed)
 
-    def recording(n_records: int, batch_size: int, generator: torch.Generator) -> torch.Tensor:
-        batches.append(sampler(n_records, batch_size, generator))
+    def recording(n_records: int, size: float, generator: torch.Generator) -> torch.Tensor:
+        batches.append(sampler(n_records, size, generator))
         return batches[-1]
 
-    releasing.sample_batch = recording  # type: ignore[assignment]
+    setattr(releasing, name, recording)
+    schedule = {"sample_rate": 1 / N_RECORDS} if add_remove else {"batch_size": 1}
     try:
         models = [
-            DPSWFlowR(release=kind, batch_size=1, release_steps=STEPS, n_release_directions=4, n_bins=4,
-                      marginals=LAYOUT if kind == "marginal" else None).fit(records, SCHEDULE_EPSILON, DELTA)
+            DPSWFlowR(release=kind, release_steps=STEPS, n_release_directions=4, n_bins=4, neighbouring=neighbouring,
+                      marginals=LAYOUT if kind == "marginal" else None, **schedule).fit(records, SCHEDULE_EPSILON, DELTA)
             for _ in range(SCHEDULE_RUNS)
         ]
     finally:
-        releasing.sample_batch = sampler  # type: ignore[assignment]
+        setattr(releasing, name, sampler)
     pools = [model.pool_ for model in models]
     mechanism = models[0].mechanism
     directions = [None] * STEPS if pools[0].directions is None else list(pools[0].directions)  # public: the same every run
-    gaps = torch.stack([(mechanism.statistic(canary, d) - mechanism.statistic(replacement, d)).double().reshape(-1) for d in directions])
+    canaries = torch.stack([mechanism.statistic(canary, d).double().reshape(-1) for d in directions])
     bases = torch.stack([mechanism.statistic(replacement, d).double().reshape(-1) for d in directions])
+    gaps, bases = (canaries, torch.zeros_like(bases)) if add_remove else (canaries - bases, bases)
     units = gaps / gaps.norm(dim=1, keepdim=True)
     values = torch.stack([pool.releases.double().reshape(STEPS, -1) for pool in pools])  # (runs, K, cells)
     noise_std = torch.stack([pool.noise_std for pool in pools])  # (runs, K)
@@ -116,25 +127,28 @@ def schedule_scores(kind: str, position: int | None) -> tuple[np.ndarray, np.nda
 
 
 @pytest.mark.parametrize("mutation", ["sound", "noise halved", "sensitivity halved", "fixed-seed sampling"])
-@pytest.mark.parametrize("kind", PER_STEP_KINDS)
+@pytest.mark.parametrize("kind, neighbouring", [(kind, "replace_one") for kind in PER_STEP_KINDS]
+                         + [("projected_histogram", "add_remove"), ("marginal", "add_remove")])
 def test_per_step_audit_passes_the_fitted_schedule_of_every_kind_and_fails_its_mutants(
-    kind: str, mutation: str, monkeypatch: pytest.MonkeyPatch
+    kind: str, neighbouring: str, mutation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if mutation == "noise halved":
         halve_the_noise(monkeypatch)
     elif mutation == "sensitivity halved":
-        halve_the_sensitivity(kind, monkeypatch)
-    elif mutation == "fixed-seed sampling":
+        halve_the_sensitivity(kind, monkeypatch, neighbouring)
+    elif mutation == "fixed-seed sampling" and neighbouring == "replace_one":
         monkeypatch.setattr(releasing, "sample_batch", lambda n, b, generator: sample_batch(n, b, torch.Generator().manual_seed(0)))
+    elif mutation == "fixed-seed sampling":  # a public seed whose coins take every position (seed 0 takes none)
+        monkeypatch.setattr(releasing, "poisson_batch", lambda n, q, generator: poisson_batch(n, q, torch.Generator().manual_seed(1)))
     shared = secret_generator(SEED)  # one secret stream for every fit of the test, seeded for reproducibility
     monkeypatch.setattr(model_base, "secret_generator", lambda seed=None: shared)
-    scores_out, _, claimed, claimed_step = schedule_scores(kind, None)
+    scores_out, _, claimed, claimed_step = schedule_scores(kind, None, neighbouring)
     assert claimed == pytest.approx(SCHEDULE_EPSILON, abs=0.03)
     confidence = 1 - (1 - CONFIDENCE) / (2 * N_RECORDS)  # Bonferroni over the positions and the two bounds
     try:
         results = []
         for position in range(N_RECORDS):
-            scores_in, included, _, _ = schedule_scores(kind, position)
+            scores_in, included, _, _ = schedule_scores(kind, position, neighbouring)
             results.append(audit_sampled_schedule(scores_in, scores_out, included, DELTA, claimed, claimed_step, confidence))
     except PrivacyAuditError as error:
         assert mutation != "sound", error

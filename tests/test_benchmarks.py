@@ -85,7 +85,8 @@ def test_marginal_suite_scores_ours_and_a_reference_run_with_the_same_code(share
     for row in rows.values():
         assert 0 <= row["scores"]["tv2_coarse"] <= row["scores"]["tv2_full"] <= 1 and 0 <= row["scores"]["detection"] <= 1
     assert rows["mst (reference, smartnoise-synth)"]["scores"]["detection"] < 0.65  # real rows against real rows
-    assert "| dpswflow | 3 |" in (tmp_path / "marginals_adult_discretized.md").read_text()
+    table = (tmp_path / "marginals_adult_discretized.md").read_text()
+    assert "| dpswflow | replace-one | 3 |" in table and "| mst (reference, smartnoise-synth) | add/remove (" in table
 
 
 @pytest.mark.parametrize("script", ["images.py", "tabular.py"])
@@ -203,9 +204,9 @@ def test_codec_settings_for_the_test_split_are_chosen_on_validation_rows_alone(
     chosen_file.write_text(json.dumps(validation))
     planned: list[tuple[str, image_codecs.FlowChoice, list[float]]] = []
 
-    def fake_run(spec: str, choice: image_codecs.FlowChoice, epsilons: list[float], args: object) -> dict:
+    def fake_run(spec: str, choice: image_codecs.FlowChoice, epsilons: list[float], args: object) -> list[dict]:
         planned.append((spec, choice, epsilons))
-        return {**row(spec, choice.directions, (0.5, 0.5), None), "bins": choice.bins, "steps": choice.steps}
+        return [{**row(spec, choice.directions, (0.5, 0.5), None), "bins": choice.bins, "steps": choice.steps}]
 
     monkeypatch.setattr(image_codecs, "run_codec", fake_run)
     monkeypatch.setattr(sys, "argv", ["image_codecs.py", "--data-root", "data", "--codecs", "dct:12", "dct:16", "--split", "test",

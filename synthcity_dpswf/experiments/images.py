@@ -75,7 +75,9 @@ class ImageRunConfig:
     without public data, K = 16 with L = 8,000, G = 32 and 5,000 steps measured best at epsilon = 10 on the
     validation split, K = 12 with L = 4,000, G = 32, 3,000 steps at epsilon = 1: docs/flows.md). ``device``:
     where the autoencoder trains, the flow runs and the CAS classifiers train: ``"auto"`` (CUDA when torch sees
-    it, else the CPU), ``"cpu"`` or ``"cuda"``.
+    it, else the CPU), ``"cpu"`` or ``"cuda"``. ``neighbouring``: the adjacency the releases are calibrated for
+    (``"replace_one"``, the default, or ``"add_remove"``: Poisson-sampled per-step releases accounted with Opacus'
+    RDP; privacy.md, "Add/remove neighbours").
     """
 
     dataset: str = "mnist"
@@ -85,6 +87,7 @@ class ImageRunConfig:
     labelling: str = "conditional"
     epsilon: float = 10.0
     delta: float = 1e-5
+    neighbouring: str = "replace_one"
     feature_weight: float = 0.7
     autoencoder_epochs: int = 10
     latent_dim: int = MNIST_LATENT_DIM
@@ -125,7 +128,7 @@ def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
     common: dict[str, object] = dict(
         release=config.release, n_release_directions=config.n_release_directions, n_bins=config.n_bins,
         labelling=config.labelling, feature_weight=config.feature_weight, settings=settings, seed=config.seed,
-        progress=progress,
+        neighbouring=config.neighbouring, progress=progress,
     )
     if config.generator == "dpswflow":
         return DPSWFlow(**common)  # type: ignore[arg-type]
@@ -370,6 +373,7 @@ def run_images(
         seconds["fid"] = time.perf_counter() - started
 
     suffix = "" if config.codec == "public-half" else "_" + config.codec.replace("-", "_")
+    suffix += "" if config.neighbouring == "replace_one" else "_add_remove"
     tag = f"{config.dataset}_{config.generator}_{config.release}_eps{config.epsilon:g}_{config.start}{suffix}"
     rows = {f"label {digit}": generated[generated_labels == digit][:10] for digit in range(10)}
     grid = save_labelled_grid(
@@ -385,7 +389,8 @@ def run_images(
         "config": asdict(config), "codec": config.codec, "assumption": assumption, "cas": cas,
         "fid": fid, "fid_images": config.fid_samples, "precision": precision, "recall": recall,
         "epsilon": report.epsilon if math.isfinite(report.epsilon) else "inf",
-        "noise_multiplier": report.noise_multiplier, "seconds": seconds, "public": public_line,
+        "noise_multiplier": report.noise_multiplier, "neighbouring": report.neighbouring,
+        "other_adjacency": None if report.other is None else str(report.other), "seconds": seconds, "public": public_line,
         "autoencoder_training_seconds": codec.training_seconds, "torch": torch.__version__,
     }
     (out / f"results_{tag}.json").write_text(json.dumps(payload, indent=2) + "\n")

@@ -26,23 +26,29 @@ from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.targets import build_target, class_weights, particle_space
 from synthcity_dpswf.privacy import (
     MECHANISMS,
+    NEIGHBOURINGS,
     REPLACE_ONE_RDP,
     MarginalLayout,
+    Neighbouring,
+    OtherAdjacency,
     PrivacyReport,
     ReleaseAccountant,
     ReleaseOptions,
+    analytic_gaussian_epsilon,
     bound_records,
     create_mechanism,
     secret_generator,
 )
+from synthcity_dpswf.privacy.neighbouring import group_of_two, one_shot_other_multiplier, other
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.privacy.releases import Boundary
 
 Labelling = Literal["conditional", "joint"]
 
 
-def check_privacy_target(epsilon: float, delta: float, n_records: int) -> None:
-    """Validate (epsilon, delta) for n records: epsilon > 0 (inf allowed), delta in (0, 1), warn if delta >= 1/n."""
+def check_privacy_target(epsilon: float, delta: float, n_records: int | None) -> None:
+    """Validate (epsilon, delta) for n records: epsilon > 0 (inf allowed), delta in (0, 1), warn if delta >= 1/n
+    (``n_records=None``, n private under add/remove: no comparison with n)."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or math.isnan(epsilon) or epsilon <= 0:
         raise ValueError(f"epsilon must be > 0 (float('inf') for no privacy), got {epsilon!r}.")
     if math.isfinite(epsilon):
@@ -51,11 +57,12 @@ def check_privacy_target(epsilon: float, delta: float, n_records: int) -> None:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}; a common choice is below 1/n.")
 
 
-def check_delta(delta: float, n_records: int) -> None:
-    """Validate delta in (0, 1) for n records; warn if delta >= 1/n."""
+def check_delta(delta: float, n_records: int | None) -> None:
+    """Validate delta in (0, 1) for n records; warn if delta >= 1/n (never when n is private, ``None``: a warning
+    whose condition one record can change would be a release)."""
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}; a common choice is below 1/n.")
-    if delta >= 1 / n_records:
+    if n_records is not None and delta >= 1 / n_records:
         warnings.warn(
             f"delta={delta:g} >= 1/n = {1 / n_records:.3g}: a mechanism that publishes a random record would meet "
             "it; choose delta well below 1/n.",
@@ -85,6 +92,9 @@ class SlicedGenerator(ABC):
         feature_weight: the features' weight in a joint record (``LabelledCodec``).
         accountant: ``"rdp"`` (Opacus' RDP), ``"replace_one_rdp"`` or an extension's name, composes the releases;
             ``"gdp"`` and ``"prv"`` are refused (privacy.md, "Accountants").
+        neighbouring: ``"replace_one"`` (default: n public, batches of a fixed size) or ``"add_remove"`` (n private,
+            Poisson-sampled batches, Opacus' sampled-Gaussian RDP; only for kinds whose release is a sum of per-record
+            contributions: privacy.md, "Add/remove neighbours").
         n_levels: points of the quantile grid of the flow targets.
         settings: generation-time ``FlowSettings``.
         seed: public seed of the directions and of generation (never of the release noise).
@@ -111,6 +121,7 @@ class SlicedGenerator(ABC):
         labelling: Labelling = "conditional",
         feature_weight: float = 0.7,
         accountant: str = "rdp",
+        neighbouring: Neighbouring = "replace_one",
         n_levels: int = 1000,
         settings: FlowSettings | None = None,
         seed: int = 0,
@@ -133,6 +144,9 @@ class SlicedGenerator(ABC):
             raise ValueError("release='marginal' needs marginals=MarginalLayout(...) (the public tables), and only it takes them.")
         directions = n_release_directions or self.DEFAULT_RELEASE_DIRECTIONS.get(release, 1)
         self.mechanism = create_mechanism(release, ReleaseOptions(float(radius), directions, n_bins, marginals))
+        self.mechanism.check_neighbouring(neighbouring)
+        if neighbouring == "add_remove" and accountant != "rdp":
+            raise ValueError(f"accountant {accountant!r} is not proven for add/remove with Poisson sampling; use 'rdp'.")
         self.codec = LabelledCodec(2, feature_weight)  # validates feature_weight; rebuilt for the class count at fit
         self.release = release
         self.radius = float(radius)
@@ -143,6 +157,7 @@ class SlicedGenerator(ABC):
         self.labelling = labelling
         self.feature_weight = feature_weight
         self.accountant = accountant
+        self.neighbouring: Neighbouring = neighbouring
         self.n_levels = n_levels
         self.settings = settings if settings is not None else FlowSettings()
         self.seed = seed
@@ -179,11 +194,12 @@ class SlicedGenerator(ABC):
         check_matrix("records", records)
         if (epsilon is None) == (noise_multiplier is None):
             raise ValueError("give exactly one of epsilon (to calibrate the noise) and noise_multiplier (to set it).")
+        public_n = records.shape[0] if self.neighbouring == "replace_one" else None  # n is private under add/remove
         if epsilon is None:
             check_positive("noise_multiplier", noise_multiplier)
-            check_delta(delta, records.shape[0])
+            check_delta(delta, public_n)
         else:
-            check_privacy_target(epsilon, delta, records.shape[0])
+            check_privacy_target(epsilon, delta, public_n)
         as_float = records.detach().to("cpu", torch.float32)
         check_matrix("records (as float32)", as_float)  # values beyond float32's range are outside the domain
         if labels is not None and self.mechanism.takes_level_codes:
@@ -193,16 +209,23 @@ class SlicedGenerator(ABC):
         if self.labels_ == "joint":
             bounded = bound_records(self.codec.encode(bounded, release_labels), self.radius, "ball")
             release_labels = None
-        n_records = bounded.shape[0]
-        batch_size, steps = self.release_schedule(n_records)
-        accountant = ReleaseAccountant(n_records, batch_size, self.accountant_for(n_records, batch_size, steps))
+        if self.neighbouring == "replace_one":
+            n_records = bounded.shape[0]
+            batch_size, steps = self.release_schedule(n_records)
+            accountant = ReleaseAccountant(n_records, batch_size, self.accountant_for(n_records, batch_size, steps))
+            sampling: dict[str, Any] = {"batch_size": batch_size}
+        else:
+            sample_rate, steps = self.poisson_schedule()
+            accountant = ReleaseAccountant.poisson(sample_rate, self.accountant)
+            sampling = {"sample_rate": sample_rate}
         if noise_multiplier is None:
             assert epsilon is not None
             noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
         self.pool_ = release_batches(
-            bounded, mechanism=self.mechanism, batch_size=batch_size, steps=steps, noise_multiplier=noise_multiplier,
+            bounded, mechanism=self.mechanism, steps=steps, noise_multiplier=noise_multiplier,
             directions_generator=torch.Generator().manual_seed(self.seed), secret=secret_generator(self.release_seed),
             labels=release_labels, n_classes=self.n_classes_ if release_labels is not None else 1,
+            neighbouring=self.neighbouring, **sampling,
         )
         del bounded, release_labels
         self.report_ = self._report(self.pool_, float(delta), accountant, noise_multiplier, steps)
@@ -237,7 +260,21 @@ class SlicedGenerator(ABC):
 
     @abstractmethod
     def release_schedule(self, n_records: int) -> tuple[int, int]:
-        """``(b, K)``: records per release and number of releases for ``n_records`` records (public)."""
+        """``(b, K)``: records per release and number of releases for ``n_records`` records (public), under
+        replace-one."""
+
+    @abstractmethod
+    def poisson_schedule(self) -> tuple[float, int]:
+        """``(q, K)``: the Poisson sampling rate and number of releases under add/remove (never a function of n)."""
+
+    def released_size(self) -> float:
+        """n estimated from the releases alone (post-processing): the records counted over the K releases divided by
+        K q. What the plugins give synthcity as the row count when n is private (add/remove)."""
+        pool = self._pool()
+        counted = self.mechanism.counted_records(pool.releases)
+        if counted is None:
+            raise ValueError(f"the {self.release!r} release counts no records; its size is n, public under replace-one.")
+        return max(float(counted.sum()) / (pool.n_releases * self.privacy_report.sample_rate), 0.0)
 
     def _after_release(self) -> None:
         """Post-processing done once after the releases (DPSWGen trains its network here)."""
@@ -251,30 +288,36 @@ class SlicedGenerator(ABC):
         steps: int,
     ) -> PrivacyReport:
         """The privacy report of a pool made with multiplier ``noise_multiplier`` (0 when epsilon is inf)."""
-        n, b = accountant.n_records, accountant.batch_size
-        if b == n and steps == 1:
-            sampling = f"none: one release of all n = {n} records (q = 1, one step)"
+        n, b, q = accountant.n_records, accountant.batch_size, accountant.sample_rate
+        size = "" if n is None else f"n = {n} records, "  # n is private under add/remove: never printed
+        if q == 1 and steps == 1:
+            sampling = f"none: one release of all {'' if n is None else f'n = {n} '}records (q = 1, one step)"
+        elif n is None:
+            sampling = (
+                f"Poisson: every record independently with probability q = {q:.6g}, independently across the {steps} "
+                "steps (batch sizes vary and are not released)"
+            )
         else:
             sampling = f"uniform subsets of exactly b = {b} of n = {n} records, independent across the {steps} steps"
         thetas = [None] if pool.directions is None else list(pool.directions)
-        sensitivity = max(self.mechanism.sensitivity(theta) for theta in thetas)
+        sensitivity = max(self.mechanism.sensitivity_for(theta, self.neighbouring) for theta in thetas)
         if self.mechanism.takes_level_codes:
             public = [
-                f"n = {accountant.n_records} records, d = {pool.dim} columns",
+                f"{size}d = {pool.dim} columns",
                 "the tables (levels, coarse levels and pairs of the MarginalLayout), fixed before any release",
             ]
         else:
             public = [
-                f"n = {accountant.n_records} records, d = {pool.dim}, the directions (seed {self.seed})",
+                f"{size}d = {pool.dim}, the directions (seed {self.seed})",
                 f"the record bound: {self.boundary} of radius {self.radius:g}",
             ]
         if self.labels_ is not None:
             how = "one release per class" if self.labels_ == "conditional" else "the label joined into each record"
             public.append(f"the class list (C = {self.n_classes_}); labels released with the records: {how}")
         common = dict(
-            delta=delta, mechanism=self.mechanism.describe(), sampling=sampling, sample_rate=accountant.sample_rate,
+            delta=delta, mechanism=self.mechanism.describe(self.neighbouring), sampling=sampling, sample_rate=accountant.sample_rate,
             steps=steps, sensitivity=sensitivity, radius=None if self.mechanism.takes_level_codes else self.radius,
-            stored=pool.describe(), public=tuple(public),
+            stored=pool.describe(), public=tuple(public), neighbouring=NEIGHBOURINGS[self.neighbouring],
         )
         if noise_multiplier == 0:
             return PrivacyReport(
@@ -282,11 +325,34 @@ class SlicedGenerator(ABC):
                 conservative_epsilon=None, **common,  # type: ignore[arg-type]
             )
         accounting = accountant.epsilon(noise_multiplier, delta, steps)
+        conservative = None if n is None else accountant.conservative_epsilon(noise_multiplier, delta, steps)
         return PrivacyReport(
             epsilon=accounting.epsilon, noise_multiplier=noise_multiplier, noise_std=float(pool.noise_std.max()),
-            accountant=accounting.method, conservative_epsilon=accountant.conservative_epsilon(noise_multiplier, delta, steps),
+            accountant=accounting.method, conservative_epsilon=conservative,
+            other=self._other_adjacency(accountant, noise_multiplier, delta, steps, thetas[0]),
             **common,  # type: ignore[arg-type]
         )
+
+    def _other_adjacency(
+        self, accountant: ReleaseAccountant, noise_multiplier: float, delta: float, steps: int, theta: torch.Tensor | None
+    ) -> OtherAdjacency:
+        """The same releases under the adjacency they were not calibrated for (privacy.md, "Both adjacencies in the
+        report"): exact for a one-shot release of a sum kind (Delta_RO = sqrt(2) Delta_AR), group privacy for Poisson
+        per-step releases, not derived otherwise."""
+        name = NEIGHBOURINGS[other(self.neighbouring)]
+        if self.mechanism.add_remove_sensitivity(theta) is None:
+            return OtherAdjacency(name, None, None, f"the {self.release!r} release publishes one row per record")
+        one_shot = accountant.sample_rate == 1 and steps == 1
+        if one_shot:
+            z = one_shot_other_multiplier(noise_multiplier, self.neighbouring)
+            epsilon = analytic_gaussian_epsilon(z, delta)
+            if self.neighbouring == "replace_one":
+                return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)); this run publishes n")
+            return OtherAdjacency(name, epsilon, delta, "the same release (Delta x sqrt(2))")
+        if self.neighbouring == "replace_one":
+            return OtherAdjacency(name, None, None, "batches of a fixed size assume n public")
+        epsilon, inner = group_of_two(lambda at: accountant.epsilon(noise_multiplier, at, steps).epsilon, delta)
+        return OtherAdjacency(name, epsilon, delta, f"group privacy of 2 (add/remove at delta' = {inner:.3g})")
 
     # ---------------------------------------------------------------------------------------- sampling
     @property
@@ -468,7 +534,8 @@ class SlicedGenerator(ABC):
             "release": self.release, "radius": self.radius, "boundary": self.boundary,
             "n_release_directions": self.n_release_directions, "n_bins": self.n_bins, "marginals": self.marginals,
             "labelling": self.labelling,
-            "feature_weight": self.feature_weight, "accountant": self.accountant, "n_levels": self.n_levels,
+            "feature_weight": self.feature_weight, "accountant": self.accountant, "neighbouring": self.neighbouring,
+            "n_levels": self.n_levels,
             "settings": dataclasses.asdict(self.settings), "seed": self.seed, "device": str(self.device),
             "progress": self.progress,
         }

@@ -11,34 +11,40 @@ from __future__ import annotations
 import torch
 
 from synthcity_dpswf.models.pool import ReleasePool
-from synthcity_dpswf.privacy import ReleaseMechanism, sample_batch
+from synthcity_dpswf.privacy import Neighbouring, ReleaseMechanism, poisson_batch, sample_batch
 
 
 def release_batches(
     records: torch.Tensor,
     *,
     mechanism: ReleaseMechanism,
-    batch_size: int,
     steps: int,
     noise_multiplier: float,
     directions_generator: torch.Generator,
     secret: torch.Generator,
+    batch_size: int | None = None,
+    sample_rate: float | None = None,
     labels: torch.Tensor | None = None,
     n_classes: int = 1,
+    neighbouring: Neighbouring = "replace_one",
 ) -> ReleasePool:
-    r"""``steps`` releases, each of a uniformly random batch of exactly ``batch_size`` records drawn
-    independently of the other steps (``sample_batch``), with fresh public directions :math:`\Theta_k` from
-    ``directions_generator`` for kinds that project, and noise :math:`s_k = z \Delta_k`, so that every step is
-    a Gaussian mechanism with the same multiplier z. Batches and noise come from ``secret``. ``labels``
+    r"""``steps`` releases, each of a batch drawn independently of the other steps: a uniformly random subset of
+    exactly ``batch_size`` records (``sample_batch``, replace-one) or a Poisson sample of rate ``sample_rate``
+    (``poisson_batch``, add/remove), with fresh public directions :math:`\Theta_k` from ``directions_generator`` for
+    kinds that project, and noise :math:`s_k = z \Delta_k` (the sensitivity under ``neighbouring``), so that every
+    step is a Gaussian mechanism with the same multiplier z. Batches and noise come from ``secret``. ``labels``
     (class-conditional kinds) are the private class of every record, in the public range ``0..n_classes-1``.
     """
+    if (batch_size is None) == (sample_rate is None):
+        raise ValueError("give exactly one of batch_size (fixed-size batches) and sample_rate (Poisson sampling).")
     n, dim = records.shape
     payloads, noise_std, directions = [], [], []
     for _ in range(steps):
-        index = sample_batch(n, batch_size, secret)
+        index = sample_batch(n, batch_size, secret) if batch_size is not None else poisson_batch(n, sample_rate, secret)  # type: ignore[arg-type]
         theta = mechanism.draw_directions(dim, directions_generator, records.dtype)
         release = mechanism.release(
-            records[index], theta, noise_multiplier, secret, None if labels is None else labels[index], n_classes
+            records[index], theta, noise_multiplier, secret, None if labels is None else labels[index], n_classes,
+            neighbouring,
         )
         payloads.append(release.values)
         noise_std.append(release.noise_std)

@@ -39,6 +39,7 @@ from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import FlowSettings, SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
+from synthcity_dpswf.privacy import check_neighbouring
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart, PrivacyReport, release_domain, secret_generator
 from synthcity_dpswf.privacy.domain import is_finite_number
 
@@ -49,10 +50,11 @@ DEFAULT_STEPS: dict[str, int] = {"record": 1500, "projected": 1500, "projected_h
 (docs/flows.md); 300 for marginals (docs/flows.md, "Tables")."""
 
 
-def default_delta(n_records: int) -> float:
+def default_delta(n_records: int | None) -> float:
     """The delta used when none is given: min(1e-5, n^-1.1), well below the 1/n that a mechanism publishing one
-    random record would meet (1e-5 up to about 35,000 rows, then n^-1.1: 6.9e-6 for Adult's 48,842)."""
-    return min(1e-5, n_records**-1.1)
+    random record would meet (1e-5 up to about 35,000 rows, then n^-1.1: 6.9e-6 for Adult's 48,842); 1e-5 when n is
+    private (``None``, add/remove)."""
+    return 1e-5 if n_records is None else min(1e-5, n_records**-1.1)
 
 
 def is_valid_entry(value: object) -> bool:
@@ -90,8 +92,9 @@ def check_table(frame: pd.DataFrame) -> None:
                 )
 
 
-def default_domain_share(n_records: int) -> float:
-    """The share of the budget a DP domain gets when none is given: 0.5 below 1,000 rows, else 0.1.
+def default_domain_share(n_records: int | None) -> float:
+    """The share of the budget a DP domain gets when none is given: 0.5 below 1,000 rows, else (and when n is
+    private, ``None``) 0.1.
 
     Chosen on iris, wine and diabetes (sklearn; 150-442 rows) at epsilon = 3: with 0.1 the numeric ranges were
     placed for 31-62% of their columns, with 0.3 for 98-100% (delta = 0.1 / n then); at the default delta
@@ -99,17 +102,17 @@ def default_domain_share(n_records: int) -> float:
     with 0.3, 85% with 0.4 and 99% with 0.5 (benchmarks/dp_domain.py; docs/flows.md, "The DP domain"). Large
     tables place every column with 0.1.
     """
-    return 0.5 if n_records < 1000 else 0.1
+    return 0.5 if n_records is not None and n_records < 1000 else 0.1
 
 
-def default_coarse_bins(n_records: int) -> int:
+def default_coarse_bins(n_records: int | None) -> int:
     """Levels per column in the marginal release's two-way tables when none is given: 8 below 1,000 rows, else
-    16. A two-way table of 16 x 16 cells holds less than one record per cell at 150 rows, under noise of about 10
+    (and when n is private, ``None``) 16. A two-way table of 16 x 16 cells holds less than one record per cell at 150 rows, under noise of about 10
     counts; chosen on iris and wine (sklearn, the validation tables: synthcity's XGB performance of DPSWflow at
     epsilon = 3, means of 6-8 fits: iris 0.89 / 0.88 / 0.78 and wine 0.66 / 0.72 / 0.70 for 4 / 8 / 16 levels);
     16 on large tables (docs/flows.md, "Tables").
     """
-    return 8 if n_records < 1000 else 16
+    return 8 if n_records is not None and n_records < 1000 else 16
 
 
 def resolve_domain(domain: DomainSpec, max_one_hot: int) -> TabularDomain:
@@ -179,6 +182,9 @@ class SlicedFlowPlugin(Plugin):
             computes from the private times: privacy.md, "synthcity loaders").
         accountant: ``"rdp"``, ``"replace_one_rdp"`` or an extension's name (``"gdp"`` and ``"prv"`` are refused:
             privacy.md, "Accountants").
+        neighbouring: ``"replace_one"`` (default, n public) or ``"add_remove"`` (n private: Poisson-sampled releases
+            accounted with Opacus' RDP, the defaults that depend on n take their large-table values, and the row count
+            synthcity generates by default is the released estimate of n; privacy.md, "Add/remove neighbours").
         image_adapter: for an ``ImageDataLoader``: an ``ImageLatentAdapter`` trained on public images, or the
             path of its checkpoint. ``None`` follows the paper: a random ``public_fraction`` of the images
             given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``, latent
@@ -218,6 +224,7 @@ class SlicedFlowPlugin(Plugin):
         time_horizons: list[float] | None = None,
         max_one_hot: int = 20,
         accountant: str = "rdp",
+        neighbouring: str = "replace_one",
         image_adapter: ImageLatentAdapter | str | Path | None = None,
         public_fraction: float = 0.5,
         autoencoder_epochs: int = 10,
@@ -259,6 +266,8 @@ class SlicedFlowPlugin(Plugin):
         self.time_horizons = time_horizons
         self.max_one_hot = max_one_hot
         self.accountant = accountant
+        check_neighbouring(neighbouring)
+        self.neighbouring = neighbouring
         self.image_adapter = image_adapter
         self.public_fraction = public_fraction
         self.autoencoder_epochs = autoencoder_epochs
@@ -291,7 +300,7 @@ class SlicedFlowPlugin(Plugin):
             "release": release, "radius": self.radius, "n_release_directions": self.n_release_directions,
             "n_bins": self.n_bins, "marginals": self.layout_, "labelling": self.labelling,
             "feature_weight": self.feature_weight,
-            "accountant": self.accountant, "settings": settings, "seed": self.random_state,
+            "accountant": self.accountant, "neighbouring": self.neighbouring, "settings": settings, "seed": self.random_state,
             "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
         }
 
@@ -307,16 +316,16 @@ class SlicedFlowPlugin(Plugin):
             return self._fit_images(X)
         frame = X.dataframe()
         check_table(frame)
-        n_records = len(frame)
-        delta = default_delta(n_records) if self.delta is None else self.delta
-        check_privacy_target(self.epsilon, delta, n_records)
+        n_public = self._public_size(len(frame))
+        delta = default_delta(n_public) if self.delta is None else self.delta
+        check_privacy_target(self.epsilon, delta, n_public)
         # A declared domain releases nothing: the loader's rules on it are checked before any release.
         domain = path.public_domain(X, self._domain(frame, self.epsilon, delta), declared=self.domain is not None)
         flow_epsilon, flow_delta = self.epsilon, delta
         if self.domain_part_ is not None:
             flow_epsilon -= self.domain_part_.epsilon
             flow_delta -= self.domain_part_.delta
-        self.data_info = path.public_info(X, domain)
+        info = path.public_info(X, domain)
         self._schema = synthcity_schema(domain)
         self._training_schema = self._schema
         self._data_encoders = None
@@ -324,18 +333,36 @@ class SlicedFlowPlugin(Plugin):
         if self.release_for("table") == "marginal":
             codec = MarginalTableCodec(domain, self.fine_bins, unknown)
             self.encoder_ = codec
-            coarse_bins = default_coarse_bins(n_records) if self.coarse_bins is None else self.coarse_bins
+            coarse_bins = default_coarse_bins(n_public) if self.coarse_bins is None else self.coarse_bins
             self.layout_ = MarginalLayout.build(codec.levels, coarse_bins, self.max_pairs, self.random_state)
         else:
             self.encoder_, self.layout_ = TabularEncoder(domain, unknown), None
         self._fit(X, flow_epsilon, flow_delta)
+        self.data_info = self._released_info(info)
         self.fitted = True
         return self
+
+    def _public_size(self, n_records: int) -> int | None:
+        """n where it is public (replace-one); ``None`` under add/remove, where no default may read it."""
+        return n_records if self.neighbouring == "replace_one" else None
+
+    def _released_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """``info`` with its row count ("len", the count synthcity's ``generate()`` makes by default) replaced by the
+        released estimate of n when n is private (add/remove; post-processing of the releases)."""
+        if self.neighbouring == "replace_one":
+            return info
+        assert self.generator_ is not None
+        return {**info, "len": max(1, round(self.generator_.released_size()))}
 
     def _fit_images(self, X: DataLoader) -> "SlicedFlowPlugin":
         """Images: latents of a public autoencoder with their labels, one record per (image, label) pair."""
         if self.release == "marginal":
             raise ValueError("the marginal release is for tables; leave release=None (projected histograms) for images.")
+        if self.neighbouring == "add_remove" and self.image_adapter is None:
+            raise ValueError(
+                "under add/remove the public half drawn from the images passed to fit depends on their number (one image "
+                "more redraws the split); pass image_adapter, an autoencoder trained on public images."
+            )
         images, labels = X.unpack().tensors()
         images, labels = from_synthcity_range(images.float()), labels.long()
         if bool((labels < 0).any()) or bool((labels >= self.n_classes).any()):
@@ -355,15 +382,16 @@ class SlicedFlowPlugin(Plugin):
                 images[public], epochs=self.autoencoder_epochs, seed=self.random_state,
                 description=f"a random {self.public_fraction:.0%} of the images passed to fit, public by assumption",
             )
-        delta = default_delta(len(private)) if self.delta is None else self.delta
-        check_privacy_target(self.epsilon, delta, len(private))
-        self.data_info = loader_path(X, self.name()).public_info(X, None)
+        n_public = self._public_size(len(private))
+        delta = default_delta(n_public) if self.delta is None else self.delta
+        check_privacy_target(self.epsilon, delta, n_public)
         self._schema = Schema(domain={})
         self._training_schema = self._schema
         self._data_encoders = None
         self.encoder_ = adapter
         self.domain_part_, self.layout_ = None, None
         self._fit_generator(adapter.encode(images[private]), self.epsilon, delta, labels[private])
+        self.data_info = self._released_info(loader_path(X, self.name()).public_info(X, None))
         self.fitted = True
         return self
 
@@ -374,9 +402,10 @@ class SlicedFlowPlugin(Plugin):
             return resolve_domain(self.domain, self.max_one_hot)
         if math.isinf(epsilon):
             raise ValueError("with epsilon = inf there is no budget to share with a DP domain; pass a domain.")
-        share = default_domain_share(len(frame)) if self.domain_epsilon_share is None else self.domain_epsilon_share
+        n_public = self._public_size(len(frame))
+        share = default_domain_share(n_public) if self.domain_epsilon_share is None else self.domain_epsilon_share
         share_epsilon, share_delta = share * epsilon, share * delta
-        release = release_domain(frame, share_epsilon, share_delta, secret_generator())
+        release = release_domain(frame, share_epsilon, share_delta, secret_generator(), self.neighbouring)  # type: ignore[arg-type]
         hidden = [column for column, located in release.located.items() if not located]
         if hidden:
             warnings.warn(
@@ -388,6 +417,7 @@ class SlicedFlowPlugin(Plugin):
             "DP domain", share_epsilon, share_delta,
             f"Gaussian histograms of all {len(frame.columns)} columns (z = {release.noise_multiplier:.3g}, "
             f"threshold {release.threshold:.3g}) for numeric bounds and category sets",
+            release.other_adjacency(),
         )
         return TabularDomain.from_release(release)
 

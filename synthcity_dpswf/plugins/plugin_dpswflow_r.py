@@ -17,7 +17,9 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
         batch_size: b, records per release (uniform subsets of exactly b, independent across releases);
             ``None`` (default): ``models.dpswflow_r.default_batch_size(n)``; a given b is capped at n / 2 on
             small tables (the report states the b used).
-        passes: K = ceil(passes * n / b) releases; the default 10 with the default b (n / 10 from 10,000 rows,
+        sample_rate: q, the Poisson rate of each release under ``neighbouring="add_remove"`` (``None``: 0.1,
+            ``models.dpswflow_r.DEFAULT_SAMPLE_RATE``); replace-one takes ``batch_size`` instead.
+        passes: K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove); the default 10 with the default b (n / 10 from 10,000 rows,
             all rows below 1,000: ``models.dpswflow_r.default_batch_size``) makes K = 100 on large data (the
             per-step histogram form measured on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's preset)
             and K = 10 on small tables.
@@ -33,9 +35,12 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
 
     generator_class = DPSWFlowR
 
-    def __init__(self, batch_size: int | None = None, passes: float = 10.0, **kwargs: Any) -> None:
+    def __init__(
+        self, batch_size: int | None = None, sample_rate: float | None = None, passes: float = 10.0, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.batch_size = batch_size
+        self.sample_rate = sample_rate
         self.passes = passes
 
     @staticmethod
@@ -55,8 +60,13 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
         ]
 
     def generator_arguments(self, n_records: int) -> dict[str, Any]:
-        batch_size = None if self.batch_size is None else min(self.batch_size, max(1, n_records // 2))
-        return {**super().generator_arguments(n_records), "batch_size": batch_size, "passes": self.passes}
+        batch_size = self.batch_size
+        if batch_size is not None and self.neighbouring == "replace_one":  # n public: small tables cap b
+            batch_size = min(batch_size, max(1, n_records // 2))
+        return {
+            **super().generator_arguments(n_records), "batch_size": batch_size, "sample_rate": self.sample_rate,
+            "passes": self.passes,
+        }
 
 
 plugin = DPSWFlowRPlugin

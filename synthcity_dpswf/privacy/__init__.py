@@ -41,13 +41,15 @@ from synthcity_dpswf.privacy.mechanisms import (
     record_sensitivity,
     register_mechanism,
 )
-from synthcity_dpswf.privacy.releases import bound_records, gaussian_noise, sample_batch, secret_generator
+from synthcity_dpswf.privacy.neighbouring import NEIGHBOURINGS, Neighbouring, check_neighbouring
+from synthcity_dpswf.privacy.releases import bound_records, gaussian_noise, poisson_batch, sample_batch, secret_generator
 from synthcity_dpswf.privacy.domain import DomainRelease, release_domain
-from synthcity_dpswf.privacy.report import PrivacyPart, PrivacyReport
+from synthcity_dpswf.privacy.report import OtherAdjacency, PrivacyPart, PrivacyReport
 
 __all__ = [
     "ACCOUNTANTS",
     "MECHANISMS",
+    "NEIGHBOURINGS",
     "RDP_ORDERS",
     "REPLACE_ONE_RDP",
     "Accounting",
@@ -56,6 +58,8 @@ __all__ = [
     "MarginalLayout",
     "MarginalRelease",
     "DomainRelease",
+    "Neighbouring",
+    "OtherAdjacency",
     "PrivacyPart",
     "PrivacyAuditError",
     "PrivacyReport",
@@ -71,11 +75,13 @@ __all__ = [
     "audit_noise_parts",
     "audit_scores",
     "bound_records",
+    "check_neighbouring",
     "clopper_pearson_upper",
     "create_mechanism",
     "gaussian_noise",
     "histogram_sensitivity",
     "marginal_sensitivity",
+    "poisson_batch",
     "projected_sensitivity",
     "record_sensitivity",
     "register_accountant",

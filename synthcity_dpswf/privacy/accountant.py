@@ -31,6 +31,7 @@ from opacus.accountants import IAccountant, RDPAccountant, create_accountant
 from opacus.accountants.utils import get_noise_multiplier
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
+from synthcity_dpswf.privacy.neighbouring import Neighbouring
 from synthcity_dpswf.privacy.analytic_gaussian import (
     analytic_gaussian_epsilon,
     analytic_gaussian_noise_multiplier,
@@ -114,7 +115,8 @@ class Accounting:
 
 class ReleaseAccountant:
     """Accounts ``steps`` Gaussian releases with multiplier z, each on a uniform batch of ``batch_size`` of
-    ``n_records`` records (``batch_size == n_records`` and one step: a single release).
+    ``n_records`` records (``batch_size == n_records`` and one step: a single release), under replace-one; or, built
+    with ``ReleaseAccountant.poisson``, on Poisson samples of rate q under add/remove (n private).
 
     Args:
         n_records: n, the (public) number of private records.
@@ -129,17 +131,37 @@ class ReleaseAccountant:
         if batch_size > n_records:
             raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
         check_accountant(accountant)
-        self.n_records = n_records
-        self.batch_size = batch_size
+        self.n_records: int | None = n_records
+        self.batch_size: int | None = batch_size
         self.accountant = accountant
+        self.neighbouring: Neighbouring = "replace_one"
+        self._sample_rate = batch_size / n_records
+
+    @classmethod
+    def poisson(cls, sample_rate: float, accountant: str = "rdp") -> "ReleaseAccountant":
+        """Releases on Poisson samples of rate q (every record independently), under add/remove neighbours: n is
+        private and never given. Opacus' sampled-Gaussian RDP ("rdp") is the bound (privacy.md, "Add/remove
+        neighbours"); every other accountant is refused."""
+        if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float)) or not 0 < sample_rate <= 1:
+            raise ValueError(f"sample_rate must lie in (0, 1], got {sample_rate!r}.")
+        check_accountant(accountant)
+        if accountant != "rdp":  # the proof covers Opacus' sampled-Gaussian RDP only
+            raise ValueError(
+                f"accountant {accountant!r} is not proven for Poisson sampling under add/remove (privacy.md, \"Add/remove "
+                "neighbours\"); use 'rdp'."
+            )
+        accounting = cls.__new__(cls)
+        accounting.n_records, accounting.batch_size, accounting.accountant = None, None, accountant
+        accounting.neighbouring, accounting._sample_rate = "add_remove", float(sample_rate)
+        return accounting
 
     @property
     def sample_rate(self) -> float:
-        """q = b / n."""
-        return self.batch_size / self.n_records
+        """q: b / n for fixed-size batches, the Poisson rate under add/remove."""
+        return self._sample_rate
 
     def _single_release(self, steps: int) -> bool:
-        return steps == 1 and self.batch_size == self.n_records
+        return steps == 1 and self.sample_rate == 1
 
     def _opacus_kwargs(self) -> dict[str, object]:
         return {"alphas": RDP_ORDERS} if self.accountant == "rdp" else {}
@@ -185,7 +207,9 @@ class ReleaseAccountant:
         check_positive_int("steps", steps)
         if self.accountant in _EXTENSION_FACTORIES:  # an extension may be registered anew: never cached
             return self._calibrate(float(epsilon), float(delta), steps)
-        return _calibrated(self.n_records, self.batch_size, self.accountant, float(epsilon), float(delta), steps)
+        return _calibrated(
+            self.n_records, self.batch_size, self.sample_rate, self.accountant, float(epsilon), float(delta), steps
+        )
 
     def _calibrate(self, epsilon: float, delta: float, steps: int) -> float:
         if self._single_release(steps):
@@ -233,6 +257,8 @@ class ReleaseAccountant:
         figure, which a test checks."""
         check_positive("noise_multiplier", noise_multiplier)
         check_positive_int("steps", steps)
+        if self.n_records is None or self.batch_size is None:
+            raise ValueError("the replace-one bound needs fixed-size batches of a public n; Poisson sampling has none.")
         return replace_one_rdp_epsilon(
             self.n_records, self.batch_size, float(noise_multiplier), float(delta), steps, tuple(orders or RDP_ORDERS)
         )
@@ -249,9 +275,16 @@ def _opacus_epsilon(accountant: str, sample_rate: float, noise_multiplier: float
 
 
 @functools.lru_cache(maxsize=1024)
-def _calibrated(n_records: int, batch_size: int, accountant: str, epsilon: float, delta: float, steps: int) -> float:
-    """``ReleaseAccountant.calibrate`` of a built-in accountant, a pure function of its arguments, cached: audits and
-    benchmarks fit the same schedule many times, and one calibration runs dozens of accountings."""
+def _calibrated(
+    n_records: int | None, batch_size: int | None, sample_rate: float, accountant: str, epsilon: float, delta: float,
+    steps: int,
+) -> float:
+    """``ReleaseAccountant.calibrate`` of a built-in accountant (Poisson sampling when ``n_records`` is None), a pure
+    function of its arguments, cached: audits and benchmarks fit the same schedule many times, and one calibration
+    runs dozens of accountings."""
+    if n_records is None:
+        return ReleaseAccountant.poisson(sample_rate, accountant)._calibrate(epsilon, delta, steps)
+    assert batch_size is not None
     return ReleaseAccountant(n_records, batch_size, accountant)._calibrate(epsilon, delta, steps)
 
 

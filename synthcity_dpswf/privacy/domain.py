@@ -67,7 +67,15 @@ import pandas as pd
 import torch
 from scipy.stats import norm
 
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.neighbouring import (
+    NEIGHBOURINGS,
+    Neighbouring,
+    check_neighbouring,
+    one_shot_other_multiplier,
+    other,
+)
+from synthcity_dpswf.privacy.report import OtherAdjacency
 
 LOG2_MIN = -16
 LOG2_MAX = 48
@@ -109,6 +117,18 @@ class DomainRelease:
     noise_multiplier: float
     noise_std: float
     threshold: float
+    neighbouring: Neighbouring = "replace_one"
+
+    def other_adjacency(self) -> OtherAdjacency:
+        r"""This release under the other adjacency: its counts (Gaussian, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
+        exactly) at the multiplier ``one_shot_other_multiplier(z)`` and delta / 2, plus the threshold's part, whose
+        proof holds with :math:`e^{\varepsilon'}` in place of :math:`e^{\varepsilon}`: :math:`C\eta(1 + e^{\varepsilon'}) =
+        \delta (1 + e^{\varepsilon'}) / (2 (1 + e^{\varepsilon}))` (privacy.md, "Both adjacencies in the report")."""
+        multiplier = one_shot_other_multiplier(self.noise_multiplier, self.neighbouring)
+        epsilon = analytic_gaussian_epsilon(multiplier, self.delta / 2)
+        ratio = float(np.exp(np.logaddexp(0.0, epsilon) - np.logaddexp(0.0, self.epsilon)))  # (1 + e^eps') / (1 + e^eps)
+        threshold_delta = self.delta / 2 * ratio
+        return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], epsilon, self.delta / 2 + threshold_delta, "the same counts")
 
 
 def is_finite_number(value: object) -> bool:
@@ -155,9 +175,12 @@ def noisy_counts(counts: np.ndarray, noise_std: float, secret: torch.Generator, 
     return (weight * counts + noise_std * noise) / weight
 
 
-def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: torch.Generator) -> DomainRelease:
-    """Release every column's kind, numeric bounds and category set of ``frame`` with (epsilon, delta)-DP
-    (module docstring).
+def release_domain(
+    frame: pd.DataFrame, epsilon: float, delta: float, secret: torch.Generator, neighbouring: Neighbouring = "replace_one"
+) -> DomainRelease:
+    """Release every column's kind, numeric bounds and category set of ``frame`` with (epsilon, delta)-DP under
+    ``neighbouring`` (module docstring; under add/remove one record adds one unit per partition instead of moving
+    one, so :math:`\Delta = \sqrt{C (1 + w^2)}`).
 
     Never raises on the data: a column that the noise hides gets the stated defaults (module docstring) and
     ``located[column] = False`` (read from the released counts: saying so is post-processing).
@@ -165,8 +188,10 @@ def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: to
     n_columns = frame.shape[1]
     if n_columns == 0:
         raise ValueError("release_domain needs at least one column.")
+    check_neighbouring(neighbouring)
     z = analytic_gaussian_noise_multiplier(epsilon, delta / 2)
-    noise_std = z * math.sqrt(n_columns * (2 + 2 * TYPE_WEIGHT**2))
+    moved = 2 if neighbouring == "replace_one" else 1  # units moved per partition by one neighbour
+    noise_std = z * math.sqrt(n_columns * (moved + moved * TYPE_WEIGHT**2))
     threshold = noise_std * float(norm.isf(delta / (2 * n_columns * (1 + math.exp(min(epsilon, 700.0))))))
 
     kinds: dict[str, Kind] = {}
@@ -197,7 +222,7 @@ def release_domain(frame: pd.DataFrame, epsilon: float, delta: float, secret: to
         index = np.clip(np.searchsorted(edges, numbers, side="right") - 1, 0, len(edges) - 2)
         counts = noisy_counts(np.bincount(index, minlength=len(edges) - 1).astype(float), noise_std, secret)
         bounds[column], located[column] = numeric_bounds(counts, edges[:-1], edges[1:], noise_std)
-    return DomainRelease(kinds, bounds, categories, located, epsilon, delta, z, noise_std, threshold)
+    return DomainRelease(kinds, bounds, categories, located, epsilon, delta, z, noise_std, threshold, neighbouring)
 
 
 def numeric_bounds(

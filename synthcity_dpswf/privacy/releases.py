@@ -2,8 +2,9 @@ r"""Releases: the only place where private records are touched (privacy.md).
 
 A release turns a batch of b bounded records into a noisy statistic (the kinds are in ``mechanisms``:
 noisy records, the paper's noisy projections, noisy histograms of projections), with Gaussian noise of
-standard deviation :math:`s = z \Delta` from ``gaussian_noise``. Batches are uniformly random subsets of exactly b indices, drawn
-independently at every step (``sample_batch``): the sampling that the subsampled-Gaussian accountant assumes.
+standard deviation :math:`s = z \Delta` from ``gaussian_noise``. Batches are drawn independently at every step: under
+replace-one, uniformly random subsets of exactly b indices (``sample_batch``); under add/remove, Poisson samples of
+rate q (``poisson_batch``): the sampling that each adjacency's subsampled-Gaussian accountant assumes.
 
 The batch indices and the noise must stay secret (an adversary who could regenerate the noise would
 subtract it; one who knew the batches would defeat the amplification by subsampling), so they are drawn
@@ -71,6 +72,16 @@ def sample_batch(n_records: int, batch_size: int, generator: torch.Generator) ->
     if batch_size > n_records:
         raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
     return torch.randperm(n_records, generator=generator)[:batch_size]
+
+
+def poisson_batch(n_records: int, sample_rate: float, generator: torch.Generator) -> torch.Tensor:
+    """Poisson sampling: every one of the ``n_records`` indices independently with probability q = ``sample_rate``
+    (the sampling of add/remove per-step releases, privacy.md, "Add/remove neighbours"); the batch's size varies and
+    is never released."""
+    check_positive_int("n_records", n_records)
+    if not 0 < sample_rate <= 1:
+        raise ValueError(f"sample_rate must lie in (0, 1], got {sample_rate!r}.")
+    return torch.nonzero(torch.rand(n_records, generator=generator, dtype=torch.float64) < sample_rate).reshape(-1)
 
 
 def gaussian_noise(shape: tuple[int, ...], noise_std: float, generator: torch.Generator, like: torch.Tensor) -> torch.Tensor:

@@ -15,13 +15,37 @@ NOT_COVERED = (
 
 
 @dataclass(frozen=True)
+class OtherAdjacency:
+    """The guarantee of the same releases under the adjacency they were not calibrated for (privacy.md, "Both
+    adjacencies in the report"): ``(epsilon, delta)`` and how it follows, or ``None`` epsilon when not derived."""
+
+    neighbouring: str
+    epsilon: float | None
+    delta: float | None
+    how: str
+
+    def plus(self, part: "OtherAdjacency | None") -> "OtherAdjacency":
+        """Basic composition with another part's bound under the same adjacency (not derived if either is not)."""
+        if part is None or self.epsilon is None or part.epsilon is None or self.delta is None or part.delta is None:
+            return OtherAdjacency(self.neighbouring, None, None, self.how if part is None else f"{self.how}; {part.how}")
+        return OtherAdjacency(self.neighbouring, self.epsilon + part.epsilon, self.delta + part.delta, self.how)
+
+    def __str__(self) -> str:
+        if self.epsilon is None:
+            return f"{self.neighbouring}: not derived ({self.how})"
+        return f"{self.neighbouring}: ({self.epsilon:.4g}, {self.delta:.3g}), {self.how}"
+
+
+@dataclass(frozen=True)
 class PrivacyPart:
-    """Another private release composed with the generator's (e.g. a DP domain), with its own budget."""
+    """Another private release composed with the generator's (e.g. a DP domain), with its own budget, and its bound
+    under the other adjacency when one is derived."""
 
     name: str
     epsilon: float
     delta: float
     detail: str
+    other: OtherAdjacency | None = None
 
 
 @dataclass(frozen=True)
@@ -50,14 +74,17 @@ class PrivacyReport:
     public: tuple[str, ...] = ()
     not_covered: tuple[str, ...] = field(default=NOT_COVERED)
     parts: tuple[PrivacyPart, ...] = ()
+    other: OtherAdjacency | None = None
+    """The same releases under the other adjacency (a bound), when the run is private."""
 
     def compose(self, part: PrivacyPart) -> "PrivacyReport":
         """This report with ``part`` added by basic composition: epsilons and deltas add up (the
-        conservative bound too)."""
+        conservative bound and the other adjacency's bound too)."""
         conservative = None if self.conservative_epsilon is None else self.conservative_epsilon + part.epsilon
+        other = None if self.other is None else self.other.plus(part.other)
         return dataclasses.replace(
             self, epsilon=self.epsilon + part.epsilon, delta=self.delta + part.delta,
-            conservative_epsilon=conservative, parts=self.parts + (part,),
+            conservative_epsilon=conservative, parts=self.parts + (part,), other=other,
         )
 
     @property
@@ -75,7 +102,7 @@ class PrivacyReport:
             f"  mechanism          {self.mechanism}",
             f"  neighbouring       {self.neighbouring}",
             f"  sampling           {self.sampling}",
-            f"  q = b/n, K         {self.sample_rate:.6g}, {self.steps}",
+            f"  q, K               {self.sample_rate:.6g}, {self.steps}",
             f"  records bounded to radius r = {self.radius:g}" if self.radius is not None
             else "  records            level codes inside the public layout (one count per table each)",
             f"  sensitivity Delta  {self.sensitivity:.6g}",
@@ -95,6 +122,8 @@ class PrivacyReport:
             lines.append(f"  composition        basic: the releases above ({release_epsilon:.4g}, {release_delta:.3g})")
             for part in self.parts:
                 lines.append(f"                     + {part.name} ({part.epsilon:.4g}, {part.delta:.3g}): {part.detail}")
+        if self.is_private and self.other is not None:
+            lines.append(f"  other adjacency    {self.other}{' (all parts)' if self.parts else ''}")
         lines.append(f"  stored             {self.stored}")
         lines.extend(f"  public             {item}" for item in self.public)
         lines.extend(f"  not covered        {item}" for item in self.not_covered)

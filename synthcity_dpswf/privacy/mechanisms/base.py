@@ -15,6 +15,7 @@ import torch
 
 from synthcity_dpswf.math import random_directions
 from synthcity_dpswf.math.checks import check_non_negative, check_positive, check_positive_int
+from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
 from synthcity_dpswf.privacy.releases import Boundary, bound_records, gaussian_noise
 
 if TYPE_CHECKING:
@@ -79,12 +80,16 @@ class ReleaseMechanism(ABC):
     """What one payload is, for the report's "stored" line."""
     uses_directions: ClassVar[bool] = False
     class_conditional: ClassVar[bool] = False
+    sums_contributions: ClassVar[bool] = False
+    """Whether the statistic is a sum of per-record contributions (then it has an add/remove form:
+    ``add_remove_sensitivity``, ``counted_records``)."""
     takes_level_codes: ClassVar[bool] = False
     """Whether records are integer level codes of a table (marginal kinds) rather than points of a ball."""
     opacus_pair_proven: ClassVar[bool] = True
-    """Whether privacy.md proves that Opacus' subsampled-Gaussian pair bounds per-step releases of this kind
-    (batches of exactly b, replace-one). Where it does not, per-step releases are accounted with the replace-one
-    RDP bound (``accountant.REPLACE_ONE_RDP``), which needs only the base mechanism's RDP."""
+    """Whether privacy.md proves that Opacus' subsampled-Gaussian pair bounds per-step releases of this kind under
+    replace-one (batches of exactly b). Where it does not, per-step replace-one releases are accounted with the
+    replace-one RDP bound (``accountant.REPLACE_ONE_RDP``), which needs only a Gaussian base mechanism. (Under
+    add/remove with Poisson sampling the pair is proven for every kind with an add/remove form.)"""
 
     def __init__(self, options: ReleaseOptions | None = None) -> None:
         self.options = options or ReleaseOptions()
@@ -111,9 +116,38 @@ class ReleaseMechanism(ABC):
         r"""The exact replace-one L2 sensitivity :math:`\Delta = \max \|S(B) - S(B')\|_2` over batches that
         differ in one record (with ``directions`` when the kind has them)."""
 
+    def add_remove_sensitivity(self, directions: torch.Tensor | None) -> float | None:
+        r"""The exact add/remove L2 sensitivity :math:`\Delta_{AR} = \max_x \|f(x)\|_2` of a kind whose statistic
+        is a sum :math:`\sum_{i \in B} f(y_i)` of per-record contributions (privacy.md, "Add/remove neighbours");
+        ``None`` for kinds that are not sums (they publish one row per record: no add/remove form)."""
+        return None
+
+    def counted_records(self, values: torch.Tensor) -> torch.Tensor | None:
+        """The number of records counted in each released payload of ``values`` (``(K, ...)``), estimated from the
+        payloads alone (post-processing), for kinds that count; ``None`` for kinds that publish rows."""
+        return None
+
+    def check_neighbouring(self, neighbouring: str) -> None:
+        """Raise unless the kind has a form under ``neighbouring`` (under add/remove: only sums of contributions)."""
+        check_neighbouring(neighbouring)
+        if neighbouring == "add_remove" and not self.sums_contributions:
+            raise ValueError(
+                f"the {self.name!r} release publishes one noisy row per record, so its shape gives the batch size away: "
+                "it has no add/remove form; use a release that sums contributions ('projected_histogram' or 'marginal')."
+            )
+
+    def sensitivity_for(self, directions: torch.Tensor | None, neighbouring: Neighbouring) -> float:
+        """The sensitivity under ``neighbouring``: ``sensitivity`` or ``add_remove_sensitivity``."""
+        self.check_neighbouring(neighbouring)
+        if neighbouring == "replace_one":
+            return self.sensitivity(directions)
+        sensitivity = self.add_remove_sensitivity(directions)
+        assert sensitivity is not None
+        return sensitivity
+
     @abstractmethod
-    def describe(self) -> str:
-        """One line for the privacy report: what is released, with which sensitivity."""
+    def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
+        """One line for the privacy report: what is released, with which sensitivity (under ``neighbouring``)."""
 
     def release(
         self,
@@ -123,15 +157,16 @@ class ReleaseMechanism(ABC):
         secret: torch.Generator,
         labels: torch.Tensor | None = None,
         n_classes: int = 1,
+        neighbouring: Neighbouring = "replace_one",
     ) -> Release:
-        r"""The statistic plus :math:`\mathcal{N}(0, s^2)` on every entry, :math:`s = z\,\Delta`, noise from
-        ``secret``."""
+        r"""The statistic plus :math:`\mathcal{N}(0, s^2)` on every entry, :math:`s = z\,\Delta`, with
+        :math:`\Delta` the sensitivity under ``neighbouring``; noise from ``secret``."""
         check_non_negative("noise_multiplier", noise_multiplier)
         if labels is not None and not self.class_conditional:
             raise ValueError(
                 f"the {self.name!r} release takes no labels; join them into the record (LabelledCodec) or use a "
                 "class-conditional release such as 'projected_histogram'."
             )
+        noise_std = noise_multiplier * self.sensitivity_for(directions, neighbouring)
         exact = self.statistic(batch, directions, labels, n_classes)
-        noise_std = noise_multiplier * self.sensitivity(directions)
         return Release(exact + gaussian_noise(tuple(exact.shape), noise_std, secret, exact), noise_std, directions)

@@ -12,7 +12,8 @@ the choice never looks at the data). Released, for a batch B of records given as
 all tables in one vector, :math:`\Delta = \sqrt{2m}` for :math:`m = d + P` tables (privacy.md, "Aggregate
 releases: marginals"). Every record adds exactly one 1 to each table; replacing it moves, in each table, at most
 one unit out of one cell and into another: :math:`\|S(B) - S(B')\|_2^2 \le 2m`, with equality when the two
-records differ in every column's coarse level.
+records differ in every column's coarse level. Adding or removing a record moves one count in each table:
+:math:`\sqrt{m}` (add/remove).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import torch
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.math.marginals import coarse_index
 from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism
+from synthcity_dpswf.privacy.neighbouring import Neighbouring
 
 Pair = tuple[int, int]
 
@@ -108,6 +110,7 @@ class MarginalRelease(ReleaseMechanism):
     # Counts, like projected histograms: three records can form an equilateral triangle of contributions, which
     # the Poisson pair does not cover (privacy.md, "Per-step releases"); per-step marginals use the replace-one RDP.
     opacus_pair_proven = False
+    sums_contributions = True
     takes_level_codes = True
 
     @property
@@ -143,10 +146,21 @@ class MarginalRelease(ReleaseMechanism):
     def sensitivity(self, directions: torch.Tensor | None) -> float:
         return marginal_sensitivity(self.layout)
 
-    def describe(self) -> str:
+    def add_remove_sensitivity(self, directions: torch.Tensor | None) -> float:
+        """One record adds exactly one count to each of the m tables: :math:`\Delta_{AR} = \sqrt{m}`."""
+        return math.sqrt(float(self.layout.n_tables))
+
+    def counted_records(self, values: torch.Tensor) -> torch.Tensor:
+        """Estimated records counted in released payloads ``(..., cells)``: the mean of the one-way tables' totals
+        (post-processing)."""
+        one_way, _ = self.layout.split(values.to(torch.float64))
+        return torch.stack([table.sum(dim=-1) for table in one_way]).mean(dim=0)
+
+    def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
         layout = self.layout
+        sensitivity = "sqrt(2m)" if neighbouring == "replace_one" else "sqrt(m)"
         return (
             f"marginal release: the {layout.n_columns} one-way tables (fine levels) and {len(layout.pairs)} two-way "
-            f"tables (coarse levels) of the level-coded records + N(0, s^2) per count, Delta = sqrt(2m), "
+            f"tables (coarse levels) of the level-coded records + N(0, s^2) per count, Delta = {sensitivity}, "
             f"m = {layout.n_tables}"
         )

@@ -10,7 +10,8 @@ records carry no label):
 Sensitivity (privacy.md, "Aggregate releases"): the statistic is a sum :math:`\sum_{i\in B} f(y_i, c_i)` where
 :math:`f` puts exactly one 1 per direction (in the record's class and bin). Replacing one record changes the sum
 by :math:`f(y, c) - f(y', c')`: per direction at most one -1 and one +1, so :math:`\|\cdot\|_2 \le \sqrt{2L}`,
-with equality whenever the two records differ in class, or fall in different bins on every direction.
+with equality whenever the two records differ in class, or fall in different bins on every direction. Adding or
+removing one record changes it by :math:`\pm f(y, c)`, of norm exactly :math:`\sqrt{L}` (add/remove).
 The noise is fixed in counts while the counts grow with the batch: the released CDFs sharpen with n.
 """
 
@@ -24,6 +25,7 @@ from synthcity_dpswf.math import project
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.math.histograms import bin_index
 from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism
+from synthcity_dpswf.privacy.neighbouring import Neighbouring
 
 
 def histogram_sensitivity(n_directions: int) -> float:
@@ -42,6 +44,7 @@ class ProjectedHistogramRelease(ReleaseMechanism):
     # Three records can have pairwise distinct contributions at distance sqrt(2L) (an equilateral triangle),
     # for which the Poisson pair's per-order RDP is exceeded (privacy.md, "Per-step releases").
     opacus_pair_proven = False
+    sums_contributions = True
 
     def statistic(
         self, batch: torch.Tensor, directions: torch.Tensor | None, labels: torch.Tensor | None = None, n_classes: int = 1
@@ -63,9 +66,19 @@ class ProjectedHistogramRelease(ReleaseMechanism):
         assert directions is not None
         return histogram_sensitivity(directions.shape[1])
 
-    def describe(self) -> str:
+    def add_remove_sensitivity(self, directions: torch.Tensor | None) -> float:
+        """One record adds exactly one count per direction: :math:`\Delta_{AR} = \sqrt{L}`."""
+        assert directions is not None
+        return histogram_sensitivity(directions.shape[1]) / math.sqrt(2.0)
+
+    def counted_records(self, values: torch.Tensor) -> torch.Tensor:
+        """Estimated records counted in released payloads ``(..., C, L, G)``: every class's row sums averaged over the
+        L directions, summed over classes (post-processing)."""
+        return values.to(torch.float64).sum(dim=-1).mean(dim=-1).sum(dim=-1)
+
+    def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
         return (
             f"projected-histogram release: per class and for each of L = {self.options.n_directions} directions, "
             f"the counts of the projections in G = {self.options.n_bins} bins over [-r, r] + N(0, s^2) per count, "
-            "Delta = sqrt(2L)"
+            f"Delta = {'sqrt(2L)' if neighbouring == 'replace_one' else 'sqrt(L)'}"
         )
