@@ -205,7 +205,8 @@ def test_no_add_remove_path_reads_n(name: str, monkeypatch: pytest.MonkeyPatch) 
 
     budgets = []
     release_domain = base.release_domain
-    monkeypatch.setattr(base, "release_domain", lambda frame, *args: (budgets.append(args[:2] + args[3:]), release_domain(frame, *args))[1])
+    monkeypatch.setattr(base, "release_domain", lambda frame, *args, **kwargs: (
+        budgets.append((*args[:2], *args[3:], tuple(kwargs.get("declared", {})))), release_domain(frame, *args, **kwargs))[1])
     seen = {}
     for n in (999, 1000):
         with warnings.catch_warnings():
@@ -217,15 +218,20 @@ def test_no_add_remove_path_reads_n(name: str, monkeypatch: pytest.MonkeyPatch) 
                    pool.directions, pool.releases.shape, {k: v for k, v in public.data_info.items() if k != "len"})
     for first, second in zip(seen[999], seen[1000]):
         assert torch.equal(first, second) if isinstance(first, torch.Tensor) else first == second, (first, second)
-    assert budgets[0] == budgets[1] and budgets[0][-1] == "add_remove"  # the domain's share does not follow n
+    assert budgets[0] == budgets[2] and budgets[1] == budgets[3]  # the domain's share does not follow n
+    assert budgets[0][2] == "add_remove" and budgets[0][-1] == ("c",)  # the declared float column's histogram
     replace_one = [Plugins().get(name, epsilon=2.0, domain=DOMAIN, n_steps=5).fit(table(n)) for n in (999, 1000)]
     assert str(replace_one[0].privacy_report()) != str(replace_one[1].privacy_report())  # the test can fail
 
 
-def test_plugins_under_add_remove_generate_the_released_row_count_and_refuse_an_internal_image_split() -> None:
+def test_plugins_under_add_remove_generate_the_released_row_count_and_refuse_an_internal_image_split(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     plugin = Plugins().get("dpswflow", epsilon=5.0, neighbouring="add_remove", domain=DOMAIN, n_steps=5).fit(table(2000))
-    assert plugin.data_info["len"] != 2000 and abs(plugin.data_info["len"] - 2000) < 50
-    assert len(plugin.generate().dataframe()) == plugin.data_info["len"]
+    assert abs(plugin.generator_.released_size() - 2000) < 50  # the released counts' estimate of n
+    monkeypatch.setattr(DPSWFlow, "released_size", lambda self: 1234.4)  # the row count comes from it, not from n
+    plugin = Plugins().get("dpswflow", epsilon=5.0, neighbouring="add_remove", domain=DOMAIN, n_steps=5).fit(table(2000))
+    assert plugin.data_info["len"] == 1234 and len(plugin.generate().dataframe()) == 1234
     from synthcity.plugins.core.dataloader import ImageDataLoader
 
     images, labels = torch.rand(20, 1, 32, 32), torch.randint(2, (20,))

@@ -90,7 +90,8 @@ def test_dp_domain_finds_bounds_and_frequent_categories_only() -> None:
     assert release.categories["city"] == ("lyon", "nice", "paris")
     assert release.bounds["flag"] == (-0.5, 1.5)  # the bins of 0 and 1
     domain = TabularDomain.from_release(release)
-    assert domain.columns[3] == NumericColumn("flag", 0, 1, integer=True)
+    flag = domain.columns[3]
+    assert (flag.name, flag.low, flag.high, flag.integer) == ("flag", 0, 1, True) and flag.histogram is not None
     assert "differentially private" in domain.source
 
 
@@ -100,9 +101,12 @@ def test_dp_domain_threshold_matches_its_delta() -> None:
     # probability at most that, and (1 + e^epsilon) C of it plus delta / 2 make delta (domain.py's proof).
     from scipy.stats import norm
 
-    assert release.threshold == pytest.approx(release.noise_std * norm.isf(1e-6 / (4 * (1 + np.e))))
-    # Two partitions per column (type cells weighted by 1/2, values), each moved by -1 and +1: sqrt(C (2 + 2 / 4)).
-    assert release.noise_std == pytest.approx(release.noise_multiplier * np.sqrt(2 * 2.5))
+    assert release.threshold == pytest.approx(release.category_std * norm.isf(1e-6 / (2 * (1 + np.e))))  # C_cat = 1
+    # Stage 1 (type cells weighted by 1/2) takes mu^2 w^2 / (1 + w^2) of the budget: s = z sqrt(2 C (1 + w^2)); stages
+    # 2 and 3 the rest, the categorical column at weight 1, the integer one's bins at 1 / r^2 and its histogram at
+    # 1 / r_q^2 (r = r_q = 2): s_c = z sqrt(2 (1 + w^2)(1 + 1/4 + 1/4)).
+    assert release.noise_std == pytest.approx(release.noise_multiplier * np.sqrt(2 * 2 * 1.25))
+    assert release.category_std == pytest.approx(release.noise_multiplier * np.sqrt(2 * 1.25 * 1.5))
 
 
 

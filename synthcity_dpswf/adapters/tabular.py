@@ -18,6 +18,7 @@ Never build a domain from the private table itself.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -28,21 +29,68 @@ import numpy as np
 import pandas as pd
 import torch
 
-from synthcity_dpswf.privacy.domain import DomainRelease, category_key, number_mask
+from synthcity_dpswf.math.histograms import quantile_edges
+from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, category_key, missing_mask, number_mask
 
 
 @dataclass(frozen=True)
 class NumericColumn:
-    """A numeric column with public bounds; ``integer`` columns are rounded when decoded."""
+    """A numeric column with public (or released) bounds; ``integer`` columns are rounded when decoded.
+    ``histogram``: a released value histogram (edges, noisy counts; ``privacy.domain``, stage 3) at whose quantiles
+    the codecs place their levels; ``None``: levels of equal width over [low, high]."""
 
     name: str
     low: float
     high: float
     integer: bool = False
+    histogram: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    missing: bool = False
+    """Whether the column may hold missing entries (a level of their own: privacy.md, "Missing values")."""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low >= self.high:
             raise ValueError(f"column {self.name!r}: bounds must be finite with low < high, got {self.low}, {self.high}.")
+        if self.histogram is not None and len(self.histogram[0]) != len(self.histogram[1]) + 1:
+            raise ValueError(f"column {self.name!r}: a histogram needs one more edge than counts.")
+
+    @property
+    def span(self) -> tuple[float, float]:
+        """The interval the column's levels split: [low, high + 1) for integers (each integer a unit cell), else
+        [low, high]."""
+        if self.integer:
+            return float(math.ceil(self.low)), float(math.floor(self.high) + 1)
+        return self.low, self.high
+
+    def level_edges(self, n_levels: int) -> np.ndarray:
+        """Edges of at most ``n_levels`` levels over ``span``: one per integer when an integer range holds at most
+        ``n_levels`` of them, else the released histogram's quantiles (``math.histograms.quantile_edges``), else
+        equal widths. Post-processing of public or released facts."""
+        low, high = self.span
+        if self.integer and high - low <= n_levels:
+            return np.arange(low, high + 1.0)
+        if self.histogram is not None:
+            edges, counts = np.asarray(self.histogram[0]), np.asarray(self.histogram[1])
+            clipped = np.clip(edges, low, high)
+            inner = quantile_edges(clipped, counts, n_levels, self.integer)[1:-1]
+            return np.unique(np.concatenate([[low], inner[(inner > low) & (inner < high)], [high]]))
+        return np.linspace(low, high, n_levels + 1)
+
+
+def to_position(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Continuous level positions in [0, K) of ``values`` (clipped into the edges' range): the level's index plus the
+    fraction of its width below the value (a per-record map)."""
+    clipped = np.clip(values, edges[0], edges[-1])
+    level = np.clip(np.searchsorted(edges, clipped, side="right") - 1, 0, len(edges) - 2)
+    fraction = (clipped - edges[level]) / (edges[level + 1] - edges[level])
+    return level + np.clip(fraction, 0.0, 1.0 - 1e-12)
+
+
+def from_position(positions: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Values from continuous level positions (the inverse of ``to_position``): uniform inside each level."""
+    n_levels = len(edges) - 1
+    level = np.clip(np.floor(positions), 0, n_levels - 1).astype(int)
+    fraction = np.clip(positions - level, 0.0, 1.0)
+    return edges[level] + fraction * (edges[level + 1] - edges[level])
 
 
 @dataclass(frozen=True)
@@ -51,6 +99,8 @@ class CategoricalColumn:
 
     name: str
     categories: tuple[Any, ...]
+    missing: bool = False
+    """Whether the column may hold missing entries (one more one-hot slot, one more level)."""
 
     def __post_init__(self) -> None:
         if len(self.categories) == 0:
@@ -72,16 +122,32 @@ class TabularDomain:
         return [column.name for column in self.columns]
 
     @classmethod
-    def from_dict(cls, description: dict[str, dict[str, Any]]) -> "TabularDomain":
+    def from_dict(cls, description: dict[str, Any]) -> "TabularDomain":
         """From ``{name: {"type": "numeric", "low": .., "high": .., "integer": bool}}`` or
-        ``{name: {"type": "categorical", "categories": [..]}}`` entries, in column order."""
+        ``{name: {"type": "categorical", "categories": [..]}}`` entries, in column order; or the one-line form
+        ``{"age": (17, 90), "sex": ["F", "M"]}``: a tuple of two numbers is a numeric range (integer when both are
+        ints), a list the categories."""
         columns: list[Column] = []
         for name, spec in description.items():
-            kind = spec.get("type")
+            if isinstance(spec, tuple):
+                if len(spec) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec):
+                    raise ValueError(f"column {name!r}: a tuple declares a numeric range (low, high), got {spec!r}.")
+                integer = all(isinstance(v, int) for v in spec)
+                columns.append(NumericColumn(name, float(spec[0]), float(spec[1]), integer))
+                continue
+            if isinstance(spec, list):
+                columns.append(CategoricalColumn(name, tuple(spec)))
+                continue
+            if not isinstance(spec, dict):
+                raise ValueError(
+                    f"column {name!r}: declare (low, high), a list of categories or a dict with 'type', got {spec!r}."
+                )
+            kind, missing = spec.get("type"), bool(spec.get("missing", False))
             if kind == "numeric":
-                columns.append(NumericColumn(name, float(spec["low"]), float(spec["high"]), bool(spec.get("integer", False))))
+                low, high, integer = float(spec["low"]), float(spec["high"]), bool(spec.get("integer", False))
+                columns.append(NumericColumn(name, low, high, integer, missing=missing))
             elif kind == "categorical":
-                columns.append(CategoricalColumn(name, tuple(spec["categories"])))
+                columns.append(CategoricalColumn(name, tuple(spec["categories"]), missing))
             else:
                 raise ValueError(f"column {name!r}: type must be 'numeric' or 'categorical', got {kind!r}.")
         return cls(tuple(columns))
@@ -100,21 +166,49 @@ class TabularDomain:
                 columns.append(NumericColumn(name, 0.0, float(count - 1), integer=True))
         return cls(tuple(columns))
 
+    def merged(self, released: "TabularDomain", order: list[str]) -> "TabularDomain":
+        """This (declared) domain completed by a released one, in ``order``: the released columns fill the names this
+        one lacks, and a released value histogram joins a declared numeric column (its bounds stay the declared
+        ones). The source names both."""
+        by_name = {column.name: column for column in released.columns}
+        columns: list[Column] = []
+        for name in order:
+            declared = next((column for column in self.columns if column.name == name), None)
+            if declared is None:
+                columns.append(by_name[name])
+            elif isinstance(declared, NumericColumn) and isinstance(by_name.get(name), NumericColumn):
+                histogram = by_name[name].histogram  # type: ignore[union-attr]
+                columns.append(dataclasses.replace(declared, histogram=histogram))
+            else:
+                columns.append(declared)
+        added = [name for name in order if name not in self.names]
+        what = f"for {added}" if added else "for the value histograms of its numeric columns"
+        return TabularDomain(tuple(columns), f"{self.source} for {self.names}; {released.source} {what}")
+
     @classmethod
     def from_release(cls, release: DomainRelease) -> "TabularDomain":
         """From a differentially private ``DomainRelease`` (budget paid): its columns in order, with the kinds,
-        bounds and categories it released."""
+        bounds and categories it released, and the columns it released only a value histogram for (declared ones:
+        ``release_domain(..., declared=)``)."""
         columns: list[Column] = []
+        for name, (low, high, integer) in release.declared.items():
+            columns.append(NumericColumn(name, low, high, integer, release.histograms.get(name)))
         for name, kind in release.kinds.items():
+            missing = release.missing.get(name, False)
             if kind == "categorical":
-                columns.append(CategoricalColumn(name, release.categories[name]))
+                columns.append(CategoricalColumn(name, release.categories[name], missing))
                 continue
             low, high = release.bounds[name]
             if kind == "integer":  # integers in the bins [low, high) lie in [ceil(low), ceil(high) - 1]
                 low, high = math.ceil(low), math.ceil(high) - 1
-            columns.append(NumericColumn(name, low, high if high > low else low + 1, kind == "integer"))
+            high = high if high > low else low + 1
+            columns.append(NumericColumn(name, low, high, kind == "integer", release.histograms.get(name), missing))
         source = f"differentially private domain (epsilon = {release.epsilon:.4g}, delta = {release.delta:.3g})"
         return cls(tuple(columns), source)
+
+
+ENCODER_LEVELS = 100
+"""Levels of the rank map ``TabularEncoder`` applies to a column with a released histogram (u = its rank in [-1, 1])."""
 
 
 class TabularEncoder:
@@ -138,41 +232,54 @@ class TabularEncoder:
 
     @property
     def dim(self) -> int:
-        """Record dimension: one per numeric column plus one per category."""
-        return len(self.numeric) + sum(len(c.categories) for c in self.categorical)
+        """Record dimension: one per numeric column (two with a missing level), one per category (and one for a
+        categorical column's missing level)."""
+        return sum(1 + c.missing for c in self.numeric) + sum(len(c.categories) + c.missing for c in self.categorical)
 
     def encode(self, frame: pd.DataFrame) -> torch.Tensor:
-        """Records ``(n, dim)`` with norm <= 1 for the rows of ``frame`` (which must hold the domain's columns)."""
+        """Records ``(n, dim)`` with norm <= 1 for the rows of ``frame`` (which must hold the domain's columns). A
+        numeric column with a missing level is the block (u, m): (0, 1) for a missing entry, (u, 0) otherwise."""
         check_columns(self.domain, frame)
         blocks = []
         for column in self.numeric:
             values = numeric_values(frame[column.name], column, self.unknown)
-            unit = (np.clip(values, column.low, column.high) - column.low) / (column.high - column.low)
-            blocks.append((2 * unit - 1)[:, None])
+            missing = np.isnan(values)
+            if column.histogram is None:
+                unit = (np.clip(values, column.low, column.high) - column.low) / (column.high - column.low)
+            else:  # the released quantiles: u is the value's (estimated) rank
+                edges = column.level_edges(ENCODER_LEVELS)
+                unit = to_position(values, edges) / (len(edges) - 1)
+            coordinate = np.where(missing, 0.0, 2 * unit - 1)
+            blocks.append(np.stack([coordinate, missing.astype(float)], axis=1) if column.missing else coordinate[:, None])
         for column in self.categorical:
             index = category_index(frame[column.name], column, self.unknown)
-            one_hot = np.zeros((len(frame), len(column.categories)))
+            one_hot = np.zeros((len(frame), len(column.categories) + column.missing))
             rows = np.flatnonzero(index >= 0)
             one_hot[rows, index[rows]] = 1.0
             blocks.append(one_hot)
         return torch.tensor(np.hstack(blocks) * self.scale, dtype=torch.float32)
 
     def decode(self, records: torch.Tensor) -> pd.DataFrame:
-        """A table from records: clipped, rounded (integer columns), argmax categories, the domain's column
-        order and dtypes (int64 for integer columns, float64 for float ones, the categories' own type), never
-        the private table's."""
+        """A table from records: clipped, rounded (integer columns), argmax categories (the missing slot included),
+        missing where a numeric column's m exceeds 1/2, the domain's column order and dtypes
+        (``numeric_output``, the categories' own type), never the private table's."""
         values = records.detach().cpu().double().numpy() / self.scale
         decoded: dict[str, Any] = {}
         position = 0
         for column in self.numeric:
             unit = np.clip((values[:, position] + 1) / 2, 0.0, 1.0)
-            number = column.low + unit * (column.high - column.low)
-            decoded[column.name] = np.round(number).astype(np.int64) if column.integer else number.astype(np.float64)
-            position += 1
+            if column.histogram is None:
+                number = column.low + unit * (column.high - column.low)
+            else:
+                edges = column.level_edges(ENCODER_LEVELS)
+                number = np.clip(from_position(unit * (len(edges) - 1), edges), column.low, column.high)
+            missing = values[:, position + 1] > 0.5 if column.missing else np.zeros(len(values), dtype=bool)
+            decoded[column.name] = numeric_output(column, number, missing)
+            position += 1 + column.missing
         for column in self.categorical:
-            block = values[:, position : position + len(column.categories)]
-            decoded[column.name] = category_values(column, block.argmax(axis=1))
-            position += len(column.categories)
+            width = len(column.categories) + column.missing
+            decoded[column.name] = category_values(column, values[:, position : position + width].argmax(axis=1))
+            position += width
         return pd.DataFrame({name: decoded[name] for name in self.domain.names})
 
 
@@ -184,19 +291,19 @@ def check_columns(domain: TabularDomain, frame: pd.DataFrame) -> None:
 
 
 def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np.ndarray:
-    """The numbers of a numeric column; a missing or non-numeric entry is an error (``unknown="error"``) or the
-    column's lower bound (``"first"``)."""
+    """The numbers of a numeric column, NaN for its missing entries when it has a missing level; another missing or a
+    non-numeric entry is an error (``unknown="error"``) or the column's lower bound (``"first"``)."""
     mask = number_mask(values)
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        numbers = values.to_numpy(dtype=float)
+        numbers = values.to_numpy(dtype=float, na_value=np.nan)
     else:
         numbers = np.array([float(v) if ok else np.nan for v, ok in zip(values.to_numpy(dtype=object), mask)], dtype=float)
-    bad = ~mask
+    bad = ~mask & ~missing_mask(values) if column.missing else ~mask
     if bad.any():
         if unknown == "error":
             raise ValueError(
-                f"column {column.name!r} has missing or non-numeric values, outside its domain; clean them or "
-                "describe the column as categorical."
+                f"column {column.name!r} has missing or non-numeric values, outside its domain; declare it "
+                '"missing": true, clean them, or describe the column as categorical.'
             )
         numbers[bad] = column.low
     return numbers
@@ -204,33 +311,53 @@ def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np
 
 def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -> np.ndarray:
     """Each entry's position in the column's categories, matched by ``category_key`` (1 and True are different
-    categories); an entry outside them is an error (``unknown="error"``) or -1 (``"first"``: the encoders' stated
-    default)."""
+    categories), ``len(categories)`` (the missing slot) for a missing entry of a column with a missing level; an entry
+    outside them is an error (``unknown="error"``) or the stated default (``"first"``: the column's
+    ``OTHER_CATEGORY`` where it has one, else -1)."""
     lookup = {category_key(category): index for index, category in enumerate(column.categories)}
-    index = np.array([lookup.get(category_key(value), -1) for value in values.to_numpy(dtype=object)], dtype=np.int64)
+    fallback = lookup.get(category_key(OTHER_CATEGORY), -1)  # a released domain's bin of unpublished categories
+    entries = values.to_numpy(dtype=object)
+    index = np.array([lookup.get(category_key(value), fallback) for value in entries], dtype=np.int64)
+    if column.missing:
+        index[missing_mask(values)] = len(column.categories)
     if unknown == "error" and bool((index < 0).any()):
         raise ValueError(
-            f"column {column.name!r} holds values outside the domain's categories; add them to the domain or map "
-            "them before fitting."
+            f"column {column.name!r} holds values outside the domain's categories (or missing entries it does not "
+            'declare: "missing": true); add them to the domain or map them before fitting.'
         )
     return index
 
 
 def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
-    """The categories at positions ``index``, with the type pandas infers from the categories themselves."""
-    return pd.Series(np.asarray(column.categories, dtype=object)[index]).infer_objects()
+    """The categories at positions ``index`` (the missing slot ``len(categories)`` gives NaN), with the type pandas
+    infers from the categories themselves."""
+    choices = np.asarray(list(column.categories) + [np.nan], dtype=object)
+    return pd.Series(choices[index]).infer_objects()
+
+
+def numeric_output(column: NumericColumn, numbers: np.ndarray, missing: np.ndarray) -> pd.Series | np.ndarray:
+    """A decoded numeric column with the domain's dtype: int64 or float64, Int64 (pandas' nullable integers) or
+    float64 with NaN where the column has missing entries."""
+    if column.integer:
+        rounded = np.round(numbers)
+        if column.missing:
+            nullable = pd.Series(pd.array(np.where(missing, 0, rounded).astype(np.int64), dtype="Int64"))
+            return nullable.where(~missing, pd.NA)
+        return rounded.astype(np.int64)
+    return np.where(missing, np.nan, numbers).astype(np.float64)
 
 
 class MarginalTableCodec:
     r"""Rows <-> level codes for the marginal release (``privacy.mechanisms.marginal``), fixed by the domain.
 
-    Column j gets :math:`K_j` fine levels: a categorical column its categories; an integer column one level per
-    integer when its range holds at most ``fine_bins`` of them, else ``fine_bins`` equal bins of
-    :math:`[\mathrm{low}, \mathrm{high} + 1)`; a float column ``fine_bins`` equal bins of
-    :math:`[\mathrm{low}, \mathrm{high}]`. Values outside a numeric range are clipped to it (a per-row map).
-    Categories outside a categorical column's list, and missing or non-numeric entries of a numeric column, are
-    an error with ``unknown="error"`` (a public domain: the table is outside it), and the column's first level
-    with ``unknown="first"`` (a released domain, which drops rare categories and decides kinds by noisy counts).
+    Column j gets :math:`K_j` fine levels: a categorical column its categories; a numeric column the levels of
+    ``NumericColumn.level_edges(fine_bins)``: one per integer when an integer range holds at most ``fine_bins`` of
+    them, else ``fine_bins`` levels at the quantiles of the column's released histogram (equal estimated mass), or of
+    equal width over the range when the domain has no histogram. Values outside a numeric range are clipped to it
+    (a per-row map). Categories outside a categorical column's list, and missing or non-numeric entries of a numeric
+    column, are an error with ``unknown="error"`` (a public domain: the table is outside it), and a stated default
+    with ``unknown="first"`` (a released domain, which drops rare categories and decides kinds by noisy counts):
+    the column's ``OTHER_CATEGORY`` where the release gave it one, else its first level.
 
     Decoding reads continuous level positions (``MarginalParticleSpace.to_records``): the floor is the level, the
     fraction places a number inside its bin. Output dtypes come from the domain, never from the private table:
@@ -245,35 +372,29 @@ class MarginalTableCodec:
         self.domain = domain
         self.fine_bins = fine_bins
         self.unknown = unknown
-        levels = []
-        for column in domain.columns:
-            if isinstance(column, CategoricalColumn):
-                levels.append(len(column.categories))
-            elif column.integer:
-                span = math.floor(column.high) - math.ceil(column.low) + 1
-                levels.append(max(1, min(span, fine_bins)))
-            else:
-                levels.append(fine_bins)
-        self.levels: tuple[int, ...] = tuple(levels)
-
-    def _numeric_range(self, column: NumericColumn) -> tuple[float, float]:
-        """The interval the column's fine levels split evenly: [low, high + 1) for integers, [low, high] else."""
-        if column.integer:
-            return float(math.ceil(column.low)), float(math.floor(column.high) + 1)
-        return column.low, column.high
+        self.edges: dict[str, np.ndarray] = {
+            column.name: column.level_edges(fine_bins) for column in domain.columns if isinstance(column, NumericColumn)
+        }
+        self.missing: tuple[bool, ...] = tuple(column.missing for column in domain.columns)
+        """Which columns have a missing level: their last one (``MarginalLayout``'s ``missing``)."""
+        self.levels: tuple[int, ...] = tuple(
+            (len(column.categories) if isinstance(column, CategoricalColumn) else len(self.edges[column.name]) - 1)
+            + column.missing
+            for column in domain.columns
+        )
 
     def encode(self, frame: pd.DataFrame) -> torch.Tensor:
         """Level codes ``(n, d)`` (float32 holding integers) of the rows of ``frame``."""
         check_columns(self.domain, frame)
         codes = np.zeros((len(frame), len(self.domain.columns)), dtype=np.float64)
-        for position, (column, n_levels) in enumerate(zip(self.domain.columns, self.levels)):
+        for position, column in enumerate(self.domain.columns):
             if isinstance(column, CategoricalColumn):
                 codes[:, position] = np.maximum(category_index(frame[column.name], column, self.unknown), 0)
             else:
                 values = numeric_values(frame[column.name], column, self.unknown)
-                low, high = self._numeric_range(column)
-                clipped = np.clip(values, column.low, column.high)
-                codes[:, position] = np.clip(np.floor((clipped - low) * n_levels / (high - low)), 0, n_levels - 1)  # exact for integers
+                missing = np.isnan(values)
+                level = np.floor(to_position(np.clip(np.where(missing, column.low, values), column.low, column.high), self.edges[column.name]))
+                codes[:, position] = np.where(missing, self.levels[position] - 1, level)  # the missing level is the last
         return torch.tensor(codes, dtype=torch.float32)
 
     def decode(self, positions: torch.Tensor) -> pd.DataFrame:
@@ -285,11 +406,10 @@ class MarginalTableCodec:
             if isinstance(column, CategoricalColumn):
                 decoded[column.name] = category_values(column, level.astype(int))
                 continue
-            fraction = np.clip(values[:, position] - level, 0.0, 1.0)
-            low, high = self._numeric_range(column)
-            number = low + (level + fraction) * (high - low) / n_levels  # product first: exact for one level per integer
+            missing = level == n_levels - 1 if column.missing else np.zeros(len(values), dtype=bool)
+            number = from_position(np.where(missing, 0.0, values[:, position]), self.edges[column.name])
             if column.integer:
-                decoded[column.name] = np.clip(np.floor(number), low, high - 1).astype(np.int64)
-            else:
-                decoded[column.name] = np.clip(number, column.low, column.high).astype(np.float64)
+                low, high = column.span
+                number = np.clip(np.floor(number), low, high - 1)
+            decoded[column.name] = numeric_output(column, np.clip(number, *column.span), missing)
         return pd.DataFrame({name: decoded[name] for name in self.domain.names})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+import numpy as np
 import torch
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
@@ -102,3 +103,26 @@ def histogram_quantiles(probabilities: torch.Tensor, edges: torch.Tensor, levels
     edges64 = edges.to(torch.float64)
     quantiles = edges64[lower] + fraction.clamp(0.0, 1.0) * (edges64[upper] - edges64[lower])
     return quantiles.to(levels.dtype if levels.is_floating_point() else torch.float32)
+
+
+def quantile_edges(edges: np.ndarray, counts: np.ndarray, n_levels: int, integer: bool = False) -> np.ndarray:
+    r"""The edges of ``n_levels`` levels of (estimated) equal mass from a noisy histogram (``counts`` over the bins of
+    ``edges``): the counts projected onto the simplex (``project_onto_simplex``, as the flows read counts), the
+    piecewise-linear CDF inverted at :math:`i / K`, the outer edges kept. Integer columns round inner edges up (each
+    level then holds whole integers). Repeated edges are merged, so fewer levels come back where the mass is in
+    few bins. Post-processing: it reads only released counts and public edges."""
+    edges = np.asarray(edges, dtype=float)
+    counts = np.asarray(counts, dtype=float)
+    if edges.ndim != 1 or len(edges) != len(counts) + 1 or len(counts) == 0:
+        raise ValueError("edges must hold one more value than counts (the bins' boundaries).")
+    total = max(float(counts.clip(min=0).sum()), 1.0)
+    probabilities = project_onto_simplex(torch.tensor(counts / total, dtype=torch.float64)[None])[0].numpy()
+    cumulative = np.concatenate([[0.0], np.cumsum(probabilities)])
+    cumulative[-1] = 1.0
+    targets = np.linspace(0.0, 1.0, n_levels + 1)[1:-1]
+    inner = np.interp(targets, cumulative, edges)
+    if integer:
+        inner = np.ceil(inner)
+    chosen = np.concatenate([[edges[0]], inner, [edges[-1]]])
+    chosen = np.clip(chosen, edges[0], edges[-1])
+    return np.unique(chosen)

@@ -26,19 +26,26 @@ RAKING_ITERATIONS = 20
 """Iterations of iterative proportional fitting in ``rake`` (the margins match to ~1e-6 on Adult's tables)."""
 
 
-def coarse_index(fine: torch.Tensor, n_fine: int, n_coarse: int) -> torch.Tensor:
-    r"""The coarse level :math:`\lfloor a \bar K / K \rfloor` of each fine level ``a`` (long tensor)."""
+def coarse_index(fine: torch.Tensor, n_fine: int, n_coarse: int, missing: bool = False) -> torch.Tensor:
+    r"""The coarse level :math:`\lfloor a \bar K / K \rfloor` of each fine level ``a`` (long tensor). With
+    ``missing``, the last fine level (the missing entries) is alone in the last coarse level and the others split the
+    remaining :math:`\bar K - 1` as above."""
     check_positive_int("n_fine", n_fine)
     check_positive_int("n_coarse", n_coarse)
     if n_coarse > n_fine:
         raise ValueError(f"n_coarse={n_coarse} exceeds n_fine={n_fine}; a coarse level groups fine ones.")
-    return torch.div(fine.long() * n_coarse, n_fine, rounding_mode="floor")
+    if not missing:
+        return torch.div(fine.long() * n_coarse, n_fine, rounding_mode="floor")
+    if n_fine < 2 or n_coarse < 2:
+        raise ValueError("a column with a missing level needs at least 2 fine and 2 coarse levels.")
+    present = torch.div(fine.long().clamp(max=n_fine - 2) * (n_coarse - 1), n_fine - 1, rounding_mode="floor")
+    return torch.where(fine.long() == n_fine - 1, torch.full_like(present, n_coarse - 1), present)
 
 
-def coarsen(fine_counts: torch.Tensor, n_coarse: int) -> torch.Tensor:
-    """Sum fine counts ``(..., K)`` into their coarse levels ``(..., K_coarse)``."""
+def coarsen(fine_counts: torch.Tensor, n_coarse: int, missing: bool = False) -> torch.Tensor:
+    """Sum fine counts ``(..., K)`` into their coarse levels ``(..., K_coarse)`` (``coarse_index``)."""
     n_fine = fine_counts.shape[-1]
-    index = coarse_index(torch.arange(n_fine), n_fine, n_coarse).to(fine_counts.device)
+    index = coarse_index(torch.arange(n_fine), n_fine, n_coarse, missing).to(fine_counts.device)
     out = torch.zeros(*fine_counts.shape[:-1], n_coarse, dtype=fine_counts.dtype, device=fine_counts.device)
     return out.index_add_(-1, index, fine_counts)
 
@@ -112,7 +119,9 @@ def table_quantiles(
     return interpolate_sorted(torch.sort(projections, dim=1).values, levels.to(torch.float64)).to(levels.dtype)
 
 
-def fine_positions(coarse_position: torch.Tensor, fine_probabilities: torch.Tensor, n_coarse: int) -> torch.Tensor:
+def fine_positions(
+    coarse_position: torch.Tensor, fine_probabilities: torch.Tensor, n_coarse: int, missing: bool = False
+) -> torch.Tensor:
     r"""Map coordinates in [0, 1] (one column) to continuous fine positions in :math:`[0, K)`.
 
     The coordinate falls in coarse level :math:`\bar a = \lfloor x \bar K \rfloor` at relative position
@@ -123,7 +132,7 @@ def fine_positions(coarse_position: torch.Tensor, fine_probabilities: torch.Tens
     """
     n_fine = fine_probabilities.shape[0]
     probabilities = fine_probabilities.to(torch.float64).clamp(min=0.0)
-    groups = coarse_index(torch.arange(n_fine), n_fine, n_coarse)
+    groups = coarse_index(torch.arange(n_fine), n_fine, n_coarse, missing)
     mass = torch.zeros(n_coarse, dtype=torch.float64).index_add_(0, groups, probabilities)
     width = torch.bincount(groups, minlength=n_coarse).to(torch.float64)
     within = torch.where(mass[groups] > 0, probabilities / mass[groups].clamp(min=1e-300), 1.0 / width[groups])

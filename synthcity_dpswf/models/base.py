@@ -267,6 +267,22 @@ class SlicedGenerator(ABC):
     def poisson_schedule(self) -> tuple[float, int]:
         """``(q, K)``: the Poisson sampling rate and number of releases under add/remove (never a function of n)."""
 
+    def count_noise(self, n_records: int | None, epsilon: float, delta: float) -> float:
+        r"""The noise std, per unit of sensitivity, of a count pooled over this generator's releases and read on the
+        scale of all n records, at (epsilon, delta): z for one release of everything, :math:`z / (\sqrt{K} q)` for K
+        releases of q n records each (their counts are summed and divided by K q). A planning figure from public
+        numbers (``n_records`` is None under add/remove, where the schedule does not read n); no record is read."""
+        if self.neighbouring == "replace_one":
+            if n_records is None:
+                raise ValueError("replace-one schedules are functions of the public n; pass n_records.")
+            batch_size, steps = self.release_schedule(n_records)
+            accountant = ReleaseAccountant(n_records, batch_size, self.accountant_for(n_records, batch_size, steps))
+        else:
+            sample_rate, steps = self.poisson_schedule()
+            accountant = ReleaseAccountant.poisson(sample_rate, self.accountant)
+        z = accountant.calibrate(float(epsilon), float(delta), steps)
+        return z / (math.sqrt(steps) * accountant.sample_rate)
+
     def released_size(self) -> float:
         """n estimated from the releases alone (post-processing): the records counted over the K releases divided by
         K q. What the plugins give synthcity as the row count when n is private (add/remove)."""
@@ -406,8 +422,15 @@ class SlicedGenerator(ABC):
         if init is not None:
             self._check_init(init, count)
         settings = dataclasses.replace(self.settings, **overrides)
-        particles = self._sample_class(count, 0, init, settings, self.seed if seed is None else seed)
-        return particle_space(self._pool(), self.radius, self.device).to_records(particles)
+        run_seed = self.seed if seed is None else seed
+        space = particle_space(self._pool(), self.radius, self.device)
+        flowed = count
+        if init is None and settings.flow_particles is not None and space.resamples:
+            flowed = min(count, settings.flow_particles)
+        particles = self._sample_class(flowed, 0, init, settings, run_seed)
+        if flowed < count:  # more rows drawn from the flowed particles (``ParticleSpace.resample``)
+            particles = space.resample(particles, count, torch.Generator().manual_seed(run_seed + 4))
+        return space.to_records(particles)
 
     def sample_labelled(
         self,

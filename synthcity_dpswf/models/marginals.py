@@ -88,7 +88,7 @@ def _estimate(pool: ReleasePool) -> MarginalEstimates:
     coarse = []
     for column, table in enumerate(one_way):
         n_coarse = layout.coarse_levels[column]
-        estimates = [coarsen(table, n_coarse)]
+        estimates = [coarsen(table, n_coarse, layout.has_missing(column))]
         variances = [variance * layout.levels[column] / n_coarse]
         for (j, k), pair_table in two_way.items():
             if column == j:
@@ -174,6 +174,8 @@ class MarginalParticleSpace:
     (each coordinate independent, piecewise uniform), mapped back to fine level positions by
     ``math.marginals.fine_positions`` with the fine one-way tables."""
 
+    resamples = True
+
     def __init__(self, pool: ReleasePool, device: torch.device | str = "cpu") -> None:
         self.estimates = marginal_estimates(pool)
         self.device = torch.device(device)
@@ -187,12 +189,24 @@ class MarginalParticleSpace:
             columns.append(histogram_quantiles(margin[None, :], edges, uniform)[0])
         return torch.stack(columns, dim=1).to(self.device, torch.float32)
 
+    def resample(self, particles: torch.Tensor, count: int, generator: torch.Generator) -> torch.Tensor:
+        r"""``count`` particles, each a flowed particle drawn uniformly at random with its position inside its coarse
+        cell drawn anew, uniformly: the coarse joint structure is the flowed particles', and ``to_records`` then draws
+        each fine level from the released fine one-way table given its coarse level (the tables measure nothing finer
+        jointly). Post-processing of the flow's output."""
+        layout = self.estimates.layout
+        chosen = particles.detach().cpu()[torch.randint(len(particles), (count,), generator=generator)].to(torch.float64)
+        levels = torch.tensor(layout.coarse_levels, dtype=torch.float64)
+        cells = (chosen.clamp(0.0, 1.0) * levels).floor().clamp(max=levels - 1)
+        inside = torch.rand(cells.shape, generator=generator, dtype=torch.float64)
+        return ((cells + inside) / levels).to(self.device, torch.float32)
+
     def to_records(self, particles: torch.Tensor) -> torch.Tensor:
         """Continuous fine positions ``(n, d)`` in :math:`[0, K_j)`: the floor of each is the level code."""
         layout = self.estimates.layout
         x = particles.detach().cpu()
         positions = [
-            fine_positions(x[:, column], self.estimates.fine[column], layout.coarse_levels[column])
+            fine_positions(x[:, column], self.estimates.fine[column], layout.coarse_levels[column], layout.has_missing(column))
             for column in range(layout.n_columns)
         ]
         return torch.stack(positions, dim=1).to(torch.float32)

@@ -38,6 +38,9 @@ class FlowSettings:
             ``searchsorted``) for the particles' CDF.
         count_estimator: how noisy counts become bin probabilities (``math.histograms.bin_probabilities``):
             ``"simplex"`` (Euclidean projection, default, measured better) or ``"clip"``.
+        flow_particles: particles flowed per ``sample`` call when the kind's particle space can draw more rows from
+            them (``ParticleSpace.resample``: the marginal kind redraws a flowed particle's position inside its coarse
+            cell, i.e. its fine levels from the released one-way tables); ``None`` flows every row.
     """
 
     n_steps: int = 1500
@@ -49,6 +52,7 @@ class FlowSettings:
     reuse: Reuse = "pooled"
     particle_cdf: ParticleCDF = "histogram"
     count_estimator: CountEstimator = "simplex"
+    flow_particles: int | None = None
 
     def __post_init__(self) -> None:
         check_positive_int("n_steps", self.n_steps)
@@ -63,5 +67,7 @@ class FlowSettings:
             raise ValueError(f"reuse must be one of {get_args(Reuse)}, got {self.reuse!r}.")
         if self.particle_cdf not in get_args(ParticleCDF):
             raise ValueError(f"particle_cdf must be one of {get_args(ParticleCDF)}, got {self.particle_cdf!r}.")
+        if self.flow_particles is not None:
+            check_positive_int("flow_particles", self.flow_particles)
         if self.count_estimator not in get_args(CountEstimator):
             raise ValueError(f"count_estimator must be one of {get_args(CountEstimator)}, got {self.count_estimator!r}.")

@@ -245,12 +245,19 @@ def build_target(
 class ParticleSpace(Protocol):
     """Where a kind's particles start and how they become records of the fitted space."""
 
+    resamples: bool
+    """Whether ``resample`` can draw more particles from flowed ones (``FlowSettings.flow_particles``)."""
+
     def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
         """``count`` starting particles (from the public ``generator``)."""
         ...
 
     def to_records(self, particles: torch.Tensor) -> torch.Tensor:
         """Records in the space ``fit`` was given, from final particles."""
+        ...
+
+    def resample(self, particles: torch.Tensor, count: int, generator: torch.Generator) -> torch.Tensor:
+        """``count`` particles drawn from flowed ``particles`` (post-processing; only where ``resamples``)."""
         ...
 
 
@@ -265,6 +272,11 @@ class EuclideanParticleSpace:
 
     def to_records(self, particles: torch.Tensor) -> torch.Tensor:
         return particles
+
+    resamples = False  # a Euclidean flow's particles carry every released detail: each row is flowed
+
+    def resample(self, particles: torch.Tensor, count: int, generator: torch.Generator) -> torch.Tensor:
+        raise NotImplementedError("Euclidean particles are not resampled; flow every row (flow_particles=None).")
 
 
 def particle_space(pool: ReleasePool, radius: float, device: torch.device | str = "cpu") -> ParticleSpace:

@@ -14,13 +14,13 @@ import json
 import math
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 import pandas as pd
 import torch
 from synthcity.plugins.core.constraints import Constraints
-from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader
+from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader, create_from_info
 from synthcity.plugins.core.dataset import TensorDataset
 from synthcity.plugins.core.distribution import (
     CategoricalDistribution,
@@ -41,13 +41,20 @@ from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.privacy import check_neighbouring
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart, PrivacyReport, release_domain, secret_generator
-from synthcity_dpswf.privacy.domain import is_finite_number
+from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, is_finite_number, is_missing, rows_needed
 
 DomainSpec = TabularDomain | dict | str | Path | None
 
 DEFAULT_STEPS: dict[str, int] = {"record": 1500, "projected": 1500, "projected_histogram": 1500, "marginal": 300}
 """Flow steps per release kind when ``n_steps`` is None: 1,500 measured for histogram releases on MNIST
 (docs/flows.md); 300 for marginals (docs/flows.md, "Tables")."""
+
+
+MARGINAL_FLOW_PARTICLES = 10_000
+"""Rows flowed per generation call of the marginal kind; more are drawn from them (``FlowSettings.flow_particles``).
+On half of the discretized Adult table at epsilon = 1 (24,421 rows generated): 2-way TV 0.0421 flowing every row
+(6.8 s on one thread), 0.0435 / 0.0433 / 0.0428 drawing them from 5,000 / 10,000 / 20,000 flowed particles
+(1.1 / 2.2 / 5.4 s)."""
 
 
 def default_delta(n_records: int | None) -> float:
@@ -58,15 +65,15 @@ def default_delta(n_records: int | None) -> float:
 
 
 def is_valid_entry(value: object) -> bool:
-    """An entry inside the domain of valid datasets (privacy.md): a string, a bool or a finite number."""
-    return isinstance(value, (str, bool, np.bool_)) or is_finite_number(value)
+    """An entry inside the domain of valid datasets (privacy.md): a string, a bool, a finite number or missing."""
+    return isinstance(value, (str, bool, np.bool_)) or is_finite_number(value) or is_missing(value)
 
 
 def check_table(frame: pd.DataFrame) -> None:
     """Reject a table outside the domain of valid datasets (privacy.md) before any private computation: no rows or
-    one row, no columns or duplicated names, a column of a type no domain describes, missing or non-finite
-    values, entries that are not strings, bools or finite numbers. The message names the column and the
-    reason, never a value."""
+    one row, no columns or duplicated names, a column of a type no domain describes, infinite values, entries that
+    are not strings, bools, finite numbers or missing. The message names the column and the reason, never a
+    value."""
     if frame.shape[1] == 0:
         raise ValueError("the table has no columns; pass a table with at least one column.")
     if len(frame) < 2:
@@ -79,9 +86,7 @@ def check_table(frame: pd.DataFrame) -> None:
         kind = values.dtype.kind
         if kind in "mMcV":  # datetimes, timedeltas, complex, raw bytes
             raise ValueError(f"column {column!r} has dtype {values.dtype}, which no domain describes; convert it to numbers or categories.")
-        if bool(values.isna().any()):
-            raise ValueError(f"column {column!r} has missing values; impute or drop them before fitting.")
-        if kind in "iuf" and not bool(np.isfinite(values.to_numpy(dtype=float)).all()):
+        if kind in "iuf" and bool(np.isinf(values.to_numpy(dtype=float)).any()):
             raise ValueError(f"column {column!r} has infinite values; clip or drop them before fitting.")
         if kind == "O" or isinstance(values.dtype, pd.CategoricalDtype):
             odd = {type(value).__name__ for value in values.to_numpy(dtype=object) if not is_valid_entry(value)}
@@ -92,27 +97,75 @@ def check_table(frame: pd.DataFrame) -> None:
                 )
 
 
-def default_domain_share(n_records: int | None) -> float:
-    """The share of the budget a DP domain gets when none is given: 0.5 below 1,000 rows, else (and when n is
-    private, ``None``) 0.1.
+HISTOGRAM_SHARE = 0.05
+"""The budget share of the value histograms alone, when a public domain declares every column and some numeric ones
+need their quantiles (``needs_histogram``)."""
 
-    Chosen on iris, wine and diabetes (sklearn; 150-442 rows) at epsilon = 3: with 0.1 the numeric ranges were
-    placed for 31-62% of their columns, with 0.3 for 98-100% (delta = 0.1 / n then); at the default delta
-    (1e-5), iris' integer target (three classes of 50) got exactly its three levels in 32% of 3,000 releases
-    with 0.3, 85% with 0.4 and 99% with 0.5 (benchmarks/dp_domain.py; docs/flows.md, "The DP domain"). Large
-    tables place every column with 0.1.
+
+def default_domain_share(
+    n_records: int | None, n_undeclared: int, n_histograms: int, epsilon: float, delta: float, neighbouring: str
+) -> float:
+    """The share of the budget a DP domain gets when none is given, from public numbers only.
+
+    - Only value histograms of declared columns: ``HISTOGRAM_SHARE``.
+    - Below 1,000 rows: 0.5. Chosen on iris, wine and diabetes (sklearn; 150-442 rows) at epsilon = 3: with 0.1
+      the numeric ranges were placed for 31-62% of their columns, with 0.3 for 98-100% (delta = 0.1 / n then);
+      at the default delta (1e-5), iris' integer target (three classes of 50) got exactly its three levels in 32%
+      of 3,000 releases with 0.3, 85% with 0.4 and 99% with 0.5 (benchmarks/dp_domain.py; docs/flows.md).
+    - Else the smallest of 0.1, 0.2, .., 0.5 at which a category holding 10% of the rows is published with
+      probability 95% (``privacy.domain.rows_needed``) when half the undeclared columns are categorical (their kinds
+      are private until released); 0.5 if none is.
+    - n private (add/remove): 0.3.
     """
-    return 0.5 if n_records is not None and n_records < 1000 else 0.1
+    if n_undeclared == 0:
+        return HISTOGRAM_SHARE
+    if n_records is None:
+        return 0.3
+    if n_records < 1000:
+        return 0.5
+    categorical = math.ceil(n_undeclared / 2)
+    for share in (0.1, 0.2, 0.3, 0.4):
+        needed = rows_needed(share * epsilon, share * delta, categorical, n_undeclared - categorical, n_histograms, neighbouring)  # type: ignore[arg-type]
+        if needed <= 0.1 * n_records:
+            return share
+    return 0.5
 
 
-def default_coarse_bins(n_records: int | None) -> int:
-    """Levels per column in the marginal release's two-way tables when none is given: 8 below 1,000 rows, else
-    (and when n is private, ``None``) 16. A two-way table of 16 x 16 cells holds less than one record per cell at 150 rows, under noise of about 10
-    counts; chosen on iris and wine (sklearn, the validation tables: synthcity's XGB performance of DPSWflow at
-    epsilon = 3, means of 6-8 fits: iris 0.89 / 0.88 / 0.78 and wine 0.66 / 0.72 / 0.70 for 4 / 8 / 16 levels);
-    16 on large tables (docs/flows.md, "Tables").
+def needs_histogram(column: object, fine_bins: int) -> bool:
+    """Whether a declared column's levels need its released value histogram: a float column, or an integer range of
+    more than ``fine_bins`` integers (narrower integer ranges get one level per integer, categories their own)."""
+    if not isinstance(column, NumericColumn) or column.histogram is not None:
+        return False
+    return not column.integer or math.floor(column.high) - math.ceil(column.low) + 1 > fine_bins
+
+
+CELL_SIGNAL = 2.0
+"""A measured cell's expected count should reach this many noise standard deviations (``table_resolution``)."""
+FINE_LEVELS = (8, 100)
+COARSE_LEVELS = (2, 16)
+SMALL_TABLE_COARSE = 8
+
+
+def table_resolution(n_records: float | None, count_noise: float) -> tuple[int, int]:
+    """Fine and coarse levels per column for the marginal release, from the expected table size n (public, or
+    released under add/remove) and the noise std of a measured count (``count_noise``, sensitivity included): a
+    fine one-way cell of n / K records and a two-way cell of n / K^2 should hold ``CELL_SIGNAL`` noise stds, within
+    ``FINE_LEVELS`` and ``COARSE_LEVELS``; below 1,000 rows at most ``SMALL_TABLE_COARSE`` coarse levels (chosen on
+    iris and wine: synthcity's XGB performance of DPSWflow at epsilon = 3, means of 6-8 fits: iris 0.89 / 0.88 / 0.78
+    and wine 0.66 / 0.72 / 0.70 for 4 / 8 / 16 levels). Unknown n (add/remove with every column declared): the most.
+
+    On Adult (48,842 rows, 15 columns, epsilon = 1) the rule keeps 100 fine and 16 coarse levels, the settings chosen
+    on raw Adult's training split (docs/flows.md, "Tables"); on 4,000 rows of 20 columns at epsilon = 0.5 it measures
+    2-way tables of 3 x 3 cells, each holding about 440 records against noise of about 150.
     """
-    return 8 if n_records is not None and n_records < 1000 else 16
+    if n_records is None:
+        return FINE_LEVELS[1], COARSE_LEVELS[1]
+    ratio = n_records / (CELL_SIGNAL * count_noise)
+    fine = int(min(max(math.floor(ratio), FINE_LEVELS[0]), FINE_LEVELS[1]))
+    coarse = int(min(max(math.floor(math.sqrt(ratio)), COARSE_LEVELS[0]), COARSE_LEVELS[1]))
+    if n_records < 1000:
+        coarse = min(coarse, SMALL_TABLE_COARSE)
+    return fine, coarse
 
 
 def resolve_domain(domain: DomainSpec, max_one_hot: int) -> TabularDomain:
@@ -141,13 +194,27 @@ class DomainCategorical(CategoricalDistribution):
         return Constraints(rules=rules)
 
 
+class NullableInteger(IntegerDistribution):
+    """synthcity's ``IntegerDistribution`` of a column with missing entries: its dtype is pandas' nullable Int64 (the
+    decoders' output). Its constraints state the bounds only (synthcity lets missing entries pass every bound): their
+    dtype rule would read "int" in the column's description, which an Int64 column's lacks, and synthcity's
+    ``Schema.from_constraints`` knows no "Int64" to say instead."""
+
+    def dtype(self) -> str:
+        return "Int64"
+
+    def as_constraint(self) -> Constraints:
+        return Constraints(rules=[(self.name, "ge", self.low), (self.name, "le", self.high)])
+
+
 def synthcity_schema(domain: TabularDomain) -> Schema:
     """The synthcity ``Schema`` of a domain, built from its (public or released) ranges, never from data."""
     distributions: dict[str, Distribution] = {}
     for column in domain.columns:
         if isinstance(column, NumericColumn):
             if column.integer:
-                distributions[column.name] = IntegerDistribution(name=column.name, low=int(column.low), high=int(column.high))
+                integer = NullableInteger if column.missing else IntegerDistribution
+                distributions[column.name] = integer(name=column.name, low=int(column.low), high=int(column.high))
             else:
                 distributions[column.name] = FloatDistribution(name=column.name, low=column.low, high=column.high)
         else:
@@ -165,17 +232,22 @@ class SlicedFlowPlugin(Plugin):
             tables of the level-coded rows) and ``"projected_histogram"`` for images; ``"record"``,
             ``"projected"`` and ``"projected_histogram"`` encode table rows into the unit ball instead.
         coarse_bins, fine_bins, max_pairs: the marginal release's tables (``MarginalTableCodec``,
-            ``MarginalLayout.build``): levels per column in the two-way tables (``None``:
-            ``default_coarse_bins(n)``), bins of a wide numeric column in the one-way tables, and the number of
+            ``MarginalLayout.build``): levels per column in the two-way tables, levels of a wide numeric column in the
+            one-way tables (``None``: ``table_resolution``, which follows n and the flow's budget), and the number of
             column pairs (all pairs up to it; beyond, a random subset from ``random_state``, which reads no data).
         radius: records are encoded into the ball of this radius.
         n_release_directions: directions per release (``None``: the generator's default for the kind).
         n_bins: bins per direction of histogram releases.
         n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``;
             ``n_steps=None`` takes the release kind's ``DEFAULT_STEPS``.
-        domain: a public ``TabularDomain``, description dict or JSON path; ``None`` releases a DP domain.
-        domain_epsilon_share: share of (epsilon, delta) spent on the DP domain when ``domain`` is None;
-            ``None``: ``default_domain_share(n)``.
+        domain: a public ``TabularDomain``, description dict (one-line form ``{"age": (17, 90), "sex": ["F", "M"]}``)
+            or JSON path, for all the columns or some of them; the columns it leaves out get a DP domain, paid with
+            ``domain_epsilon_share`` of the budget; ``None``: a DP domain for every column.
+        domain_epsilon_share: share of (epsilon, delta) spent on the DP domain (and value histograms); ``None``:
+            ``default_domain_share`` (from n, the column counts and epsilon).
+        numeric_histograms: release the value histograms of declared float columns and wide integer ranges, at whose
+            quantiles the codecs place their levels (paid, within the domain share); ``False`` (and epsilon = inf):
+            levels of equal width over the declared ranges, nothing paid.
         max_one_hot: with a ``{name: n_levels}`` domain, wider columns are encoded as ordinal integers.
         time_horizons: for a ``SurvivalAnalysisDataLoader``, the time horizons its outputs carry (declared public);
             ``None``: three points evenly inside the domain's time range (never the loader's own, which synthcity
@@ -210,7 +282,7 @@ class SlicedFlowPlugin(Plugin):
         n_release_directions: int | None = None,
         n_bins: int = 16,
         coarse_bins: int | None = None,
-        fine_bins: int = 100,
+        fine_bins: int | None = None,
         max_pairs: int | None = 120,
         n_directions: int = 70,
         n_steps: int | None = None,
@@ -221,6 +293,7 @@ class SlicedFlowPlugin(Plugin):
         reuse: str = "pooled",
         domain: DomainSpec = None,
         domain_epsilon_share: float | None = None,
+        numeric_histograms: bool = True,
         time_horizons: list[float] | None = None,
         max_one_hot: int = 20,
         accountant: str = "rdp",
@@ -262,6 +335,7 @@ class SlicedFlowPlugin(Plugin):
         )
         self.domain = domain
         self.domain_epsilon_share = domain_epsilon_share
+        self.numeric_histograms = numeric_histograms
         check_time_horizons(time_horizons)
         self.time_horizons = time_horizons
         self.max_one_hot = max_one_hot
@@ -279,6 +353,7 @@ class SlicedFlowPlugin(Plugin):
         self.encoder_: TabularEncoder | MarginalTableCodec | ImageLatentAdapter | None = None
         self.layout_: MarginalLayout | None = None
         self.domain_part_: PrivacyPart | None = None
+        self.domain_rows_: float | None = None
 
     @staticmethod
     def type() -> str:
@@ -296,6 +371,8 @@ class SlicedFlowPlugin(Plugin):
         settings = self.settings
         if self.n_steps is None:
             settings = dataclasses.replace(settings, n_steps=DEFAULT_STEPS[release])
+        if release == "marginal" and settings.flow_particles is None:
+            settings = dataclasses.replace(settings, flow_particles=MARGINAL_FLOW_PARTICLES)
         return {
             "release": release, "radius": self.radius, "n_release_directions": self.n_release_directions,
             "n_bins": self.n_bins, "marginals": self.layout_, "labelling": self.labelling,
@@ -319,8 +396,12 @@ class SlicedFlowPlugin(Plugin):
         n_public = self._public_size(len(frame))
         delta = default_delta(n_public) if self.delta is None else self.delta
         check_privacy_target(self.epsilon, delta, n_public)
-        # A declared domain releases nothing: the loader's rules on it are checked before any release.
-        domain = path.public_domain(X, self._domain(frame, self.epsilon, delta), declared=self.domain is not None)
+        # The loader's rules on declared columns are checked before any release (``_domain`` checks them first).
+        public = None if self.domain is None else resolve_domain(self.domain, self.max_one_hot)
+        declared = set() if public is None else set(public.names)
+        if public is not None:
+            path.public_domain(X, public, declared)
+        domain = path.public_domain(X, self._domain(frame, self.epsilon, delta), declared)
         flow_epsilon, flow_delta = self.epsilon, delta
         if self.domain_part_ is not None:
             flow_epsilon -= self.domain_part_.epsilon
@@ -331,16 +412,33 @@ class SlicedFlowPlugin(Plugin):
         self._data_encoders = None
         unknown = "error" if self.domain_part_ is None else "first"  # a released domain drops rare categories
         if self.release_for("table") == "marginal":
-            codec = MarginalTableCodec(domain, self.fine_bins, unknown)
+            fine_bins, coarse_bins = self._resolution(n_public, flow_epsilon, flow_delta, len(domain.columns))
+            codec = MarginalTableCodec(domain, fine_bins, unknown)
             self.encoder_ = codec
-            coarse_bins = default_coarse_bins(n_public) if self.coarse_bins is None else self.coarse_bins
-            self.layout_ = MarginalLayout.build(codec.levels, coarse_bins, self.max_pairs, self.random_state)
+            self.layout_ = MarginalLayout.build(codec.levels, coarse_bins, self.max_pairs, self.random_state, codec.missing)
         else:
             self.encoder_, self.layout_ = TabularEncoder(domain, unknown), None
         self._fit(X, flow_epsilon, flow_delta)
         self.data_info = self._released_info(info)
         self.fitted = True
         return self
+
+    def _resolution(self, n_public: int | None, epsilon: float, delta: float, n_columns: int) -> tuple[int, int]:
+        """``(fine_bins, coarse_bins)`` of the marginal release: the given ones, else ``table_resolution`` from the
+        expected size (n, or under add/remove the DP domain's released estimate) and the noise of a pooled count of
+        this plugin's schedule at the flow's budget (public numbers and released ones only)."""
+        if self.fine_bins is not None and self.coarse_bins is not None:
+            return self.fine_bins, self.coarse_bins
+        size = n_public if n_public is not None else self.domain_rows_
+        if size is None or math.isinf(epsilon):
+            fine, coarse = table_resolution(None, 1.0)
+        else:
+            n_tables = n_columns + min(n_columns * (n_columns - 1) // 2, self.max_pairs or n_columns**2)
+            probe_layout = MarginalLayout((2,) * n_columns, (2,) * n_columns, ())  # the noise needs no real layout
+            probe = self.generator_class(**{**self.generator_arguments(n_public or 1), "marginals": probe_layout})
+            unit = math.sqrt(2.0 if self.neighbouring == "replace_one" else 1.0)
+            fine, coarse = table_resolution(size, probe.count_noise(n_public, epsilon, delta) * unit * math.sqrt(n_tables))
+        return self.fine_bins or fine, self.coarse_bins or coarse
 
     def _public_size(self, n_records: int) -> int | None:
         """n where it is public (replace-one); ``None`` under add/remove, where no default may read it."""
@@ -396,30 +494,74 @@ class SlicedFlowPlugin(Plugin):
         return self
 
     def _domain(self, frame: pd.DataFrame, epsilon: float, delta: float) -> TabularDomain:
-        """The public domain if given, else a DP domain paid with ``domain_epsilon_share`` of the budget."""
-        if self.domain is not None:
-            self.domain_part_ = None
-            return resolve_domain(self.domain, self.max_one_hot)
+        """The domain of ``frame``: the declared (public) one where given, a DP domain for the columns it leaves out
+        and the value histograms of declared numeric columns that need them (``needs_histogram``, unless
+        ``numeric_histograms=False``), paid with ``domain_epsilon_share`` of the budget; nothing paid when the
+        declared domain covers everything."""
+        declared = None if self.domain is None else resolve_domain(self.domain, self.max_one_hot)
+        undeclared = [column for column in frame.columns if declared is None or column not in declared.names]
+        histograms = {} if declared is None or not self.numeric_histograms or math.isinf(epsilon) else {
+            column.name: (column.low, column.high, column.integer)
+            for column in declared.columns if needs_histogram(column, FINE_LEVELS[1])
+        }
+        if declared is not None:  # a declared column's values must lie in it: refused before any release
+            MarginalTableCodec(declared, FINE_LEVELS[1], "error").encode(frame)
+        if not undeclared and not histograms:
+            self.domain_part_, self.domain_rows_ = None, None
+            assert declared is not None
+            return declared
         if math.isinf(epsilon):
-            raise ValueError("with epsilon = inf there is no budget to share with a DP domain; pass a domain.")
-        n_public = self._public_size(len(frame))
-        share = default_domain_share(n_public) if self.domain_epsilon_share is None else self.domain_epsilon_share
+            raise ValueError("with epsilon = inf there is no budget to share with a DP domain; pass a domain that "
+                             "declares every column.")
+        share = self.domain_epsilon_share
+        if share is None:
+            share = default_domain_share(
+                self._public_size(len(frame)), len(undeclared), len(histograms), epsilon, delta, self.neighbouring
+            )
         share_epsilon, share_delta = share * epsilon, share * delta
-        release = release_domain(frame, share_epsilon, share_delta, secret_generator(), self.neighbouring)  # type: ignore[arg-type]
+        release = release_domain(
+            frame[undeclared + list(histograms)], share_epsilon, share_delta, secret_generator(), self.neighbouring,  # type: ignore[arg-type]
+            declared=histograms,
+        )
+        self._warn_about(release, share_epsilon)
+        what = f"kinds, ranges, value histograms and category sets of {len(undeclared)} columns" if undeclared else ""
+        if histograms:
+            what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
+        self.domain_part_ = PrivacyPart(
+            "DP domain", share_epsilon, share_delta,
+            f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}, category threshold {release.threshold:.3g}: "
+            f"a category needs about {release.needed_rows:.0f} rows to be published)",
+            release.other_adjacency(),
+        )
+        self.domain_rows_ = release.released_rows
+        released = TabularDomain.from_release(release)
+        return released if declared is None else declared.merged(released, list(frame.columns))
+
+    def _warn_about(self, release: DomainRelease, epsilon: float) -> None:
+        """Say what the DP domain could not place or publish (read from released counts: post-processing)."""
         hidden = [column for column, located in release.located.items() if not located]
         if hidden:
             warnings.warn(
-                f"the DP domain could not place columns {hidden} above its noise at epsilon = {share_epsilon:.3g}: their "
-                "ranges (or categories) are stated defaults. Pass a public domain, or raise domain_epsilon_share.",
-                stacklevel=3,
+                f"the DP domain could not place columns {hidden} above its noise at epsilon = {epsilon:.3g}: their "
+                "ranges (or categories) are stated defaults. Declare them (domain={...}), or raise domain_epsilon_share.",
+                stacklevel=4,
             )
-        self.domain_part_ = PrivacyPart(
-            "DP domain", share_epsilon, share_delta,
-            f"Gaussian histograms of all {len(frame.columns)} columns (z = {release.noise_multiplier:.3g}, "
-            f"threshold {release.threshold:.3g}) for numeric bounds and category sets",
-            release.other_adjacency(),
-        )
-        return TabularDomain.from_release(release)
+        unsure = {column: rows for column, rows in release.hidden_missing.items() if rows > release.missing_std(column)}
+        if unsure:
+            listed = ", ".join(f"{column!r} (about {rows:.0f})" for column, rows in unsure.items())
+            warnings.warn(
+                f"the DP domain could not place the missing entries of {listed} above three noise stds: they are mapped "
+                'to a stated default. Declare those columns with "missing": true (domain={...}) to keep them.',
+                stacklevel=4,
+            )
+        if release.lost:
+            lost = ", ".join(f"{column!r} (about {rows:.0f} rows)" for column, rows in release.lost.items())
+            warnings.warn(
+                f"the DP domain published no category below about {release.needed_rows:.0f} rows: the rarer categories of "
+                f"{lost} are grouped as {OTHER_CATEGORY!r}. Declare those columns' categories (domain={{column: [...]}}) "
+                "to keep them.",
+                stacklevel=4,
+            )
 
     def _fit(self, X: DataLoader, epsilon: float, delta: float) -> "SlicedFlowPlugin":
         """Encode the table with the domain's fixed map and fit the generator with what is left of the budget."""
@@ -451,7 +593,29 @@ class SlicedFlowPlugin(Plugin):
             seed = int(torch.randint(0, 2**31 - 1, (1,)))
             return encoder.decode(generator.sample(n, seed=seed))
 
-        return self._safe_generate(sample, count, syn_schema)
+        return self._constrained_rows(sample, count, syn_schema)
+
+    def _constrained_rows(self, sample: Callable[[int], pd.DataFrame], count: int, syn_schema: Schema) -> DataLoader:
+        """``count`` generated rows that meet ``syn_schema``'s constraints (with ``strict``), as synthcity's
+        ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat rows (one of a
+        few discrete columns has fewer distinct rows than are asked for, and synthcity then looped to its patience,
+        flowing ``count`` rows each time). At most ``sampling_patience`` draws; rows that meet the constraints are
+        kept in the order drawn."""
+        # The rows' dtypes are the domain's by construction; synthcity's schema, rebuilt from constraints, would ask a
+        # nullable integer column for "float" (``NullableInteger``): its dtype rules are left out.
+        constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
+        kept: list[pd.DataFrame] = []
+        total = 0
+        for _ in range(self.sampling_patience):
+            rows = self.training_schema().adapt_dtypes(sample(count))
+            if self.strict:
+                rows = constraints.match(rows)
+            kept.append(rows)
+            total += len(rows)
+            if total >= count:
+                break
+        frame = pd.concat(kept, ignore_index=True).head(count) if kept else pd.DataFrame(columns=self.training_schema().features())
+        return create_from_info(self.training_schema().adapt_dtypes(frame), self.data_info)
 
     def privacy_report(self) -> PrivacyReport:
         """The privacy report of the fitted plugin: the releases, plus the DP domain if one was paid for."""

@@ -41,8 +41,9 @@ REFUSED: dict[str, str] = {
 class LoaderPath(Protocol):
     """What the plugins do with one accepted loader type."""
 
-    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: bool) -> TabularDomain:
-        """The domain the table is encoded with, after the loader's public rules (``declared``: a public domain)."""
+    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
+        """The domain the table is encoded with, after the loader's public rules (``declared``: the columns a public
+        domain gives)."""
         ...
 
     def public_info(self, loader: DataLoader, domain: TabularDomain | None) -> dict[str, Any]:
@@ -53,7 +54,7 @@ class LoaderPath(Protocol):
 class PublicInfoPath:
     """Loaders whose ``info()`` holds only public facts (n, column roles, image shape, settings): kept as it is."""
 
-    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: bool) -> TabularDomain:
+    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
         return domain
 
     def public_info(self, loader: DataLoader, domain: TabularDomain | None) -> dict[str, Any]:
@@ -68,22 +69,26 @@ class SurvivalPath:
 
     time_horizons: Sequence[float] | None = None
 
-    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: bool) -> TabularDomain:
+    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
         """Times are positive by the loader's contract (synthcity refuses T <= 0): the time column's range starts at
-        its smallest positive value when a released bound is lower; a declared range that is not positive is an
-        error, raised before any release."""
+        the partition's smallest positive edge when a released bound is lower; a declared range that is not positive
+        is an error, raised before any release."""
         name = loader.time_to_event_column  # type: ignore[attr-defined]
+        if name not in domain.names and name in declared:
+            raise ValueError(f"the declared domain has no column {name!r}.")
+        if name not in domain.names:  # a partial declared domain without it: the released one is checked later
+            return domain
         column = time_column(domain, name)
         if column.low > 0:
             return domain
-        if declared:
+        if name in declared:
             raise ValueError(
                 f"the domain declares column {name!r} (the survival loader's time to event) from {column.low:g}, but "
                 "times are positive (synthcity refuses T <= 0); declare a positive lower bound."
             )
         low = 1.0 if column.integer else SMALLEST_POSITIVE_FLOAT
         high = max(column.high, low + 1.0 if column.integer else 2 * low)
-        positive = NumericColumn(name, low, high, column.integer)
+        positive = NumericColumn(name, low, high, column.integer, column.histogram)
         columns = tuple(positive if other.name == name else other for other in domain.columns)
         return dataclasses.replace(domain, columns=columns)
 

@@ -23,7 +23,6 @@ from synthcity_dpswf.privacy.audit import (
     PrivacyAuditError,
     audit_gaussian_parts,
     audit_gaussian_scores,
-    audit_noise_parts,
     audit_scores,
     clopper_pearson_upper,
 )
@@ -72,7 +71,6 @@ __all__ = [
     "analytic_gaussian_noise_multiplier",
     "audit_gaussian_parts",
     "audit_gaussian_scores",
-    "audit_noise_parts",
     "audit_scores",
     "bound_records",
     "check_neighbouring",

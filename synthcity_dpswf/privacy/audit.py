@@ -18,7 +18,7 @@ catch a factor-2 error in the noise or the sensitivity with overwhelming probabi
 - ``audit_gaussian_scores``: black-box, from likelihood-ratio scores of runs with and without the canary;
 - ``audit_gaussian_parts``: the same for a release made of independent Gaussian parts, combined in Gaussian DP;
 - ``audit_noise``: white-box, from the realised noise of one release (release minus exact statistic) and the
-  sensitivity that a canary pair attains; ``audit_noise_parts`` composes several such releases;
+  sensitivity that a canary pair attains;
 - ``audit_sampled_schedule``: per-step releases on sampled batches, from per-step scores and the canary's
   batch membership: the base release of one step, and the steps whose membership is predictable.
 """
@@ -248,24 +248,6 @@ def audit_noise(
     )
     _check_claim(result, claimed_epsilon, confidence, "release noise")
     return result
-
-
-def audit_noise_parts(
-    parts: list[tuple[np.ndarray, float]],
-    delta: float,
-    claimed_epsilon: float | None = None,
-    confidence: float = 0.95,
-) -> GaussianAuditResult:
-    r"""White-box epsilon lower bound for releases made with independent noise (e.g. a DP domain and the releases
-    after it): ``(noise, sensitivity)`` per part, each bounded by ``audit_noise`` at ``1 - (1 - confidence) / k`` for
-    k parts and composed in Gaussian DP, :math:`\mu_{low} = \sqrt{\sum_i \mu_{i,low}^2}` (Dong, Roth & Su 2022,
-    Corollary 3.3; exact for Gaussian mechanisms, so the basic composition a report states is never below it). A
-    part of K full-batch releases of one statistic is one Gaussian mechanism of sensitivity :math:`\sqrt{K}\Delta`."""
-    if not parts:
-        raise ValueError("an audit of parts needs at least one part.")
-    part_confidence = 1 - (1 - confidence) / len(parts)
-    results = [audit_noise(noise, sensitivity, delta, None, part_confidence) for noise, sensitivity in parts]
-    return _composed(results, delta, claimed_epsilon, confidence, "release noise, composed")
 
 
 @dataclass(frozen=True)

@@ -1,46 +1,66 @@
-r"""A differentially private domain: each column's kind, numeric bounds and category sets, for when none is
-public.
+r"""A differentially private domain: each column's kind, numeric bounds, value histogram and category sets, for
+when none is public (or for the columns a partial public domain leaves out).
 
 Fitting an encoding on private records (min/max, category lists, even pandas dtypes, which one record with 1.5 in
 an integer column or one string in a numeric column changes) leaks them. When the user has no public domain
-description, this release decides every column from noisy counts, with a stated share of the budget, in two
-Gaussian releases with the same noise std s:
+description, this release decides every column from noisy counts, with a stated share of the budget, in three
+Gaussian stages:
 
-1. *Type counts*: per column, the numbers of integer-valued finite numbers, other finite numbers, and anything
-   else (a string, a bool, ...), scaled by w = ``TYPE_WEIGHT`` before the noise (the kind decision needs them
-   only within a margin of about n, so they take a small part of the sensitivity). The column is categorical
-   when its noisy "anything else" count exceeds the sum of the two numeric ones, else integer when its
-   integer-valued count exceeds the other numbers' (post-processing).
-2. *Value counts*, in the partition of the kind just released: an integer column's numbers in fixed bins with
-   one bin per integer from -16 to 16, then [16.5, 32) and signed octaves up to :math:`2^{48}`
-   (``integer_bin_edges``), a float column's in
-   signed octaves :math:`\pm[2^k, 2^{k+1})` and a bin around zero (``log_bin_edges``), other entries not
-   counted; a categorical column's entries per observed value (a category).
+1. *Type counts*: per column, the numbers of integer-valued finite numbers, other finite numbers, missing entries
+   (``is_missing``) and anything else (a string, a bool, ...), scaled by w = ``TYPE_WEIGHT`` before noise of std s
+   (the kind decision needs them only within a margin of about n, so they take a small part of the sensitivity).
+   The column is categorical when its noisy "anything else" count exceeds the sum of the two numeric ones, else
+   integer when its integer-valued count exceeds the other numbers' (post-processing).
+2. *Value counts*, in the partition of the kind just released, with the column's missing entries in one more cell:
+   a categorical column's entries per observed value (a category), noise std :math:`s_c`; an integer column's numbers in fixed bins with one bin per integer from
+   -16 to 16, then [16.5, 32) and signed octaves up to :math:`2^{48}` (``integer_bin_edges``), a float column's in
+   signed octaves :math:`\pm[2^k, 2^{k+1})` and a bin around zero (``log_bin_edges``), other entries not counted,
+   noise std :math:`r s_c` (``RANGE_NOISE_RATIO`` r: a column's records crowd into a few bins, which stand out of
+   more noise than a category must).
+   A column gets a missing level when the inverse-variance mean of its two missing counts (stage 1's cell, stage 2's)
+   exceeds ``MISSING_THRESHOLD`` of its noise stds (post-processing; missing entries are counted in no other cell).
+3. *Value histograms* of every numeric column (and of the numeric columns a public domain declares with bounds
+   only, ``declared``): its numbers, clipped into the range of stage 2 (or the declared one), counted in the stage-2
+   bins inside the range, each split into ``SUB_BINS`` geometric sub-bins (linear where a bin touches zero, none
+   for the unit integer bins), noise std :math:`r_q s_c` (``HISTOGRAM_NOISE_RATIO``). The codecs place their fine
+   levels at its quantiles (post-processing): resolution where the data are, not uniform over a skewed range.
 
-Replacing one record moves at most one count by -1 and one by +1 in each partition of each column, so the
-first release has L2 sensitivity :math:`w\sqrt{2C}` and the second, whatever kinds the first chose,
-:math:`\sqrt{2C}` for C columns. Gaussian mechanisms composed adaptively are one Gaussian mechanism with the
-combined sensitivity (Dong, Roth & Su 2022, Corollary 3.3: :math:`\mu = \sqrt{\mu_1^2 + \mu_2^2}`), here
-:math:`\Delta = \sqrt{C (2 + 2 w^2)}`, and :math:`s = z \Delta` with z from the analytic Gaussian mechanism at
-:math:`(\varepsilon, \delta/2)`. Then:
+Replacing one record moves at most one count by -1 and one by +1 in each partition of each column (adding one
+adds one count: add/remove, m = 1 instead of m = 2 below). With C columns in stage 1, of which C_cat categorical
+and C_num numeric after it, and C_dec declared numeric columns, the stages are Gaussian mechanisms with
+:math:`\mu_1^2 = m C w^2 / s^2` and, given stage 1's output (which fixes the kinds),
+:math:`\mu_{23}^2 = m (C_{cat} + C_{num} / r^2 + (C_{num} + C_{dec}) / r_q^2) / s_c^2`. The noise is set so that
+:math:`\mu_1^2 = \frac{w^2}{1 + w^2}\mu^2` and :math:`\mu_{23}^2 = \frac{1}{1 + w^2}\mu^2` whatever the kinds, with
+:math:`\mu = 1/z` and z from the analytic Gaussian mechanism at :math:`(\varepsilon, \delta/2)`: Gaussian mechanisms
+composed adaptively, each with its :math:`\mu_i` fixed given the earlier outputs, are one
+:math:`\sqrt{\sum \mu_i^2}`-GDP mechanism (Dong, Roth & Su 2022, Corollary 3.3), so the release is
+:math:`(\varepsilon, \delta/2)`-DP. (With r = r_q = 1 and no declared column this is the single-noise design
+:math:`\Delta = \sqrt{mC(1 + w^2)}` of earlier versions.) Then:
 
 - the observed categories are private (counted by ``category_key``, so that 1, 1.0 and True are told apart
   by kind, not merged in the order the records come). A category is published only when its noisy count
-  exceeds :math:`\tau = s\,\Phi^{-1}(1 - \eta)`, :math:`\eta = \delta / (2C(1 + e^\varepsilon))`. Proof: let
+  exceeds :math:`\tau = s_c\,\Phi^{-1}(1 - \eta)`, :math:`\eta = \delta / (2 C_{cat}(1 + e^\varepsilon))`. Proof: let
   :math:`\tilde M` count every category observed in D *or* D' (zero where unobserved) and threshold them all;
   :math:`\tilde M(D)` and :math:`\tilde M(D')` are the Gaussian release above followed by post-processing,
   so :math:`(\varepsilon, \delta/2)`-indistinguishable. With shared noise, the real release M(D) equals
-  :math:`\tilde M(D)` unless one of the at most C categories unobserved in D (one per column: replace-one adds
-  at most one new category to a column) passes :math:`\tau` with count 0, probability at most :math:`C\eta`;
-  the same for D'. Hence :math:`P[M(D) \in S] \le e^\varepsilon (P[M(D') \in S] + C\eta) + \delta/2 + C\eta
-  \le e^\varepsilon P[M(D') \in S] + \delta`;
+  :math:`\tilde M(D)` unless one of the at most C_cat categories unobserved in D (one per categorical column, the
+  kinds being fixed by stage 1's output: a neighbour adds at most one new category to a column) passes
+  :math:`\tau` with count 0, probability at most :math:`C_{cat}\eta`; the same for D'. Hence
+  :math:`P[M(D) \in S] \le e^\varepsilon (P[M(D') \in S] + C_{cat}\eta) + \delta/2 + C_{cat}\eta \le
+  e^\varepsilon P[M(D') \in S] + \delta`. A category needs about :math:`\tau + 1.645 s_c` records to be published
+  with probability 95% (``DomainRelease.needed_rows``);
+- the rows of a categorical column in categories below the threshold are estimated from released counts (the
+  column's type counts, which count every row once, minus its published categories' counts: post-processing);
+  where the estimate exceeds three of its noise standard deviations the column gets one more category,
+  ``OTHER_CATEGORY``, to which the encoders map every unpublished value (``DomainRelease.lost``);
 - the bins are a fixed set given the kind, all released, so a numeric column's bounds are post-processing
   (``numeric_bounds``): the *anchor* is the window of ``WINDOW`` consecutive bins with the largest noisy sum
   (the records of a column sit in a few neighbouring bins, so a window gathers their counts while its noise
   grows only as :math:`\sqrt{W}`); a bin is kept when its noisy count exceeds :math:`s\,\Phi^{-1}(1 - 0.001 /
   B)` anywhere (an empty bin passes with probability 0.1% / B), or when it is in the *run* (inside the anchor window) around the anchor's
   fullest bin: that bin, if above :math:`s\,\Phi^{-1}(1 - 0.01 / W)`, and its neighbours on either side while
-  their counts exceed :math:`3s` (a false neighbour, 0.13% per side, stretches a range by one bin). Isolated
+  their counts exceed :math:`3s` (a false neighbour, 0.13% per side, stretches a range by one bin), s being the
+  bins' noise std. Isolated
   bins inside the anchor at the same level are not kept: on iris' integer target (n = 150, epsilon = 0.9) they
   widened the range in 1.4% of releases (an extra class, which synthcity's classifier evaluation scores 0).
   If no bin is kept, the anchor's central bins are (``located`` is then False: the release could not place the
@@ -59,7 +79,7 @@ time.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -86,6 +106,22 @@ TYPE_WEIGHT = 0.5
 kinds has a margin of n / 2 on a column of one kind, while the sensitivity grows only by sqrt(2.5 / 2) = 1.12."""
 NO_CATEGORY = "(no category released)"
 """The category of a categorical column none of whose categories passed the threshold."""
+OTHER_CATEGORY = "(other categories)"
+"""The extra category of a categorical column whose unpublished categories hold a released share of its rows."""
+RANGE_NOISE_RATIO = 2.0
+"""r: the numeric bins' noise std relative to the category counts' (stage 2; module docstring) when the released kinds
+include a categorical column (``range_ratio``; 1 otherwise: nothing to favour)."""
+HISTOGRAM_NOISE_RATIO = 2.0
+"""r_q: the value histograms' noise std relative to the category counts' (stage 3)."""
+SUB_BINS = 8
+"""Sub-bins per stage-2 bin in a value histogram (stage 3): a float column's octave in eighths (9% wide)."""
+MISSING_THRESHOLD = 3.0
+"""A typed column gets a missing level when its estimated missing entries (two noisy counts, ``missing_level``)
+exceed this many of their noise stds: a column without missing entries gets the level with probability 0.13% (a
+level it does not need would let the flow emit a few missing entries where the real column has none); columns whose
+estimate lies below are named in a warning (``DomainRelease.hidden_missing``)."""
+SURVIVAL_QUANTILE = 1.645
+"""A category with tau + 1.645 s_c records is published with probability 95% (``DomainRelease.needed_rows``)."""
 
 Kind = Literal["integer", "float", "categorical"]
 
@@ -116,8 +152,36 @@ class DomainRelease:
     delta: float
     noise_multiplier: float
     noise_std: float
+    """s, the type counts' noise std (on the released scale)."""
     threshold: float
     neighbouring: Neighbouring = "replace_one"
+    category_std: float = 0.0
+    """s_c, the category counts' noise std (the numeric bins' is r s_c, the histograms' r_q s_c)."""
+    histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
+    """Per numeric column (released or declared): the edges and noisy counts of its value histogram (stage 3)."""
+    lost: dict[str, float] = field(default_factory=dict)
+    """Per categorical column given ``OTHER_CATEGORY``: the estimated rows in its unpublished categories."""
+    declared: dict[str, tuple[float, float, bool]] = field(default_factory=dict)
+    """The declared numeric columns (public bounds) this release gave a value histogram only."""
+    missing: dict[str, bool] = field(default_factory=dict)
+    """Per typed column: whether it gets a missing level (``missing_level``)."""
+    hidden_missing: dict[str, float] = field(default_factory=dict)
+    """Per typed column without a missing level whose estimate of missing entries is positive: that estimate (the
+    plugins warn where it stands out of the noise by one std)."""
+    released_rows: float | None = None
+    """n estimated from the released type counts (the mean over columns of their totals; None when no column was
+    typed): post-processing, for settings that follow the table's size when n is private (add/remove)."""
+
+    def missing_std(self, column: str) -> float:
+        """The noise std of ``column``'s estimated missing entries (``missing_level``'s inverse-variance mean)."""
+        n_categorical = sum(kind == "categorical" for kind in self.kinds.values())
+        second = self.category_std if self.kinds[column] == "categorical" else range_ratio(n_categorical) * self.category_std
+        return 1 / math.sqrt((TYPE_WEIGHT / self.noise_std) ** 2 + 1 / second**2)
+
+    @property
+    def needed_rows(self) -> float:
+        """About how many records a category needs to be published with probability 95%: tau + 1.645 s_c."""
+        return self.threshold + SURVIVAL_QUANTILE * self.category_std
 
     def other_adjacency(self) -> OtherAdjacency:
         r"""This release under the other adjacency: its counts (Gaussian, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
@@ -139,6 +203,19 @@ def is_finite_number(value: object) -> bool:
         return math.isfinite(value)
     except OverflowError:  # an int beyond float range
         return False
+
+
+def is_missing(value: object) -> bool:
+    """Whether one entry is missing: None, NaN, pandas' NA or NaT (privacy.md, "Missing values")."""
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or an array is not one missing entry
+        return False
+
+
+def missing_mask(values: pd.Series) -> np.ndarray:
+    """Which entries are missing (``is_missing``, entry by entry; pandas' own test is the same per entry)."""
+    return np.asarray(values.isna(), dtype=bool)
 
 
 def number_mask(values: pd.Series) -> np.ndarray:
@@ -175,54 +252,171 @@ def noisy_counts(counts: np.ndarray, noise_std: float, secret: torch.Generator, 
     return (weight * counts + noise_std * noise) / weight
 
 
+def range_ratio(n_categorical: int) -> float:
+    """r, the numeric bins' noise relative to the category counts': ``RANGE_NOISE_RATIO`` when there are categories
+    to favour, else 1 (a function of the released kinds)."""
+    return RANGE_NOISE_RATIO if n_categorical > 0 else 1.0
+
+
+def stage_noise(
+    z: float, n_typed: int, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Neighbouring
+) -> tuple[float, float]:
+    r"""The noise stds ``(s, s_c)`` of stage 1 (type counts of ``n_typed`` columns, weight w) and of stages 2 and 3
+    (category counts s_c, numeric bins r s_c, histograms r_q s_c) for multiplier z (module docstring):
+    :math:`s = z\sqrt{m C (1 + w^2)}`, :math:`s_c = z\sqrt{m (1 + w^2)(C_{cat} + C_{num}/r^2 + (C_{num} + C_{dec})/r_q^2)}`
+    with m = 2 (replace-one) or 1 (add/remove); stage 1's share of the budget is 0 when no column is typed."""
+    moved = 2 if neighbouring == "replace_one" else 1  # units moved per partition by one neighbour
+    ratio = range_ratio(n_categorical)
+    later = n_categorical + n_numeric / ratio**2 + (n_numeric + n_declared) / HISTOGRAM_NOISE_RATIO**2
+    share = 1 + TYPE_WEIGHT**2 if n_typed > 0 else 1.0  # mu_23^2 = mu^2 / (1 + w^2) when stage 1 runs
+    return z * math.sqrt(moved * n_typed * (1 + TYPE_WEIGHT**2)), z * math.sqrt(moved * share * max(later, 1e-12))
+
+
+def missing_level(first: float, first_std: float, second: float, second_std: float) -> tuple[bool, float]:
+    """Whether a column gets a missing level, and the estimated missing entries: the inverse-variance mean of its two
+    noisy missing counts (stage 1's type cell and stage 2's missing cell), above ``MISSING_THRESHOLD`` of its noise
+    stds (post-processing)."""
+    weights = np.array([1 / first_std**2, 1 / second_std**2])
+    estimate = float(np.dot(weights, [first, second]) / weights.sum())
+    return estimate > MISSING_THRESHOLD / math.sqrt(weights.sum()), estimate
+
+
+def category_threshold(category_std: float, epsilon: float, delta: float, n_categorical: int) -> float:
+    r"""tau = s_c Phi^{-1}(1 - eta), eta = delta / (2 C_cat (1 + e^epsilon)) (module docstring's proof)."""
+    tail = delta / (2 * max(n_categorical, 1) * (1 + math.exp(min(epsilon, 700.0))))
+    return category_std * float(norm.isf(tail))
+
+
+def rows_needed(
+    epsilon: float, delta: float, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Neighbouring
+) -> float:
+    """About how many records a category needs to be published with probability 95% by a domain release at
+    (epsilon, delta) with these column counts (tau + 1.645 s_c): a function of public numbers, for choosing a budget
+    share before any release."""
+    z = analytic_gaussian_noise_multiplier(epsilon, delta / 2)
+    _, category_std = stage_noise(z, n_categorical + n_numeric, n_categorical, n_numeric, n_declared, neighbouring)
+    return category_threshold(category_std, epsilon, delta, n_categorical) + SURVIVAL_QUANTILE * category_std
+
+
 def release_domain(
-    frame: pd.DataFrame, epsilon: float, delta: float, secret: torch.Generator, neighbouring: Neighbouring = "replace_one"
+    frame: pd.DataFrame,
+    epsilon: float,
+    delta: float,
+    secret: torch.Generator,
+    neighbouring: Neighbouring = "replace_one",
+    declared: dict[str, tuple[float, float, bool]] | None = None,
 ) -> DomainRelease:
-    """Release every column's kind, numeric bounds and category set of ``frame`` with (epsilon, delta)-DP under
-    ``neighbouring`` (module docstring; under add/remove one record adds one unit per partition instead of moving
-    one, so :math:`\Delta = \sqrt{C (1 + w^2)}`).
+    """Release every column's kind, numeric bounds, value histogram and category set of ``frame`` with
+    (epsilon, delta)-DP under ``neighbouring`` (module docstring). ``declared``: numeric columns of ``frame`` whose
+    bounds ``(low, high, integer)`` a public domain gives; they get only their value histogram (stage 3).
 
     Never raises on the data: a column that the noise hides gets the stated defaults (module docstring) and
     ``located[column] = False`` (read from the released counts: saying so is post-processing).
     """
-    n_columns = frame.shape[1]
-    if n_columns == 0:
+    declared = dict(declared or {})
+    typed = [column for column in frame.columns if column not in declared]
+    if not typed and not declared:
         raise ValueError("release_domain needs at least one column.")
     check_neighbouring(neighbouring)
     z = analytic_gaussian_noise_multiplier(epsilon, delta / 2)
-    moved = 2 if neighbouring == "replace_one" else 1  # units moved per partition by one neighbour
-    noise_std = z * math.sqrt(n_columns * (moved + moved * TYPE_WEIGHT**2))
-    threshold = noise_std * float(norm.isf(delta / (2 * n_columns * (1 + math.exp(min(epsilon, 700.0))))))
+    noise_std, _ = stage_noise(z, len(typed), 0, 0, len(declared), neighbouring)
 
     kinds: dict[str, Kind] = {}
+    numbers: dict[str, np.ndarray] = {}
+    type_totals: dict[str, float] = {}
+    missing_counts: dict[str, float] = {}
+    missing: dict[str, bool] = {}
+    for column in typed:  # stage 1: the kinds (and whether the column has missing entries)
+        values = frame[column]
+        is_number, is_missing_entry = number_mask(values), missing_mask(values)
+        numbers[column] = values[is_number].to_numpy(dtype=float)
+        is_integer = numbers[column] == np.round(numbers[column])
+        other = ~is_number & ~is_missing_entry
+        type_counts = np.array([is_integer.sum(), (~is_integer).sum(), other.sum(), is_missing_entry.sum()], dtype=float)
+        integer_count, float_count, other_count, missing_count = noisy_counts(type_counts, noise_std, secret, TYPE_WEIGHT)
+        type_totals[column] = integer_count + float_count + other_count + missing_count  # every row counted once
+        missing_counts[column] = missing_count
+        if other_count > integer_count + float_count:
+            kinds[column] = "categorical"
+        else:
+            kinds[column] = "integer" if integer_count > float_count else "float"
+    # The kinds fix stages 2 and 3: their noise is set so that their total mu does not depend on them.
+    n_categorical = sum(kind == "categorical" for kind in kinds.values())
+    _, category_std = stage_noise(z, len(typed), n_categorical, len(typed) - n_categorical, len(declared), neighbouring)
+    bins_std, histogram_std = range_ratio(n_categorical) * category_std, HISTOGRAM_NOISE_RATIO * category_std
+    threshold = category_threshold(category_std, epsilon, delta, n_categorical)
+
     bounds: dict[str, tuple[float, float]] = {}
     categories: dict[str, tuple[object, ...]] = {}
     located: dict[str, bool] = {}
-    for column in frame.columns:
-        values = frame[column]
-        is_number = number_mask(values)
-        numbers = values[is_number].to_numpy(dtype=float)
-        is_integer = numbers == np.round(numbers)
-        type_counts = np.array([is_integer.sum(), (~is_integer).sum(), (~is_number).sum()], dtype=float)
-        integer_count, float_count, other_count = noisy_counts(type_counts, noise_std, secret, TYPE_WEIGHT)
-        # The kind is read from the released type counts; the value counts then use that kind's partition (an
-        # adaptive composition of Gaussian mechanisms, accounted as one with the combined sensitivity).
-        if other_count > integer_count + float_count:
-            kinds[column] = "categorical"
-            observed = pd.Series([category_key(value) for value in values.to_numpy(dtype=object)]).value_counts()
-            kept = [category_value(key) for key in observed.index[noisy_counts(observed.to_numpy(dtype=float), noise_std, secret) > threshold]]
+    lost: dict[str, float] = {}
+    hidden_missing: dict[str, float] = {}
+    for column in typed:  # stage 2: categories, or the numeric bins; each with the column's missing cell last
+        n_missing = float(missing_mask(frame[column]).sum())
+        if kinds[column] == "categorical":
+            present = [value for value in frame[column].to_numpy(dtype=object) if not is_missing(value)]
+            keys = pd.Series([category_key(value) for value in present], dtype=object).value_counts()
+            released = noisy_counts(np.append(keys.to_numpy(dtype=float), n_missing), category_std, secret)
+            missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], category_std)
+            released = released[:-1]
+            passed = released > threshold
+            kept = [category_value(key) for key in keys.index[passed]]
             located[column] = len(kept) > 0
             # Only categories above the threshold may be published (an observed category is private): where none
             # passed, the column gets a placeholder, a function of the (empty) released set. The order is a total
             # one on the published values, never the order of their counts.
-            categories[column] = tuple(sorted(kept, key=lambda v: (str(v), type(v).__name__))) if kept else (NO_CATEGORY,)
-            continue
-        kinds[column] = "integer" if integer_count > float_count else "float"
-        edges = integer_bin_edges() if kinds[column] == "integer" else log_bin_edges()
-        index = np.clip(np.searchsorted(edges, numbers, side="right") - 1, 0, len(edges) - 2)
-        counts = noisy_counts(np.bincount(index, minlength=len(edges) - 1).astype(float), noise_std, secret)
-        bounds[column], located[column] = numeric_bounds(counts, edges[:-1], edges[1:], noise_std)
-    return DomainRelease(kinds, bounds, categories, located, epsilon, delta, z, noise_std, threshold, neighbouring)
+            ordered = sorted(kept, key=lambda v: (str(v), type(v).__name__)) if kept else [NO_CATEGORY]
+            unpublished = type_totals[column] - estimate - float(released[passed].sum())
+            spread = math.sqrt(3 * (noise_std / TYPE_WEIGHT) ** 2 + int(passed.sum()) * category_std**2)
+            if kept and unpublished > 3 * spread:
+                ordered.append(OTHER_CATEGORY)
+                lost[column] = unpublished
+            categories[column] = tuple(ordered)
+        else:
+            edges = integer_bin_edges() if kinds[column] == "integer" else log_bin_edges()
+            index = np.clip(np.searchsorted(edges, numbers[column], side="right") - 1, 0, len(edges) - 2)
+            counts = np.append(np.bincount(index, minlength=len(edges) - 1).astype(float), n_missing)
+            released = noisy_counts(counts, bins_std, secret)
+            missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], bins_std)
+            bounds[column], located[column] = numeric_bounds(released[:-1], edges[:-1], edges[1:], bins_std)
+        if not missing[column] and estimate > 0:
+            hidden_missing[column] = estimate
+    histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+    ranges = {**{column: (*bounds[column], kinds[column] == "integer") for column in bounds}, **declared}
+    for column, (low, high, integer) in ranges.items():  # stage 3: the value histograms inside the ranges
+        edges = histogram_edges(low, high, integer)
+        values = numbers[column] if column in numbers else frame[column].to_numpy(dtype=float)
+        index = np.clip(np.searchsorted(edges, np.clip(values, edges[0], edges[-1]), side="right") - 1, 0, len(edges) - 2)
+        counts = noisy_counts(np.bincount(index, minlength=len(edges) - 1).astype(float), histogram_std, secret)
+        histograms[column] = (tuple(float(edge) for edge in edges), tuple(float(count) for count in counts))
+    rows = max(float(np.mean(list(type_totals.values()))), 0.0) if type_totals else None
+    return DomainRelease(
+        kinds, bounds, categories, located, epsilon, delta, z, noise_std, threshold, neighbouring,
+        category_std=category_std, histograms=histograms, lost=lost, declared=declared, missing=missing,
+        hidden_missing=hidden_missing, released_rows=rows,
+    )
+
+
+def histogram_edges(low: float, high: float, integer: bool) -> np.ndarray:
+    """The edges of a value histogram over [low, high] (stage 3): the kind's stage-2 bins inside the range (for a
+    float range across zero, the octaves within 1/64 of its largest magnitude of zero merged into one bin), each
+    split into ``SUB_BINS`` sub-bins, geometric where the bin lies on one side of zero, linear where it touches
+    zero; an integer column's unit bins stay whole. A public function of the (released or declared) range."""
+    edges = integer_bin_edges() if integer else log_bin_edges()
+    inner = edges[(edges > low) & (edges < high)]
+    if not integer and low < 0 < high:
+        inner = inner[np.abs(inner) >= max(abs(low), abs(high)) / 64]
+    outer = np.concatenate([[low], inner, [high]])
+    pieces = [outer[:1]]
+    for start, stop in zip(outer[:-1], outer[1:]):
+        if integer and stop - start <= 1.0 + 1e-9:
+            pieces.append(np.array([stop]))
+        elif start > 0 or stop < 0:
+            sign, a, b = (1.0, start, stop) if start > 0 else (-1.0, -start, -stop)
+            pieces.append(sign * np.geomspace(a, b, SUB_BINS + 1)[1:])
+        else:
+            pieces.append(np.linspace(start, stop, SUB_BINS + 1)[1:])
+    return np.unique(np.concatenate(pieces))
 
 
 def numeric_bounds(

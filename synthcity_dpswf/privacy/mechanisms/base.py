@@ -52,7 +52,8 @@ class ReleaseOptions:
         layout = state.pop("layout", None)
         if isinstance(layout, dict):
             layout = MarginalLayout(
-                tuple(layout["levels"]), tuple(layout["coarse_levels"]), tuple(tuple(p) for p in layout["pairs"])
+                tuple(layout["levels"]), tuple(layout["coarse_levels"]), tuple(tuple(p) for p in layout["pairs"]),
+                tuple(layout.get("missing", ())),
             )
         return cls(**state, layout=layout)
 

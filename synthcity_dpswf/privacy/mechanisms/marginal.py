@@ -45,10 +45,15 @@ class MarginalLayout:
     levels: tuple[int, ...]
     coarse_levels: tuple[int, ...]
     pairs: tuple[Pair, ...]
+    missing: tuple[bool, ...] = ()
+    """Per column (empty: none): whether its last fine level holds the missing entries, alone in its last coarse
+    level (``math.marginals.coarse_index``)."""
 
     def __post_init__(self) -> None:
         if not self.levels or len(self.levels) != len(self.coarse_levels):
             raise ValueError("levels and coarse_levels need one entry per column (and at least one column).")
+        if self.missing and len(self.missing) != len(self.levels):
+            raise ValueError("missing needs one entry per column (or none).")
         for column, (fine, coarse) in enumerate(zip(self.levels, self.coarse_levels)):
             check_positive_int(f"levels[{column}]", fine)
             check_positive_int(f"coarse_levels[{column}]", coarse)
@@ -60,17 +65,37 @@ class MarginalLayout:
         if len(set(self.pairs)) != len(self.pairs):
             raise ValueError("pairs must not repeat (a repeated table would double its weight in the sensitivity).")
 
+    def has_missing(self, column: int) -> bool:
+        """Whether ``column`` has a missing level."""
+        return bool(self.missing) and self.missing[column]
+
+    def coarse(self, codes: torch.Tensor, column: int) -> torch.Tensor:
+        """The coarse levels of fine level codes of ``column`` (``math.marginals.coarse_index``)."""
+        return coarse_index(codes, self.levels[column], self.coarse_levels[column], self.has_missing(column))
+
     @classmethod
-    def build(cls, levels: tuple[int, ...], coarse_bins: int, max_pairs: int | None = None, seed: int = 0) -> "MarginalLayout":
-        """Coarse levels ``min(K_j, coarse_bins)``; all pairs, or ``max_pairs`` of them chosen uniformly at random
-        from the public ``seed`` when there are more (no data is read)."""
+    def build(
+        cls,
+        levels: tuple[int, ...],
+        coarse_bins: int,
+        max_pairs: int | None = None,
+        seed: int = 0,
+        missing: tuple[bool, ...] = (),
+    ) -> "MarginalLayout":
+        """Coarse levels ``min(K_j, coarse_bins)`` (a column with a missing level: ``min(K_j - 1, coarse_bins)`` for
+        its values and one for its missing level); all pairs, or ``max_pairs`` of them chosen uniformly at random from
+        the public ``seed`` when there are more (no data is read)."""
         check_positive_int("coarse_bins", coarse_bins)
         pairs = list(itertools.combinations(range(len(levels)), 2))
         if max_pairs is not None and len(pairs) > max_pairs:
             check_positive_int("max_pairs", max_pairs)
             chosen = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(seed))[:max_pairs]
             pairs = sorted(pairs[i] for i in chosen.tolist())
-        return cls(tuple(levels), tuple(min(k, coarse_bins) for k in levels), tuple(pairs))
+        if missing and len(missing) != len(levels):
+            raise ValueError("missing needs one entry per column (or none).")
+        flags = tuple(missing) or (False,) * len(levels)
+        coarse = tuple(min(k - 1, coarse_bins) + 1 if flag else min(k, coarse_bins) for k, flag in zip(levels, flags))
+        return cls(tuple(levels), coarse, tuple(pairs), tuple(missing))
 
     @property
     def n_columns(self) -> int:
@@ -135,9 +160,7 @@ class MarginalRelease(ReleaseMechanism):
         layout = self.layout
         codes = batch.long()
         tables = [torch.bincount(codes[:, j], minlength=k) for j, k in enumerate(layout.levels)]
-        coarse = torch.stack(
-            [coarse_index(codes[:, j], layout.levels[j], layout.coarse_levels[j]) for j in range(layout.n_columns)], dim=1
-        )
+        coarse = torch.stack([layout.coarse(codes[:, j], j) for j in range(layout.n_columns)], dim=1)
         for j, k in layout.pairs:
             cells = coarse[:, j] * layout.coarse_levels[k] + coarse[:, k]
             tables.append(torch.bincount(cells, minlength=layout.coarse_levels[j] * layout.coarse_levels[k]))
@@ -147,7 +170,7 @@ class MarginalRelease(ReleaseMechanism):
         return marginal_sensitivity(self.layout)
 
     def add_remove_sensitivity(self, directions: torch.Tensor | None) -> float:
-        """One record adds exactly one count to each of the m tables: :math:`\Delta_{AR} = \sqrt{m}`."""
+        r"""One record adds exactly one count to each of the m tables: :math:`\Delta_{AR} = \sqrt{m}`."""
         return math.sqrt(float(self.layout.n_tables))
 
     def counted_records(self, values: torch.Tensor) -> torch.Tensor:

@@ -67,7 +67,7 @@ class ProjectedHistogramRelease(ReleaseMechanism):
         return histogram_sensitivity(directions.shape[1])
 
     def add_remove_sensitivity(self, directions: torch.Tensor | None) -> float:
-        """One record adds exactly one count per direction: :math:`\Delta_{AR} = \sqrt{L}`."""
+        r"""One record adds exactly one count per direction: :math:`\Delta_{AR} = \sqrt{L}`."""
         assert directions is not None
         return histogram_sensitivity(directions.shape[1]) / math.sqrt(2.0)
 
