@@ -42,7 +42,7 @@ from synthcity_dpswf.privacy import MarginalLayout  # noqa: E402
 EPSILON, DELTA = 10.0, 1e-5
 COARSE_BINS, FINE_BINS, MAX_PAIRS, FLOW_STEPS = 8, 100, 120, 300
 """The plugins' table defaults below 1,000 rows (``plugins.base``: ``default_coarse_bins``, ``fine_bins``,
-``max_pairs``, ``DEFAULT_STEPS["marginal"]``)."""
+``max_pairs``, ``models.kinds.KINDS["marginal"].steps``)."""
 SEED = 0
 
 

@@ -24,7 +24,7 @@ from synthcity_dpswf.math.marginals import (
 )
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings
 from synthcity_dpswf.models.marginals import marginal_estimates
-from synthcity_dpswf.models.targets import particle_space
+from synthcity_dpswf.models.kinds import particle_space
 from synthcity_dpswf.privacy import MarginalLayout, MarginalRelease, ReleaseOptions, marginal_sensitivity
 
 

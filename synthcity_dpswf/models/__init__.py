@@ -7,7 +7,8 @@ from synthcity_dpswf.models.dpswflow_r import PAPER_PRESET, DPSWFlowR, release_s
 from synthcity_dpswf.models.dpswgen import DPSWGen
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
-from synthcity_dpswf.models.targets import TARGETS, HistogramReleaseTarget, ProjectedReleaseTarget, class_weights
+from synthcity_dpswf.models.kinds import KINDS, KindSpec
+from synthcity_dpswf.models.targets import HistogramReleaseTarget, ProjectedReleaseTarget, class_weights
 
 __all__ = [
     "DPSWFlow",
@@ -15,12 +16,13 @@ __all__ = [
     "DPSWGen",
     "FlowSettings",
     "HistogramReleaseTarget",
+    "KINDS",
+    "KindSpec",
     "PAPER_PRESET",
     "ProjectedReleaseTarget",
     "ReleasePool",
     "SampleChunk",
     "SlicedGenerator",
-    "TARGETS",
     "chunk_plan",
     "chunk_seed",
     "class_weights",

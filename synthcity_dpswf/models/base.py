@@ -23,7 +23,8 @@ from synthcity_dpswf.models.chunks import ChunkSpec, SampleChunk, chunk_plan
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.releasing import release_batches
 from synthcity_dpswf.models.settings import FlowSettings
-from synthcity_dpswf.models.targets import build_target, class_weights, particle_space
+from synthcity_dpswf.models.kinds import build_target, kind_spec, particle_space
+from synthcity_dpswf.models.targets import class_weights
 from synthcity_dpswf.privacy import (
     MECHANISMS,
     NEIGHBOURINGS,
@@ -80,7 +81,7 @@ class SlicedGenerator(ABC):
         radius: r, records are mapped onto the ball (or sphere) of this radius before any release.
         boundary: ``"ball"`` (project records with norm > r onto the ball) or ``"sphere"`` (normalise all).
         n_release_directions: directions per release (projected kinds); ``None`` takes the generator's
-            ``DEFAULT_RELEASE_DIRECTIONS`` for the kind.
+            kind's default (``models.kinds.KINDS``: one-shot or per-step).
         n_bins: G, bins over [-r, r] per direction (histogram releases); 16 measured best on a validation
             split of MNIST at epsilon = 10 and 1 (docs/flows.md); few records per class want fewer.
         marginals: the public tables of ``release="marginal"`` (``privacy.MarginalLayout``: levels per column,
@@ -105,9 +106,9 @@ class SlicedGenerator(ABC):
     """
 
     name: ClassVar[str]
-    DEFAULT_RELEASE_DIRECTIONS: ClassVar[dict[str, int]] = {"projected": 70, "projected_histogram": 500}
-    """Directions per release when ``n_release_directions`` is None: the paper's N_theta = 70 for projected
-    releases; for one histogram release, L = 500 (docs/flows.md, "Aggregate releases")."""
+    per_step: ClassVar[bool] = False
+    """Whether the generator makes per-step releases (then the kind's ``per_step_directions`` default applies,
+    else its ``one_shot_directions``: ``models.kinds.KindSpec``)."""
 
     def __init__(
         self,
@@ -140,9 +141,11 @@ class SlicedGenerator(ABC):
         check_accountant(accountant)
         if isinstance(n_levels, bool) or not isinstance(n_levels, int) or n_levels < 2:
             raise ValueError(f"n_levels must be an integer >= 2, got {n_levels!r}.")
-        if (release == "marginal") != (marginals is not None):
-            raise ValueError("release='marginal' needs marginals=MarginalLayout(...) (the public tables), and only it takes them.")
-        directions = n_release_directions or self.DEFAULT_RELEASE_DIRECTIONS.get(release, 1)
+        if MECHANISMS[release].takes_level_codes != (marginals is not None):
+            raise ValueError(f"release={release!r}: a kind on level codes needs marginals=MarginalLayout(...) (the public "
+                             "tables), and only such a kind takes them.")
+        spec = kind_spec(release)
+        directions = n_release_directions or (spec.per_step_directions if self.per_step else spec.one_shot_directions)
         self.mechanism = create_mechanism(release, ReleaseOptions(float(radius), directions, n_bins, marginals))
         self.mechanism.check_neighbouring(neighbouring)
         if neighbouring == "add_remove" and accountant != "rdp":

@@ -67,7 +67,7 @@ class DPSWFlowR(SlicedGenerator):
     """
 
     name = "dpswflow_r"
-    DEFAULT_RELEASE_DIRECTIONS = {"projected": 70, "projected_histogram": 50}
+    per_step = True
 
     def __init__(
         self,

@@ -89,7 +89,8 @@ def _estimate(pool: ReleasePool) -> MarginalEstimates:
     for column, table in enumerate(one_way):
         n_coarse = layout.coarse_levels[column]
         estimates = [coarsen(table, n_coarse, layout.has_missing(column))]
-        variances = [variance * layout.levels[column] / n_coarse]
+        widths = torch.bincount(layout.coarse(torch.arange(layout.levels[column]), column), minlength=n_coarse)
+        variances = [variance * float(widths.max())]  # a coarse cell sums its fine cells' noise (the widest, bounding)
         for (j, k), pair_table in two_way.items():
             if column == j:
                 estimates.append(pair_table.sum(dim=1))

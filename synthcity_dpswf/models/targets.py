@@ -1,4 +1,5 @@
-"""Flow targets read from a pool of releases: one per release kind, looked up by the kind's name (``TARGETS``).
+"""Flow targets read from a pool of releases, one builder per release kind (registered in ``models.kinds.KINDS``),
+and the Euclidean particle space of the kinds that release points of the ball.
 
 Every target reads only the pool (released payloads, public directions, public parameters): generation is
 post-processing and costs no budget.
@@ -14,7 +15,7 @@ import torch
 from synthcity_dpswf.math import EmpiricalTarget, TargetSlice, TargetSource, quantile_levels, smoothed_quantiles
 from synthcity_dpswf.math.checks import check_non_negative, check_positive_int
 from synthcity_dpswf.math.histograms import CountEstimator, bin_edges, bin_probabilities, histogram_quantiles
-from synthcity_dpswf.models.marginals import MarginalParticleSpace, MarginalReleaseTarget
+from synthcity_dpswf.models.marginals import MarginalReleaseTarget
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
 
@@ -224,24 +225,6 @@ def marginal_target(pool: ReleasePool, settings: FlowSettings, n_levels: int, se
     return MarginalReleaseTarget(pool, settings.n_directions, n_levels, seed, device)
 
 
-TARGETS: dict[str, TargetBuilder] = {
-    "record": record_target,
-    "projected": projected_target,
-    "projected_histogram": histogram_target,
-    "marginal": marginal_target,
-}
-"""The flow target of each release kind, by the kind's name (``privacy.MECHANISMS``)."""
-
-
-def build_target(
-    pool: ReleasePool, settings: FlowSettings, n_levels: int, seed: int, device: torch.device, class_index: int | None = 0
-) -> TargetSource:
-    """The flow target of ``pool``'s kind (``TARGETS``)."""
-    if pool.kind not in TARGETS:
-        raise ValueError(f"no flow target for release kind {pool.kind!r}; add one to models.targets.TARGETS.")
-    return TARGETS[pool.kind](pool, settings, n_levels, seed, torch.device(device), class_index)
-
-
 class ParticleSpace(Protocol):
     """Where a kind's particles start and how they become records of the fitted space."""
 
@@ -277,11 +260,3 @@ class EuclideanParticleSpace:
 
     def resample(self, particles: torch.Tensor, count: int, generator: torch.Generator) -> torch.Tensor:
         raise NotImplementedError("Euclidean particles are not resampled; flow every row (flow_particles=None).")
-
-
-def particle_space(pool: ReleasePool, radius: float, device: torch.device | str = "cpu") -> ParticleSpace:
-    """The particle space of ``pool``'s kind: the unit cube of level coordinates for marginal releases
-    (``MarginalParticleSpace``), else the records' Euclidean space."""
-    if pool.kind == "marginal":
-        return MarginalParticleSpace(pool, device)
-    return EuclideanParticleSpace(pool.dim, radius, device)

@@ -36,7 +36,7 @@ from synthcity_dpswf.adapters import MarginalTableCodec, NumericColumn, TabularD
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, from_synthcity_range
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import load_accountants
-from synthcity_dpswf.models import FlowSettings, SlicedGenerator
+from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.privacy import check_neighbouring
@@ -44,18 +44,6 @@ from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart, PrivacyReport, 
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, is_finite_number, is_missing, rows_needed
 
 DomainSpec = TabularDomain | dict | str | Path | None
-
-DEFAULT_STEPS: dict[str, int] = {"record": 1500, "projected": 1500, "projected_histogram": 1500, "marginal": 300}
-"""Flow steps per release kind when ``n_steps`` is None: 1,500 measured for histogram releases on MNIST
-(docs/flows.md); 300 for marginals (docs/flows.md, "Tables")."""
-
-
-MARGINAL_FLOW_PARTICLES = 10_000
-"""Rows flowed per generation call of the marginal kind; more are drawn from them (``FlowSettings.flow_particles``).
-On half of the discretized Adult table at epsilon = 1 (24,421 rows generated): 2-way TV 0.0421 flowing every row
-(6.8 s on one thread), 0.0435 / 0.0433 / 0.0428 drawing them from 5,000 / 10,000 / 20,000 flowed particles
-(1.1 / 2.2 / 5.4 s)."""
-
 
 def default_delta(n_records: int | None) -> float:
     """The delta used when none is given: min(1e-5, n^-1.1), well below the 1/n that a mechanism publishing one
@@ -239,7 +227,7 @@ class SlicedFlowPlugin(Plugin):
         n_release_directions: directions per release (``None``: the generator's default for the kind).
         n_bins: bins per direction of histogram releases.
         n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``;
-            ``n_steps=None`` takes the release kind's ``DEFAULT_STEPS``.
+            ``n_steps=None`` takes the release kind's default (``models.kinds.KINDS``).
         domain: a public ``TabularDomain``, description dict (one-line form ``{"age": (17, 90), "sex": ["F", "M"]}``)
             or JSON path, for all the columns or some of them; the columns it leaves out get a DP domain, paid with
             ``domain_epsilon_share`` of the budget; ``None``: a DP domain for every column.
@@ -330,7 +318,7 @@ class SlicedFlowPlugin(Plugin):
         self.max_pairs = max_pairs
         self.n_steps = n_steps
         self.settings = FlowSettings(
-            n_steps=n_steps or DEFAULT_STEPS["projected_histogram"], step_size=step_size, entropy=entropy, smoothing=smoothing,
+            n_steps=n_steps or KINDS["projected_histogram"].steps, step_size=step_size, entropy=entropy, smoothing=smoothing,
             batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
         )
         self.domain = domain
@@ -368,11 +356,12 @@ class SlicedFlowPlugin(Plugin):
     def generator_arguments(self, n_records: int) -> dict[str, Any]:
         """Arguments of the wrapped generator for a table of ``n_records`` rows (subclasses add theirs)."""
         release = self.release_for("images" if isinstance(self.encoder_, ImageLatentAdapter) else "table")
+        spec = KINDS[release]
         settings = self.settings
         if self.n_steps is None:
-            settings = dataclasses.replace(settings, n_steps=DEFAULT_STEPS[release])
-        if release == "marginal" and settings.flow_particles is None:
-            settings = dataclasses.replace(settings, flow_particles=MARGINAL_FLOW_PARTICLES)
+            settings = dataclasses.replace(settings, n_steps=spec.steps)
+        if settings.flow_particles is None:
+            settings = dataclasses.replace(settings, flow_particles=spec.flow_particles)
         return {
             "release": release, "radius": self.radius, "n_release_directions": self.n_release_directions,
             "n_bins": self.n_bins, "marginals": self.layout_, "labelling": self.labelling,
