@@ -88,7 +88,7 @@ class SurvivalPath:
             )
         low = 1.0 if column.integer else SMALLEST_POSITIVE_FLOAT
         high = max(column.high, low + 1.0 if column.integer else 2 * low)
-        positive = NumericColumn(name, low, high, column.integer, column.histogram)
+        positive = dataclasses.replace(column, low=low, high=high)
         columns = tuple(positive if other.name == name else other for other in domain.columns)
         return dataclasses.replace(domain, columns=columns)
 
