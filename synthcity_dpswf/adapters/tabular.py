@@ -6,8 +6,10 @@ A ``TabularDomain`` lists each column as numeric (bounds, integer or not) or cat
 .. math:: y = \frac{1}{\sqrt{m + c}} \big(u_1, \dots, u_m, e^{(1)}, \dots, e^{(c)}\big), \qquad
           u_i = 2 \frac{\mathrm{clip}(x_i) - \mathrm{low}_i}{\mathrm{high}_i - \mathrm{low}_i} - 1 \in [-1, 1],
 
-with :math:`e^{(j)}` the one-hot vector of the j-th categorical column (zero for a category outside the
-domain), so that :math:`\|y\| \le 1` for every row: the map is fixed by the domain, acts on each row alone,
+with :math:`e^{(j)}` the one-hot vector of the j-th categorical column (one more slot for a missing entry where
+the column has a missing level; the ``OTHER_CATEGORY`` slot, or zero, for a category outside the domain) and, for
+a numeric column with a missing level, the block :math:`(u_i, m_i)`: (0, 1) for a missing entry, :math:`(u_i, 0)`
+otherwise, so that :math:`\|y\| \le 1` for every row: the map is fixed by the domain, acts on each row alone,
 and needs no budget. Decoding clips, rounds integer columns, takes the argmax of each one-hot block and
 restores the column order, with dtypes from the domain (never from the private table).
 
@@ -30,7 +32,7 @@ import pandas as pd
 import torch
 
 from synthcity_dpswf.math.histograms import quantile_edges
-from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, category_key, missing_mask, number_mask
+from synthcity_dpswf.privacy.domain import LOG2_MIN, OTHER_CATEGORY, DomainRelease, category_key, missing_mask, number_mask
 
 
 @dataclass(frozen=True)
@@ -335,9 +337,28 @@ def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
     return pd.Series(choices[index]).infer_objects()
 
 
+def snapped_to_zero(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
+    r"""Decoded floats with the value histogram's atom at zero restored: where the released histogram has a bin
+    between 0 and :math:`\pm 2^{-16}` (``privacy.domain.histogram_edges`` of a range with a bound at zero, the finest
+    magnitude it resolves), a value decoded inside that bin is 0. Such a bin holds the exact zeros of a zero-inflated
+    column (amounts, counts of events); decoded uniformly inside it they would read as tiny positive numbers, and a
+    rule such as ``x > 0`` would see no zero at all. Post-processing of the released edges."""
+    if column.integer or column.histogram is None:
+        return numbers
+    edges = np.asarray(column.histogram[0])
+    finest = 2.0**LOG2_MIN
+    zero_bin = (np.isclose(edges, 0.0, rtol=0.0, atol=0.0).any()
+                and (np.isclose(edges, finest, rtol=1e-9).any() or np.isclose(edges, -finest, rtol=1e-9).any()))
+    if not zero_bin:
+        return numbers
+    return np.where(np.abs(numbers) < finest, 0.0, numbers)
+
+
 def numeric_output(column: NumericColumn, numbers: np.ndarray, missing: np.ndarray) -> pd.Series | np.ndarray:
     """A decoded numeric column with the domain's dtype: int64 or float64, Int64 (pandas' nullable integers) or
-    float64 with NaN where the column has missing entries."""
+    float64 with NaN where the column has missing entries; a float column's values in its histogram's zero bin are 0
+    (``snapped_to_zero``)."""
+    numbers = snapped_to_zero(column, numbers)
     if column.integer:
         rounded = np.round(numbers)
         if column.missing:
