@@ -73,7 +73,10 @@ def check_table(frame: pd.DataFrame) -> None:
         values = frame[column]
         kind = values.dtype.kind
         if kind in "mMcV":  # datetimes, timedeltas, complex, raw bytes
-            raise ValueError(f"column {column!r} has dtype {values.dtype}, which no domain describes; convert it to numbers or categories.")
+            raise ValueError(
+                f"column {column!r} has dtype {values.dtype}, which no domain describes; convert it to numbers (a "
+                "datetime to a decimal year: `s.dt.year + (s.dt.dayofyear - 1) / 365.25`) or to categories."
+            )
         if kind in "iuf" and bool(np.isinf(values.to_numpy(dtype=float)).any()):
             raise ValueError(f"column {column!r} has infinite values; clip or drop them before fitting.")
         if kind == "O" or isinstance(values.dtype, pd.CategoricalDtype):
