@@ -39,7 +39,7 @@ from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
-from synthcity_dpswf.privacy import check_neighbouring
+from synthcity_dpswf.privacy import MECHANISMS, check_neighbouring
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart, PrivacyReport, release_domain, secret_generator
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, is_finite_number, is_missing, rows_needed
 
@@ -314,6 +314,8 @@ class SlicedFlowPlugin(Plugin):
         )
         if domain_epsilon_share is not None and not 0 < domain_epsilon_share < 1:
             raise ValueError(f"domain_epsilon_share must lie in (0, 1), got {domain_epsilon_share!r}.")
+        if release is not None and release not in MECHANISMS:
+            raise ValueError(f"release must be None or one of {sorted(MECHANISMS)}, got {release!r}.")
         self.epsilon = epsilon
         self.delta = delta
         self.release = release
@@ -407,7 +409,7 @@ class SlicedFlowPlugin(Plugin):
         self._training_schema = self._schema
         self._data_encoders = None
         unknown = "error" if self.domain_part_ is None else "first"  # a released domain drops rare categories
-        if self.release_for("table") == "marginal":
+        if MECHANISMS[self.release_for("table")].takes_level_codes:
             fine_bins, coarse_bins = self._resolution(n_public, flow_epsilon, flow_delta, len(domain.columns))
             codec = MarginalTableCodec(domain, fine_bins, unknown)
             self.encoder_ = codec
@@ -450,8 +452,9 @@ class SlicedFlowPlugin(Plugin):
 
     def _fit_images(self, X: DataLoader) -> "SlicedFlowPlugin":
         """Images: latents of a public autoencoder with their labels, one record per (image, label) pair."""
-        if self.release == "marginal":
-            raise ValueError("the marginal release is for tables; leave release=None (projected histograms) for images.")
+        if self.release is not None and MECHANISMS[self.release].takes_level_codes:
+            raise ValueError(f"the {self.release} release is for tables (it counts level codes); leave release=None "
+                             "(projected histograms) for images.")
         if self.neighbouring == "add_remove" and self.image_adapter is None:
             raise ValueError(
                 "under add/remove the public half drawn from the images passed to fit depends on their number (one image "

@@ -1,0 +1,71 @@
+"""The README stays true: its two commands, its generated results section and its numbers come from committed files,
+and the code keeps release-kind knowledge in the registries."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+KIND_NAMES = ("marginal", "projected_histogram", "projected", "record")
+
+
+def load_report() -> object:
+    spec = importlib.util.spec_from_file_location("report", ROOT / "benchmarks" / "report.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_readme_starts_with_the_two_commands() -> None:
+    block = README.read_text().split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
+    assert block == [
+        "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/dpswf demo",
+        'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest',
+    ]
+
+
+def test_the_results_section_is_what_report_py_writes_from_the_committed_results() -> None:
+    text = README.read_text()
+    section = text[text.index(START) + len(START) : text.index(END)]
+    generated = section.split("-->", 1)[1].strip()
+    assert generated == load_report().headline().strip(), "run `python benchmarks/report.py` and commit README.md"  # type: ignore[attr-defined]
+
+
+def test_every_measured_number_outside_the_generated_section_is_in_a_committed_results_file() -> None:
+    """Decimals and percentages in the README's prose (code blocks and the generated section aside) must appear in
+    some file under benchmarks/results/: a number nobody can regenerate does not belong in the README."""
+    text = README.read_text()
+    text = text[: text.index(START)] + text[text.index(END) :]
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    numbers = set(re.findall(r"(?<![\w.])\d+\.\d+%?", prose))
+    results = "\n".join(path.read_text(errors="ignore") for path in (ROOT / "benchmarks" / "results").rglob("*")
+                        if path.is_file() and path.suffix in {".md", ".txt"})
+
+    def stated(number: str) -> bool:  # the same token, not a digit string inside a longer number
+        return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", results) is not None
+
+    assert numbers, "the README should state at least one measured number"
+    missing = sorted(number for number in numbers if not stated(number))
+    assert not missing, f"README numbers found in no committed result: {missing}"
+
+
+def test_no_code_outside_the_registries_switches_on_a_release_kind_name() -> None:
+    """Kind-specific behaviour lives in ``privacy/mechanisms/`` (the releases) and ``models/kinds.py`` with the
+    kinds' own target builders (generation); elsewhere the code asks the registry, never compares a kind's name."""
+    allowed = {"synthcity_dpswf/models/kinds.py", "synthcity_dpswf/models/targets.py", "synthcity_dpswf/models/marginals.py"}
+    names = "|".join(KIND_NAMES)
+    switch = re.compile(rf"""(==|!=)\s*["']({names})["']|["']({names})["']\s*(==|!=)|in\s*\(\s*["']({names})["']""")
+    offenders = []
+    for path in (ROOT / "synthcity_dpswf").rglob("*.py"):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith("synthcity_dpswf/privacy/mechanisms/") or relative in allowed:
+            continue
+        offenders += [f"{relative}:{number}" for number, line in enumerate(path.read_text().splitlines(), 1) if switch.search(line)]
+    assert not offenders, f"switches on a release kind's name outside the registries: {offenders}"
