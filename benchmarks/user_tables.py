@@ -629,12 +629,20 @@ def table_markdown(name: str, info: dict[str, Any], rows: list[dict[str, Any]]) 
     return "\n".join(lines) + "\n"
 
 
+def caps(payload: dict[str, Any]) -> str:
+    """The time limit of the fits: one, or per part of a merged run (with the methods whose rows it gave)."""
+    parts = [part for part in payload.get("parts", []) if part["methods"]]
+    if len({part["cap"] for part in parts}) <= 1:
+        return f"{payload['cap']} s"
+    return ", ".join(f"{part['cap']} s ({', '.join(part['methods'])})" for part in parts)
+
+
 def markdown(payload: dict[str, Any]) -> str:
     env = payload["environment"]
     header = (
         f"# Tables as users bring them (`python benchmarks/user_tables.py`)\n\n"
         f"{env['device']} ({env['hardware']}, {env['cpu_threads']} CPU threads), synthcity {env['versions']['synthcity']}, "
-        f"{env['date']}. delta = {payload['delta']:g} (privbayes: pure epsilon-DP); fits capped at {payload['cap']} s. "
+        f"{env['date']}. delta = {payload['delta']:g} (privbayes: pure epsilon-DP); fits capped at {caps(payload)}. "
         "Metrics and tables in the docstring of `benchmarks/user_tables.py`: TV over 1-, 2- and 3-way marginals on "
         "16 quantile bins of the real training split (lower is better), TSTR on the real test split, detection AUC "
         "(0.5 is best). Schema: none (ours pay for a DP domain from epsilon), declared (the plugin's `domain=`, "
@@ -686,7 +694,38 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def merge_runs(paths: list[Path], out: Path) -> dict[str, Any]:
+    """One payload from runs split over invocations (e.g. ours and the peers side by side in two folders): table
+    facts and rows joined, a later file's row replacing an earlier one's of the same table, method, schema,
+    epsilon and adjacency; each part's environment kept. Runs of another seed or split are refused."""
+    parts = [json.loads(path.read_text()) for path in paths]
+    merged = dict(parts[0])
+    for path, part in zip(paths[1:], parts[1:]):
+        if part["seed"] != merged["seed"]:
+            raise SystemExit(f"{path} was run with seed {part['seed']}, {paths[0]} with {merged['seed']}; merge runs of one seed.")
+        for name, info in part["tables"].items():
+            known = merged["tables"].get(name)
+            if known is not None and known["train_rows"] != info["train_rows"]:
+                raise SystemExit(f"{path}: table {name} has another split than {paths[0]}'s; merge runs of one split.")
+    merged["tables"] = {name: info for part in parts for name, info in part["tables"].items()}
+    rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for part in parts:
+        rows.update({row_key(row): row for row in part["results"]})
+    merged["results"] = list(rows.values())
+    merged["cap"] = max(part["cap"] for part in parts)
+    merged["parts"] = [{"file": str(path), "environment": part["environment"], "cap": part["cap"],
+                        "methods": sorted({row["method"] for row in part["results"] if rows.get(row_key(row)) is row})}
+                       for path, part in zip(paths, parts)]
+    write_json(out / "user_tables.json", merged)
+    (out / "user_tables.md").write_text(markdown(merged))
+    return merged
+
+
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--merge"]:
+        merge_runs([Path(path) for path in argv[1:]], RESULTS)
+        return
     args = parse_arguments(argv)
     from synthcity.plugins import Plugins
 
