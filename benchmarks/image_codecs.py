@@ -2,8 +2,9 @@
 
 A codec is the public map between images and records (issue 13): an autoencoder trained on the public half of the
 training set (``ae:LATENT:EPOCHS``), the same autoencoder trained on the other dataset's whole training set
-(``other:LATENT:EPOCHS``: no image of the private distribution outside the private set), or the fixed DCT codec
-(``dct:K``, the frequencies u + v < K: no public data). For each codec this prints and writes
+(``other:LATENT:EPOCHS``: no image of the private distribution outside the private set), the fixed DCT codec
+(``dct:K``, the frequencies u + v < K: no public data), or the private codec (``pca:K``: the top K eigenvectors of
+the private images' second moment, released at every epsilon with ``CODEC_SHARE`` of it: no public data, paid for). For each codec this prints and writes
 
 - the ceiling: CAS of the private images passed through the codec (encode, decode; no generator, no privacy),
 - CAS of the default generator (one class-conditional projected-histogram release, ``dpswf images``' settings)
@@ -46,8 +47,10 @@ from synthcity_dpswf.evaluation import classification_accuracies  # noqa: E402
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     DATASET_NAMES,
     LOADERS,
+    CODEC_SHARE,
     FixedDCTCodec,
     ImageCodec,
+    PrivatePCAImageCodec,
     ImageRunConfig,
     build_generator,
     load_or_train_autoencoder,
@@ -130,9 +133,22 @@ def select_settings(
     return row["codec"], FlowChoice(row["directions"], row["bins"], row["steps"]), best
 
 
+def private_codec_components(spec: str) -> int | None:
+    """K of a ``pca:K`` spec (the private codec, paid per epsilon), ``None`` for the other codecs."""
+    kind, *numbers = spec.split(":")
+    if kind != "pca":
+        return None
+    if len(numbers) != 1 or not numbers[0].isdigit() or int(numbers[0]) < 1:
+        raise ValueError(f"the private codec's spec is pca:K with K a positive integer, got {spec!r}.")
+    return int(numbers[0])
+
+
 def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argparse.Namespace) -> list[dict[str, Any]]:
     """The table rows of one codec and setting, one per generator and adjacency of ``args``: the codec's ceiling
-    (computed once) and each generator's CAS (``choice``'s settings) at every epsilon."""
+    (computed once) and each generator's CAS (``choice``'s settings) at every epsilon. A private codec (``pca:K``)
+    is released anew at every epsilon with ``CODEC_SHARE`` of it (and of delta), the flow gets the rest, and its
+    ceiling is per epsilon."""
+    components = private_codec_components(spec)
     images, labels = LOADERS[args.dataset](args.data_root, train=True)
     public, private = split_training_set("public-half" if spec.startswith("ae:") else "dct", len(images), args.seed)
     if args.split == "validation":
@@ -140,33 +156,52 @@ def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argpar
         score_images, score_labels = images[held], labels[held]
     else:
         score_images, score_labels = LOADERS[args.dataset](args.data_root, train=False)
+    shown = min(args.samples, len(private))
+    private_labels = labels[private]
+
+    def ceiling_of(codec: ImageCodec, latents: torch.Tensor) -> dict[str, float]:
+        reconstructed = codec.decode(latents[:shown])
+        return classification_accuracies(reconstructed, private_labels[:shown], score_images, score_labels, args.seed,
+                                          device=args.device)
+
     started = time.perf_counter()
-    codec, public_data = build_codec(spec, args.dataset, args.data_root, images, public, args.cache, args.seed)
+    if components is None:
+        codec, public_data = build_codec(spec, args.dataset, args.data_root, images, public, args.cache, args.seed)
+        latents = codec.encode(images[private])
+        description, dim = codec.public_description, int(latents.shape[1])
+    else:
+        public_data, dim = "no public data", components
+        description = (f"the top {components} eigenvectors of the private images' second moment, released with "
+                       f"{CODEC_SHARE:g} of epsilon and delta (privacy.md, \"A private image codec\")")
     codec_seconds = time.perf_counter() - started
-    latents, private_labels = codec.encode(images[private]), labels[private]
     common: dict[str, Any] = {
-        "codec": spec, "public": public_data, "description": codec.public_description, "dim": int(latents.shape[1]),
+        "codec": spec, "public": public_data, "description": description, "dim": dim,
         "codec_seconds": codec_seconds, "n_released": len(private), "n_scored": len(score_images),
         "directions": choice.directions, "bins": choice.bins, "steps": choice.steps, "samples": args.samples,
-        "device": str(args.device),
+        "device": str(args.device), "ceiling": None,
     }
-    shown = min(args.samples, len(private))
-    reconstructed = codec.decode(latents[:shown])
-    common["ceiling"] = classification_accuracies(
-        reconstructed, private_labels[:shown], score_images, score_labels, args.seed, device=args.device
-    )
-    print(f"[{spec}] d = {common['dim']}, codec {codec_seconds:.0f} s, ceiling {common['ceiling']}", flush=True)
+    if components is None:
+        common["ceiling"] = ceiling_of(codec, latents)
+        print(f"[{spec}] d = {dim}, codec {codec_seconds:.0f} s, ceiling {common['ceiling']}", flush=True)
     rows = []
     for generator in args.generators:
         for neighbouring in args.neighbourings:
             row = {**common, "generator": generator, "neighbouring": neighbouring, "epsilons": {}}
             for epsilon in epsilons:
+                flow_epsilon, flow_delta, extra = epsilon, DELTA, {}
+                if components is not None:  # the codec's own release at this epsilon, then the flow's on the rest
+                    codec = PrivatePCAImageCodec(images[private], components, CODEC_SHARE * epsilon, CODEC_SHARE * DELTA,
+                                                 neighbouring)
+                    latents = codec.encode(images[private])
+                    extra["ceiling"] = ceiling_of(codec, latents)
+                    flow_epsilon = epsilon if math.isinf(epsilon) else epsilon - codec.privacy_part.epsilon
+                    flow_delta = DELTA - codec.privacy_part.delta
                 config = ImageRunConfig(dataset=args.dataset, generator=generator, neighbouring=neighbouring,
                                         epsilon=epsilon, n_release_directions=choice.directions, n_bins=choice.bins,
                                         n_steps=choice.steps, seed=args.seed)
                 started = time.perf_counter()
                 model = build_generator(config, progress=False).fit(
-                    latents.to(args.device), epsilon, DELTA, labels=private_labels.to(args.device), n_classes=10
+                    latents.to(args.device), flow_epsilon, flow_delta, labels=private_labels.to(args.device), n_classes=10
                 )
                 generated, generated_labels = model.sample_labelled(args.samples)
                 seconds = time.perf_counter() - started
@@ -174,8 +209,8 @@ def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argpar
                 scores = classification_accuracies(
                     decoded, generated_labels.cpu(), score_images, score_labels, args.seed, device=args.device
                 )
-                row["epsilons"][str(finite_or_text(epsilon))] = {**scores, "seconds": seconds}
-                print(f"[{spec}] {generator} {neighbouring} {choice} epsilon {epsilon:g}: {scores}, fit + sample "
+                row["epsilons"][str(finite_or_text(epsilon))] = {**scores, "seconds": seconds, **extra}
+                print(f"[{spec}] {generator} {neighbouring} {choice} epsilon {epsilon:g}: {scores} {extra}, fit + sample "
                       f"{seconds:.0f} s", flush=True)
             rows.append(row)
     return rows
@@ -202,14 +237,18 @@ def markdown(payload: dict[str, Any]) -> str:
         cells = []
         for key in epsilons:
             found = row["epsilons"].get(key)
-            cells.append("-" if found is None else f"{found['mlp']:.1%} / {found['cnn']:.1%}")
+            cell = "-" if found is None else f"{found['mlp']:.1%} / {found['cnn']:.1%}"
+            if found is not None and "ceiling" in found:  # a private codec: its ceiling at this epsilon
+                cell += f" (ceiling {found['ceiling']['mlp']:.1%} / {found['ceiling']['cnn']:.1%})"
+            cells.append(cell)
         directions = row["directions"] if row["directions"] is not None else "default"
+        ceiling = "per epsilon" if row["ceiling"] is None else f"{row['ceiling']['mlp']:.1%} / {row['ceiling']['cnn']:.1%}"
         chosen = " (chosen on validation)" if "chosen_on" in row else ""
         adjacency = "add/remove" if row.get("neighbouring") == "add_remove" else "replace-one"
         lines.append(
             f"| {row['codec']} | {row['public']} | {row['dim']} | {row.get('generator', 'dpswflow')} | {adjacency} | "
             f"{directions}, {row['bins']}, {row['steps']}{chosen} | "
-            f"{row['ceiling']['mlp']:.1%} / {row['ceiling']['cnn']:.1%} | " + " | ".join(cells)
+            f"{ceiling} | " + " | ".join(cells)
             + f" | {row['codec_seconds']:.0f} | {row.get('device', 'cpu')} |"
         )
     return "\n".join(lines) + "\n"

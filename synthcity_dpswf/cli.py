@@ -48,11 +48,13 @@ def _images(args: argparse.Namespace) -> int:
         neighbouring=args.neighbouring, **chosen,  # type: ignore[arg-type]
         n_release_directions=args.directions, n_bins=args.bins,
         n_samples=args.samples, fid_samples=args.fid_samples, start=args.start, n_steps=args.steps,
-        step_size=args.step_size, dct_frequencies=args.dct_frequencies, device=args.device, seed=args.seed,
+        step_size=args.step_size, dct_frequencies=args.dct_frequencies, pca_components=args.pca_components,
+        codec_share=args.codec_share, device=args.device, seed=args.seed,
     )
     inception_path = args.inception or os.environ.get("DPSWF_INCEPTION")
     inception = Path(inception_path) if inception_path else None
-    result = run_images(config, Path(args.data_root), Path(args.out), inception, progress=not args.quiet)
+    result = run_images(config, Path(args.data_root), Path(args.out), inception, progress=not args.quiet,
+                        download=args.download)
     print(result.report)
     print()
     print(f"sample grid written to {result.grid}")
@@ -85,13 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=_demo)
     images = commands.add_parser("images", help="private images through a public codec: grid, report, FID, CAS")
     images.add_argument("--dataset", choices=["mnist", "fashion_mnist"], default="mnist")
-    images.add_argument("--data-root", required=True, help="torchvision root holding the dataset (no download)")
-    images.add_argument("--codec", choices=["public-half", "other-dataset", "dct"], default="public-half",
+    images.add_argument("--data-root", required=True, help="torchvision root holding the dataset (see --download)")
+    images.add_argument("--codec", choices=["public-half", "other-dataset", "dct", "private-pca"], default="public-half",
                         help="what encodes the private images, i.e. what is public: public-half (default, the paper's: "
                         "an autoencoder trained on the other half of the training set), other-dataset (the same "
                         "autoencoder trained on the other dataset's whole training set, FashionMNIST for MNIST and the "
-                        "other way round, also under --data-root) or dct (a fixed DCT codec: no public data); with the "
-                        "last two the whole training set is private")
+                        "other way round, also under --data-root), dct (a fixed DCT codec: no public data) or private-pca (a "
+                        "linear codec learned from the private images, paid with --codec-share of the budget: no public "
+                        "data); with the last three the whole training set is private")
     images.add_argument("--epsilon", type=float, default=10.0)
     images.add_argument("--neighbouring", choices=["replace_one", "add_remove"], default="replace_one",
                         help="the adjacency epsilon is calibrated for: replace-one (n public, the default) or "
@@ -117,6 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
     images.add_argument("--dct-frequencies", type=int, default=12,
                         help="K of --codec dct: the 2-D DCT frequencies u + v < K (default: %(default)s, 77 numbers)")
+    images.add_argument("--pca-components", type=int, default=50,
+                        help="K of --codec private-pca: eigenvectors of the private second moment (default: %(default)s)")
+    images.add_argument("--codec-share", type=float, default=0.2,
+                        help="share of epsilon and delta for --codec private-pca's release (default: %(default)s)")
+    images.add_argument("--download", action="store_true",
+                        help="download the dataset into --data-root with torchvision when it is not there (off by "
+                        "default: nothing is fetched unless asked)")
     images.add_argument("--device", default="auto",
                         help="where the autoencoder trains, the flow runs and the CAS classifiers train: auto "
                         "(default: CUDA when present), cpu or cuda")

@@ -43,10 +43,15 @@ def test_images_help_lists_the_codecs(capsys: pytest.CaptureFixture[str]) -> Non
         main(["images", "--help"])
     assert exit_info.value.code == 0
     printed = " ".join(capsys.readouterr().out.split())  # argparse wraps lines at the terminal's width
-    assert "--codec {public-half,other-dataset,dct}" in printed and "no public data" in printed
+    assert "--codec {public-half,other-dataset,dct,private-pca}" in printed and "no public data" in printed
+    assert "--download" in printed
     parser = build_parser()
     assert parser.parse_args(["images", "--data-root", "data"]).codec == "public-half"
     assert parser.parse_args(["images", "--data-root", "data", "--codec", "dct"]).codec == "dct"
+    private = parser.parse_args(["images", "--data-root", "data", "--codec", "private-pca", "--pca-components", "30",
+                                 "--codec-share", "0.3", "--download"])
+    assert (private.codec, private.pca_components, private.codec_share, private.download) == ("private-pca", 30, 0.3, True)
+    assert not parser.parse_args(["images", "--data-root", "data"]).download  # nothing is fetched unless asked
     chosen = parser.parse_args(["images", "--data-root", "data", "--codec", "dct", "--dct-frequencies", "16", "--device", "cuda"])
     assert (chosen.dct_frequencies, chosen.device) == (16, "cuda")
     assert "--dct-frequencies 16 --directions 8000" in printed  # the settings measured on validation data

@@ -278,7 +278,7 @@ def test_autoencoder_checkpoint_is_bound_to_its_public_split(tmp_path: Path) -> 
 def test_images_run_refuses_the_autoencoder_of_another_seeds_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from synthcity_dpswf.experiments import images as experiment
 
-    def small_blobs(root: Path, train: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    def small_blobs(root: Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         return blobs(64 if train else 32, seed=0 if train else 1)
 
     monkeypatch.setitem(experiment.LOADERS, "mnist", small_blobs)
@@ -297,10 +297,10 @@ def _fake_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tiny stand-ins for MNIST and FashionMNIST (64 training and 32 test blobs each, FashionMNIST's inverted)."""
     from synthcity_dpswf.experiments import images as experiment
 
-    def mnist(root: Path, train: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    def mnist(root: Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         return blobs(64 if train else 32, seed=0 if train else 1)
 
-    def fashion_mnist(root: Path, train: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    def fashion_mnist(root: Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         images, labels = blobs(64 if train else 32, seed=2 if train else 3)
         return 1 - images, labels
 
@@ -321,6 +321,8 @@ TINY_RUN: dict[str, Any] = dict(
         ("other-dataset", "autoencoder trained on FashionMNIST's training set: no MNIST image outside the private set "
          "(the whole FashionMNIST training set (64 images", "autoencoder_fashion_mnist_whole_training_set_latent8_1ep.pt", 64),
         ("dct", "a fixed DCT codec: no public data (the 135 lowest 2-D DCT frequencies (u + v < 16", None, 64),
+        ("private-pca", "a codec learned from the private images and paid for: no public data (the top 8 eigenvectors "
+         "of the private images' second moment, released at epsilon = 2", None, 64),
     ],
 )
 def test_each_codec_runs_end_to_end_and_names_its_assumption(
@@ -330,8 +332,11 @@ def test_each_codec_runs_end_to_end_and_names_its_assumption(
     from synthcity_dpswf.experiments import images as experiment
 
     _fake_datasets(monkeypatch)
-    config = experiment.ImageRunConfig(codec=codec, dct_frequencies=16, **TINY_RUN)  # K reaches the DCT codec
+    config = experiment.ImageRunConfig(codec=codec, dct_frequencies=16, pca_components=8, **TINY_RUN)  # K reaches the codec
     result = experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
+    if codec == "private-pca":  # the codec's release is a part of the report, and the parts add up to the run's epsilon
+        assert [part.name for part in result.report.parts] == ["private codec"]
+        assert result.report.epsilon == pytest.approx(10.0) and result.report.parts[0].epsilon == pytest.approx(2.0)
     # The public half's codec releases the private half; the others, which need no MNIST image, all 64 images.
     assert assumption in str(result.report) and f"n = {n_private} records" in str(result.report)
     assert set(result.cas) == {"mlp", "cnn"} and all(0 <= value <= 1 for value in result.cas.values())
@@ -373,13 +378,13 @@ def test_codec_errors_come_before_any_private_data_is_read(tmp_path: Path, monke
     from synthcity_dpswf.datasets import load_fashion_mnist
     from synthcity_dpswf.experiments import images as experiment
 
-    def private_data(root: Path, train: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    def private_data(root: Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         raise AssertionError("the private dataset was read before the configuration was checked")
 
     monkeypatch.setitem(experiment.LOADERS, "mnist", private_data)
     monkeypatch.setitem(experiment.LOADERS, "fashion_mnist", load_fashion_mnist)  # the real loader, on an empty root
     config = experiment.ImageRunConfig(**TINY_RUN)
-    with pytest.raises(ValueError, match=r"codec must be one of \['public-half', 'other-dataset', 'dct'\], got 'pca'"):
+    with pytest.raises(ValueError, match=r"codec must be one of \['public-half', 'other-dataset', 'dct', 'private-pca'\], got 'pca'"):
         experiment.run_images(dataclasses.replace(config, codec="pca"), tmp_path, tmp_path, None, progress=False)
     with pytest.raises(ValueError, match="codec 'dct' assumes none: use start 'gaussian', or codec 'public-half'"):
         experiment.run_images(dataclasses.replace(config, codec="dct", start="public"), tmp_path, tmp_path, None, progress=False)
@@ -424,3 +429,19 @@ def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.Monk
     assert decoded.shape == (5, 1, 32, 32) and float(decoded.min()) >= 0 and float(decoded.max()) <= 1
     with pytest.raises(ValueError, match="one-channel images"):
         codec.encode(images.repeat(1, 3, 1, 1))
+
+
+def test_download_reaches_the_dataset_loaders_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from synthcity_dpswf.experiments import images as experiment
+
+    asked: list[bool] = []
+
+    def mnist(root: Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        asked.append(download)
+        return blobs(64 if train else 32, seed=0 if train else 1)
+
+    monkeypatch.setitem(experiment.LOADERS, "mnist", mnist)
+    config = experiment.ImageRunConfig(codec="dct", **TINY_RUN)
+    experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
+    experiment.run_images(config, tmp_path, tmp_path, None, progress=False, download=True)
+    assert asked == [False, False, True, True]  # training and test sets, each run

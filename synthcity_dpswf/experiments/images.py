@@ -10,9 +10,11 @@ assumption, named in the report and the results:
 - ``"other-dataset"``: the same autoencoder trained on the whole training set of the other dataset
   (FashionMNIST for MNIST and the other way round), so that no image of the private distribution outside
   the private set is used;
-- ``"dct"``: a fixed DCT codec, trained on nothing: no public data at all.
+- ``"dct"``: a fixed DCT codec, trained on nothing: no public data at all;
+- ``"private-pca"``: a linear codec learned from the private images and paid for (the top eigenvectors of their
+  noisy second moment, ``codec_share`` of the budget; privacy.md, "A private image codec"): no public data.
 
-The first codec releases the seeded private half; the last two, which need no image of the training set, release
+The first codec releases the seeded private half; the others, which need no image of the training set, release
 the whole training set (``split_training_set``). Samples are decoded to images and scored with FID and precision / recall (Inception features, against
 the test set) and CAS (an MLP and a small CNN, each trained on the generated pairs and tested on real ones).
 """
@@ -41,13 +43,14 @@ from synthcity_dpswf.evaluation import (
 )
 from synthcity_dpswf.extensions import adapters
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
-from synthcity_dpswf.privacy import PrivacyReport
+from synthcity_dpswf.adapters.private_pca import PrivatePCACodec
+from synthcity_dpswf.privacy import PrivacyPart, PrivacyReport, secret_generator
 
 LOADERS = {"mnist": load_mnist, "fashion_mnist": load_fashion_mnist}
 DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
 OTHER_DATASET = {"mnist": "fashion_mnist", "fashion_mnist": "mnist"}
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
-CODECS = ("public-half", "other-dataset", "dct")
+CODECS = ("public-half", "other-dataset", "dct", "private-pca")
 FULL_FID_SAMPLES = 10000
 """``fid_samples`` of the image literature's FID protocol: Inception pool3 features of 10,000 generated samples
 against the 10,000 test images, torchmetrics' Frechet distance. The quick default (1,000 against the first 1,000)
@@ -56,6 +59,12 @@ DCT_FREQUENCIES = 12
 """K of the ``"dct"`` codec (u + v < 12: 77 features of a 32 x 32 image): the best K measured on MNIST without
 public data (docs/flows.md, "No public data": CAS 85.4% at epsilon = 10 against 68.6% for K = 8 and 82.1%
 for K = 16, with L = 1,000, G = 32)."""
+PCA_COMPONENTS = 50
+"""K of the ``"private-pca"`` codec: the top 50 eigenvectors (docs/flows.md, "No public data: a codec learned
+privately": CAS 86.6% / 93.4% at epsilon = 10 with K = 50, untuned; chosen again on the validation split there)."""
+CODEC_SHARE = 0.2
+"""The share of epsilon and delta the ``"private-pca"`` codec's release takes (the flow's release the rest; basic
+composition in the report)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,8 @@ class ImageRunConfig:
     fid_samples: int = 1000
     start: str = "gaussian"
     dct_frequencies: int = DCT_FREQUENCIES
+    pca_components: int = PCA_COMPONENTS
+    codec_share: float = CODEC_SHARE
     device: str = "auto"
     seed: int = 0
 
@@ -177,6 +188,41 @@ class FixedDCTCodec:
         return self.codec.decode(latents.cpu()).unsqueeze(1)
 
 
+class PrivatePCAImageCodec:
+    """The ``"private-pca"`` codec: ``PrivatePCACodec`` fitted on the private one-channel ``(n, 1, H, W)`` images at
+    ``(epsilon, delta)`` (a release, listed in the report as ``privacy_part``), then a fixed map like the DCT codec."""
+
+    training_seconds = 0.0
+
+    def __init__(self, images: torch.Tensor, n_components: int, epsilon: float, delta: float, neighbouring: str) -> None:
+        check_images(images)
+        if images.shape[1] != 1:
+            raise ValueError(f"the private PCA codec takes one-channel images (n, 1, H, W), got {images.shape[1]} channels.")
+        self.codec = PrivatePCACodec.fit(images[:, 0], n_components, epsilon, delta, secret_generator(),
+                                         neighbouring)  # type: ignore[arg-type]
+        release = self.codec.release
+        assert release is not None
+        self.public_description = (
+            f"the top {n_components} eigenvectors of the private images' second moment, released at epsilon = "
+            f"{epsilon:.4g}, delta = {delta:.3g}; no public image"
+        )
+        self.privacy_part = PrivacyPart(
+            "private codec", epsilon, delta,
+            f"Gaussian second moment of the unit-norm private images (z = {release.noise_multiplier:.3g}, "
+            f"Delta = {release.sensitivity:.3g}; privacy.md, \"A private image codec\")",
+            release.other_adjacency(),
+        )
+
+    def encode(self, images: torch.Tensor) -> torch.Tensor:
+        """Unit-norm codes ``(n, K)`` of one-channel images."""
+        check_images(images)
+        return self.codec.encode(images[:, 0])
+
+    def decode(self, latents: torch.Tensor) -> torch.Tensor:
+        """Images ``(n, 1, H, W)`` in [0, 1] from codes (back-projection, per-image min-max scaling)."""
+        return self.codec.decode(latents.cpu()).unsqueeze(1)
+
+
 def codec_assumption(codec: str, dataset: str) -> str:
     """The public-data assumption of ``codec`` for a run on ``dataset``, as reports and results name it."""
     name = DATASET_NAMES[dataset]
@@ -187,15 +233,17 @@ def codec_assumption(codec: str, dataset: str) -> str:
         return f"autoencoder trained on {other}'s training set: no {name} image outside the private set"
     if codec == "dct":
         return "a fixed DCT codec: no public data"
+    if codec == "private-pca":
+        return "a codec learned from the private images and paid for: no public data"
     raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
 
 
-def load_other_training_set(dataset: str, data_root: Path) -> tuple[str, torch.Tensor]:
+def load_other_training_set(dataset: str, data_root: Path, download: bool = False) -> tuple[str, torch.Tensor]:
     """The name and the whole training set of ``dataset``'s other dataset: the ``"other-dataset"`` codec's
-    public images. Raises ``FileNotFoundError`` when they are not under ``data_root``."""
+    public images. Raises ``FileNotFoundError`` when they are not under ``data_root`` (and ``download`` is off)."""
     other = OTHER_DATASET[dataset]
     try:
-        images, _ = LOADERS[other](data_root, train=True)
+        images, _ = LOADERS[other](data_root, train=True, download=download)
     except RuntimeError as error:  # torchvision's "Dataset not found" (nothing is downloaded)
         raise FileNotFoundError(
             f"codec 'other-dataset' trains the {DATASET_NAMES[dataset]} run's autoencoder on {DATASET_NAMES[other]}'s "
@@ -288,8 +336,10 @@ def run_images(
     out: Path,
     inception: Path | None,
     progress: bool = True,
+    download: bool = False,
 ) -> ImageRunResult:
     """The whole pipeline; writes the grid, ``results_*.json`` and (autoencoder codecs) the checkpoint under ``out``.
+    ``download``: fetch the datasets into ``data_root`` with torchvision when they are not there (off by default).
 
     Checks the configuration, and that the other dataset's files are there for ``codec="other-dataset"``,
     before it reads the private dataset. The files of a ``codec`` other than ``"public-half"`` carry its name.
@@ -303,6 +353,10 @@ def run_images(
             f"FID scores fid_samples = {config.fid_samples} generated images but n_samples is {config.n_samples}: "
             "raise n_samples, lower fid_samples, or set it to 0 (no FID)."
         )
+    if not 0 < config.codec_share < 1:
+        raise ValueError(f"codec_share must lie in (0, 1), got {config.codec_share!r}.")
+    if config.pca_components < 1:
+        raise ValueError(f"pca_components must be a positive integer, got {config.pca_components!r}.")
     if config.start not in ("gaussian", "public"):
         raise ValueError(f"start must be 'gaussian' or 'public', got {config.start!r}.")
     if config.device not in ("auto", "cpu") and not config.device.startswith("cuda"):
@@ -317,9 +371,9 @@ def run_images(
             "assumes none: use start 'gaussian', or codec 'public-half'."
         )
     seconds: dict[str, float] = {}
-    other = load_other_training_set(config.dataset, data_root) if config.codec == "other-dataset" else None
-    images, labels = LOADERS[config.dataset](data_root, train=True)
-    test_images, test_labels = LOADERS[config.dataset](data_root, train=False)
+    other = load_other_training_set(config.dataset, data_root, download) if config.codec == "other-dataset" else None
+    images, labels = LOADERS[config.dataset](data_root, train=True, download=download)
+    test_images, test_labels = LOADERS[config.dataset](data_root, train=False, download=download)
     public, private = split_training_set(config.codec, len(images), config.seed)
     started = time.perf_counter()
     checkpoint = autoencoder_checkpoint(out, config)
@@ -332,6 +386,9 @@ def run_images(
         )
     elif config.codec == "dct":
         codec = FixedDCTCodec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
+    elif config.codec == "private-pca":
+        codec = PrivatePCAImageCodec(images[private], config.pca_components, config.codec_share * config.epsilon,
+                                     config.codec_share * config.delta, config.neighbouring)
     else:
         codec = load_or_train_autoencoder(
             checkpoint, images[public], PublicSplit.of(config.dataset, len(images), public),
@@ -343,8 +400,11 @@ def run_images(
     latents = codec.encode(images[private])
 
     started = time.perf_counter()
+    paid: PrivacyPart | None = getattr(codec, "privacy_part", None)  # a codec learned from the private images
+    flow_epsilon = config.epsilon if paid is None or math.isinf(config.epsilon) else config.epsilon - paid.epsilon
+    flow_delta = config.delta if paid is None else config.delta - paid.delta
     model = build_generator(config, progress).fit(
-        latents.to(config.device), config.epsilon, config.delta, labels=labels[private].to(config.device), n_classes=10
+        latents.to(config.device), flow_epsilon, flow_delta, labels=labels[private].to(config.device), n_classes=10
     )
     seconds["fit"] = time.perf_counter() - started
     started = time.perf_counter()
@@ -382,7 +442,7 @@ def run_images(
     )
     assumption = codec_assumption(config.codec, config.dataset)
     public_line = f"{assumption} ({codec.public_description})"
-    report = model.privacy_report
+    report = model.privacy_report if paid is None else model.privacy_report.compose(paid)
     report = dataclasses.replace(report, public=report.public + (public_line,))
     result = ImageRunResult(fid, precision, recall, cas, report, grid, seconds)
     payload = {
