@@ -80,7 +80,7 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
 )
 from synthcity_dpswf.math import random_directions  # noqa: E402
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, release_steps  # noqa: E402
-from synthcity_dpswf.models.dpsgd_gan import DPSGDGAN  # noqa: E402
+from baselines.dpsgd_gan import DPSGDGAN  # noqa: E402
 from synthcity_dpswf.privacy import ReleaseAccountant, projected_sensitivity  # noqa: E402
 
 DELTA = 1e-5

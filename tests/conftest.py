@@ -1,13 +1,16 @@
-"""Shared fixtures: the path of the offline data copies, and a CUDA marker helper."""
+"""Shared fixtures: the path of the offline data copies, and a CUDA marker helper. Puts ``benchmarks/`` on the
+import path, where the baselines that are not our product live (``baselines.dpsgd_gan``)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 SHARED = Path(os.environ.get("DPSWF_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

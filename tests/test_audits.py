@@ -19,7 +19,7 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity_dpswf.models import DPSWFlowR, releasing
 from synthcity_dpswf.models import base as model_base
-from synthcity_dpswf.models.dpsgd_gan import DPSGDGAN
+from baselines.dpsgd_gan import DPSGDGAN  # benchmarks/baselines (conftest puts benchmarks/ on the path)
 from synthcity_dpswf.plugins import base as plugin_base
 from synthcity_dpswf.privacy import (
     MECHANISMS,
@@ -313,7 +313,7 @@ def test_dpsgd_gradient_noise_passes_the_audit_and_fails_its_mutants(mutation: s
         noise = optimizer._generate_noise
         monkeypatch.setattr(optimizer, "_generate_noise", lambda std, *args, **kwargs: noise(std / 2, *args, **kwargs))
     elif mutation == "sensitivity halved":  # Opacus' add/remove std z C where replace-one needs z 2C
-        from synthcity_dpswf.models import dpsgd_gan
+        from baselines import dpsgd_gan
 
         optimiser = dpsgd_gan.DPOptimizer
         monkeypatch.setattr(dpsgd_gan, "DPOptimizer", lambda *args, noise_multiplier, **kwargs: optimiser(

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from conftest import requires_cuda
-from synthcity_dpswf.models.dpsgd_gan import DPSGDGAN, into_ball
+from baselines.dpsgd_gan import DPSGDGAN, into_ball
 from synthcity_dpswf.privacy import ReleaseAccountant
 from synthcity_dpswf.math import sliced_wasserstein
 
@@ -99,7 +99,7 @@ def test_the_gradient_noise_is_drawn_with_a_generator_on_the_parameters_device(m
     # device (the CPU one of the batches with CUDA parameters) fails, so they must agree on every call.
     from opacus.optimizers import optimizer as opacus_optimizer
 
-    from synthcity_dpswf.models.dpsgd_gan import noise_generator
+    from baselines.dpsgd_gan import noise_generator
 
     def draws(secret_seed: int) -> torch.Tensor:
         return torch.randn(4, generator=noise_generator("cpu", torch.Generator().manual_seed(secret_seed)))
