@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, environment, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain  # noqa: E402
-from synthcity_dpswf.plugins.base import default_delta  # noqa: E402
+from synthcity_dpswf.privacy.budget import default_delta  # noqa: E402
 from synthcity_dpswf.privacy.domain import release_domain  # noqa: E402
 
 EPSILON = 3.0

@@ -71,7 +71,7 @@ def test_registration_is_idempotent_and_works_in_a_fresh_process_without_the_tra
     register()
     assert [Plugins().get_type(name) for name in NAMES] == list(PLUGINS)
     # Either import order: the package first, or a plugin module first (which imports synthcity itself).
-    for first in ("import synthcity_dpswf", "from synthcity_dpswf.plugins.base import default_delta"):
+    for first in ("import synthcity_dpswf", "from synthcity_dpswf.plugins.base import SlicedFlowPlugin"):
         code = f"{first}; from synthcity.plugins import Plugins; print(Plugins().get('dpswflow_r').name()); {OTHER_MESSAGES}"
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
         assert result.returncode == 0, result.stderr[-2000:]

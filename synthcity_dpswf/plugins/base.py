@@ -16,7 +16,6 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, ClassVar
 
-import numpy as np
 import pandas as pd
 import torch
 from synthcity.plugins.core.constraints import Constraints
@@ -34,6 +33,7 @@ from synthcity.utils.constants import DEVICE
 
 from synthcity_dpswf.adapters import MarginalTableCodec, NumericColumn, TabularDomain, TabularEncoder
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, from_synthcity_range
+from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
@@ -41,127 +41,11 @@ from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.privacy import MECHANISMS, check_neighbouring
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart, PrivacyReport, release_domain, secret_generator
-from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, is_finite_number, is_missing, rows_needed
+from synthcity_dpswf.privacy.budget import default_delta, default_domain_share
+from synthcity_dpswf.privacy.validity import check_table
+from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease
 
 DomainSpec = TabularDomain | dict | str | Path | None
-
-def default_delta(n_records: int | None) -> float:
-    """The delta used when none is given: min(1e-5, n^-1.1), well below the 1/n that a mechanism publishing one
-    random record would meet (1e-5 up to about 35,000 rows, then n^-1.1: 6.9e-6 for Adult's 48,842); 1e-5 when n is
-    private (``None``, add/remove)."""
-    return 1e-5 if n_records is None else min(1e-5, n_records**-1.1)
-
-
-def is_valid_entry(value: object) -> bool:
-    """An entry inside the domain of valid datasets (privacy.md): a string, a bool, a finite number or missing."""
-    return isinstance(value, (str, bool, np.bool_)) or is_finite_number(value) or is_missing(value)
-
-
-def check_table(frame: pd.DataFrame) -> None:
-    """Reject a table outside the domain of valid datasets (privacy.md) before any private computation: no rows or
-    one row, no columns or duplicated names, a column of a type no domain describes, infinite values, entries that
-    are not strings, bools, finite numbers or missing. The message names the column and the reason, never a
-    value."""
-    if frame.shape[1] == 0:
-        raise ValueError("the table has no columns; pass a table with at least one column.")
-    if len(frame) < 2:
-        raise ValueError(f"the table has {len(frame)} row(s); differential privacy over fewer than 2 rows is meaningless.")
-    duplicated = sorted({str(name) for name in frame.columns[frame.columns.duplicated()]})
-    if duplicated:
-        raise ValueError(f"the table has duplicated column names {duplicated}; rename them.")
-    for column in frame.columns:
-        values = frame[column]
-        kind = values.dtype.kind
-        if kind in "mMcV":  # datetimes, timedeltas, complex, raw bytes
-            raise ValueError(
-                f"column {column!r} has dtype {values.dtype}, which no domain describes; convert it to numbers (a "
-                "datetime to a decimal year: `s.dt.year + (s.dt.dayofyear - 1) / 365.25`) or to categories."
-            )
-        if kind in "iuf" and bool(np.isinf(values.to_numpy(dtype=float)).any()):
-            raise ValueError(f"column {column!r} has infinite values; clip or drop them before fitting.")
-        if kind == "O" or isinstance(values.dtype, pd.CategoricalDtype):
-            odd = {type(value).__name__ for value in values.to_numpy(dtype=object) if not is_valid_entry(value)}
-            if odd:
-                raise ValueError(
-                    f"column {column!r} holds entries of type {sorted(odd)}; a record's entries must be strings, bools "
-                    "or finite numbers: convert or drop them before fitting."
-                )
-
-
-HISTOGRAM_SHARE = 0.05
-"""The budget share of the value histograms alone, when a public domain declares every column and some numeric ones
-need their quantiles (``needs_histogram``)."""
-
-
-def default_domain_share(
-    n_records: int | None, n_undeclared: int, n_histograms: int, epsilon: float, delta: float, neighbouring: str
-) -> float:
-    """The share of the budget a DP domain gets when none is given, from public numbers only.
-
-    - Only value histograms of declared columns: ``HISTOGRAM_SHARE``.
-    - Below 1,000 rows: 0.5. Chosen on iris, wine and diabetes (sklearn; 150-442 rows) at epsilon = 3: with 0.1
-      the numeric ranges were placed for 31-62% of their columns, with 0.3 for 98-100% (delta = 0.1 / n then);
-      at the default delta (1e-5), iris' integer target (three classes of 50) got exactly its three levels in 32%
-      of 3,000 releases with 0.3, 85% with 0.4 and 99% with 0.5 (benchmarks/dp_domain.py; docs/flows.md).
-    - Else the smallest of 0.1, 0.2, .., 0.5 at which a category holding 10% of the rows is published with
-      probability 95% (``privacy.domain.rows_needed``) when half the undeclared columns are categorical (their kinds
-      are private until released); 0.5 if none is.
-    - n private (add/remove): 0.3.
-    """
-    if n_undeclared == 0:
-        return HISTOGRAM_SHARE
-    if n_records is None:
-        return 0.3
-    if n_records < 1000:
-        return 0.5
-    categorical = math.ceil(n_undeclared / 2)
-    for share in (0.1, 0.2, 0.3, 0.4):
-        needed = rows_needed(share * epsilon, share * delta, categorical, n_undeclared - categorical, n_histograms, neighbouring)  # type: ignore[arg-type]
-        if needed <= 0.1 * n_records:
-            return share
-    return 0.5
-
-
-def needs_histogram(column: object, fine_bins: int) -> bool:
-    """Whether a declared column's levels need its released value histogram: a float column, or an integer range of
-    more than ``fine_bins`` integers (narrower integer ranges get one level per integer, categories their own)."""
-    if not isinstance(column, NumericColumn) or column.histogram is not None:
-        return False
-    return not column.integer or math.floor(column.high) - math.ceil(column.low) + 1 > fine_bins
-
-
-CELL_SIGNAL = 1.0
-"""A measured cell's expected count should reach this many noise standard deviations (``table_resolution``). Chosen
-on data we do not report: synthcity's XGB performance of DPSWflow at epsilon = 3 on iris and wine (means of 6 fits)
-and the 2-way TV of a synthetic 4,000 x 20 stand-in of a user's table at epsilon = 1 (docs/flows.md, "Tables as
-users bring them"): for 0.1 / 0.25 / 0.5 / 1 / 2, iris 0.93 / 0.89 / 0.88 / 0.92 / 0.85, wine 0.69 / 0.61 / 0.64 /
-0.74 / 0.73, 2-way TV 0.42 / 0.42 / 0.40 / 0.40 / 0.36."""
-FINE_LEVELS = (8, 100)
-COARSE_LEVELS = (2, 16)
-SMALL_TABLE_COARSE = 8
-
-
-def table_resolution(n_records: float | None, count_noise: float) -> tuple[int, int]:
-    """Fine and coarse levels per column for the marginal release, from the expected table size n (public, or
-    released under add/remove) and the noise std of a measured count (``count_noise``, sensitivity included): a
-    fine one-way cell of n / K records and a two-way cell of n / K^2 should hold ``CELL_SIGNAL`` noise stds, within
-    ``FINE_LEVELS`` and ``COARSE_LEVELS``; below 1,000 rows at most ``SMALL_TABLE_COARSE`` coarse levels (chosen on
-    iris and wine: synthcity's XGB performance of DPSWflow at epsilon = 3, means of 6-8 fits: iris 0.89 / 0.88 / 0.78
-    and wine 0.66 / 0.72 / 0.70 for 4 / 8 / 16 levels). Unknown n (add/remove with every column declared): the most.
-
-    On Adult (48,842 rows, 15 columns, epsilon = 1) the rule keeps 100 fine and 16 coarse levels, the settings chosen
-    on raw Adult's training split (docs/flows.md, "Tables"); on 4,000 rows of 20 columns at epsilon = 0.5 it measures
-    2-way tables of 5 x 5 cells, each holding about 160 records against noise of about 150.
-    """
-    if n_records is None:
-        return FINE_LEVELS[1], COARSE_LEVELS[1]
-    ratio = n_records / (CELL_SIGNAL * count_noise)
-    fine = int(min(max(math.floor(ratio), FINE_LEVELS[0]), FINE_LEVELS[1]))
-    coarse = int(min(max(math.floor(math.sqrt(ratio)), COARSE_LEVELS[0]), COARSE_LEVELS[1]))
-    if n_records < 1000:
-        coarse = min(coarse, SMALL_TABLE_COARSE)
-    return fine, coarse
-
 
 def resolve_domain(domain: DomainSpec, max_one_hot: int) -> TabularDomain:
     """A ``TabularDomain`` from a domain object, a description dict, or a JSON file of either form

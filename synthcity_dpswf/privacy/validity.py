@@ -1,0 +1,45 @@
+"""The domain of valid datasets (privacy.md, "The domain of valid datasets"): a table is checked before any private
+computation, and refused as a whole on conditions that name the column and the reason, never a value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from synthcity_dpswf.privacy.domain import is_finite_number, is_missing
+
+
+def is_valid_entry(value: object) -> bool:
+    """An entry inside the domain of valid datasets (privacy.md): a string, a bool, a finite number or missing."""
+    return isinstance(value, (str, bool, np.bool_)) or is_finite_number(value) or is_missing(value)
+
+
+def check_table(frame: pd.DataFrame) -> None:
+    """Reject a table outside the domain of valid datasets (privacy.md) before any private computation: no rows or
+    one row, no columns or duplicated names, a column of a type no domain describes, infinite values, entries that
+    are not strings, bools, finite numbers or missing. The message names the column and the reason, never a
+    value."""
+    if frame.shape[1] == 0:
+        raise ValueError("the table has no columns; pass a table with at least one column.")
+    if len(frame) < 2:
+        raise ValueError(f"the table has {len(frame)} row(s); differential privacy over fewer than 2 rows is meaningless.")
+    duplicated = sorted({str(name) for name in frame.columns[frame.columns.duplicated()]})
+    if duplicated:
+        raise ValueError(f"the table has duplicated column names {duplicated}; rename them.")
+    for column in frame.columns:
+        values = frame[column]
+        kind = values.dtype.kind
+        if kind in "mMcV":  # datetimes, timedeltas, complex, raw bytes
+            raise ValueError(
+                f"column {column!r} has dtype {values.dtype}, which no domain describes; convert it to numbers (a "
+                "datetime to a decimal year: `s.dt.year + (s.dt.dayofyear - 1) / 365.25`) or to categories."
+            )
+        if kind in "iuf" and bool(np.isinf(values.to_numpy(dtype=float)).any()):
+            raise ValueError(f"column {column!r} has infinite values; clip or drop them before fitting.")
+        if kind == "O" or isinstance(values.dtype, pd.CategoricalDtype):
+            odd = {type(value).__name__ for value in values.to_numpy(dtype=object) if not is_valid_entry(value)}
+            if odd:
+                raise ValueError(
+                    f"column {column!r} holds entries of type {sorted(odd)}; a record's entries must be strings, bools "
+                    "or finite numbers: convert or drop them before fitting."
+                )
