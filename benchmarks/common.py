@@ -62,3 +62,11 @@ def mean_std(values: list[float]) -> str:
         return f"{mean:.3g}"
     std = math.sqrt(sum((value - mean) ** 2 for value in values) / (len(values) - 1))
     return f"{mean:.3g} ± {std:.2g}"
+
+
+def write_results(out: Path, stem: str, payload: dict[str, Any], text: str) -> None:
+    """A suite's results: ``out/<stem>.json`` (the payload) and ``out/<stem>.md`` (its table), and the table printed."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / f"{stem}.json", payload)
+    (out / f"{stem}.md").write_text(text)
+    print(text)

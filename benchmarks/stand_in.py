@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_json  # noqa: E402
+from common import RESULTS, environment, write_results  # noqa: E402
 from user_tables import Evaluator, Target  # noqa: E402
 
 import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
@@ -132,13 +132,13 @@ def markdown(payload: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=4000)
     parser.add_argument("--releases", type=int, default=1000)
     parser.add_argument("--fits", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     frame = stand_in(args.rows + TEST_ROWS, seed=0)
     train, test = frame.iloc[: args.rows].reset_index(drop=True), frame.iloc[args.rows :].reset_index(drop=True)
@@ -150,11 +150,7 @@ def main() -> None:
     }
     print(payload["survival"], flush=True)
     payload["fits"] = fits(train, test, args.fits)
-    args.out.mkdir(parents=True, exist_ok=True)
-    write_json(args.out / "stand_in.json", payload)
-    text = markdown(payload)
-    (args.out / "stand_in.md").write_text(text)
-    print(text)
+    write_results(args.out, "stand_in", payload, markdown(payload))
 
 
 if __name__ == "__main__":

@@ -240,3 +240,19 @@ def test_image_cpu_costs_table_names_each_part_and_its_minutes() -> None:
     table = image_cpu_costs.markdown(payload)
     assert "| autoencoder | autoencoder, latent 16, 10 epochs | 465 | 7.8 |" in table
     assert "| flow | DPSWflow (fit 30 s + sampling 270 s) | 300 | 5.0 |" in table and "2 torch threads" in table
+
+
+def test_the_stand_in_and_missing_values_suites_run_at_a_toy_scale(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import missing_values
+    import stand_in
+
+    stand_in.main(["--rows", "300", "--releases", "3", "--fits", "1", "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "stand_in.json").read_text())
+    assert payload["survival"]["releases"] == 3 and [row["schema"] for row in payload["fits"]] == ["none", "declared"]
+    assert all(0 <= row["tv2"] <= 1 for row in payload["fits"]) and "**Survival**" in (tmp_path / "stand_in.md").read_text()
+    missing_values.main(["--rows", "400", "--fits", "1", "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "missing_values.json").read_text())
+    for row in payload["fits"]:
+        assert set(row["kept"]["missing"]) == {"income", "age", "home"} and 0 < row["dropped"]["tv2"] <= 1
+    assert "largest rate error" in (tmp_path / "missing_values.md").read_text()

@@ -20,24 +20,14 @@ from synthcity_dpswf.math.marginals import coarse_index
 from synthcity_dpswf.privacy import MarginalLayout, create_mechanism, release_domain, secret_generator
 from synthcity_dpswf.privacy.mechanisms import ReleaseOptions
 
+from missing_values import survey  # benchmarks/missing_values.py: the table of the missing-values suite
+
 DOMAIN = {
     "group": {"type": "categorical", "categories": ["a", "b", "c"]},
     "income": {"type": "numeric", "low": 0, "high": 200000, "missing": True},
     "age": {"type": "numeric", "low": 18, "high": 90, "integer": True, "missing": True},
     "home": {"type": "categorical", "categories": ["own", "rent"], "missing": True},
 }
-
-
-def survey(n: int = 6000, seed: int = 0) -> pd.DataFrame:
-    """30% of incomes missing (60% in group c: informative), 10% of ages (an Int64 column), 5% of homes (None)."""
-    rng = np.random.default_rng(seed)
-    group = rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2])
-    income = np.round(np.exp(rng.normal(10, 0.6, n)))
-    income[rng.random(n) < np.where(group == "c", 0.6, 0.225)] = np.nan
-    age = pd.array(rng.integers(18, 90, n), dtype="Int64")
-    age[rng.random(n) < 0.1] = pd.NA
-    home = np.where(rng.random(n) < 0.05, None, rng.choice(["own", "rent"], n))
-    return pd.DataFrame({"group": group, "income": income, "age": age, "home": home})
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
