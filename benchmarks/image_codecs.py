@@ -4,7 +4,8 @@ A codec is the public map between images and records (issue 13): an autoencoder 
 training set (``ae:LATENT:EPOCHS``), the same autoencoder trained on the other dataset's whole training set
 (``other:LATENT:EPOCHS``: no image of the private distribution outside the private set), the fixed DCT codec
 (``dct:K``, the frequencies u + v < K: no public data), or the private codec (``pca:K``: the top K eigenvectors of
-the private images' second moment, released at every epsilon with ``CODEC_SHARE`` of it: no public data, paid for). For each codec this prints and writes
+the private images' second moment, released at every epsilon with ``CODEC_SHARE`` of the budget as ``dpswf images``
+splits it, ``codec_budget``: no public data, paid for). For each codec this prints and writes
 
 - the ceiling: CAS of the private images passed through the codec (encode, decode; no generator, no privacy),
 - CAS of the default generator (one class-conditional projected-histogram release, ``dpswf images``' settings)
@@ -53,6 +54,7 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
     PrivatePCAImageCodec,
     ImageRunConfig,
     build_generator,
+    codec_budget,
     load_or_train_autoencoder,
     load_other_training_set,
     other_dataset_autoencoder,
@@ -146,8 +148,8 @@ def private_codec_components(spec: str) -> int | None:
 def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argparse.Namespace) -> list[dict[str, Any]]:
     """The table rows of one codec and setting, one per generator and adjacency of ``args``: the codec's ceiling
     (computed once) and each generator's CAS (``choice``'s settings) at every epsilon. A private codec (``pca:K``)
-    is released anew at every epsilon with ``CODEC_SHARE`` of it (and of delta), the flow gets the rest, and its
-    ceiling is per epsilon."""
+    is released anew at every epsilon with its share of the budget (``codec_budget``), the flow gets the rest, and
+    its ceiling is per epsilon."""
     components = private_codec_components(spec)
     images, labels = LOADERS[args.dataset](args.data_root, train=True)
     public, private = split_training_set("public-half" if spec.startswith("ae:") else "dct", len(images), args.seed)
@@ -172,7 +174,7 @@ def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argpar
     else:
         public_data, dim = "no public data", components
         description = (f"the top {components} eigenvectors of the private images' second moment, released with "
-                       f"{CODEC_SHARE:g} of epsilon and delta (privacy.md, \"A private image codec\")")
+                       f"{CODEC_SHARE:g} of the budget (of mu^2 with DPSWflow; privacy.md, \"A private image codec\")")
     codec_seconds = time.perf_counter() - started
     common: dict[str, Any] = {
         "codec": spec, "public": public_data, "description": description, "dim": dim,
@@ -188,20 +190,20 @@ def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argpar
         for neighbouring in args.neighbourings:
             row = {**common, "generator": generator, "neighbouring": neighbouring, "epsilons": {}}
             for epsilon in epsilons:
-                flow_epsilon, flow_delta, extra = epsilon, DELTA, {}
-                if components is not None:  # the codec's own release at this epsilon, then the flow's on the rest
-                    codec = PrivatePCAImageCodec(images[private], components, CODEC_SHARE * epsilon, CODEC_SHARE * DELTA,
+                config = ImageRunConfig(dataset=args.dataset, generator=generator, neighbouring=neighbouring,
+                                        epsilon=epsilon, delta=DELTA, n_release_directions=choice.directions,
+                                        n_bins=choice.bins, n_steps=choice.steps, seed=args.seed,
+                                        codec="private-pca" if components is not None else "dct")  # dct: releases nothing
+                budget, extra = codec_budget(config), {}  # dpswf images' split of the budget (the whole of it: a public codec)
+                if components is not None:  # the codec's own release at this epsilon, then the flow's
+                    codec = PrivatePCAImageCodec(images[private], components, budget.codec_epsilon, budget.codec_delta,
                                                  neighbouring)
                     latents = codec.encode(images[private])
                     extra["ceiling"] = ceiling_of(codec, latents)
-                    flow_epsilon = epsilon if math.isinf(epsilon) else epsilon - codec.privacy_part.epsilon
-                    flow_delta = DELTA - codec.privacy_part.delta
-                config = ImageRunConfig(dataset=args.dataset, generator=generator, neighbouring=neighbouring,
-                                        epsilon=epsilon, n_release_directions=choice.directions, n_bins=choice.bins,
-                                        n_steps=choice.steps, seed=args.seed)
                 started = time.perf_counter()
                 model = build_generator(config, progress=False).fit(
-                    latents.to(args.device), flow_epsilon, flow_delta, labels=private_labels.to(args.device), n_classes=10
+                    latents.to(args.device), budget.flow_epsilon, budget.flow_delta, labels=private_labels.to(args.device),
+                    n_classes=10,
                 )
                 generated, generated_labels = model.sample_labelled(args.samples)
                 seconds = time.perf_counter() - started

@@ -44,7 +44,8 @@ from synthcity_dpswf.evaluation import (
 from synthcity_dpswf.extensions import adapters
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
 from synthcity_dpswf.adapters.private_pca import PrivatePCACodec
-from synthcity_dpswf.privacy import PrivacyPart, PrivacyReport, secret_generator
+from synthcity_dpswf.privacy import PrivacyPart, PrivacyReport, analytic_gaussian_epsilon, secret_generator
+from synthcity_dpswf.privacy.composition import gaussian_split
 
 LOADERS = {"mnist": load_mnist, "fashion_mnist": load_fashion_mnist}
 DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
@@ -63,8 +64,8 @@ PCA_COMPONENTS = 50
 """K of the ``"private-pca"`` codec: the top 50 eigenvectors (docs/flows.md, "No public data: a codec learned
 privately": CAS 86.6% / 93.4% at epsilon = 10 with K = 50, untuned; chosen again on the validation split there)."""
 CODEC_SHARE = 0.2
-"""The share of epsilon and delta the ``"private-pca"`` codec's release takes (the flow's release the rest; basic
-composition in the report)."""
+"""The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP with DPSWflow (one Gaussian release, exact
+composition), of epsilon and delta with the per-step generators (basic composition); ``codec_budget``."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,7 @@ class PrivatePCAImageCodec:
                                          neighbouring)  # type: ignore[arg-type]
         release = self.codec.release
         assert release is not None
+        self.noise_multiplier = release.noise_multiplier
         self.public_description = (
             f"the top {n_components} eigenvectors of the private images' second moment, released at epsilon = "
             f"{epsilon:.4g}, delta = {delta:.3g}; no public image"
@@ -221,6 +223,46 @@ class PrivatePCAImageCodec:
     def decode(self, latents: torch.Tensor) -> torch.Tensor:
         """Images ``(n, 1, H, W)`` in [0, 1] from codes (back-projection, per-image min-max scaling)."""
         return self.codec.decode(latents.cpu()).unsqueeze(1)
+
+
+@dataclass(frozen=True)
+class CodecBudget:
+    """How a run's (epsilon, delta) is shared between a codec learned from the private images and the flow's release:
+    ``gaussian`` when both are one-shot Gaussian mechanisms at one delta (DPSWflow: exact composition in Gaussian DP,
+    ``privacy.composition``), else basic composition of ``codec_share`` and the rest. A codec that releases nothing
+    leaves the whole budget to the flow."""
+
+    codec_epsilon: float
+    codec_delta: float
+    flow_epsilon: float
+    flow_delta: float
+    gaussian: bool
+
+
+def codec_budget(config: ImageRunConfig) -> CodecBudget:
+    """The ``CodecBudget`` of ``config`` (its codec, generator, epsilon and ``codec_share``)."""
+    epsilon, delta, share = config.epsilon, config.delta, config.codec_share
+    if config.codec != "private-pca":
+        return CodecBudget(0.0, 0.0, epsilon, delta, False)
+    if math.isinf(epsilon):  # no noise anywhere: the exact codec, the noiseless flow (not private)
+        return CodecBudget(math.inf, share * delta, math.inf, delta, False)
+    if not GENERATORS[config.generator].per_step:
+        codec_multiplier, flow_multiplier = gaussian_split(epsilon, delta, share)
+        return CodecBudget(analytic_gaussian_epsilon(codec_multiplier, delta), delta,
+                           analytic_gaussian_epsilon(flow_multiplier, delta), delta, True)
+    return CodecBudget(share * epsilon, share * delta, (1 - share) * epsilon, (1 - share) * delta, False)
+
+
+def composed_report(
+    report: PrivacyReport, codec: PrivatePCAImageCodec | None, budget: CodecBudget, neighbouring: str
+) -> PrivacyReport:
+    """The flow's report with the release of ``codec``, a codec learned from the private images (``None``: the codec
+    released nothing), composed as ``budget`` says."""
+    if codec is None:
+        return report
+    if budget.gaussian and report.is_private:
+        return report.compose_gaussian(codec.privacy_part, codec.noise_multiplier, neighbouring)  # type: ignore[arg-type]
+    return report.compose(codec.privacy_part)
 
 
 def codec_assumption(codec: str, dataset: str) -> str:
@@ -378,6 +420,7 @@ def run_images(
     started = time.perf_counter()
     checkpoint = autoencoder_checkpoint(out, config)
     codec: ImageCodec
+    learned: PrivatePCAImageCodec | None = None  # a codec learned from the private images: its release is in the report
     if other is not None:
         other_name, other_images = other
         codec = other_dataset_autoencoder(
@@ -387,8 +430,9 @@ def run_images(
     elif config.codec == "dct":
         codec = FixedDCTCodec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
     elif config.codec == "private-pca":
-        codec = PrivatePCAImageCodec(images[private], config.pca_components, config.codec_share * config.epsilon,
-                                     config.codec_share * config.delta, config.neighbouring)
+        budget = codec_budget(config)
+        codec = learned = PrivatePCAImageCodec(images[private], config.pca_components, budget.codec_epsilon,
+                                               budget.codec_delta, config.neighbouring)
     else:
         codec = load_or_train_autoencoder(
             checkpoint, images[public], PublicSplit.of(config.dataset, len(images), public),
@@ -400,11 +444,10 @@ def run_images(
     latents = codec.encode(images[private])
 
     started = time.perf_counter()
-    paid: PrivacyPart | None = getattr(codec, "privacy_part", None)  # a codec learned from the private images
-    flow_epsilon = config.epsilon if paid is None or math.isinf(config.epsilon) else config.epsilon - paid.epsilon
-    flow_delta = config.delta if paid is None else config.delta - paid.delta
+    budget = codec_budget(config)
     model = build_generator(config, progress).fit(
-        latents.to(config.device), flow_epsilon, flow_delta, labels=labels[private].to(config.device), n_classes=10
+        latents.to(config.device), budget.flow_epsilon, budget.flow_delta, labels=labels[private].to(config.device),
+        n_classes=10,
     )
     seconds["fit"] = time.perf_counter() - started
     started = time.perf_counter()
@@ -442,7 +485,7 @@ def run_images(
     )
     assumption = codec_assumption(config.codec, config.dataset)
     public_line = f"{assumption} ({codec.public_description})"
-    report = model.privacy_report if paid is None else model.privacy_report.compose(paid)
+    report = composed_report(model.privacy_report, learned, budget, config.neighbouring)
     report = dataclasses.replace(report, public=report.public + (public_line,))
     result = ImageRunResult(fid, precision, recall, cas, report, grid, seconds)
     payload = {

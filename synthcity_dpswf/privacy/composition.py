@@ -1,0 +1,34 @@
+r"""Two one-shot Gaussian mechanisms on the same records, composed exactly in Gaussian DP (privacy.md, "A private
+image codec").
+
+A Gaussian mechanism whose noise is :math:`z` times its exact L2 sensitivity is :math:`\mu`-GDP with
+:math:`\mu = 1/z`; mechanisms composed adaptively, each with its :math:`\mu_i` fixed in advance, are
+:math:`\sqrt{\sum_i \mu_i^2}`-GDP (Dong, Roth & Su 2022, Corollary 3.3), and :math:`\mu`-GDP is
+:math:`(\varepsilon, \delta)`-DP exactly where the analytic Gaussian mechanism at :math:`z = 1/\mu` is. So a budget
+:math:`(\varepsilon, \delta)` split as :math:`\mu_1^2 = s\mu^2`, :math:`\mu_2^2 = (1 - s)\mu^2` costs nothing: the two
+releases together are :math:`(\varepsilon, \delta)`-DP, where basic composition of :math:`(s\varepsilon, s\delta)` and
+:math:`((1 - s)\varepsilon, (1 - s)\delta)` would add noise to both.
+"""
+
+from __future__ import annotations
+
+import math
+
+from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_noise_multiplier
+
+
+def gaussian_split(epsilon: float, delta: float, share: float) -> tuple[float, float]:
+    r"""The multipliers :math:`(z_1, z_2) = (z / \sqrt{s}, z / \sqrt{1 - s})` of two Gaussian releases that compose to
+    exactly :math:`(\varepsilon, \delta)`, :math:`z` being the analytic Gaussian multiplier at
+    :math:`(\varepsilon, \delta)` and :math:`s` the first release's ``share`` of :math:`\mu^2`."""
+    if not 0 < share < 1:
+        raise ValueError(f"share must lie in (0, 1), got {share!r}.")
+    z = analytic_gaussian_noise_multiplier(epsilon, delta)
+    return z / math.sqrt(share), z / math.sqrt(1 - share)
+
+
+def composed_multiplier(*multipliers: float) -> float:
+    r"""The multiplier of the composition: :math:`z = 1 / \sqrt{\sum_i 1 / z_i^2}`."""
+    if not multipliers or any(not z > 0 for z in multipliers):
+        raise ValueError(f"multipliers must be positive, got {multipliers!r}.")
+    return 1.0 / math.sqrt(sum(1.0 / z**2 for z in multipliers))
