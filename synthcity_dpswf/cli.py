@@ -120,8 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
     images.add_argument("--dct-frequencies", type=int, default=12,
                         help="K of --codec dct: the 2-D DCT frequencies u + v < K (default: %(default)s, 77 numbers)")
-    images.add_argument("--pca-components", type=int, default=50,
-                        help="K of --codec private-pca: eigenvectors of the private second moment (default: %(default)s)")
+    images.add_argument("--pca-components", type=int, default=30,
+                        help="K of --codec private-pca: eigenvectors of the private second moment (default: %(default)s; "
+                        "with --directions 2000 --bins 32 --steps 3000 at epsilon 10, --bins 16 at epsilon 1, chosen on "
+                        "validation data: docs/flows.md)")
     images.add_argument("--codec-share", type=float, default=0.2,
                         help="share of epsilon and delta for --codec private-pca's release (default: %(default)s)")
     images.add_argument("--download", action="store_true",
