@@ -5,7 +5,6 @@ that move between missing and present."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pandas as pd
