@@ -233,7 +233,8 @@ def tabular_markdown(payload: dict[str, Any]) -> str:
         f"{mode['aim_marginals'] or 'all'} 2-way marginals; at most {payload.get('time_limit') or 'unlimited'} s per "
         "method, table and epsilon (a method over it is reported as failed). "
         "synthcity's plugins fit their encoders on the private table (outside their guarantee); ours use the "
-        "stated public domain or pay for a DP one. TSTR: trained on synthetic rows, tested on real ones.\n",
+        "stated public domain or pay for a DP one. TSTR: trained on synthetic rows, tested on real ones."
+        + (f" {payload['notes']}" if payload.get("notes") else "") + "\n",
     ]
     columns = list(TABULAR_COLUMNS)
     for table, info in payload["tables"].items():

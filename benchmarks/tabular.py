@@ -5,7 +5,8 @@ Tables (target column in brackets):
   adult_raw           UCI Adult as published, with ``benchmarks/domains/adult_raw_domain.json`` written from the
                       UCI documentation (no bound read from the rows) [income-per-year]
   breast_cancer       sklearn's Wisconsin breast cancer table, 569 rows, 30 numeric columns, no public domain:
-                      our plugins pay 10% of the budget for a DP domain (stated in their report) [target]
+                      our plugins pay their default share of the budget for a DP domain (half below 1,000 rows,
+                      stated in their report) [target]
 Methods: dpswflow_r, dpswflow, dpswgen (ours, package defaults) and synthcity's dpgan, pategan, privbayes, aim,
 at epsilon in {1, 3, 10} and delta = 1e-5 (privbayes is pure epsilon-DP). synthcity's plugins fit their
 encoders (min/max, category lists) on the private table, outside their guarantee; ours do not.

@@ -139,3 +139,20 @@ def test_a_zero_inflated_float_column_keeps_its_exact_zeros() -> None:
     assert abs(zeros - 2 / 3) < 0.08, zeros
     positive = synthetic["amount"][synthetic["amount"] > 0]
     assert positive.min() >= 2.0**-16  # nothing left between zero and the histogram's finest magnitude
+
+
+def test_a_categorical_column_mixing_numbers_and_strings_comes_back_as_strings() -> None:
+    """Numbers published beside "(other categories)" (or a declared mix) would make an object column of floats and
+    strings, which synthcity's encoders refuse ("uniformly strings or numbers"): the output and the schema hold
+    strings throughout."""
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"x": rng.choice([0.0, 1.0, "other"], 600).astype(object), "y": rng.normal(size=600)})
+    frame.loc[frame["x"] != "other", "x"] = frame.loc[frame["x"] != "other", "x"].astype(float)
+    plugin = Plugins().get("dpswflow", epsilon=3.0, n_steps=20, domain={"x": [0.0, 1.0, "other"], "y": (-5.0, 5.0)})
+    plugin.fit(frame)
+    output = plugin.generate(300).dataframe()
+    assert set(output["x"]) <= {"0.0", "1.0", "other"} and len(output) == 300
+    assert set(plugin.schema().domain["x"].choices) == {"0.0", "1.0", "other"}
+    OrdinalEncoder().fit(output[["x"]])  # one type per column: sklearn's encoders accept it

@@ -330,10 +330,19 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -
     return index
 
 
+def output_categories(column: CategoricalColumn) -> tuple[Any, ...]:
+    """The categories as the synthetic column holds them: the domain's own, except that a mix of strings and other
+    values (numbers published beside ``OTHER_CATEGORY``, or a declared mix) becomes strings throughout, because
+    synthcity's encoders (and sklearn's) need one type per column. Post-processing of public or released values."""
+    if len({isinstance(category, str) for category in column.categories}) > 1:
+        return tuple(str(category) for category in column.categories)
+    return column.categories
+
+
 def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
-    """The categories at positions ``index`` (the missing slot ``len(categories)`` gives NaN), with the type pandas
-    infers from the categories themselves."""
-    choices = np.asarray(list(column.categories) + [np.nan], dtype=object)
+    """The ``output_categories`` at positions ``index`` (the missing slot ``len(categories)`` gives NaN), with the
+    type pandas infers from them."""
+    choices = np.asarray(list(output_categories(column)) + [np.nan], dtype=object)
     return pd.Series(choices[index]).infer_objects()
 
 

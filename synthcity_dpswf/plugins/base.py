@@ -34,6 +34,7 @@ from synthcity.utils.constants import DEVICE
 from synthcity_dpswf.adapters import MarginalTableCodec, NumericColumn, TabularDomain, TabularEncoder
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, from_synthcity_range
 from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
+from synthcity_dpswf.adapters.tabular import output_categories
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
@@ -97,7 +98,7 @@ def synthcity_schema(domain: TabularDomain) -> Schema:
             else:
                 distributions[column.name] = FloatDistribution(name=column.name, low=column.low, high=column.high)
         else:
-            distributions[column.name] = DomainCategorical(name=column.name, choices=list(column.categories))
+            distributions[column.name] = DomainCategorical(name=column.name, choices=list(output_categories(column)))
     return Schema(domain=distributions)
 
 
