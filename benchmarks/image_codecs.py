@@ -193,8 +193,8 @@ def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argpar
                 config = ImageRunConfig(dataset=args.dataset, generator=generator, neighbouring=neighbouring,
                                         epsilon=epsilon, delta=DELTA, n_release_directions=choice.directions,
                                         n_bins=choice.bins, n_steps=choice.steps, seed=args.seed,
-                                        codec="private-pca" if components is not None else "dct")  # dct: releases nothing
-                budget, extra = codec_budget(config), {}  # dpswf images' split of the budget (the whole of it: a public codec)
+                                        codec="private-pca" if components is not None else ImageRunConfig.codec)
+                budget, extra = codec_budget(config), {}  # dpswf images' split (all to the flow with a public codec)
                 if components is not None:  # the codec's own release at this epsilon, then the flow's
                     codec = PrivatePCAImageCodec(images[private], components, budget.codec_epsilon, budget.codec_delta,
                                                  neighbouring)

@@ -356,8 +356,7 @@ def snapped_to_zero(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
         return numbers
     edges = np.asarray(column.histogram[0])
     finest = 2.0**LOG2_MIN
-    zero_bin = (np.isclose(edges, 0.0, rtol=0.0, atol=0.0).any()
-                and (np.isclose(edges, finest, rtol=1e-9).any() or np.isclose(edges, -finest, rtol=1e-9).any()))
+    zero_bin = bool((edges == 0.0).any()) and bool(np.isclose(np.abs(edges), finest, rtol=1e-9).any())
     if not zero_bin:
         return numbers
     return np.where(np.abs(numbers) < finest, 0.0, numbers)

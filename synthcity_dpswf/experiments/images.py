@@ -422,6 +422,7 @@ def run_images(
     checkpoint = autoencoder_checkpoint(out, config)
     codec: ImageCodec
     learned: PrivatePCAImageCodec | None = None  # a codec learned from the private images: its release is in the report
+    budget = codec_budget(config)
     if other is not None:
         other_name, other_images = other
         codec = other_dataset_autoencoder(
@@ -431,7 +432,6 @@ def run_images(
     elif config.codec == "dct":
         codec = FixedDCTCodec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
     elif config.codec == "private-pca":
-        budget = codec_budget(config)
         codec = learned = PrivatePCAImageCodec(images[private], config.pca_components, budget.codec_epsilon,
                                                budget.codec_delta, config.neighbouring)
     else:
@@ -445,7 +445,6 @@ def run_images(
     latents = codec.encode(images[private])
 
     started = time.perf_counter()
-    budget = codec_budget(config)
     model = build_generator(config, progress).fit(
         latents.to(config.device), budget.flow_epsilon, budget.flow_delta, labels=labels[private].to(config.device),
         n_classes=10,
