@@ -4,7 +4,7 @@ For an image :math:`x \in \mathbb{R}^{h \times w}` with orthonormal 2-D DCT-II c
 :math:`c_{uv}`, keep the frequencies with :math:`u + v < K` (without the constant term :math:`c_{00}`, the
 mean intensity, which would spend the record's norm on what every image shares) and normalise:
 :math:`f = c_{\text{kept}} / \|c_{\text{kept}}\|`. Decoding inverts the DCT with the dropped frequencies at
-zero and rescales each image to the pixel range for display (post-processing of generated records).
+zero and maps each image back to the pixel range (``adapters.pixel_range``; post-processing of generated records).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import math
 
 import torch
 
+from synthcity_dpswf.adapters.pixel_range import PixelScaling, check_pixel_scaling, to_pixel_range
 from synthcity_dpswf.math.checks import check_positive_int
 
 
@@ -33,12 +34,16 @@ class DCTImageCodec:
         height, width: image size.
         n_frequencies: K, keep frequencies with u + v < K.
         max_value: the public pixel range [0, max_value] used when decoding.
+        pixel_scaling: how a decoded array is put back on that range (``adapters.pixel_range``).
     """
 
-    def __init__(self, height: int, width: int, n_frequencies: int, max_value: float = 1.0) -> None:
+    def __init__(self, height: int, width: int, n_frequencies: int, max_value: float = 1.0,
+                 pixel_scaling: PixelScaling = "clip") -> None:
         for name, value in (("height", height), ("width", width), ("n_frequencies", n_frequencies)):
             check_positive_int(name, value)
+        check_pixel_scaling(pixel_scaling)
         self.height, self.width, self.max_value = height, width, float(max_value)
+        self.pixel_scaling: PixelScaling = pixel_scaling
         self.rows, self.columns = dct_matrix(height), dct_matrix(width)
         keep = torch.add(*torch.meshgrid(torch.arange(height), torch.arange(width), indexing="ij")) < n_frequencies
         keep[0, 0] = False
@@ -70,10 +75,7 @@ class DCTImageCodec:
         return features.float()
 
     def decode(self, features: torch.Tensor) -> torch.Tensor:
-        """Images ``(n, h, w)`` in [0, max_value] from features (inverse DCT, then per-image min-max scaling)."""
+        """Images ``(n, h, w)`` in [0, max_value] from features (inverse DCT, then ``pixel_scaling``)."""
         coefficients = torch.zeros(features.shape[0], self.height, self.width, dtype=torch.float64)
         coefficients[:, self.keep] = features.detach().cpu().to(torch.float64)
-        images = self.rows.T @ coefficients @ self.columns
-        low = images.amin(dim=(1, 2), keepdim=True)
-        high = images.amax(dim=(1, 2), keepdim=True)
-        return ((images - low) / (high - low).clamp(min=1e-12) * self.max_value).float()
+        return to_pixel_range(self.rows.T @ coefficients @ self.columns, self.max_value, self.pixel_scaling)

@@ -5,7 +5,7 @@ Each image :math:`x` (``h x w`` pixels, flattened) becomes :math:`u = x / \|x\|`
 :math:`x = 0`); the release is :math:`\tilde S = \sum_i u_i u_i^\top + E` (``privacy.second_moment``); the basis
 :math:`V \in \mathbb{R}^{d \times K}` holds the top-K eigenvectors of :math:`\tilde S`. A code is
 :math:`f = V^\top u / \|V^\top u\|` (on the unit sphere, :math:`e_1` when :math:`V^\top u = 0`); decoding is
-:math:`V f` rescaled to the pixel range per image, as the DCT codec does. Everything after the release is
+:math:`V f` put back on the pixel range per image (``adapters.pixel_range``), as the DCT codec does. Everything after the release is
 post-processing, and the codec stores only :math:`V`.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from synthcity_dpswf.adapters.pixel_range import PixelScaling, check_pixel_scaling, to_pixel_range
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
 from synthcity_dpswf.privacy.second_moment import SecondMomentRelease, release_second_moment
@@ -34,13 +35,16 @@ class PrivatePCACodec:
     """Images ``(n, h, w)`` <-> unit-norm codes on the top ``n_components`` eigenvectors of a released second moment.
 
     Build it with ``PrivatePCACodec.fit`` (the release, paid at ``(epsilon, delta)``) or from a ``basis`` already
-    released (``(h w, K)`` orthonormal columns).
+    released (``(h w, K)`` orthonormal columns). ``pixel_scaling`` says how a decoded array is put back on
+    ``[0, max_value]`` (``adapters.pixel_range``).
     """
 
     def __init__(self, height: int, width: int, basis: torch.Tensor, release: SecondMomentRelease | None = None,
-                 max_value: float = 1.0) -> None:
+                 max_value: float = 1.0, pixel_scaling: PixelScaling = "clip") -> None:
         check_positive_int("height", height)
         check_positive_int("width", width)
+        check_pixel_scaling(pixel_scaling)
+        self.pixel_scaling: PixelScaling = pixel_scaling
         if basis.ndim != 2 or basis.shape[0] != height * width or basis.shape[1] == 0:
             raise ValueError(f"basis must be ({height * width}, K) for {height} x {width} images, got {tuple(basis.shape)}.")
         self.height, self.width, self.max_value = height, width, float(max_value)
@@ -49,7 +53,8 @@ class PrivatePCACodec:
 
     @classmethod
     def fit(cls, images: torch.Tensor, n_components: int, epsilon: float, delta: float, secret: torch.Generator,
-            neighbouring: Neighbouring = "replace_one", max_value: float = 1.0) -> "PrivatePCACodec":
+            neighbouring: Neighbouring = "replace_one", max_value: float = 1.0,
+            pixel_scaling: PixelScaling = "clip") -> "PrivatePCACodec":
         """Release the second moment of the private ``images`` ``(n, h, w)`` at (epsilon, delta) and keep the top
         ``n_components`` eigenvectors of the noisy matrix (post-processing)."""
         check_positive_int("n_components", n_components)
@@ -61,7 +66,7 @@ class PrivatePCACodec:
         release = release_second_moment(unit_rows(images), epsilon, delta, secret, neighbouring)
         _, vectors = torch.linalg.eigh(release.matrix)  # ascending eigenvalues
         basis = vectors[:, -n_components:].flip(1)
-        return cls(height, width, basis, release, max_value)
+        return cls(height, width, basis, release, max_value, pixel_scaling)
 
     @property
     def dim(self) -> int:
@@ -81,9 +86,6 @@ class PrivatePCACodec:
         return codes.float()
 
     def decode(self, codes: torch.Tensor) -> torch.Tensor:
-        """Images ``(n, h, w)`` in [0, max_value]: ``V f``, then per-image min-max scaling."""
+        """Images ``(n, h, w)`` in [0, max_value]: ``V f``, then ``pixel_scaling``."""
         flat = codes.detach().cpu().to(torch.float64) @ self.basis.T
-        images = flat.reshape(-1, self.height, self.width)
-        low = images.amin(dim=(1, 2), keepdim=True)
-        high = images.amax(dim=(1, 2), keepdim=True)
-        return ((images - low) / (high - low).clamp(min=1e-12) * self.max_value).float()
+        return to_pixel_range(flat.reshape(-1, self.height, self.width), self.max_value, self.pixel_scaling)
