@@ -3,6 +3,7 @@
 # 10 and 1, DPSWflow), each stage under its own time limit, everything under one results folder.
 #
 #   bash benchmarks/gpu.sh [--out DIR] [--data-root DIR] [--inception FILE] [--stages LIST] [--pack DIR] [--archive FILE]
+#                          [--table-datasets LIST]
 #   bash benchmarks/gpu.sh --smoke [--out DIR] [--data-root DIR] [--inception FILE]     # CPU, tiny sizes
 #
 # Stages (--stages, comma-separated; default all), limits in seconds for the CUDA run (together under 8 minutes):
@@ -17,6 +18,12 @@
 #                classifiers on CUDA: benchmarks/image_codecs.py --split validation for each candidate (K, L, G,
 #                steps) at epsilon 10 and 1, then --split test --select-from that validation file: the test set
 #                is read for the validation split's choice alone (DIR/codecs/); needs --data-root
+#   table  280   only when named in --stages: the full image table for each of --table-datasets (comma-separated,
+#                default mnist), two jobs side by side on the one GPU: (1) benchmarks/images.py --full, public-half
+#                autoencoder, DPSWflow, DPSWflow-r, DPSWgen and the DP-SGD GAN at epsilon 10 and 1 (DIR/table_<data>/);
+#                (2) no public data: `dpswf images --codec private-pca` with each generator at epsilon 10 and 1
+#                (DPSWflow with the validation split's settings: L = 2,000, G = 32 / 16, 3,000 steps), FID on 10,000
+#                vs 10,000 and both CAS (DIR/table_<data>/private/); needs --data-root and --inception
 # Each stage writes DIR/<stage>.log and a line of DIR/stages.tsv (name, exit status, seconds, limit); a stage that
 # fails or overruns does not stop the next. DIR/README.md (benchmarks/gpu_report.py summary) is written at the
 # end, whatever happened. Exit status: 0 when every stage that ran passed, 1 otherwise.
@@ -43,6 +50,7 @@ INCEPTION="${DPSWF_INCEPTION:-}"
 PY="${DPSWF_PYTHON:-}"
 PACK=""
 STAGES="env,tests,speed,images"
+TABLE_DATASETS=mnist
 IMAGE_RUNS=1
 ARCHIVE=""
 
@@ -59,6 +67,7 @@ while [[ $# -gt 0 ]]; do
     --pack) value "$@"; PACK=$2; shift 2 ;;
     --stages) value "$@"; STAGES=$2; shift 2 ;;
     --image-runs) value "$@"; IMAGE_RUNS=$2; shift 2 ;;
+    --table-datasets) value "$@"; TABLE_DATASETS=$2; shift 2 ;;
     --archive) value "$@"; ARCHIVE=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) fail "unknown argument '$1' (see --help)" ;;
@@ -66,8 +75,11 @@ while [[ $# -gt 0 ]]; do
 done
 
 for stage in ${STAGES//,/ }; do
-  [[ $stage =~ ^(env|tests|speed|images|codecs)$ ]] \
-    || fail "unknown stage '$stage' in --stages: choose from env,tests,speed,images,codecs"
+  [[ $stage =~ ^(env|tests|speed|images|codecs|table)$ ]] \
+    || fail "unknown stage '$stage' in --stages: choose from env,tests,speed,images,codecs,table"
+done
+for dataset in ${TABLE_DATASETS//,/ }; do
+  [[ $dataset =~ ^(mnist|fashion_mnist)$ ]] || fail "unknown dataset '$dataset' in --table-datasets: mnist or fashion_mnist"
 done
 [[ $IMAGE_RUNS =~ ^[1-9][0-9]*$ ]] || fail "--image-runs must be a positive integer, got '$IMAGE_RUNS'"
 if [[ -z $PY ]]; then
@@ -104,14 +116,16 @@ if [[ -n $PACK ]]; then
       break
     fi
   done
-  if (wanted images || wanted codecs) && compgen -G "$PACK/*/MNIST/raw/*.gz" >/dev/null; then
-    mkdir -p "$SCRATCH/data/MNIST/raw"
-    for file in "$PACK"/*/MNIST/raw/*.gz; do gunzip -c "$file" >"$SCRATCH/data/MNIST/raw/$(basename "${file%.gz}")"; done
-    DATA=$SCRATCH/data
-    echo "MNIST rebuilt under $DATA from $(compgen -G "$PACK/*/MNIST/raw/*.gz" | wc -l) gzipped files" >>"$OUT/pack.log"
-  fi
+  for dataset in MNIST FashionMNIST; do  # whichever carried folder holds them, from this call or an earlier one
+    if (wanted images || wanted codecs || wanted table) && compgen -G "$PACK/*/$dataset/raw/*.gz" >/dev/null; then
+      mkdir -p "$SCRATCH/data/$dataset/raw"
+      for file in "$PACK"/*/$dataset/raw/*.gz; do gunzip -c "$file" >"$SCRATCH/data/$dataset/raw/$(basename "${file%.gz}")"; done
+      DATA=$SCRATCH/data
+      echo "$dataset rebuilt under $DATA from $(compgen -G "$PACK/*/$dataset/raw/*.gz" | wc -l) gzipped files" >>"$OUT/pack.log"
+    fi
+  done
   checksum=$(compgen -G "$PACK/*/inception.pt.sha256" | head -n 1 || true)
-  if wanted images && [[ -n $checksum ]]; then
+  if (wanted images || wanted table) && [[ -n $checksum ]]; then
     expected=$(cut -d' ' -f1 "$checksum")
     : >"$SCRATCH/inception.pt"
     for ((index = 1; ; index++)); do  # parts 1, 2, ... in whichever carried folder each one lies
@@ -158,13 +172,21 @@ if [[ $MODE == gpu ]]; then
   # Candidates for the no-public-data codec: dct:K with L:G:STEPS (two codecs, five rows, ten validation runs).
   CODEC_CANDIDATES=("dct:12 1000:16:1500 4000:32:3000" "dct:16 1000:16:1500 4000:32:3000 8000:32:5000")
   CODEC_SAMPLES=10000
-  LIMITS=(20 100 90 250 380)
+  TABLE_IMAGE_ARGS=(--full --runs 1)
+  TABLE_PRIVATE_ARGS=(--samples 10000 --fid-samples 10000)
+  TABLE_FLOW_10=(--directions 2000 --bins 32 --steps 3000)
+  TABLE_FLOW_1=(--directions 2000 --bins 16 --steps 3000)
+  LIMITS=(20 100 90 250 380 280)
 else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
   IMAGE_ARGS=(--runs 1 --n-public 500 --n-private 300 --autoencoder-epochs 1 --flow-steps 5 --n-samples 100 --fid-samples 10)
   CODEC_CANDIDATES=("dct:8 50:8:5" "dct:12 50:8:5 100:8:5")
   CODEC_SAMPLES=300
-  LIMITS=(60 120 60 120 600)
+  TABLE_IMAGE_ARGS=("${IMAGE_ARGS[@]}" --gan-epochs 0.2 --passes 0.2 --n-steps 5)
+  TABLE_PRIVATE_ARGS=(--samples 200 --fid-samples 20)
+  TABLE_FLOW_10=(--directions 50 --bins 32 --steps 5)
+  TABLE_FLOW_1=(--directions 50 --bins 16 --steps 5)
+  LIMITS=(60 120 60 120 600 600)
 fi
 
 run_stage env "${LIMITS[0]}" "$PY" "$ROOT/benchmarks/gpu_report.py" env --out "$OUT" --mode "$MODE"
@@ -203,6 +225,45 @@ if wanted codecs; then
     export PY ROOT DATA DEVICE OUT SCRATCH CODEC_SAMPLES
     export CODEC_CANDIDATES_LIST="$(printf '%s\n' "${CODEC_CANDIDATES[@]}")"
     run_stage codecs "${LIMITS[4]}" bash -c 'mapfile -t CODEC_CANDIDATES <<<"$CODEC_CANDIDATES_LIST"; codec_search'
+  fi
+fi
+
+# table: per dataset, the public-half rows (images.py) and the no-public-data rows (dpswf images) side by side.
+table_rows() {
+  local dataset=$1 epsilon generator status=0
+  local folder=$OUT/table_$dataset
+  mkdir -p "$folder/private"
+  "$PY" "$ROOT/benchmarks/images.py" --datasets "$dataset" --epsilons 10 1 --no-paper --device "$DEVICE" \
+    --methods DPSWflow DPSWflow-r DPSWgen "DP-SGD GAN" --data-root "$DATA" --inception "$INCEPTION" \
+    --out "$folder" --cache "$SCRATCH/cache" "${TABLE_IMAGE_ARGS[@]}" >"$folder/public_half.log" 2>&1 &
+  local public_half=$!
+  for epsilon in 10 1; do
+    for generator in dpswflow dpswflow_r dpswgen; do
+      local flow=()
+      if [[ $generator == dpswflow && $epsilon == 10 ]]; then flow=("${TABLE_FLOW_10[@]}"); fi
+      if [[ $generator == dpswflow && $epsilon == 1 ]]; then flow=("${TABLE_FLOW_1[@]}"); fi
+      if [[ $generator != dpswflow && $MODE == smoke ]]; then flow=(--steps 5); fi
+      echo "private-pca $generator epsilon $epsilon" >>"$folder/private.log"
+      "$PY" -m synthcity_dpswf.cli images --dataset "$dataset" --codec private-pca --generator "$generator" \
+        --epsilon "$epsilon" --data-root "$DATA" --inception "$INCEPTION" --device "$DEVICE" --out "$folder/private" \
+        --quiet "${TABLE_PRIVATE_ARGS[@]}" "${flow[@]}" >>"$folder/private.log" 2>&1 || status=1
+    done
+  done
+  wait "$public_half" || status=1
+  return "$status"
+}
+if wanted table; then
+  if [[ -z $DATA || -z $INCEPTION || ! -f $INCEPTION ]]; then
+    skip_stage table "needs --data-root and --inception (or --pack with both)"
+  else
+    export -f table_rows
+    export PY ROOT DATA DEVICE OUT SCRATCH INCEPTION MODE
+    export TABLE_IMAGE_ARGS_LIST="$(printf '%s\n' "${TABLE_IMAGE_ARGS[@]}")" TABLE_PRIVATE_ARGS_LIST="$(printf '%s\n' "${TABLE_PRIVATE_ARGS[@]}")"
+    export TABLE_FLOW_10_LIST="$(printf '%s\n' "${TABLE_FLOW_10[@]}")" TABLE_FLOW_1_LIST="$(printf '%s\n' "${TABLE_FLOW_1[@]}")"
+    run_stage table "${LIMITS[5]}" bash -c 'mapfile -t TABLE_IMAGE_ARGS <<<"$TABLE_IMAGE_ARGS_LIST";
+      mapfile -t TABLE_PRIVATE_ARGS <<<"$TABLE_PRIVATE_ARGS_LIST"; mapfile -t TABLE_FLOW_10 <<<"$TABLE_FLOW_10_LIST";
+      mapfile -t TABLE_FLOW_1 <<<"$TABLE_FLOW_1_LIST"; status=0;
+      for dataset in '"${TABLE_DATASETS//,/ }"'; do table_rows "$dataset" || status=1; done; exit $status'
   fi
 fi
 

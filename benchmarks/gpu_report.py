@@ -6,7 +6,8 @@ what the stages left in DIR (``stages.tsv``, ``env.json``, ``tests.xml``, ``spee
 ``images/images_full.json``, ``codecs/``) and writes ``DIR/README.md``: the device, each stage's exit status and time, the
 CUDA tests' outcomes, the speed table with the floor row against its target (one step at n = 10^6, L = 1,000
 within 2x of a bare sort), the image rows with fit + generation time against theirs (under 60 s), and the codec
-search's validation and test tables when that stage ran.
+search's validation and test tables when that stage ran, and the full image table (``table_<dataset>/``) when
+the table stage ran: every generator with the public-half autoencoder and with no public data.
 Whatever a stage did not write is reported as missing, never guessed.
 """
 
@@ -174,6 +175,71 @@ def codec_section(folder: Path) -> list[str]:
     return lines
 
 
+GENERATOR_NAMES = {"dpswflow": "DPSWflow", "dpswflow_r": "DPSWflow-r", "dpswgen": "DPSWgen"}
+TABLE_DATASETS = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
+
+
+def table_rows(folder: Path) -> list[dict[str, Any]]:
+    """The rows of one ``table_<dataset>`` folder: the public-half rows of ``images_full.json`` (``images_quick.json``
+    in a smoke run) and the no-public-data
+    rows of ``private/results_*.json``, each with the same keys (metrics in their stored units)."""
+    rows: list[dict[str, Any]] = []
+    payload = read_json(folder / "images_full.json") or read_json(folder / "images_quick.json")  # quick: a smoke run
+    if payload is not None:
+        for row in payload["rows"]:
+            run = row["runs"][0] if row["runs"] else {}
+            public = "public half: autoencoder" if row["method"] != "autoencoder reconstruction" else "public half: ceiling"
+            rows.append({
+                "public": public, "method": row["method"], "epsilon": row["target_epsilon"], "reported": row.get("epsilon"),
+                "fid": run.get("fid"), "cas_mlp": run.get("cas"), "cas_cnn": run.get("cas_cnn"),
+                "seconds": (row.get("fit_seconds") or 0.0) + sum(row.get("generate_seconds") or []) if "fit_seconds" in row else None,
+            })
+    for path in sorted((folder / "private").glob("results_*.json")):
+        result = read_json(path) or {}
+        config = result.get("config", {})
+        seconds = result.get("seconds", {})
+        rows.append({
+            "public": "none: private codec (paid)", "method": GENERATOR_NAMES.get(config.get("generator"), config.get("generator")),
+            "epsilon": config.get("epsilon"), "reported": result.get("epsilon"), "fid": result.get("fid"),
+            "cas_mlp": result.get("cas", {}).get("mlp"), "cas_cnn": result.get("cas", {}).get("cnn"),
+            "seconds": seconds.get("autoencoder", 0.0) + seconds.get("fit", 0.0) + seconds.get("generate", 0.0),
+        })
+    return rows
+
+
+def table_section(folder: Path) -> list[str]:
+    """The full image table of each dataset the table stage ran (``table_<dataset>/``)."""
+    lines: list[str] = []
+    for dataset, name in TABLE_DATASETS.items():
+        subfolder = folder / f"table_{dataset}"
+        if not subfolder.is_dir():
+            continue
+        rows = table_rows(subfolder)
+        lines += [
+            f"## The full image table: {name} (`benchmarks/gpu.sh --stages table`)", "",
+            "Replace-one adjacency, delta = 1e-5, one generation run of 10,000 samples; FID on 10,000 generated vs the "
+            "10,000 test images; CAS: classifiers trained on the 10,000 generated pairs, accuracy on the test set. "
+            "Seconds: codec (private codec only) + fit + generate, two jobs sharing the GPU.", "",
+            "| public data | method | epsilon | reported epsilon | FID | CAS MLP (%) | CAS CNN (%) | seconds |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        if not rows:
+            lines.append("| no rows written: see the stage's logs | | | | | | | |")
+
+        def number(value: Any, factor: float = 1.0, digits: int = 1) -> str:
+            return "-" if not isinstance(value, (int, float)) else f"{factor * value:.{digits}f}"
+
+        for row in rows:
+            reported = row["reported"]
+            lines.append(
+                f"| {row['public']} | {row['method']} | {row['epsilon']} | "
+                f"{f'{reported:.3g}' if isinstance(reported, (int, float)) else (reported or '-')} | {number(row['fid'])} | "
+                f"{number(row['cas_mlp'], 100)} | {number(row['cas_cnn'], 100)} | {number(row['seconds'], 1, 0)} |"
+            )
+        lines.append("")
+    return lines
+
+
 def summarise(folder: Path) -> str:
     """``README.md`` of a results folder (also returned)."""
     env = read_json(folder / "env.json") or {}
@@ -182,7 +248,7 @@ def summarise(folder: Path) -> str:
              f"{env.get('torch', '?')} (CUDA {env.get('cuda_version')}), numpy {env.get('numpy', '?')}; device memory "
              f"{env.get('device_memory_gib')} GiB. Written by `benchmarks/gpu_report.py summary` from this folder.")
     parts = [title, "", facts, ""]
-    for section in (stage_section, test_section, speed_section, image_section, codec_section):
+    for section in (stage_section, test_section, speed_section, image_section, codec_section, table_section):
         parts += section(folder) + [""]
     text = "\n".join(parts)
     (folder / "README.md").write_text(text)

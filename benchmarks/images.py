@@ -16,7 +16,8 @@ GAN. Every method is fitted once per
 - FID: Inception pool3 features of ``fid_samples`` generated vs the first ``fid_samples`` test images
   (torchmetrics' Frechet distance; biased upwards at small N: compare rows of one table only),
 - precision / recall: Kynkaanniemi et al. (2019), k = 3, on the same features,
-- CAS: an MLP and a small CNN (``evaluation.CLASSIFIERS``), each trained on the generated (image, label) pairs,
+- CAS: an MLP and a small CNN (``evaluation.CLASSIFIERS``), each trained on the generated (image, label) pairs
+  (on ``--device``),
   accuracy on the whole test set.
 
 Methods (delta = 1e-5):
@@ -271,10 +272,11 @@ class Dataset:
 
 def score(
     data: Dataset, images: torch.Tensor, labels: torch.Tensor, real_features: torch.Tensor, network: InceptionFeatures,
-    mode: Mode, seed: int,
+    mode: Mode, seed: int, device: torch.device,
 ) -> dict[str, float]:
+    """FID, precision / recall and both CAS of one generated set; the CAS classifiers train on ``device``."""
     features = inception_features(images[: mode.fid_samples], network)
-    cas = classification_accuracies(images, labels, data.test_images, data.test_labels, seed)
+    cas = classification_accuracies(images, labels, data.test_images, data.test_labels, seed, device=device)
     precision, recall = precision_recall(real_features, features)
     return {
         "fid": frechet_distance(real_features, features), "precision": precision, "recall": recall,
@@ -299,7 +301,7 @@ def run_dataset(
     # The ceiling of every method: the private images through the autoencoder, no generator, no privacy.
     images, labels = data.adapter.decode(data.latents[: mode.n_samples]).cpu(), data.labels[: mode.n_samples]
     rows.append({"dataset": name, "method": "autoencoder reconstruction", "convention": "none", "target_epsilon": "inf",
-                 "runs": [score(data, images, labels, real_features, network, mode, args.seed)]})
+                 "runs": [score(data, images, labels, real_features, network, mode, args.seed, device)]})
     print(f"[{name}] reconstruction: {rows[-1]['runs'][0]}", flush=True)
     save()
 
@@ -320,7 +322,7 @@ def run_dataset(
             started = time.perf_counter()
             images, labels = sample_images(data, model, method, mode.n_samples, 1000 + run)
             generate_seconds.append(time.perf_counter() - started)
-            runs.append(score(data, images, labels, real_features, network, mode, args.seed))
+            runs.append(score(data, images, labels, real_features, network, mode, args.seed, device))
             if run == 0 and method.convention == "sound":
                 grids.setdefault(epsilon, {})[method.label] = class_row(images, labels)
                 path = args.out / f"{payload['stem']}_{name}_eps{epsilon:g}.png"
