@@ -23,7 +23,8 @@
 #                autoencoder, DPSWflow, DPSWflow-r, DPSWgen and the DP-SGD GAN at epsilon 10 and 1 (DIR/table_<data>/);
 #                (2) no public data: `dpswf images --codec private-pca` with each generator at epsilon 10 and 1
 #                (DPSWflow with the validation split's settings: L = 2,000, G = 32 / 16, 3,000 steps), FID on 10,000
-#                vs 10,000 and both CAS (DIR/table_<data>/private/); needs --data-root and --inception
+#                vs 10,000 and both CAS (DIR/table_<data>/private/); needs --data-root and --inception. Each job
+#                gets half the cores (OMP_NUM_THREADS; TABLE_THREADS overrides)
 # Each stage writes DIR/<stage>.log and a line of DIR/stages.tsv (name, exit status, seconds, limit); a stage that
 # fails or overruns does not stop the next. DIR/README.md (benchmarks/gpu_report.py summary) is written at the
 # end, whatever happened. Exit status: 0 when every stage that ran passed, 1 otherwise.
@@ -233,6 +234,8 @@ table_rows() {
   local dataset=$1 epsilon generator status=0
   local folder=$OUT/table_$dataset
   mkdir -p "$folder/private"
+  # Two jobs share the machine's cores: each gets half of them (16 threads each on 16 cores stalled both).
+  export OMP_NUM_THREADS=${TABLE_THREADS:-$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))}
   "$PY" "$ROOT/benchmarks/images.py" --datasets "$dataset" --epsilons 10 1 --no-paper --device "$DEVICE" \
     --methods DPSWflow DPSWflow-r DPSWgen "DP-SGD GAN" --data-root "$DATA" --inception "$INCEPTION" \
     --out "$folder" --cache "$SCRATCH/cache" "${TABLE_IMAGE_ARGS[@]}" >"$folder/public_half.log" 2>&1 &

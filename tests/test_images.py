@@ -446,3 +446,33 @@ def test_download_reaches_the_dataset_loaders_only_when_asked(tmp_path: Path, mo
     experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
     experiment.run_images(config, tmp_path, tmp_path, None, progress=False, download=True)
     assert asked == [False, False, True, True]  # training and test sets, each run
+
+
+def test_the_fid_network_runs_on_the_runs_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run_images`` moves the Inception network to ``config.device``: left on the CPU, a GPU run's FID on 20,000
+    images took minutes (benchmarks/results/gpu_table/NOTES.md)."""
+    from synthcity_dpswf.experiments import images as experiment
+
+    moved_to: list[str] = []
+
+    class RecordingInception(InceptionFeatures):
+        """A linear map as features, and a record of where the run moved the network."""
+
+        def __init__(self, path: Path) -> None:
+            torch.nn.Module.__init__(self)
+            self.network = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(32 * 32, 2048))
+
+        def to(self, device: str) -> "RecordingInception":  # type: ignore[override]
+            moved_to.append(str(device))
+            return self
+
+        def forward(self, images: torch.Tensor) -> torch.Tensor:
+            return self.network(images[:, :1]) + 0.01 * torch.randn(len(images), 2048)
+
+    _fake_datasets(monkeypatch)
+    monkeypatch.setattr(experiment, "InceptionFeatures", RecordingInception)
+    inception = tmp_path / "inception.pt"
+    inception.write_bytes(b"a stand-in: the recording network never reads it")
+    config = experiment.ImageRunConfig(codec="dct", dct_frequencies=16, device="cpu", **{**TINY_RUN, "fid_samples": 20})
+    result = experiment.run_images(config, tmp_path, tmp_path, inception, progress=False)
+    assert moved_to == ["cpu"] and result.fid is not None

@@ -467,7 +467,7 @@ def run_images(
     fid = precision = recall = None
     if inception is not None and config.fid_samples > 0:
         started = time.perf_counter()
-        network = InceptionFeatures(inception)
+        network = InceptionFeatures(inception).to(config.device)
         count = config.fid_samples
         real_features = cached_test_features(test_images[:count], network, inception, out / f"inception_{config.dataset}_test_{count}.pt")
         fake_features = inception_features(generated[:count], network)
