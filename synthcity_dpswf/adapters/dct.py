@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from synthcity_dpswf.adapters.pixel_range import PixelScaling, check_pixel_scaling, to_pixel_range
+from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING, PixelScaling, check_pixel_scaling, to_pixel_range
 from synthcity_dpswf.math.checks import check_positive_int
 
 
@@ -38,7 +38,7 @@ class DCTImageCodec:
     """
 
     def __init__(self, height: int, width: int, n_frequencies: int, max_value: float = 1.0,
-                 pixel_scaling: PixelScaling = "clip") -> None:
+                 pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING) -> None:
         for name, value in (("height", height), ("width", width), ("n_frequencies", n_frequencies)):
             check_positive_int(name, value)
         check_pixel_scaling(pixel_scaling)

@@ -9,8 +9,11 @@ offset, so its decoded array :math:`y` must be put back on the public pixel rang
   below 0 (ringing around the strokes, a zero-mean DCT background) becomes black, and the brightest pixel
   :math:`m`; an image with no positive pixel decodes to black.
 
-``"clip"`` is the default of both codecs, chosen on the validation split of MNIST and FashionMNIST
-(``benchmarks/codec_decoding.py``; docs/flows.md, "Decoding a linear codec").
+``"clip"`` is the default of both codecs, chosen on the validation splits of MNIST and FashionMNIST
+(``benchmarks/codec_decoding.py``; docs/flows.md, "Decoding a linear codec"): of the six codecs there (PCA-30 exact
+and released, DCT-12, on each dataset) it gave the higher mean CAS (MLP and CNN) and the lower FID every time (MNIST's
+released PCA-30: CNN 94.8% against 92.0%, FID 130.8 against 149.7), though the CNN alone preferred ``"min_max"`` by
+up to 2.7 points on FashionMNIST.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import torch
 
 PixelScaling = Literal["clip", "min_max"]
 PIXEL_SCALINGS: tuple[str, ...] = get_args(PixelScaling)
+DEFAULT_PIXEL_SCALING: PixelScaling = "clip"
+"""The linear codecs' default (the module's docstring says where it was chosen)."""
 
 
 def check_pixel_scaling(scaling: str) -> None:
@@ -29,7 +34,7 @@ def check_pixel_scaling(scaling: str) -> None:
         raise ValueError(f"pixel_scaling must be one of {list(PIXEL_SCALINGS)}, got {scaling!r}.")
 
 
-def to_pixel_range(decoded: torch.Tensor, max_value: float, scaling: PixelScaling = "clip") -> torch.Tensor:
+def to_pixel_range(decoded: torch.Tensor, max_value: float, scaling: PixelScaling = DEFAULT_PIXEL_SCALING) -> torch.Tensor:
     """Arrays ``(n, h, w)`` decoded by a linear codec, as images in ``[0, max_value]`` by ``scaling`` (the rules in
     the module's docstring), in float32."""
     check_pixel_scaling(scaling)

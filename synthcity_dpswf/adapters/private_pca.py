@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from synthcity_dpswf.adapters.pixel_range import PixelScaling, check_pixel_scaling, to_pixel_range
+from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING, PixelScaling, check_pixel_scaling, to_pixel_range
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
 from synthcity_dpswf.privacy.second_moment import SecondMomentRelease, release_second_moment
@@ -40,7 +40,7 @@ class PrivatePCACodec:
     """
 
     def __init__(self, height: int, width: int, basis: torch.Tensor, release: SecondMomentRelease | None = None,
-                 max_value: float = 1.0, pixel_scaling: PixelScaling = "clip") -> None:
+                 max_value: float = 1.0, pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING) -> None:
         check_positive_int("height", height)
         check_positive_int("width", width)
         check_pixel_scaling(pixel_scaling)
@@ -54,7 +54,7 @@ class PrivatePCACodec:
     @classmethod
     def fit(cls, images: torch.Tensor, n_components: int, epsilon: float, delta: float, secret: torch.Generator,
             neighbouring: Neighbouring = "replace_one", max_value: float = 1.0,
-            pixel_scaling: PixelScaling = "clip") -> "PrivatePCACodec":
+            pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING) -> "PrivatePCACodec":
         """Release the second moment of the private ``images`` ``(n, h, w)`` at (epsilon, delta) and keep the top
         ``n_components`` eigenvectors of the noisy matrix (post-processing)."""
         check_positive_int("n_components", n_components)
