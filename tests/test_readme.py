@@ -69,3 +69,24 @@ def test_no_code_outside_the_registries_switches_on_a_release_kind_name() -> Non
             continue
         offenders += [f"{relative}:{number}" for number, line in enumerate(path.read_text().splitlines(), 1) if switch.search(line)]
     assert not offenders, f"switches on a release kind's name outside the registries: {offenders}"
+
+
+def test_no_code_outside_the_data_paths_switches_on_the_kind_of_data() -> None:
+    """What differs between tables and images lives in ``plugins/table_path.py`` and ``plugins/image_path.py``
+    (``DataPath``), chosen once by ``plugins.base.path_for`` (and per loader class in ``plugins/loaders.py``):
+    elsewhere no line tests a loader's ``data_type`` or a codec's class."""
+    allowed = {"synthcity_dpswf/plugins/table_path.py", "synthcity_dpswf/plugins/image_path.py",
+               "synthcity_dpswf/plugins/loaders.py"}
+    switch = re.compile(r"""data_type\s*(==|!=)|(?<!assert )isinstance\([^)]*(ImageLatentAdapter|TabularEncoder|MarginalTableCodec)""")
+    chooser = ("synthcity_dpswf/plugins/base.py", 'return ImagePath() if X.data_type == "images" else TablePath()')
+    offenders, chooser_found = [], False
+    for path in (ROOT / "synthcity_dpswf").rglob("*.py"):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative in allowed or relative.startswith("synthcity_dpswf/adapters/"):
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if (relative, line.strip()) == chooser:
+                chooser_found = True
+            elif switch.search(line):
+                offenders.append(f"{relative}:{number}")
+    assert chooser_found and not offenders, f"switches on the kind of data outside the data paths: {offenders}"

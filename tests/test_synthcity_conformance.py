@@ -143,11 +143,11 @@ BAD_TABLES: dict[str, Callable[[], pd.DataFrame]] = {
 
 @pytest.mark.parametrize("problem", BAD_TABLES)
 def test_bad_tables_fail_clearly_before_any_release(problem: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from synthcity_dpswf.plugins import base
+    from synthcity_dpswf.plugins import table_path
 
     def no_release(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a private computation ran on a table outside the domain of valid inputs")
 
-    monkeypatch.setattr(base, "release_domain", no_release)
+    monkeypatch.setattr(table_path, "release_domain", no_release)
     with pytest.raises(ValueError, match=problem):
         Plugins().get("dpswflow").fit(GenericDataLoader(BAD_TABLES[problem]()))

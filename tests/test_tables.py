@@ -67,11 +67,11 @@ def test_rare_categories_are_grouped_named_in_a_warning_and_reported() -> None:
 def test_a_partial_one_line_schema_declares_some_columns_and_releases_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
     frame = wide_table(1500)[["x0", "x1", "flag", "colour"]]
     schema = {"flag": ["no", "yes"], "x1": (0.0, 3000.0)}
-    from synthcity_dpswf.plugins import base
+    from synthcity_dpswf.plugins import table_path
 
     released: list[list[str]] = []
-    release = base.release_domain
-    monkeypatch.setattr(base, "release_domain", lambda table, *args, **kwargs: (released.append(list(table.columns)), release(table, *args, **kwargs))[1])
+    release = table_path.release_domain
+    monkeypatch.setattr(table_path, "release_domain", lambda table, *args, **kwargs: (released.append(list(table.columns)), release(table, *args, **kwargs))[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin = Plugins().get("dpswflow", epsilon=2.0, domain=schema, n_steps=20).fit(frame)

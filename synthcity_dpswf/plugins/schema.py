@@ -1,0 +1,75 @@
+"""Tables' domains in synthcity's terms: a domain from what a user passes, and the synthcity ``Schema`` built from a
+(public or released) domain, never from data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from synthcity.plugins.core.constraints import Constraints
+from synthcity.plugins.core.distribution import (
+    CategoricalDistribution,
+    Distribution,
+    FloatDistribution,
+    IntegerDistribution,
+)
+from synthcity.plugins.core.schema import Schema
+
+from synthcity_dpswf.adapters import NumericColumn, TabularDomain
+from synthcity_dpswf.adapters.tabular import output_categories
+
+DomainSpec = TabularDomain | dict | str | Path | None
+
+
+def resolve_domain(domain: DomainSpec, max_one_hot: int) -> TabularDomain:
+    """A ``TabularDomain`` from a domain object, a description dict, or a JSON file of either form
+    (``{name: n_levels}`` as written by private-pgm, or ``{name: {"type": ...}}``)."""
+    if isinstance(domain, TabularDomain):
+        return domain
+    if isinstance(domain, (str, Path)):
+        domain = json.loads(Path(domain).read_text())
+    if not isinstance(domain, dict):
+        raise ValueError(f"domain must be a TabularDomain, a dict or a JSON path, got {type(domain).__name__}.")
+    if all(isinstance(value, int) for value in domain.values()):
+        return TabularDomain.from_levels(domain, max_one_hot)
+    return TabularDomain.from_dict(domain)
+
+
+class DomainCategorical(CategoricalDistribution):
+    """synthcity's ``CategoricalDistribution`` whose constraints also state the dtype (and the range of
+    numeric categories), so that ``Schema.from_constraints``, which ``Plugin.generate`` calls, can rebuild it:
+    without a dtype rule synthcity 0.2.12 takes the column for a float without bounds and fails."""
+
+    def as_constraint(self) -> Constraints:
+        rules = [(self.name, "in", list(self.choices)), (self.name, "dtype", self.dtype())]
+        if self.dtype() != "object":
+            rules += [(self.name, "ge", min(self.choices)), (self.name, "le", max(self.choices))]
+        return Constraints(rules=rules)
+
+
+class NullableInteger(IntegerDistribution):
+    """synthcity's ``IntegerDistribution`` of a column with missing entries: its dtype is pandas' nullable Int64 (the
+    decoders' output). Its constraints state the bounds only (synthcity lets missing entries pass every bound): their
+    dtype rule would read "int" in the column's description, which an Int64 column's lacks, and synthcity's
+    ``Schema.from_constraints`` knows no "Int64" to say instead."""
+
+    def dtype(self) -> str:
+        return "Int64"
+
+    def as_constraint(self) -> Constraints:
+        return Constraints(rules=[(self.name, "ge", self.low), (self.name, "le", self.high)])
+
+
+def synthcity_schema(domain: TabularDomain) -> Schema:
+    """The synthcity ``Schema`` of a domain, built from its (public or released) ranges, never from data."""
+    distributions: dict[str, Distribution] = {}
+    for column in domain.columns:
+        if isinstance(column, NumericColumn):
+            if column.integer:
+                integer = NullableInteger if column.missing else IntegerDistribution
+                distributions[column.name] = integer(name=column.name, low=int(column.low), high=int(column.high))
+            else:
+                distributions[column.name] = FloatDistribution(name=column.name, low=column.low, high=column.high)
+        else:
+            distributions[column.name] = DomainCategorical(name=column.name, choices=list(output_categories(column)))
+    return Schema(domain=distributions)

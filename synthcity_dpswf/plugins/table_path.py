@@ -1,0 +1,195 @@
+"""Tables through a plugin: the valid-table checks, the domain (declared, released, or both), the codec that the
+release kind takes, and generated rows back under synthcity's constraints."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING
+
+import pandas as pd
+from synthcity.plugins.core.constraints import Constraints
+from synthcity.plugins.core.dataloader import DataLoader, create_from_info
+from synthcity.plugins.core.schema import Schema
+
+from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
+from synthcity_dpswf.models import SlicedGenerator
+from synthcity_dpswf.models.base import check_privacy_target
+from synthcity_dpswf.plugins.loaders import LoaderPath
+from synthcity_dpswf.plugins.paths import Codec, PreparedData
+from synthcity_dpswf.plugins.schema import resolve_domain, synthcity_schema
+from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, release_domain, secret_generator
+from synthcity_dpswf.privacy.budget import default_delta, default_domain_share
+from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease
+from synthcity_dpswf.privacy.validity import check_table
+
+if TYPE_CHECKING:
+    from synthcity_dpswf.plugins.base import SlicedFlowPlugin
+
+
+class TablePath:
+    """A table (a ``GenericDataLoader`` or ``SurvivalAnalysisDataLoader``): records are the rows, encoded by a fixed
+    map of the domain (levels for the marginal release, the unit ball for the others)."""
+
+    default_release = "marginal"
+    """Noisy one- and two-way tables of the level-coded rows (docs/flows.md: ahead of the record releases on tables)."""
+
+    def prepare(self, plugin: "SlicedFlowPlugin", X: DataLoader, loader: LoaderPath) -> PreparedData:
+        """Check the table, settle its domain (a DP domain paid first where columns are undeclared) and encode it."""
+        frame = X.dataframe()
+        check_table(frame)
+        n_public = plugin.public_size(len(frame))
+        delta = default_delta(n_public) if plugin.delta is None else plugin.delta
+        check_privacy_target(plugin.epsilon, delta, n_public)
+        # The loader's rules on declared columns are checked before any release (``table_domain`` checks them first).
+        public = None if plugin.domain is None else resolve_domain(plugin.domain, plugin.max_one_hot)
+        declared = set() if public is None else set(public.names)
+        if public is not None:
+            loader.public_domain(X, public, declared)
+        domain, paid, released_rows = table_domain(plugin, frame, plugin.epsilon, delta)
+        domain = loader.public_domain(X, domain, declared)
+        flow_epsilon, flow_delta = plugin.epsilon, delta
+        if paid is not None:
+            flow_epsilon -= paid.epsilon
+            flow_delta -= paid.delta
+        info = loader.public_info(X, domain)
+        unknown = "error" if paid is None else "first"  # a released domain drops rare categories
+        codec: TabularEncoder | MarginalTableCodec
+        layout = None
+        if MECHANISMS[plugin.release_kind()].takes_level_codes:
+            fine_bins, coarse_bins = marginal_resolution(
+                plugin, n_public, released_rows, flow_epsilon, flow_delta, len(domain.columns)
+            )
+            codec = MarginalTableCodec(domain, fine_bins, unknown)
+            layout = MarginalLayout.build(codec.levels, coarse_bins, plugin.max_pairs, plugin.random_state, codec.missing)
+        else:
+            codec = TabularEncoder(domain, unknown)
+        return PreparedData(
+            records=codec.encode(X.dataframe()), labels=None, epsilon=flow_epsilon, delta=flow_delta, codec=codec,
+            layout=layout, schema=synthcity_schema(domain), info=info, paid=paid, released_rows=released_rows,
+        )
+
+    def generate(self, plugin: "SlicedFlowPlugin", generator: SlicedGenerator, codec: Codec, count: int,
+                 syn_schema: Schema) -> DataLoader:
+        """``count`` generated rows that meet ``syn_schema``'s constraints (with ``strict``), as synthcity's
+        ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat rows (one of a
+        few discrete columns has fewer distinct rows than are asked for, and synthcity then looped to its patience,
+        flowing ``count`` rows each time). At most ``sampling_patience`` draws; rows that meet the constraints are
+        kept in the order drawn."""
+        assert isinstance(codec, (TabularEncoder, MarginalTableCodec))
+        # The rows' dtypes are the domain's by construction; synthcity's schema, rebuilt from constraints, would ask a
+        # nullable integer column for "float" (``NullableInteger``): its dtype rules are left out.
+        constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
+        schema = plugin.training_schema()
+        kept: list[pd.DataFrame] = []
+        total = 0
+        for _ in range(plugin.sampling_patience):
+            rows = schema.adapt_dtypes(codec.decode(generator.sample(count, seed=plugin.draw_seed())))
+            if plugin.strict:
+                rows = constraints.match(rows)
+            kept.append(rows)
+            total += len(rows)
+            if total >= count:
+                break
+        frame = pd.concat(kept, ignore_index=True).head(count) if kept else pd.DataFrame(columns=schema.features())
+        return create_from_info(schema.adapt_dtypes(frame), plugin.data_info)
+
+    def public_line(self, codec: Codec) -> str:
+        assert isinstance(codec, (TabularEncoder, MarginalTableCodec))
+        return f"the column names; the domain (kinds, ranges, categories, hence dtypes): {codec.domain.source}"
+
+
+def table_domain(
+    plugin: "SlicedFlowPlugin", frame: pd.DataFrame, epsilon: float, delta: float
+) -> tuple[TabularDomain, PrivacyPart | None, float | None]:
+    """The domain of ``frame``, the part of the budget paid for it and the released estimate of n: the declared
+    (public) domain where given, a DP domain for the columns it leaves out and the value histograms of declared
+    numeric columns that need them (``needs_histogram``, unless ``numeric_histograms=False``), paid with
+    ``domain_epsilon_share`` of the budget; nothing paid when the declared domain covers everything."""
+    declared = None if plugin.domain is None else resolve_domain(plugin.domain, plugin.max_one_hot)
+    undeclared = [column for column in frame.columns if declared is None or column not in declared.names]
+    histograms = {} if declared is None or not plugin.numeric_histograms or math.isinf(epsilon) else {
+        column.name: (column.low, column.high, column.integer)
+        for column in declared.columns if needs_histogram(column, FINE_LEVELS[1])
+    }
+    if declared is not None:  # a declared column's values must lie in it: refused before any release
+        MarginalTableCodec(declared, FINE_LEVELS[1], "error").encode(frame)
+    if not undeclared and not histograms:
+        assert declared is not None
+        return declared, None, None
+    if math.isinf(epsilon):
+        raise ValueError("with epsilon = inf there is no budget to share with a DP domain; pass a domain that "
+                         "declares every column.")
+    share = plugin.domain_epsilon_share
+    if share is None:
+        share = default_domain_share(
+            plugin.public_size(len(frame)), len(undeclared), len(histograms), epsilon, delta, plugin.neighbouring
+        )
+    share_epsilon, share_delta = share * epsilon, share * delta
+    release = release_domain(
+        frame[undeclared + list(histograms)], share_epsilon, share_delta, secret_generator(), plugin.neighbouring,  # type: ignore[arg-type]
+        declared=histograms,
+    )
+    warn_about(release, share_epsilon)
+    what = f"kinds, ranges, value histograms and category sets of {len(undeclared)} columns" if undeclared else ""
+    if histograms:
+        what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
+    paid = PrivacyPart(
+        "DP domain", share_epsilon, share_delta,
+        f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}"
+        + (f", category threshold {release.threshold:.3g}: a category needs about {release.needed_rows:.0f} rows to be "
+           "published)" if undeclared else ")"),
+        release.other_adjacency(),
+    )
+    released = TabularDomain.from_release(release)
+    domain = released if declared is None else declared.merged(released, list(frame.columns))
+    return domain, paid, release.released_rows
+
+
+def marginal_resolution(
+    plugin: "SlicedFlowPlugin", n_public: int | None, released_rows: float | None, epsilon: float, delta: float,
+    n_columns: int,
+) -> tuple[int, int]:
+    """``(fine_bins, coarse_bins)`` of the marginal release: the plugin's where given, else ``table_resolution`` from
+    the expected size (``n_public``, or under add/remove the DP domain's ``released_rows``) and the noise of a pooled
+    count of the plugin's schedule at the flow's budget (public numbers and released ones only)."""
+    if plugin.fine_bins is not None and plugin.coarse_bins is not None:
+        return plugin.fine_bins, plugin.coarse_bins
+    size = n_public if n_public is not None else released_rows
+    if size is None or math.isinf(epsilon):
+        fine, coarse = table_resolution(None, 1.0)
+    else:
+        n_tables = n_columns + min(n_columns * (n_columns - 1) // 2, plugin.max_pairs or n_columns**2)
+        probe_layout = MarginalLayout((2,) * n_columns, (2,) * n_columns, ())  # the noise needs no real layout
+        probe = plugin.generator_class(**{**plugin.generator_arguments(n_public or 1), "marginals": probe_layout})
+        unit = math.sqrt(2.0 if plugin.neighbouring == "replace_one" else 1.0)
+        fine, coarse = table_resolution(size, probe.count_noise(n_public, epsilon, delta) * unit * math.sqrt(n_tables))
+    return plugin.fine_bins or fine, plugin.coarse_bins or coarse
+
+
+def warn_about(release: DomainRelease, epsilon: float) -> None:
+    """Say what the DP domain could not place or publish (read from released counts: post-processing)."""
+    hidden = [column for column, located in release.located.items() if not located]
+    if hidden:
+        warnings.warn(
+            f"the DP domain could not place columns {hidden} above its noise at epsilon = {epsilon:.3g}: their "
+            "ranges (or categories) are stated defaults. Declare them (domain={...}), or raise domain_epsilon_share.",
+            stacklevel=5,
+        )
+    unsure = {column: rows for column, rows in release.hidden_missing.items() if rows > release.missing_std(column)}
+    if unsure:
+        listed = ", ".join(f"{column!r} (about {rows:.0f})" for column, rows in unsure.items())
+        warnings.warn(
+            f"the DP domain could not place the missing entries of {listed} above three noise stds: they are mapped "
+            'to a stated default. Declare those columns with "missing": true (domain={...}) to keep them.',
+            stacklevel=5,
+        )
+    if release.lost:
+        lost = ", ".join(f"{column!r} (about {rows:.0f} rows)" for column, rows in release.lost.items())
+        warnings.warn(
+            f"the DP domain published no category below about {release.needed_rows:.0f} rows: the rarer categories of "
+            f"{lost} are grouped as {OTHER_CATEGORY!r}. Declare those columns' categories (domain={{column: [...]}}) "
+            "to keep them.",
+            stacklevel=5,
+        )
