@@ -192,7 +192,7 @@ fi
 
 run_stage env "${LIMITS[0]}" "$PY" "$ROOT/benchmarks/gpu_report.py" env --out "$OUT" --mode "$MODE"
 run_stage tests "${LIMITS[1]}" "$PY" -m pytest -q -p no:cacheprovider -m cuda --rootdir "$ROOT" --junitxml "$OUT/tests.xml" \
-  "$ROOT/tests/test_flow.py" "$ROOT/tests/test_dpsgd_gan.py" "$ROOT/tests/test_cuda.py"
+  "$ROOT/tests/math/test_flow.py" "$ROOT/tests/benchmarks/test_dpsgd_gan.py" "$ROOT/tests/test_cuda.py"
 run_stage speed "${LIMITS[2]}" "$PY" "$ROOT/benchmarks/speed.py" --device "$DEVICE" --out "$OUT/speed" "${SPEED_ARGS[@]}"
 if [[ -z $DATA || ! -d $DATA/MNIST/raw ]]; then
   skip_stage images "no MNIST under '$DATA' (pass --data-root DIR holding MNIST/raw, set DPSWF_DATA, or --pack)"

@@ -1,5 +1,9 @@
 """Shared fixtures: the path of the offline data copies, and a CUDA marker helper. Puts ``benchmarks/`` on the
-import path, where the baselines that are not our product live (``baselines.dpsgd_gan``)."""
+import path, where the baselines that are not our product live (``baselines.dpsgd_gan``), and marks the tests that
+run a user-facing command or benchmark script whole as ``end_to_end`` (``pytest -m end_to_end``).
+
+The tests mirror the package: ``tests/<subpackage>/`` for ``synthcity_dpswf/<subpackage>/``, ``tests/benchmarks/``
+for ``benchmarks/``, and at the top the checks that span the project (the README, CUDA)."""
 
 from __future__ import annotations
 
@@ -14,6 +18,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 SHARED = Path(os.environ.get("DPSWF_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+END_TO_END = ("tests/benchmarks/", "tests/experiments/test_cli.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of ``END_TO_END`` files ``end_to_end``."""
+    root = Path(__file__).resolve().parents[1]
+    for item in items:
+        relative = Path(str(item.fspath)).resolve().relative_to(root).as_posix()
+        if relative.startswith(END_TO_END):
+            item.add_marker(pytest.mark.end_to_end)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import torch
 
 from synthcity_dpswf.models import DPSWFlow, FlowSettings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_two_gloo_processes_make_the_rows_of_one(tmp_path: Path) -> None:

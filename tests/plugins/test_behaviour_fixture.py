@@ -4,7 +4,7 @@ directly, with every seed fixed (the release noise too, through ``secret_generat
 ``tests/golden/fixture_outputs.json``: floats to 1e-4, categories and report lines exactly.
 
 A change that is meant to alter these outputs regenerates the file (``DPSWF_UPDATE_GOLDEN=1 pytest
-tests/test_behaviour_fixture.py``) in the same commit, which then says why.
+tests/plugins/test_behaviour_fixture.py``) in the same commit, which then says why.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from synthcity.plugins.core.dataloader import ImageDataLoader
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, FlowSettings
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "fixture_outputs.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "fixture_outputs.json"
 FAST = {"n_steps": 60, "n_directions": 20, "flow_batch_size": 500, "epsilon": 5.0, "delta": 1e-5}
 DOMAIN = {
     "age": (18, 90),
@@ -137,5 +137,5 @@ def test_outputs_match_the_committed_fixture() -> None:
     if os.environ.get("DPSWF_UPDATE_GOLDEN") == "1":
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(json.dumps(outputs, indent=1) + "\n")
-    assert GOLDEN.exists(), "no golden file: run DPSWF_UPDATE_GOLDEN=1 pytest tests/test_behaviour_fixture.py"
+    assert GOLDEN.exists(), "no golden file: run DPSWF_UPDATE_GOLDEN=1 pytest tests/plugins/test_behaviour_fixture.py"
     assert_matches(outputs, json.loads(GOLDEN.read_text()))

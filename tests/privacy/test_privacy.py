@@ -148,7 +148,7 @@ def test_the_replace_one_bound_states_what_it_assumes_of_the_base_mechanism() ->
     base mechanisms, not for any. The report's accountant line and privacy.md say so."""
     description = ACCOUNTANTS["replace_one_rdp"]
     assert "any base mechanism" not in description and "Theorems 9 and 27: a Gaussian base mechanism" in description
-    contract = (Path(__file__).resolve().parents[1] / "docs" / "privacy.md").read_text()
+    contract = (Path(__file__).resolve().parents[2] / "docs" / "privacy.md").read_text()
     assert "any base mechanism" not in contract and "Theorem 27" in contract
 
 
