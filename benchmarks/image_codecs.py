@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, environment, finite_or_text, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters.image_latent import PublicSplit  # noqa: E402
+from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING  # noqa: E402
 from synthcity_dpswf.evaluation import classification_accuracies  # noqa: E402
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     DATASET_NAMES,
@@ -177,7 +178,7 @@ def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argpar
                        f"{CODEC_SHARE:g} of the budget (of mu^2 with DPSWflow; privacy.md, \"A private image codec\")")
     codec_seconds = time.perf_counter() - started
     common: dict[str, Any] = {
-        "codec": spec, "public": public_data, "description": description, "dim": dim,
+        "codec": spec, "public": public_data, "description": description, "dim": dim, "pixels": pixels_of(spec),
         "codec_seconds": codec_seconds, "n_released": len(private), "n_scored": len(score_images),
         "directions": choice.directions, "bins": choice.bins, "steps": choice.steps, "samples": args.samples,
         "device": str(args.device), "ceiling": None,
@@ -229,11 +230,12 @@ def markdown(payload: dict[str, Any]) -> str:
         "class-conditional projected-histogram release of L directions) and DPSWflow-r (100 per-step releases of 50 "
         "directions each, q = 0.1: fixed-size batches under replace-one, Poisson samples under add/remove), "
         "delta = 1e-5; the adjacency column says which neighbours epsilon is stated for; epsilon inf is the same flow "
-        "without noise: not private. Written by `benchmarks/image_codecs.py`.",
+        "without noise: not private. Pixels: how a linear codec puts a decoded image on the pixel range "
+        "(`adapters.pixel_range`: min_max, the rule before 2026-11-27, or clip). Written by `benchmarks/image_codecs.py`.",
         "",
-        "| codec | public data | d | generator | adjacency | L, G, steps | ceiling | "
+        "| codec | public data | d | pixels | generator | adjacency | L, G, steps | ceiling | "
         + " | ".join(f"epsilon {key}" for key in epsilons) + " | codec (s) | device |",
-        "|---|---|---:|---|---|---|---|" + "---|" * len(epsilons) + "---:|---|",
+        "|---|---|---:|---|---|---|---|---|" + "---|" * len(epsilons) + "---:|---|",
     ]
     for row in payload["rows"]:
         cells = []
@@ -248,7 +250,8 @@ def markdown(payload: dict[str, Any]) -> str:
         chosen = " (chosen on validation)" if "chosen_on" in row else ""
         adjacency = "add/remove" if row.get("neighbouring") == "add_remove" else "replace-one"
         lines.append(
-            f"| {row['codec']} | {row['public']} | {row['dim']} | {row.get('generator', 'dpswflow')} | {adjacency} | "
+            f"| {row['codec']} | {row['public']} | {row['dim']} | {row.get('pixels', pixels_of(row['codec'], True))} | "
+            f"{row.get('generator', 'dpswflow')} | {adjacency} | "
             f"{directions}, {row['bins']}, {row['steps']}{chosen} | "
             f"{ceiling} | " + " | ".join(cells)
             + f" | {row['codec_seconds']:.0f} | {row.get('device', 'cpu')} |"
@@ -261,6 +264,14 @@ def results_path(out: Path, dataset: str, split: str) -> Path:
     return out / f"image_codecs_{dataset}_{split}.json"
 
 
+def pixels_of(spec: str, written_before: bool = False) -> str:
+    """How codec ``spec`` puts decoded images on the pixel range: a linear codec's pixel scaling (``min_max`` for
+    rows ``written_before`` the rows said it, the only rule then), ``-`` for an autoencoder (its decoder's sigmoid)."""
+    if not spec.startswith(("dct:", "pca:")):
+        return "-"
+    return "min_max" if written_before else DEFAULT_PIXEL_SCALING
+
+
 def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
     """``rows`` with ``row`` in place of any row of the same codec and settings: the epsilons ``row`` measured
     replace theirs, the others are kept; the row is marked chosen on validation only if ``row`` was."""
@@ -268,7 +279,9 @@ def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[st
             "neighbouring": "replace_one"}  # with the value a row written before the key existed had
     kept, merged = [], dict(row)
     for old in rows:
-        if any(old.get(key, default) != row.get(key, default) for key, default in same.items()):
+        if any(old.get(key, default) != row.get(key, default) for key, default in same.items()) or (
+            old.get("pixels", pixels_of(old["codec"], written_before=True)) != row.get("pixels", pixels_of(row["codec"], True))
+        ):
             kept.append(old)
             continue
         merged = {**old, **row, "epsilons": {**old["epsilons"], **row["epsilons"]}}

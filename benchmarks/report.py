@@ -323,11 +323,18 @@ def newest(suite: str) -> dict[str, Any] | None:
 
 def image_headline(payload: dict[str, Any]) -> str:
     """MNIST test-split CAS of the package's image path: the public-half autoencoder with both generators and both
-    adjacencies, and the DCT codecs chosen on the validation split with no public data
-    (``benchmarks/image_codecs.py``)."""
-    rows = [row for row in payload["rows"] if row["codec"].startswith("ae:") or "chosen_on" in row]
-    lines = ["| public data | codec | generator | adjacency | ceiling | epsilon 10 | epsilon 1 |",
-             "|---|---|---|---|---:|---:|---:|"]
+    adjacencies, and the linear codecs chosen on the validation split with no public data
+    (``benchmarks/image_codecs.py``): with today's pixel scaling where measured, else the rows of the earlier one."""
+    from image_codecs import pixels_of
+
+    def pixels(row: dict[str, Any]) -> str:
+        return str(row.get("pixels", pixels_of(row["codec"], written_before=True)))
+
+    current = {row["codec"] for row in payload["rows"] if "chosen_on" in row and pixels(row) == pixels_of(row["codec"])}
+    rows = [row for row in payload["rows"] if row["codec"].startswith("ae:") or (
+        "chosen_on" in row and (pixels(row) == pixels_of(row["codec"]) or row["codec"] not in current))]
+    lines = ["| public data | codec | pixels | generator | adjacency | ceiling | epsilon 10 | epsilon 1 |",
+             "|---|---|---|---|---|---:|---:|---:|"]
     for row in rows:
         cells = []
         for key in ("10.0", "1.0"):
@@ -339,15 +346,37 @@ def image_headline(payload: dict[str, Any]) -> str:
         adjacency = "add/remove" if row.get("neighbouring") == "add_remove" else "replace-one"
         name = GENERATOR_NAMES[row.get("generator", "dpswflow")]
         ceiling = "per epsilon" if row["ceiling"] is None else f"{row['ceiling']['mlp']:.1%} / {row['ceiling']['cnn']:.1%}"
-        lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}) | {name} | {adjacency} | {ceiling} | "
-                     + " | ".join(cells) + " |")
+        lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}) | {pixels(row)} | {name} | {adjacency} | "
+                     f"{ceiling} | " + " | ".join(cells) + " |")
     return (
         f"**Images, {DATASET_NAMES[payload['dataset']]} test set, delta = 1e-5**: CAS (MLP / CNN) of classifiers trained "
         "on 10,000 generated (image, label) pairs. Ceiling: the private images through the codec. Each row names its "
         "public data: `ae:16:10` is an autoencoder trained on the public half (only the other half is private), "
         "`dct:k` a fixed DCT codec and `pca:k` a codec learned from the private images and paid from the same budget "
-        "(no public data, all 60,000 images private; settings chosen on a validation split). Full table: "
-        "`benchmarks/results/image_codecs_mnist_test.md`.\n\n" + "\n".join(lines) + "\n"
+        "(no public data, all 60,000 images private; settings chosen on a validation split). Pixels: how a linear "
+        "codec puts decoded images on [0, 1] (`clip`, the default, or `min_max`, the rule its row was measured with "
+        "before). Full table: `benchmarks/results/image_codecs_mnist_test.md`.\n\n" + "\n".join(lines) + "\n"
+    )
+
+
+def gpu_table_headline(folder: Path) -> str:
+    """Every generator and the DP-SGD baseline on MNIST with FID (``benchmarks/gpu.sh --stages table``)."""
+    from gpu_report import table_rows
+
+    env = json.loads((folder / "env.json").read_text())
+    lines = ["| public data | method | epsilon | FID | CAS MLP / CNN |", "|---|---|---:|---:|---:|"]
+    for row in table_rows(folder / "table_mnist"):
+        if row["public"].endswith("ceiling"):
+            continue
+        epsilon = float(row["epsilon"])
+        lines.append(f"| {row['public']} | {row['method']} | {epsilon:g} | {row['fid']:.1f} | "
+                     f"{100 * row['cas_mlp']:.1f}% / {100 * row['cas_cnn']:.1f}% |")
+    return (
+        f"**Images with FID, MNIST test set, one {env['device']}, replace-one, delta = 1e-5**: every generator with "
+        "the public-half autoencoder beside the DP-SGD GAN baseline (same codec, sampling and accountant), and DPSWflow "
+        "with no public data (the private codec); FID on 10,000 generated vs the 10,000 test images. Not measured for "
+        "want of device time: the GAN at epsilon 1, the per-step generators with the private codec, FashionMNIST. "
+        "Full table and how it was run: `benchmarks/results/gpu_table/`.\n\n" + "\n".join(lines) + "\n"
     )
 
 
@@ -392,6 +421,9 @@ def headline() -> str:
     codecs = RESULTS / "image_codecs_mnist_test.json"
     if codecs.exists():
         parts.append(image_headline(json.loads(codecs.read_text())))
+    gpu_table = RESULTS / "gpu_table"
+    if (gpu_table / "table_mnist").is_dir():
+        parts.append(gpu_table_headline(gpu_table))
     marginals = RESULTS / "marginals_adult_discretized.json"
     if marginals.exists():
         parts.append(marginal_headline(json.loads(marginals.read_text())))

@@ -186,7 +186,7 @@ class FixedDCTCodec:
         return self.codec.encode(images[:, 0])
 
     def decode(self, latents: torch.Tensor) -> torch.Tensor:
-        """Images ``(n, 1, H, W)`` in [0, 1] from features (inverse DCT, per-image min-max scaling)."""
+        """Images ``(n, 1, H, W)`` in [0, 1] from features (inverse DCT, then ``adapters.pixel_range``)."""
         return self.codec.decode(latents.cpu()).unsqueeze(1)
 
 
@@ -222,7 +222,7 @@ class PrivatePCAImageCodec:
         return self.codec.encode(images[:, 0])
 
     def decode(self, latents: torch.Tensor) -> torch.Tensor:
-        """Images ``(n, 1, H, W)`` in [0, 1] from codes (back-projection, per-image min-max scaling)."""
+        """Images ``(n, 1, H, W)`` in [0, 1] from codes (back-projection, then ``adapters.pixel_range``)."""
         return self.codec.decode(latents.cpu()).unsqueeze(1)
 
 
