@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, choose_device, environment, write_results  # noqa: E402
+from common import DELTA, RESULTS, choose_device, environment, write_results  # noqa: E402
 
 from synthcity_dpswf.adapters.dct import DCTImageCodec  # noqa: E402
 from synthcity_dpswf.adapters.pixel_range import PIXEL_SCALINGS  # noqa: E402
@@ -47,7 +47,6 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
 from synthcity_dpswf.privacy import secret_generator  # noqa: E402
 
 VALIDATION = 5000
-DELTA = 1e-5
 
 
 def codecs_of(images: torch.Tensor, epsilon: float, seed: int) -> dict[str, torch.Tensor | None]:

@@ -1,4 +1,5 @@
-"""What both benchmark suites share: the device choice, the environment record, writing results."""
+"""What the benchmark scripts share: the delta every row is stated at, the Adult tables, the device choice, the
+environment record, writing results."""
 
 from __future__ import annotations
 
@@ -10,10 +11,27 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import torch
 
 RESULTS = Path(__file__).resolve().parent / "results"
+DOMAINS = Path(__file__).resolve().parent / "domains"
+DELTA = 1e-5
+"""The delta of every benchmark row (the image literature's, and below 1/n for every table here)."""
+ADULT_TABLES = ("adult_discretized", "adult_raw")
 PACKAGES = ("synthcity-dpswf", "torch", "opacus", "synthcity", "torchmetrics", "numpy", "dp-accounting", "xgboost")
+
+
+def load_adult(data_root: Path, name: str) -> tuple[pd.DataFrame, str, str]:
+    """(frame, target column, public domain path) of one of ``ADULT_TABLES`` under a data root holding ``adult/``:
+    the discretized table with its published domain, or the raw one with the domain written from the UCI
+    documentation (``benchmarks/domains/adult_raw_domain.json``)."""
+    adult = Path(data_root) / "adult"
+    if name == "adult_discretized":
+        return pd.read_csv(adult / "adult_discretized.csv"), "income>50K", str(adult / "adult_discretized_domain.json")
+    if name == "adult_raw":
+        return pd.read_csv(adult / "adult.csv"), "income-per-year", str(DOMAINS / "adult_raw_domain.json")
+    raise ValueError(f"unknown table {name!r}; choose one of {list(ADULT_TABLES)}.")
 
 
 def choose_device(requested: str) -> torch.device:

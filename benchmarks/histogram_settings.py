@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_json  # noqa: E402
+from common import DELTA, RESULTS, environment, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters import DCTImageCodec  # noqa: E402
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit  # noqa: E402
@@ -37,7 +37,6 @@ from synthcity_dpswf.evaluation import classification_accuracy  # noqa: E402
 from synthcity_dpswf.experiments.demo import load_split  # noqa: E402
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, FlowSettings  # noqa: E402
 
-DELTA = 1e-5
 
 
 @dataclass(frozen=True)

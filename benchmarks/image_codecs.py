@@ -41,7 +41,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, finite_or_text, write_json  # noqa: E402
+from common import DELTA, RESULTS, environment, finite_or_text, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters.image_latent import PublicSplit  # noqa: E402
 from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING  # noqa: E402
@@ -63,7 +63,6 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
 )
 
 VALIDATION = 5000
-DELTA = 1e-5
 
 
 def build_codec(spec: str, dataset: str, data_root: Path, images: torch.Tensor, public: torch.Tensor, cache: Path,

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_json  # noqa: E402
+from common import DELTA, RESULTS, environment, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, PublicSplit  # noqa: E402
 from synthcity_dpswf.experiments.images import (  # noqa: E402
@@ -37,7 +37,6 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
     split_training_set,
 )
 
-DELTA = 1e-5
 
 
 def autoencoder_seconds(data_root: Path, epochs: int) -> dict[str, Any]:

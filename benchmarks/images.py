@@ -57,7 +57,7 @@ from typing import Any, Callable
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, choose_device, environment, finite_or_text, mean_std, write_json  # noqa: E402
+from common import DELTA, RESULTS, choose_device, environment, finite_or_text, mean_std, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit  # noqa: E402
@@ -84,7 +84,6 @@ from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, r
 from baselines.dpsgd_gan import DPSGDGAN  # noqa: E402
 from synthcity_dpswf.privacy import ReleaseAccountant, projected_sensitivity  # noqa: E402
 
-DELTA = 1e-5
 BATCH = 250
 PAPER_EPSILONS = (10.0, 5.0)
 PAPER_FID = {  # the paper's Table (FID, 5 generation runs), epsilon inf / 10 / 5

@@ -20,11 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_json  # noqa: E402
+from common import DELTA, RESULTS, environment, load_adult, write_json  # noqa: E402
 from marginals import coarse  # noqa: E402
 
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain  # noqa: E402
@@ -32,8 +31,6 @@ from synthcity_dpswf.evaluation import marginal_tv_distance  # noqa: E402
 from synthcity_dpswf.models import DPSWFlow  # noqa: E402
 from synthcity_dpswf.privacy import MarginalLayout  # noqa: E402
 
-DOMAIN = Path(__file__).resolve().parent / "domains" / "adult_raw_domain.json"
-DELTA = 1e-5
 SAMPLES = 5_000
 
 
@@ -47,10 +44,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    frame = pd.read_csv(args.data_root / "adult" / "adult.csv")
+    frame, _, domain_path = load_adult(args.data_root, "adult_raw")
     if args.rows is not None:
         frame = frame.sample(args.rows, random_state=0).reset_index(drop=True)
-    codec = MarginalTableCodec(TabularDomain.from_dict(json.loads(DOMAIN.read_text())), fine_bins=100)
+    codec = MarginalTableCodec(TabularDomain.from_dict(json.loads(Path(domain_path).read_text())), fine_bins=100)
     codes = codec.encode(frame)
     real_coarse, coarse_levels = coarse(codes.long(), codec.levels)
     rows: list[dict[str, Any]] = []

@@ -46,7 +46,7 @@ import pandas as pd
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_json  # noqa: E402
+from common import DELTA, RESULTS, environment, load_adult, write_json  # noqa: E402
 from report import marginal_table  # noqa: E402
 
 import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
@@ -54,23 +54,11 @@ from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain  # noqa: 
 from synthcity_dpswf.evaluation import marginal_tv_distance  # noqa: E402
 from synthcity_dpswf.math.marginals import coarse_index  # noqa: E402
 
-DOMAINS = Path(__file__).resolve().parent / "domains"
-DELTA = 1e-5
 OURS = ("dpswflow", "dpswflow_r", "dpswgen")
 REFERENCE = ("mst", "aim")
 COARSE_BINS = 16
 TRIPLES = 100
 DETECTION_ROWS = 10_000
-
-
-def load_table(data_root: Path, name: str) -> tuple[pd.DataFrame, str, str]:
-    """(frame, target column, domain path) of a benchmark table."""
-    adult = data_root / "adult"
-    if name == "adult_discretized":
-        return pd.read_csv(adult / "adult_discretized.csv"), "income>50K", str(adult / "adult_discretized_domain.json")
-    if name == "adult_raw":
-        return pd.read_csv(adult / "adult.csv"), "income-per-year", str(DOMAINS / "adult_raw_domain.json")
-    raise ValueError(f"unknown table {name!r}; choose adult_discretized or adult_raw.")
 
 
 def coarse(codes: torch.Tensor, levels: tuple[int, ...]) -> tuple[torch.Tensor, tuple[int, ...]]:
@@ -168,7 +156,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--notes", default=None, help="a sentence on how the run was made (shown under the table)")
     args = parser.parse_args()
-    frame, target, domain_path = load_table(args.data_root, args.table)
+    frame, target, domain_path = load_adult(args.data_root, args.table)
     if args.rows is not None:
         frame = frame.sample(args.rows, random_state=args.seed).reset_index(drop=True)
     description = json.loads(Path(domain_path).read_text())

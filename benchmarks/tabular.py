@@ -39,10 +39,8 @@ from typing import Any
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, choose_device, environment, write_json  # noqa: E402
+from common import DELTA, RESULTS, choose_device, environment, load_adult, write_json  # noqa: E402
 
-DOMAINS = Path(__file__).resolve().parent / "domains"
-DELTA = 1e-5
 METRICS = {
     "stats": ["jensenshannon_dist", "wasserstein_dist", "alpha_precision", "prdc"],
     "detection": ["detection_xgb"],
@@ -84,16 +82,13 @@ def load_tables(data_root: Path, mode: Mode, seed: int) -> dict[str, Table]:
             return frame.reset_index(drop=True)
         return frame.sample(mode.adult_rows, random_state=seed).reset_index(drop=True)
 
-    adult = data_root / "adult"
+    descriptions = {
+        "adult_discretized": "UCI Adult, integer-coded, public domain (levels per column)",
+        "adult_raw": "UCI Adult as published, domain written from the UCI documentation",
+    }
+    adult = {name: load_adult(data_root, name) for name in descriptions}
     return {
-        "adult_discretized": Table(
-            rows(pd.read_csv(adult / "adult_discretized.csv")), "income>50K", str(adult / "adult_discretized_domain.json"),
-            "UCI Adult, integer-coded, public domain (levels per column)",
-        ),
-        "adult_raw": Table(
-            rows(pd.read_csv(adult / "adult.csv")), "income-per-year", str(DOMAINS / "adult_raw_domain.json"),
-            "UCI Adult as published, domain written from the UCI documentation",
-        ),
+        **{name: Table(rows(frame), target, domain, descriptions[name]) for name, (frame, target, domain) in adult.items()},
         "breast_cancer": Table(
             load_breast_cancer(as_frame=True).frame, "target", None,
             "sklearn breast cancer (569 rows, 30 numeric), no public domain: ours release a DP domain (30% of the budget below 1,000 rows)",
