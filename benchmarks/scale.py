@@ -43,8 +43,8 @@ from synthcity_dpswf.privacy import MarginalLayout  # noqa: E402
 
 EPSILON, DELTA = 10.0, 1e-5
 COARSE_BINS, FINE_BINS, MAX_PAIRS, FLOW_STEPS = 8, 100, 120, 300
-"""The plugins' table defaults below 1,000 rows (``plugins.base``: ``default_coarse_bins``, ``fine_bins``,
-``max_pairs``, ``models.kinds.KINDS["marginal"].steps``)."""
+"""Settings of the marginal release at this table's size (``adapters.resolution.table_resolution`` as the plugins
+use it, ``max_pairs``, ``models.kinds.KINDS["marginal"].steps``)."""
 SEED = 0
 
 

@@ -183,7 +183,7 @@ class SlicedFlowPlugin(Plugin):
         any fit)."""
         if self.release is not None:
             return self.release
-        return (self.path_ or TablePath()).default_release
+        return self.path_.default_release if self.path_ is not None else TablePath.default_release
 
     def generator_arguments(self, n_records: int) -> dict[str, Any]:
         """Arguments of the wrapped generator for ``n_records`` records of the data being fitted (subclasses add
@@ -211,8 +211,12 @@ class SlicedFlowPlugin(Plugin):
             raise ValueError(f"{self.name()} does not support conditional generation; drop `cond`.")
         loader = loader_path(X, self.name(), self.time_horizons)
         load_accountants()
-        self.path_ = path_for(X)
-        prepared = self.path_.prepare(self, X, loader)
+        previous, self.path_ = self.path_, path_for(X)  # generator_arguments reads the path being fitted
+        try:
+            prepared = self.path_.prepare(self, X, loader)
+        except BaseException:
+            self.path_ = previous  # a refused fit leaves an earlier fit usable
+            raise
         self._schema = prepared.schema
         self._training_schema = self._schema
         self._data_encoders = None

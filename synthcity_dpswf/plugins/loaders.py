@@ -2,7 +2,7 @@
 
 synthcity rebuilds every output loader from ``plugin.data_info`` (``create_from_info``) and saves it with the plugin,
 so whatever it holds is published. A loader's own ``info()`` is computed by synthcity from the private data: the
-plugins keep only the public part of it, per loader type (``LOADERS``), and refuse the loader types the contract does
+plugins keep only the public part of it, per loader type (``loader_path``), and refuse the loader types the contract does
 not cover (``REFUSED``) before any private computation.
 """
 

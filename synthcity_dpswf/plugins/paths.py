@@ -1,10 +1,11 @@
 """The kinds of data a plugin fits, one ``DataPath`` each: tables (``plugins.table_path``) and images
 (``plugins.image_path``).
 
-``SlicedFlowPlugin.fit`` picks one per loader (``plugins.base.path_for``). A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels, the flow's share
-of the budget, the codec, the marginal layout, the public schema and info, and the part of the budget it paid
-itself) and turns samples back into the loader's kind of data (``generate``). The plugin base is the synthcity glue
-around them and never tests which kind of data it holds.
+``SlicedFlowPlugin.fit`` picks one per loader (``plugins.base.path_for``, the one line that tests a loader's
+kind of data). A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels,
+the flow's share of the budget, the codec, the marginal layout, the public schema and info, and the part of the
+budget it paid itself) and turns samples back into the loader's kind of data (``generate``). The rest of the plugin
+base is the synthcity glue around them.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.benchmark import Benchmarks
 from synthcity.plugins import Plugins
 from synthcity.plugins.core.constraints import Constraints
-from synthcity.plugins.core.dataloader import GenericDataLoader
+from synthcity.plugins.core.dataloader import GenericDataLoader, ImageDataLoader
 from synthcity.utils.serialization import load as deserialize
 
 from synthcity_dpswf import extensions
@@ -269,3 +269,14 @@ def test_extensions_contribute_adapters_and_accountants(monkeypatch: pytest.Monk
     model = DPSWFlowR(batch_size=50, passes=2, release="record", accountant="dummy_rdp", settings=FlowSettings(n_steps=2))
     report = model.fit(records, 3.0, 1e-5).privacy_report
     assert 2.95 <= report.epsilon <= 3.0 and "a test accountant" in report.accountant
+
+
+def test_a_refused_refit_leaves_the_earlier_fit_usable() -> None:
+    plugin = Plugins().get("dpswflow", domain=IRIS_DOMAIN, **FAST).fit(iris())
+    report = str(plugin.privacy_report())
+    with pytest.raises(ValueError, match="fewer than 2 rows"):
+        plugin.fit(iris().head(1))
+    images = ImageDataLoader((torch.rand(6, 1, 32, 32) * 2 - 1, torch.tensor([0, 1, 2, 3, 4, 99])))
+    with pytest.raises(ValueError, match="labels must lie in"):  # another kind of data, refused
+        plugin.fit(images)
+    assert len(plugin.generate(5).dataframe()) == 5 and str(plugin.privacy_report()) == report
