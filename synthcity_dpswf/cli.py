@@ -41,8 +41,8 @@ def _demo(args: argparse.Namespace) -> int:
 def _images(args: argparse.Namespace) -> int:
     from synthcity_dpswf.experiments.images import ImageRunConfig, run_images
 
-    chosen = {name: value for name, value in (("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs))
-              if value is not None}
+    chosen = {name: value for name, value in (("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs),
+                                              ("refiner_epochs", args.refiner_epochs)) if value is not None}
     config = ImageRunConfig(
         dataset=args.dataset, codec=args.codec, generator=args.generator, release=args.release, epsilon=args.epsilon,
         neighbouring=args.neighbouring, **chosen,  # type: ignore[arg-type]
@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--ae-epochs", type=int, default=None, help="autoencoder epochs when --out holds no checkpoint "
                         "(default: ImageRunConfig's) "
                         "(one trained on other images than --codec and --seed name is refused)")
+    images.add_argument("--refiner-epochs", type=int, default=None,
+                        help="epochs of the autoencoder's refiner, trained on the same public images (autoencoder "
+                        "codecs; 0: none; default: ImageRunConfig's)")
     images.add_argument("--samples", type=int, default=10000, help="generated images for CAS")
     images.add_argument("--fid-samples", type=int, default=1000,
                         help="generated vs test images for FID; 10000 is the literature's protocol (default: %(default)s)")

@@ -2,7 +2,8 @@
 
 Each builder returns an ``(encoder, decoder)`` pair of ``nn.Module``: the encoder maps images in [0, 1] to
 raw latents (``ImageLatentAdapter`` normalises them onto the unit sphere), the decoder maps unit latents
-back to images in [0, 1] (sigmoid output).
+back to images in [0, 1] (sigmoid output). ``refiner_network`` and ``patch_discriminator`` sharpen decoded
+images (``ImageLatentAdapter.fit_refiner``).
 """
 
 from __future__ import annotations
@@ -65,3 +66,25 @@ def dcgan_autoencoder(latent_dim: int = 48, channels: int = 3, width: int = 64) 
         nn.ConvTranspose2d(w, channels, 4, 2, 1), nn.Sigmoid(),
     )
     return encoder, decoder
+
+
+def refiner_network(channels: int = 1, width: int = 32) -> nn.Module:
+    """A residual correction of decoded images: four 3 x 3 convolutions (``width`` channels, ReLU) whose output is
+    added to the image (``ImageLatentAdapter.fit_refiner``); size-agnostic."""
+    return nn.Sequential(
+        nn.Conv2d(channels, width, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(width, width, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(width, width, 3, padding=1), nn.ReLU(),
+        nn.Conv2d(width, channels, 3, padding=1),
+    )
+
+
+def patch_discriminator(channels: int = 1) -> nn.Module:
+    """The refiner's adversary: three strided 4 x 4 convolutions (LeakyReLU 0.2) and a 4 x 4 read-out: logits
+    ``(n, 1, h, w)``, one for a 32 x 32 image, one per overlapping patch of a larger one."""
+    return nn.Sequential(
+        nn.Conv2d(channels, 32, 4, 2, 1), nn.LeakyReLU(0.2),
+        nn.Conv2d(32, 64, 4, 2, 1), nn.LeakyReLU(0.2),
+        nn.Conv2d(64, 128, 4, 2, 1), nn.LeakyReLU(0.2),
+        nn.Conv2d(128, 1, 4),
+    )

@@ -25,7 +25,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from synthcity_dpswf.adapters.autoencoders import dcgan_autoencoder, mnist_autoencoder
+from synthcity_dpswf.adapters.autoencoders import dcgan_autoencoder, mnist_autoencoder, patch_discriminator, refiner_network
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
 
 MNIST_LATENT_DIM = 16
@@ -33,6 +33,13 @@ MNIST_LATENT_DIM = 16
 with 10 epochs it was chosen on a validation split of MNIST's training set (docs/flows.md, "Images: a wider public
 autoencoder"; CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs).
 ``ImageLatentAdapter("mnist")`` alone keeps the paper's 8."""
+
+REFINER_EPOCHS = 5
+REFINER_ADVERSARIAL_WEIGHT = 0.2
+"""The refiner's training (``ImageLatentAdapter.fit_refiner``), chosen on public images only: trained on 25,000 of
+MNIST's public half, scored on the other 5,000, FID of 2,000 refined reconstructions against 2,000 other public
+images 16.6 at weight 0.2 and 18.4 at 0.05, against 30.9 without a refiner (docs/flows.md, "A refiner for the public
+autoencoder")."""
 
 ARCHITECTURES: dict[str, Callable[..., tuple[nn.Module, nn.Module]]] = {
     "mnist": mnist_autoencoder,
@@ -155,8 +162,10 @@ class ImageLatentAdapter:
         self.encoder, self.decoder = (module.to(self.device) for module in modules)
         self.progress = progress
         self.training_seconds = 0.0
-        self.public_description = "not trained"
+        self.trained_on = "not trained"
         self.public_split: PublicSplit | None = None
+        self.refiner: nn.Module | None = None
+        self.refiner_description = ""
 
     @property
     def dim(self) -> int:
@@ -204,8 +213,61 @@ class ImageLatentAdapter:
         self.encoder.eval()
         self.decoder.eval()
         self.training_seconds = time.perf_counter() - started
-        self.public_description = f"{description} ({len(public_images)} images, {epochs} epochs)"
+        self.trained_on = f"{description} ({len(public_images)} images, {epochs} epochs)"
         self.public_split = public_split
+        return self
+
+    def fit_refiner(
+        self,
+        public_images: torch.Tensor,
+        epochs: int = REFINER_EPOCHS,
+        adversarial_weight: float = REFINER_ADVERSARIAL_WEIGHT,
+        batch_size: int = 128,
+        learning_rate: float = 2e-4,
+        seed: int = 0,
+    ) -> "ImageLatentAdapter":
+        r"""Train a refiner on PUBLIC images that sharpens what the trained autoencoder decodes.
+
+        For a public image :math:`x` and its reconstruction :math:`y = \mathrm{dec}(\mathrm{enc}(x))`, the refiner
+        :math:`R` (``refiner_network``) outputs :math:`\hat x = \mathrm{clip}_{[0, 1]}(y + R(y))` and minimises
+        :math:`\|\hat x - x\|_1 + \lambda\, \mathrm{softplus}(-D(\hat x))` against a discriminator :math:`D`
+        (``patch_discriminator``) that minimises :math:`\mathrm{softplus}(-D(x)) + \mathrm{softplus}(D(\hat x))`
+        (the non-saturating GAN loss); Adam, both at ``learning_rate``, betas (0.5, 0.999). ``decode`` then returns
+        :math:`\hat x`. Only public images and the public autoencoder are read, so decoding generated latents
+        through the refiner stays post-processing. Defaults: docs/flows.md, "A refiner for the public autoencoder".
+        """
+        check_images(public_images)
+        check_positive_int("epochs", epochs)
+        check_positive("adversarial_weight", adversarial_weight)
+        if self.trained_on == "not trained":
+            raise ValueError("train the autoencoder first (fit), then its refiner on the same public images.")
+        started = time.perf_counter()
+        reconstructions = self._decoded(self.encode(public_images))
+        generator = torch.Generator().manual_seed(seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            refiner, critic = refiner_network(self.channels).to(self.device), patch_discriminator(self.channels).to(self.device)
+        refiner_optimiser = torch.optim.Adam(refiner.parameters(), lr=learning_rate, betas=(0.5, 0.999))
+        critic_optimiser = torch.optim.Adam(critic.parameters(), lr=learning_rate, betas=(0.5, 0.999))
+        for _ in tqdm(range(epochs), disable=None if self.progress else True, desc="refiner"):
+            order = torch.randperm(len(public_images), generator=generator)
+            for start in range(0, len(order), batch_size):
+                batch = order[start : start + batch_size]
+                real, decoded = public_images[batch].to(self.device), reconstructions[batch].to(self.device)
+                refined = (decoded + refiner(decoded)).clamp(0, 1)
+                critic_loss = (nn.functional.softplus(-critic(real)).mean()
+                               + nn.functional.softplus(critic(refined.detach())).mean())
+                critic_optimiser.zero_grad()
+                critic_loss.backward()
+                critic_optimiser.step()
+                loss = (refined - real).abs().mean() + adversarial_weight * nn.functional.softplus(-critic(refined)).mean()
+                refiner_optimiser.zero_grad()
+                loss.backward()
+                refiner_optimiser.step()
+        self.refiner = refiner.eval()
+        self.training_seconds += time.perf_counter() - started
+        self.refiner_description = (f"refined by a network trained on the same public images (L1 + adversarial, "
+                                    f"weight {adversarial_weight:g}, {epochs} epochs)")
         return self
 
     @torch.no_grad()
@@ -217,13 +279,30 @@ class ImageLatentAdapter:
         return torch.cat(parts)
 
     @torch.no_grad()
-    def decode(self, latents: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
-        """Images in [0, 1] from latents (normalised first: the flow's output need not be unit-norm), on CPU."""
+    def _decoded(self, latents: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
+        """The decoder's images of latents (normalised first), on CPU, without the refiner."""
         if latents.ndim != 2 or latents.shape[1] != self.latent_dim:
             raise ValueError(f"latents must have shape (n, {self.latent_dim}), got {tuple(latents.shape)}.")
         self.decoder.eval()
         unit = nn.functional.normalize(latents.float(), dim=1)
         return torch.cat([self.decoder(unit[i : i + batch_size].to(self.device)).cpu() for i in range(0, len(unit), batch_size)])
+
+    @torch.no_grad()
+    def decode(self, latents: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
+        """Images in [0, 1] from latents (normalised first: the flow's output need not be unit-norm), on CPU, through
+        the refiner when one was trained (``fit_refiner``)."""
+        images = self._decoded(latents, batch_size)
+        if self.refiner is None:
+            return images
+        return torch.cat([
+            (part + self.refiner(part)).clamp(0, 1).cpu()
+            for part in (images[i : i + batch_size].to(self.device) for i in range(0, len(images), batch_size))
+        ])
+
+    @property
+    def public_description(self) -> str:
+        """What the codec was trained on (``trained_on``), and its refiner if any: the report's public line."""
+        return self.trained_on + (f"; {self.refiner_description}" if self.refiner is not None else "")
 
     def save(self, path: str | Path) -> None:
         """Checkpoint the trained autoencoder (weights, description and public split; no data)."""
@@ -231,8 +310,10 @@ class ImageLatentAdapter:
             {
                 "architecture": self.architecture, "latent_dim": self.latent_dim, "channels": self.channels,
                 "encoder": self.encoder.state_dict(), "decoder": self.decoder.state_dict(),
-                "public_description": self.public_description, "training_seconds": self.training_seconds,
+                "public_description": self.trained_on, "training_seconds": self.training_seconds,
                 "public_split": None if self.public_split is None else asdict(self.public_split),
+                "refiner": None if self.refiner is None else self.refiner.state_dict(),
+                "refiner_description": self.refiner_description,
             },
             path,
         )
@@ -258,7 +339,12 @@ class ImageLatentAdapter:
         adapter.decoder.load_state_dict(state["decoder"])
         adapter.encoder.eval()
         adapter.decoder.eval()
-        adapter.public_description = state["public_description"]
+        adapter.trained_on = state["public_description"]
         adapter.training_seconds = state["training_seconds"]
         adapter.public_split = found
+        if state.get("refiner") is not None:
+            adapter.refiner = refiner_network(adapter.channels).to(adapter.device)
+            adapter.refiner.load_state_dict(state["refiner"])
+            adapter.refiner.eval()
+            adapter.refiner_description = state["refiner_description"]
         return adapter

@@ -31,7 +31,13 @@ from typing import Protocol
 
 import torch
 
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, PublicSplit, check_images
+from synthcity_dpswf.adapters.image_latent import (
+    MNIST_LATENT_DIM,
+    REFINER_EPOCHS,
+    ImageLatentAdapter,
+    PublicSplit,
+    check_images,
+)
 from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
@@ -80,7 +86,9 @@ class ImageRunConfig:
     best (CAS 59.4% at epsilon = 10 against 25.7% at h = 1). ``codec`` is one of ``CODECS`` (the module's
     docstring says what each assumes public); ``latent_dim`` and ``autoencoder_epochs`` shape its autoencoder:
     latent 16 and 10 epochs were chosen on the same validation split (docs/flows.md, "A stronger public
-    autoencoder": CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs).
+    autoencoder": CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs), and
+    ``refiner_epochs`` its refiner, trained on the same public images (``ImageLatentAdapter.fit_refiner``; 0: none;
+    docs/flows.md, "A refiner for the public autoencoder").
     ``fid_samples``: generated images scored against as many test images (``FULL_FID_SAMPLES`` for the
     literature's protocol; 0: no FID). ``dct_frequencies``: K of the ``"dct"`` codec (the frequencies u + v < K;
     without public data, K = 16 with L = 8,000, G = 32 and 5,000 steps measured best at epsilon = 10 on the
@@ -102,6 +110,7 @@ class ImageRunConfig:
     feature_weight: float = 0.7
     autoencoder_epochs: int = 10
     latent_dim: int = MNIST_LATENT_DIM
+    refiner_epochs: int = REFINER_EPOCHS
     n_release_directions: int | None = None
     n_bins: int = 16
     batch_size: int | None = None
@@ -298,10 +307,11 @@ def load_other_training_set(dataset: str, data_root: Path, download: bool = Fals
 
 def load_or_train_autoencoder(
     checkpoint: Path, public_images: torch.Tensor, public_split: PublicSplit, epochs: int, seed: int, description: str,
-    progress: bool, device: str | torch.device | None = None, latent_dim: int = 8,
+    progress: bool, device: str | torch.device | None = None, latent_dim: int = 8, refiner_epochs: int = 0,
 ) -> ImageLatentAdapter:
     """Load ``checkpoint`` if it exists, else train the MNIST autoencoder (``latent_dim``) on the public images
-    and save it.
+    and save it; with ``refiner_epochs`` > 0 its refiner too (``ImageLatentAdapter.fit_refiner``, on the same
+    public images; trained once and kept in the checkpoint), with 0 none is used.
 
     The checkpoint is bound to ``public_split`` (the split ``public_images`` come from): one trained on another
     split, or recording none, raises ``ValueError`` rather than encode private records it was trained on. One
@@ -314,26 +324,32 @@ def load_or_train_autoencoder(
                 f"the autoencoder checkpoint {checkpoint} has latent size {adapter.latent_dim}, not the {latent_dim} "
                 "asked for; delete it, or point to another output folder."
             )
-        return adapter
-    adapter = ImageLatentAdapter(
-        "mnist", latent_dim=latent_dim, channels=public_images.shape[1], device=device, progress=progress
-    )
-    adapter.fit(public_images, epochs=epochs, seed=seed, description=description, public_split=public_split)
-    checkpoint.parent.mkdir(parents=True, exist_ok=True)
-    adapter.save(checkpoint)
+    else:
+        adapter = ImageLatentAdapter(
+            "mnist", latent_dim=latent_dim, channels=public_images.shape[1], device=device, progress=progress
+        )
+        adapter.fit(public_images, epochs=epochs, seed=seed, description=description, public_split=public_split)
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        adapter.save(checkpoint)
+    if refiner_epochs == 0:
+        adapter.refiner = None
+    elif adapter.refiner is None:
+        adapter.progress = progress
+        adapter.fit_refiner(public_images, epochs=refiner_epochs, seed=seed)
+        adapter.save(checkpoint)
     return adapter
 
 
 def other_dataset_autoencoder(
     other: str, other_images: torch.Tensor, checkpoint: Path, epochs: int, seed: int, progress: bool,
-    device: str | torch.device | None = None, latent_dim: int = 8,
+    device: str | torch.device | None = None, latent_dim: int = 8, refiner_epochs: int = 0,
 ) -> ImageLatentAdapter:
     """The ``"other-dataset"`` codec: the autoencoder of ``load_or_train_autoencoder`` on the whole training set
     of ``other``, its checkpoint bound to that set (a checkpoint of any public half is refused)."""
     split = PublicSplit.of(other, len(other_images), torch.arange(len(other_images)))
     return load_or_train_autoencoder(
         checkpoint, other_images, split, epochs, seed, f"the whole {DATASET_NAMES[other]} training set", progress, device,
-        latent_dim,
+        latent_dim, refiner_epochs,
     )
 
 
@@ -398,6 +414,8 @@ def run_images(
         )
     if not 0 < config.codec_share < 1:
         raise ValueError(f"codec_share must lie in (0, 1), got {config.codec_share!r}.")
+    if config.refiner_epochs < 0:
+        raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {config.refiner_epochs!r}.")
     if config.pca_components < 1:
         raise ValueError(f"pca_components must be a positive integer, got {config.pca_components!r}.")
     if config.start not in ("gaussian", "public"):
@@ -427,7 +445,7 @@ def run_images(
         other_name, other_images = other
         codec = other_dataset_autoencoder(
             other_name, other_images, checkpoint, config.autoencoder_epochs, config.seed, progress,
-            device=config.device, latent_dim=config.latent_dim,
+            device=config.device, latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
         )
     elif config.codec == "dct":
         codec = FixedDCTCodec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
@@ -439,7 +457,7 @@ def run_images(
             checkpoint, images[public], PublicSplit.of(config.dataset, len(images), public),
             config.autoencoder_epochs, config.seed,
             f"the public half of the {config.dataset} training set", progress, device=config.device,
-            latent_dim=config.latent_dim,
+            latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
         )
     seconds["autoencoder"] = time.perf_counter() - started
     latents = codec.encode(images[private])

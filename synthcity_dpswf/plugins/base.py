@@ -21,7 +21,7 @@ from synthcity.plugins.core.plugin import Plugin
 from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
+from synthcity_dpswf.adapters.image_latent import REFINER_EPOCHS, ImageLatentAdapter
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.plugins.image_path import ImagePath
@@ -76,7 +76,8 @@ class SlicedFlowPlugin(Plugin):
         image_adapter: for an ``ImageDataLoader``: an ``ImageLatentAdapter`` trained on public images, or the
             path of its checkpoint. ``None`` follows the paper: a random ``public_fraction`` of the images
             given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``, latent
-            size ``latent_dim``), the rest is the private data; the report states it.
+            size ``latent_dim``) and its refiner (``refiner_epochs``, 0: none; ``ImageLatentAdapter.fit_refiner``),
+            the rest is the private data; the report states it.
         latent_dim: latent size of that autoencoder (unused with ``image_adapter``, which has its own); ``None``:
             16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:
             a wider public autoencoder"; the paper used 8 and 5), 48 for the larger "dcgan" architecture.
@@ -117,6 +118,7 @@ class SlicedFlowPlugin(Plugin):
         image_adapter: ImageLatentAdapter | str | Path | None = None,
         public_fraction: float = 0.5,
         autoencoder_epochs: int = 10,
+        refiner_epochs: int = REFINER_EPOCHS,
         latent_dim: int | None = None,
         n_classes: int = 10,
         labelling: str = "conditional",
@@ -163,6 +165,9 @@ class SlicedFlowPlugin(Plugin):
         self.image_adapter = image_adapter
         self.public_fraction = public_fraction
         self.autoencoder_epochs = autoencoder_epochs
+        if refiner_epochs < 0:
+            raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {refiner_epochs!r}.")
+        self.refiner_epochs = refiner_epochs
         self.latent_dim = latent_dim
         self.n_classes = n_classes
         self.labelling = labelling

@@ -55,7 +55,7 @@ class ImagePath:
     @staticmethod
     def autoencoder(plugin: "SlicedFlowPlugin", images: torch.Tensor) -> tuple[ImageLatentAdapter, torch.Tensor]:
         """The plugin's ``image_adapter`` (every image private), or one trained on a random ``public_fraction`` of
-        ``images`` (the rest private), as the paper does."""
+        ``images`` (the rest private), as the paper does, with its refiner on the same images."""
         if isinstance(plugin.image_adapter, ImageLatentAdapter):
             return plugin.image_adapter, torch.arange(len(images))
         if plugin.image_adapter is not None:
@@ -70,6 +70,8 @@ class ImagePath:
             images[public], epochs=plugin.autoencoder_epochs, seed=plugin.random_state,
             description=f"a random {plugin.public_fraction:.0%} of the images passed to fit, public by assumption",
         )
+        if plugin.refiner_epochs > 0:
+            adapter.fit_refiner(images[public], epochs=plugin.refiner_epochs, seed=plugin.random_state)
         return adapter, private
 
     def generate(self, plugin: "SlicedFlowPlugin", generator: SlicedGenerator, codec: Codec, count: int,
