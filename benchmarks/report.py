@@ -374,7 +374,8 @@ def gpu_table_headline(folder: Path) -> str:
     return (
         f"**Images with FID, MNIST test set, one {env['device']}, replace-one, delta = 1e-5**: every generator with "
         "the public-half autoencoder beside the DP-SGD GAN baseline (same codec, sampling and accountant), and DPSWflow "
-        "with no public data (the private codec); FID on 10,000 generated vs the 10,000 test images. Not measured for "
+        "with no public data (the private codec); FID on 10,000 generated vs the 10,000 test images, decoded without the "
+        "autoencoder's refiner (measured before it existed; docs/flows.md, fact 43). Not measured for "
         "want of device time: the GAN at epsilon 1, the per-step generators with the private codec, FashionMNIST. "
         "Full table and how it was run: `benchmarks/results/gpu_table/`.\n\n" + "\n".join(lines) + "\n"
     )
