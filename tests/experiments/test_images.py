@@ -228,8 +228,8 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
     from synthcity_dpswf.adapters.image_latent import PublicSplit
     from synthcity_dpswf.cli import main
 
-    # A small public autoencoder checkpoint in the output folder is loaded instead of training one: trained on
-    # 500 images of the public half of seed 0, the split the run uses, and saying so.
+    # A small public autoencoder checkpoint (with its refiner) in the output folder is loaded instead of training one:
+    # trained on 500 images of the public half of seed 0, the split the run uses, and saying so.
     from synthcity_dpswf.experiments.images import ImageRunConfig, autoencoder_checkpoint
 
     images, _ = load_mnist(shared_dir / "data", train=True)
@@ -237,7 +237,7 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
     ImageLatentAdapter("mnist", latent_dim=ImageRunConfig.latent_dim, device="cpu").fit(
         images[public[:500]], epochs=1, description="500 public digits",
         public_split=PublicSplit.of("mnist", len(images), public),
-    ).save(autoencoder_checkpoint(tmp_path, ImageRunConfig()))
+    ).fit_refiner(images[public[:500]], epochs=1).save(autoencoder_checkpoint(tmp_path, ImageRunConfig()))
     code = main([
         "images", "--dataset", "mnist", "--data-root", str(shared_dir / "data"), "--epsilon", "10", "--out", str(tmp_path),
         "--inception", str(shared_dir / INCEPTION), "--samples", "300", "--fid-samples", "10", "--steps", "20", "--quiet",
@@ -246,6 +246,7 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
     assert code == 0
     printed = capsys.readouterr().out
     assert re.search(r"\((9\.9\d*|10), 1e-05\)-differentially private", printed) and "500 public digits" in printed
+    assert "refined by a network trained on the same public images" in printed
     assert "FID " in printed and "precision" in printed and "(MLP) /" in printed and "wall time" in printed
     assert (tmp_path / "inception_mnist_test_10.pt").exists()  # the test set's features, computed once per --out
     assert "projected-histogram release" in printed and "one release per class" in printed
