@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import torch
@@ -38,33 +39,42 @@ def shared_dir() -> Path:
     return SHARED
 
 
-def private_rows_found(state: object, rows: torch.Tensor, tolerance: float = 1e-4) -> int:
-    """How many of ``rows`` (``(n, d)``) appear as a run of d consecutive values in any tensor, array or frame
-    reachable from ``state`` (through dicts, sequences and object attributes)."""
+def numeric_parts(state: object) -> Iterator[torch.Tensor]:
+    """Every number reachable from ``state`` (through dicts, sequences, sets and object attributes), as flat float64
+    tensors: one per tensor, array or frame (its numeric entries), one of length 1 per scalar (booleans skipped)."""
     import numpy as np
     import pandas as pd
 
-    rows = rows.double()
-    found = torch.zeros(len(rows), dtype=torch.bool)
     stack, seen = [state], set()
     while stack:
         item = stack.pop()
         if id(item) in seen:
             continue
         seen.add(id(item))
-        flat = None
-        if isinstance(item, dict):
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, (int, float, np.integer, np.floating)):
+            yield torch.tensor([float(item)], dtype=torch.float64)
+        elif isinstance(item, dict):
             stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
+        elif isinstance(item, (list, tuple, set)):
             stack.extend(item)
         elif isinstance(item, torch.Tensor):
-            flat = item.detach().double().reshape(-1)
+            yield item.detach().double().reshape(-1)
         elif isinstance(item, (pd.DataFrame, pd.Series, np.ndarray)):
             values = pd.DataFrame(item).apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float).reshape(-1)
-            flat = torch.tensor(values[np.isfinite(values)])
+            yield torch.tensor(values[np.isfinite(values)], dtype=torch.float64)
         elif hasattr(item, "__dict__") and not isinstance(item, type):
             stack.extend(vars(item).values())
-        if flat is not None and flat.numel() >= rows.shape[1]:
+
+
+def private_rows_found(state: object, rows: torch.Tensor, tolerance: float = 1e-4) -> int:
+    """How many of ``rows`` (``(n, d)``) appear as a run of d consecutive values in any tensor, array or frame
+    reachable from ``state`` (``numeric_parts``)."""
+    rows = rows.double()
+    found = torch.zeros(len(rows), dtype=torch.bool)
+    for flat in numeric_parts(state):
+        if flat.numel() >= rows.shape[1]:
             windows = flat.unfold(0, rows.shape[1], 1)
             for start in range(0, len(windows), 20000):
                 found |= torch.cdist(rows, windows[start : start + 20000]).min(dim=1).values < tolerance

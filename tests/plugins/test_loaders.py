@@ -25,41 +25,14 @@ from synthcity.utils.serialization import load as deserialize
 
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
 
-from conftest import private_rows_found
+from conftest import numeric_parts, private_rows_found
 
 CANARY, SMALLEST = 987.65, 1.01
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 
 
-def numbers_in(state: Any) -> list[float]:
-    """Every number reachable from ``state`` (through dicts, sequences, tensors, arrays, frames and attributes)."""
-    found: list[float] = []
-    stack, seen = [state], set()
-    while stack:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        if isinstance(item, bool):
-            continue
-        if isinstance(item, (int, float, np.integer, np.floating)):
-            found.append(float(item))
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple, set)):
-            stack.extend(item)
-        elif isinstance(item, torch.Tensor):
-            found.extend(item.detach().double().reshape(-1).tolist())
-        elif isinstance(item, (pd.DataFrame, pd.Series, np.ndarray)):
-            values = pd.DataFrame(item).apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float).reshape(-1)
-            found.extend(values[np.isfinite(values)].tolist())
-        elif hasattr(item, "__dict__") and not isinstance(item, type):
-            stack.extend(vars(item).values())
-    return found
-
-
 def holds(state: Any, value: float) -> bool:
-    return any(abs(number - value) < 1e-6 for number in numbers_in(state))
+    return any(bool(((part - value).abs() < 1e-6).any()) for part in numeric_parts(state))
 
 
 def table(n: int = 300) -> pd.DataFrame:
