@@ -34,11 +34,10 @@ from synthcity_dpswf.adapters.dct import DCTImageCodec  # noqa: E402
 from synthcity_dpswf.adapters.pixel_range import PIXEL_SCALINGS  # noqa: E402
 from synthcity_dpswf.adapters.private_pca import PrivatePCACodec  # noqa: E402
 from synthcity_dpswf.evaluation import InceptionFeatures, classification_accuracies, frechet_distance, inception_features  # noqa: E402
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS  # noqa: E402
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     CODEC_SHARE,
-    DATASET_NAMES,
     DCT_FREQUENCIES,
-    LOADERS,
     PCA_COMPONENTS,
     ImageRunConfig,
     codec_budget,
@@ -64,7 +63,7 @@ def codecs_of(images: torch.Tensor, epsilon: float, seed: int) -> dict[str, torc
 
 
 def run_dataset(name: str, args: argparse.Namespace, network: InceptionFeatures | None) -> list[dict[str, Any]]:
-    images, labels = LOADERS[name](args.data_root, train=True)
+    images, labels = IMAGE_LOADERS[name](args.data_root, train=True)
     _, private = split_training_set("dct", len(images), args.seed)
     held, private = private[:VALIDATION], private[VALIDATION:]
     shown = private[: args.samples]
@@ -110,7 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-root", type=Path, required=True, help="torchvision root holding MNIST/ and FashionMNIST/")
     parser.add_argument("--inception", type=Path, default=None, help="Inception TorchScript file (no FID without it)")
-    parser.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS))
+    parser.add_argument("--datasets", nargs="+", default=list(IMAGE_LOADERS), choices=list(IMAGE_LOADERS))
     parser.add_argument("--epsilon", type=float, default=10.0, help="the total epsilon whose codec share is released")
     parser.add_argument("--samples", type=int, default=5000, help="reconstructions the CAS classifiers train on")
     parser.add_argument("--fid-samples", type=int, default=1000)

@@ -43,22 +43,18 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DELTA, RESULTS, environment, finite_or_text, write_json  # noqa: E402
 
-from synthcity_dpswf.adapters.image_latent import PublicSplit  # noqa: E402
+from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder  # noqa: E402
+from synthcity_dpswf.adapters.image_codecs import ImageCodec, PrivatePCAImageCodec  # noqa: E402
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS  # noqa: E402
 from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING  # noqa: E402
 from synthcity_dpswf.evaluation import classification_accuracies  # noqa: E402
 from synthcity_dpswf.experiments.images import (  # noqa: E402
-    DATASET_NAMES,
-    LOADERS,
     CODEC_SHARE,
-    FixedDCTCodec,
-    ImageCodec,
-    PrivatePCAImageCodec,
     ImageRunConfig,
     build_generator,
     codec_budget,
-    load_or_train_autoencoder,
+    dct_codec,
     load_other_training_set,
-    other_dataset_autoencoder,
     split_training_set,
 )
 
@@ -74,19 +70,16 @@ def build_codec(spec: str, dataset: str, data_root: Path, images: torch.Tensor, 
     except ValueError:
         values = []
     if kind == "dct" and len(values) == 1:
-        return FixedDCTCodec(images.shape[2], images.shape[3], n_frequencies=values[0]), "no public data"
+        return dct_codec(images.shape[2], images.shape[3], n_frequencies=values[0]), "no public data"
     if kind in ("ae", "other") and len(values) == 2:
         latent, epochs = values
         if kind == "ae":
-            checkpoint = cache / f"autoencoder_{dataset}_{len(public)}_{epochs}ep_latent{latent}_seed{seed}.pt"
-            codec = load_or_train_autoencoder(
-                checkpoint, images[public], PublicSplit.of(dataset, len(images), public), epochs, seed,
-                f"the public half of {DATASET_NAMES[dataset]}", progress=False, latent_dim=latent,
-            )
+            codec = public_half_autoencoder(cache, dataset, images, public, epochs, seed, progress=False,
+                                            latent_dim=latent)
             return codec, f"the public half of {DATASET_NAMES[dataset]}"
         other, other_images = load_other_training_set(dataset, data_root)
-        checkpoint = cache / f"autoencoder_{other}_whole_training_set_{epochs}ep_latent{latent}_seed{seed}.pt"
-        codec = other_dataset_autoencoder(other, other_images, checkpoint, epochs, seed, progress=False, latent_dim=latent)
+        codec = whole_training_set_autoencoder(cache, other, other_images, epochs, seed, progress=False,
+                                               latent_dim=latent)
         return codec, f"{DATASET_NAMES[other]}'s training set"
     raise ValueError(f"codec spec must be ae:LATENT:EPOCHS, other:LATENT:EPOCHS or dct:K, got {spec!r}.")
 
@@ -151,13 +144,13 @@ def run_codec(spec: str, choice: FlowChoice, epsilons: list[float], args: argpar
     is released anew at every epsilon with its share of the budget (``codec_budget``), the flow gets the rest, and
     its ceiling is per epsilon."""
     components = private_codec_components(spec)
-    images, labels = LOADERS[args.dataset](args.data_root, train=True)
+    images, labels = IMAGE_LOADERS[args.dataset](args.data_root, train=True)
     public, private = split_training_set("public-half" if spec.startswith("ae:") else "dct", len(images), args.seed)
     if args.split == "validation":
         held, private = private[:VALIDATION], private[VALIDATION:]
         score_images, score_labels = images[held], labels[held]
     else:
-        score_images, score_labels = LOADERS[args.dataset](args.data_root, train=False)
+        score_images, score_labels = IMAGE_LOADERS[args.dataset](args.data_root, train=False)
     shown = min(args.samples, len(private))
     private_labels = labels[private]
 
@@ -305,7 +298,7 @@ def merge_rows(source: dict[str, Any], out: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-root", type=Path, default=None, help="torchvision root holding MNIST/ and FashionMNIST/")
-    parser.add_argument("--dataset", choices=list(LOADERS), default="mnist")
+    parser.add_argument("--dataset", choices=list(IMAGE_LOADERS), default="mnist")
     parser.add_argument("--codecs", nargs="+", default=None, help="ae:LATENT:EPOCHS, other:LATENT:EPOCHS, dct:K")
     parser.add_argument("--split", choices=["validation", "test"], default="validation")
     parser.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 10.0, 1.0])

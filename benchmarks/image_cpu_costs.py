@@ -27,28 +27,21 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DELTA, RESULTS, environment, write_json  # noqa: E402
 
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, PublicSplit  # noqa: E402
-from synthcity_dpswf.experiments.images import (  # noqa: E402
-    LOADERS,
-    FixedDCTCodec,
-    ImageRunConfig,
-    build_generator,
-    load_or_train_autoencoder,
-    split_training_set,
-)
+from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder  # noqa: E402
+from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM  # noqa: E402
+from synthcity_dpswf.datasets import load_mnist  # noqa: E402
+from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator, dct_codec, split_training_set  # noqa: E402
 
 
 
 def autoencoder_seconds(data_root: Path, epochs: int) -> dict[str, Any]:
     """Train the default codec once (in a temporary folder, nothing cached) and time it."""
-    images, _ = LOADERS["mnist"](data_root, train=True)
+    images, _ = load_mnist(data_root, train=True)
     public, _ = split_training_set("public-half", len(images), 0)
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
-        load_or_train_autoencoder(
-            Path(folder) / "autoencoder.pt", images[public], PublicSplit.of("mnist", len(images), public), epochs, 0,
-            "the public half of MNIST", False, device="cpu", latent_dim=MNIST_LATENT_DIM,
-        )
+        public_half_autoencoder(Path(folder), "mnist", images, public, epochs, 0, False, device="cpu",
+                                latent_dim=MNIST_LATENT_DIM)
         seconds = time.perf_counter() - started
     return {"what": f"autoencoder, latent {MNIST_LATENT_DIM}, {epochs} epochs on {len(public):,} public images",
             "seconds": seconds}
@@ -56,8 +49,8 @@ def autoencoder_seconds(data_root: Path, epochs: int) -> dict[str, Any]:
 
 def flow_seconds(data_root: Path, steps: int) -> dict[str, Any]:
     """Fit DPSWflow on the DCT records of the whole training set and draw 10,000 labelled samples, timed apart."""
-    images, labels = LOADERS["mnist"](data_root, train=True)
-    codec = FixedDCTCodec(images.shape[2], images.shape[3], n_frequencies=16)
+    images, labels = load_mnist(data_root, train=True)
+    codec = dct_codec(images.shape[2], images.shape[3], n_frequencies=16)
     records = codec.encode(images)
     config = ImageRunConfig(codec="dct", dct_frequencies=16, n_release_directions=8000, n_bins=32, n_steps=steps,
                             device="cpu", epsilon=10.0)

@@ -4,7 +4,7 @@ For each dataset the training set is halved (seeded): the public half trains one
 AE, latent 8), shared by every method: every number here assumes that public half (``--codec public-half``, the
 default). ``--codec other-dataset`` trains the same autoencoder on the other dataset's whole training set
 (FashionMNIST for MNIST and the other way round: no image of the private distribution outside the private set)
-and ``--codec dct`` encodes with a fixed DCT codec (``experiments.images.FixedDCTCodec``, d = 77: no public
+and ``--codec dct`` encodes with a fixed DCT codec (``experiments.images.dct_codec``, d = 77: no public
 data); both need no image of the training set, which is then private as a whole
 (``experiments.images.split_training_set``; ``--n-private`` caps each codec's private set alike). Each codec
 writes its own results files. The private set, encoded (unit latents, d = 8 with the autoencoders) with its
@@ -60,7 +60,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DELTA, RESULTS, choose_device, environment, finite_or_text, mean_std, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, PublicSplit  # noqa: E402
+from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder  # noqa: E402
+from synthcity_dpswf.adapters.image_codecs import ImageCodec  # noqa: E402
+from synthcity_dpswf.datasets import IMAGE_LOADERS  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures,
     classification_accuracies,
@@ -71,16 +73,21 @@ from synthcity_dpswf.evaluation import (  # noqa: E402
 )
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     CODECS,
-    LOADERS,
-    FixedDCTCodec,
-    ImageCodec,
     codec_assumption,
+    dct_codec,
     load_other_training_set,
-    other_dataset_autoencoder,
     split_training_set,
 )
 from synthcity_dpswf.math import random_directions  # noqa: E402
-from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, release_steps  # noqa: E402
+from synthcity_dpswf.models import (  # noqa: E402
+    DPSWFlow,
+    DPSWFlowR,
+    DPSWGen,
+    FlowSettings,
+    Generator,
+    SlicedGenerator,
+    release_steps,
+)
 from baselines.dpsgd_gan import DPSGDGAN  # noqa: E402
 from synthcity_dpswf.privacy import ReleaseAccountant, projected_sensitivity  # noqa: E402
 
@@ -155,8 +162,9 @@ def paper_sigma(epsilon: float, n_records: int, batch_size: int, steps: int) -> 
     return ReleaseAccountant(n_records, batch_size).calibrate(epsilon, DELTA, steps)
 
 
-def fit_model(key: str, data: "Dataset", epsilon: float, mode: Mode, device: torch.device) -> tuple[Any, dict[str, Any]]:
-    """Fit the model behind ``key`` at ``epsilon``; returns it and what the table states about its noise."""
+def fit_model(key: str, data: "Dataset", epsilon: float, mode: Mode, device: torch.device) -> tuple[Generator, dict[str, Any]]:
+    """Fit the model behind ``key`` at ``epsilon`` (every one the same way, ``models.Generator``; the paper's rows
+    set the noise by the paper's convention); returns it and what the table states about its noise."""
     settings = FlowSettings(n_steps=mode.n_steps, step_size=3.0)  # the record releases' measured flow
     histogram = FlowSettings(n_steps=mode.flow_steps)  # the package defaults otherwise
     once = dataclasses.replace(settings, reuse="once")
@@ -164,7 +172,7 @@ def fit_model(key: str, data: "Dataset", epsilon: float, mode: Mode, device: tor
     record = {"release": "record", **common}
     per_step = {"batch_size": BATCH, "passes": mode.passes, **record}
     n = data.latents.shape[0]
-    builders: dict[str, Callable[[], Any]] = {
+    builders: dict[str, Callable[[], Generator]] = {
         "hist_flow": lambda: DPSWFlow(settings=histogram, **common),
         "hist_flow_r": lambda: DPSWFlowR(settings=histogram, **common),
         "hist_gen": lambda: DPSWGen(settings=histogram, **common),
@@ -175,22 +183,24 @@ def fit_model(key: str, data: "Dataset", epsilon: float, mode: Mode, device: tor
         "gan": lambda: DPSGDGAN(
             batch_size=BATCH, epochs=mode.gan_epochs, n_classes=10, label_weight=LabelledCodec(10).label_weight, device=device
         ),
+    }
+    paper_builders: dict[str, Callable[[], SlicedGenerator]] = {
         "paper_gen": lambda: DPSWGen(settings=once, **{**per_step, "release": "projected"}),
         "paper_flow_r": lambda: DPSWFlowR(settings=once, **{**per_step, "release": "projected"}),
         "paper_flow": lambda: DPSWFlow(release="projected", settings=settings, **common),
     }
-    model = builders[key]()
     facts: dict[str, Any] = {}
-    if isinstance(model, DPSGDGAN):
-        model.fit(data.records, epsilon, DELTA)
-    elif key.startswith("paper_") and math.isfinite(epsilon):
+    model: Generator
+    if key in paper_builders and math.isfinite(epsilon):
+        flow = paper_builders[key]()
         batch, steps = (n, 1) if key == "paper_flow" else (BATCH, release_steps(n, BATCH, mode.passes))
         sigma = paper_sigma(epsilon, n, batch, steps)
-        delta_bar = mean_projected_sensitivity(data.records.shape[1], model.mechanism.options.n_directions)
-        model.fit(data.latents, None, DELTA, labels=data.labels, n_classes=10, noise_multiplier=sigma / delta_bar)
-        facts = {"paper_sigma": sigma, "paper_epsilon": epsilon, "mean_noise_std": float(model.pool_.noise_std.mean())}
+        delta_bar = mean_projected_sensitivity(data.records.shape[1], flow.mechanism.options.n_directions)
+        model = flow.fit(data.latents, None, DELTA, labels=data.labels, n_classes=10, noise_multiplier=sigma / delta_bar)
+        facts = {"paper_sigma": sigma, "paper_epsilon": epsilon, "mean_noise_std": float(flow.pool_.noise_std.mean())}
     else:
-        model.fit(data.latents, epsilon, DELTA, labels=data.labels, n_classes=10)
+        model = {**builders, **paper_builders}[key]()
+        model = model.fit(data.latents, epsilon, DELTA, labels=data.labels, n_classes=10)
     report = model.privacy_report
     facts.update({
         "release": getattr(model, "release", "DP-SGD"),
@@ -200,14 +210,9 @@ def fit_model(key: str, data: "Dataset", epsilon: float, mode: Mode, device: tor
     return model, facts
 
 
-def sample_images(data: "Dataset", model: Any, method: Method, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_images(data: "Dataset", model: Generator, method: Method, count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """``count`` generated (image, label) pairs."""
-    if isinstance(model, DPSGDGAN):
-        latents, labels = data.codec.decode(model.sample(count, seed=seed).detach().cpu())
-    elif isinstance(model, DPSWGen):
-        latents, labels = model.sample_labelled(count, seed=seed)
-    else:
-        latents, labels = model.sample_labelled(count, seed=seed, **method.overrides)
+    latents, labels = model.sample_labelled(count, seed=seed, **method.overrides)
     return data.adapter.decode(latents.detach().cpu()).cpu(), labels.cpu()
 
 
@@ -229,44 +234,27 @@ class Dataset:
     ) -> None:
         self.assumption = codec_assumption(codec, name)
         other = load_other_training_set(name, data_root) if codec == "other-dataset" else None  # missing files: now
-        images, labels = LOADERS[name](data_root, train=True)
-        test_images, test_labels = LOADERS[name](data_root, train=False)
+        images, labels = IMAGE_LOADERS[name](data_root, train=True)
+        test_images, test_labels = IMAGE_LOADERS[name](data_root, train=False)
         self.test_images, self.test_labels = test_images[: mode.n_test], test_labels[: mode.n_test]
         public, private = split_training_set(codec, len(images), seed)
         public, private = public[: mode.n_public], private[: mode.n_private]
         started = time.perf_counter()
         self.adapter: ImageCodec
         if other is not None:
-            checkpoint = cache / f"autoencoder_{other[0]}_whole_training_set_{mode.autoencoder_epochs}ep_seed{seed}.pt"
-            self.adapter = other_dataset_autoencoder(
-                other[0], other[1], checkpoint, mode.autoencoder_epochs, seed, progress=False, device=device
+            self.adapter = whole_training_set_autoencoder(
+                cache, other[0], other[1], mode.autoencoder_epochs, seed, progress=False, device=device
             )
         elif codec == "dct":
-            self.adapter = FixedDCTCodec(images.shape[2], images.shape[3])
+            self.adapter = dct_codec(images.shape[2], images.shape[3])
         else:
-            self.adapter = self.public_half_autoencoder(name, images, public, mode, cache, device, seed)
+            self.adapter = public_half_autoencoder(
+                cache, name, images, public, mode.autoencoder_epochs, seed, progress=False, device=device
+            )
         self.autoencoder_seconds = time.perf_counter() - started
         self.codec = LabelledCodec(n_classes=10)
         self.latents, self.labels = self.adapter.encode(images[private]), labels[private]
-        self.records = self.codec.encode(self.latents, self.labels)  # joint records, for the DP-SGD GAN
-
-    @staticmethod
-    def public_half_autoencoder(
-        name: str, images: torch.Tensor, public: torch.Tensor, mode: Mode, cache: Path, device: torch.device, seed: int,
-    ) -> ImageLatentAdapter:
-        """The autoencoder of ``--codec public-half``, trained on ``public`` (or loaded, bound to that split)."""
-        checkpoint = cache / f"autoencoder_{name}_{len(public)}_{mode.autoencoder_epochs}ep_seed{seed}.pt"
-        split = PublicSplit.of(name, len(images), public)  # a cached checkpoint of any other split is refused
-        if checkpoint.exists():
-            return ImageLatentAdapter.load(checkpoint, device=device, public_split=split)
-        adapter = ImageLatentAdapter("mnist", device=device)
-        adapter.fit(
-            images[public], epochs=mode.autoencoder_epochs, seed=seed, description=f"the public half of {name}",
-            public_split=split,
-        )
-        checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        adapter.save(checkpoint)
-        return adapter
+        self.records = self.codec.encode(self.latents, self.labels)  # joint records: the dimension the GAN sees
 
 
 def score(
@@ -346,7 +334,7 @@ def main() -> None:
     scale.add_argument("--quick", action="store_const", const="quick", dest="mode", help="minutes on 2 CPU cores (default)")
     scale.add_argument("--full", action="store_const", const="full", dest="mode", help="the paper's scale, for one GPU")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:1, ...")
-    parser.add_argument("--datasets", nargs="+", default=list(LOADERS), choices=list(LOADERS))
+    parser.add_argument("--datasets", nargs="+", default=list(IMAGE_LOADERS), choices=list(IMAGE_LOADERS))
     parser.add_argument("--codec", choices=[codec for codec in CODECS if codec != "private-pca"], default="public-half",
                         help="what is public: public-half (default), other-dataset or dct (see above); the private-pca "
                         "codec is paid per epsilon and runs in benchmarks/image_codecs.py (pca:K)")

@@ -28,10 +28,10 @@ from common import RESULTS, environment, write_results  # noqa: E402
 
 import torch  # noqa: E402
 
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS, PublicSplit  # noqa: E402
+from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder  # noqa: E402
+from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS  # noqa: E402
 from synthcity_dpswf.datasets import load_mnist, public_private_split  # noqa: E402
 from synthcity_dpswf.evaluation import InceptionFeatures, classification_accuracies, frechet_distance, inception_features  # noqa: E402
-from synthcity_dpswf.experiments.images import load_or_train_autoencoder  # noqa: E402
 
 REFINE, HELD_OUT, CAS_IMAGES = 25_000, 5_000, 5_000
 
@@ -50,9 +50,8 @@ def main() -> None:
     images, labels = load_mnist(args.data_root, train=True)
     public, _ = public_private_split(len(images), 0.5, args.seed)
     refine, held = public[:REFINE], public[REFINE : REFINE + HELD_OUT]
-    checkpoint = args.cache / f"autoencoder_mnist_{len(public)}_10ep_latent{MNIST_LATENT_DIM}_seed{args.seed}.pt"
-    base = load_or_train_autoencoder(checkpoint, images[public], PublicSplit.of("mnist", len(images), public), 10,
-                                     args.seed, "the public half of mnist", progress=False, latent_dim=MNIST_LATENT_DIM)
+    base = public_half_autoencoder(args.cache, "mnist", images, public, 10, args.seed, progress=False,
+                                   latent_dim=MNIST_LATENT_DIM)
     network = InceptionFeatures(args.inception)
     n = args.fid_samples
     real = inception_features(images[held][n : 2 * n], network)  # other held-out public images than the scored ones

@@ -1,4 +1,4 @@
-"""Image datasets as tensors in [0, 1], and the public/private split.
+"""Image datasets as tensors in [0, 1], the table of the benchmark datasets, and the public/private split.
 
 Nothing here downloads by default: pass the torchvision root that holds the data (``download=True`` only
 where the network is there). MNIST and FashionMNIST are padded from 28 x 28 to 32 x 32 as in the paper.
@@ -7,6 +7,7 @@ where the network is there). MNIST and FashionMNIST are padded from 28 x 28 to 3
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import torch
 from torch.nn import functional
@@ -33,6 +34,16 @@ def load_fashion_mnist(root: str | Path, train: bool = True, download: bool = Fa
     from torchvision.datasets import FashionMNIST
 
     return _torchvision_tensors(FashionMNIST(root=str(root), train=train, download=download))
+
+
+IMAGE_LOADERS: dict[str, Callable[..., tuple[torch.Tensor, torch.Tensor]]] = {
+    "mnist": load_mnist, "fashion_mnist": load_fashion_mnist,
+}
+"""The labelled image datasets by name: ``loader(root, train=True, download=False) -> (images, labels)``."""
+DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
+"""The names of ``IMAGE_LOADERS``' datasets as reports and tables write them."""
+OTHER_DATASET = {"mnist": "fashion_mnist", "fashion_mnist": "mnist"}
+"""The dataset whose whole training set trains the ``"other-dataset"`` codec of a run on each dataset."""
 
 
 def load_image_folder(path: str | Path, size: int = 64, limit: int | None = None) -> torch.Tensor:

@@ -79,3 +79,14 @@ def private_rows_found(state: object, rows: torch.Tensor, tolerance: float = 1e-
             for start in range(0, len(windows), 20000):
                 found |= torch.cdist(rows, windows[start : start + 20000]).min(dim=1).values < tolerance
     return int(found.sum())
+
+
+def blobs(n: int, seed: int = 0, size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
+    """Synthetic labelled images in [0, 1]: a bright square whose position depends on the label (0..3)."""
+    generator = torch.Generator().manual_seed(seed)
+    labels = torch.randint(4, (n,), generator=generator)
+    images = 0.1 * torch.rand(n, 1, size, size, generator=generator)
+    for index, label in enumerate(labels.tolist()):
+        row, column = divmod(label, 2)
+        images[index, 0, 4 + 14 * row : 14 + 14 * row, 4 + 14 * column : 14 + 14 * column] = 0.9
+    return images, labels

@@ -8,8 +8,8 @@ step, replace-one neighbours, sensitivity Delta = 2C (replacing one record chang
 norm <= C), noise std s = z Delta, z calibrated with the same ``ReleaseAccountant`` (Opacus RDP). The generator
 only sees the discriminator's output: its updates are post-processing.
 
-With ``n_classes`` the records end in a label block (``LabelledCodec``: ``label_weight`` times a one-hot) and the
-GAN is conditional (DP-CGAN, Torkzadehmahani et al. 2019): the generator gets a label drawn uniformly (a public
+With ``n_classes`` the records end in a label block (``LabelledCodec``: ``label_weight`` times a one-hot; ``fit``
+with ``labels=`` appends it, ``sample_labelled`` reads it back) and the GAN is conditional (DP-CGAN, Torkzadehmahani et al. 2019): the generator gets a label drawn uniformly (a public
 assumption) and outputs the feature block, to which the label block is appended. An unconditional GAN on
 labelled records collapsed onto one class in our runs.
 """
@@ -26,6 +26,7 @@ from torch import nn
 from torch.nn import functional
 from tqdm.auto import tqdm
 
+from synthcity_dpswf.adapters import LabelledCodec
 from synthcity_dpswf.math.checks import check_matrix, check_positive, check_positive_int
 from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.models.dpswflow_r import release_steps
@@ -136,9 +137,17 @@ class DPSGDGAN:
         features = generator(torch.cat([noise, one_hot], dim=1).to(self.device))
         return torch.cat([into_ball(features, math.sqrt(1 - self.label_weight**2)), self.label_weight * one_hot.to(self.device)], dim=1)
 
-    def fit(self, records: torch.Tensor, epsilon: float, delta: float) -> "DPSGDGAN":
-        """Train on ``records`` (``(n, d)``, mapped into the unit ball) with the noise calibrated to (epsilon, delta)."""
+    def fit(
+        self, records: torch.Tensor, epsilon: float, delta: float, *, labels: torch.Tensor | None = None,
+        n_classes: int | None = None,
+    ) -> "DPSGDGAN":
+        """Train on ``records`` (``(n, d)``, mapped into the unit ball) with the noise calibrated to (epsilon, delta).
+
+        With ``labels`` (in ``0..n_classes-1``, ``n_classes`` the GAN's own), each record is first joined with its
+        label (``label_codec``); without, ``records`` already end in the label block of a conditional GAN."""
         check_matrix("records", records)
+        if labels is not None:
+            records = self.label_codec(n_classes).encode(records.detach().cpu().float(), labels.cpu())
         check_privacy_target(epsilon, delta, records.shape[0])
         started = time.perf_counter()
         bounded = bound_records(records.detach().to("cpu", torch.float32), 1.0, "ball")
@@ -206,6 +215,15 @@ class DPSGDGAN:
             **common,  # type: ignore[arg-type]
         )
 
+    def label_codec(self, n_classes: int | None) -> LabelledCodec:
+        """The ``LabelledCodec`` whose label block this conditional GAN's records end in (``label_weight``)."""
+        if self.n_classes == 0 or n_classes != self.n_classes:
+            raise ValueError(f"labels need a conditional GAN of the same n_classes: the GAN has n_classes={self.n_classes}, "
+                             f"the labels {n_classes!r}; build DPSGDGAN(n_classes=..., label_weight=...).")
+        assert self.label_weight is not None
+        feature_weight = math.sqrt(1 - self.label_weight**2)
+        return LabelledCodec(self.n_classes, feature_weight=feature_weight)
+
     @property
     def privacy_report(self) -> PrivacyReport:
         """The privacy report of the trained model."""
@@ -221,3 +239,8 @@ class DPSGDGAN:
             raise RuntimeError("DPSGDGAN is not fitted; call fit(records, epsilon, delta) first.")
         inputs = torch.Generator().manual_seed((self.seed if seed is None else seed) + 2)
         return self._generate(self.generator_, count, inputs)
+
+    def sample_labelled(self, count: int, *, seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``count`` synthetic (record, label) pairs of a conditional GAN: ``sample`` with its label block read back
+        (``label_codec``; post-processing)."""
+        return self.label_codec(self.n_classes).decode(self.sample(count, seed=seed).detach().cpu())

@@ -27,20 +27,16 @@ import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol
 
 import torch
 
-from synthcity_dpswf.adapters.image_latent import (
-    MNIST_LATENT_DIM,
-    REFINER_EPOCHS,
-    ImageLatentAdapter,
-    PublicSplit,
-    check_images,
-)
-from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split
+from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder
+from synthcity_dpswf.adapters.image_codecs import FixedDCTCodec, ImageCodec, PrivatePCAImageCodec
+from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, public_private_split
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
+    cached_inception_features,
     classification_accuracies,
     frechet_distance,
     inception_features,
@@ -49,13 +45,9 @@ from synthcity_dpswf.evaluation import (
 )
 from synthcity_dpswf.extensions import adapters
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
-from synthcity_dpswf.adapters.private_pca import PrivatePCACodec
-from synthcity_dpswf.privacy import PrivacyPart, PrivacyReport, analytic_gaussian_epsilon, secret_generator
+from synthcity_dpswf.privacy import PrivacyReport, analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.composition import gaussian_split
 
-LOADERS = {"mnist": load_mnist, "fashion_mnist": load_fashion_mnist}
-DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
-OTHER_DATASET = {"mnist": "fashion_mnist", "fashion_mnist": "mnist"}
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
 CODECS = ("public-half", "other-dataset", "dct", "private-pca")
 FULL_FID_SAMPLES = 10000
@@ -157,82 +149,10 @@ def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
     return GENERATORS[config.generator](batch_size=config.batch_size, passes=config.passes, **common)  # type: ignore[arg-type]
 
 
-class ImageCodec(Protocol):
-    """What the pipeline needs of a codec: ``(n, C, H, W)`` images in [0, 1] <-> unit-sphere records."""
-
-    public_description: str
-    training_seconds: float
-
-    def encode(self, images: torch.Tensor) -> torch.Tensor:
-        """Unit-norm records ``(n, d)`` of the images, on CPU."""
-
-    def decode(self, latents: torch.Tensor) -> torch.Tensor:
-        """Images in [0, 1] from records (generated ones need not be unit-norm), on CPU."""
-
-
-class FixedDCTCodec:
-    """The ``"dct"`` codec: ``DCTImageCodec`` on the pipeline's one-channel ``(n, 1, H, W)`` images in [0, 1].
-
-    A fixed map that uses no statistic of any image, so the run needs no public data. The codec comes from the
-    pluggy adapters registry (name ``"dct"``: an extension registering that name replaces it); decoding scales
-    each image to [0, 1], post-processing of the generated records.
-    """
-
-    training_seconds = 0.0
-
-    def __init__(self, height: int, width: int, n_frequencies: int = DCT_FREQUENCIES) -> None:
-        self.codec = adapters()["dct"](height, width, n_frequencies=n_frequencies, max_value=1.0)
-        self.public_description = (
-            f"the {self.codec.dim} lowest 2-D DCT frequencies (u + v < {n_frequencies}, mean dropped) of each image, "
-            "on the unit sphere; trained on no image"
-        )
-
-    def encode(self, images: torch.Tensor) -> torch.Tensor:
-        """Unit-norm DCT features ``(n, dim)`` of one-channel images (a constant image: the fixed record e_1)."""
-        check_images(images)
-        if images.shape[1] != 1:
-            raise ValueError(f"the DCT codec takes one-channel images (n, 1, H, W), got {images.shape[1]} channels.")
-        return self.codec.encode(images[:, 0])
-
-    def decode(self, latents: torch.Tensor) -> torch.Tensor:
-        """Images ``(n, 1, H, W)`` in [0, 1] from features (inverse DCT, then ``adapters.pixel_range``)."""
-        return self.codec.decode(latents.cpu()).unsqueeze(1)
-
-
-class PrivatePCAImageCodec:
-    """The ``"private-pca"`` codec: ``PrivatePCACodec`` fitted on the private one-channel ``(n, 1, H, W)`` images at
-    ``(epsilon, delta)`` (a release, listed in the report as ``privacy_part``), then a fixed map like the DCT codec."""
-
-    training_seconds = 0.0
-
-    def __init__(self, images: torch.Tensor, n_components: int, epsilon: float, delta: float, neighbouring: str) -> None:
-        check_images(images)
-        if images.shape[1] != 1:
-            raise ValueError(f"the private PCA codec takes one-channel images (n, 1, H, W), got {images.shape[1]} channels.")
-        self.codec = PrivatePCACodec.fit(images[:, 0], n_components, epsilon, delta, secret_generator(),
-                                         neighbouring)  # type: ignore[arg-type]
-        release = self.codec.release
-        assert release is not None
-        self.noise_multiplier = release.noise_multiplier
-        self.public_description = (
-            f"the top {n_components} eigenvectors of the private images' second moment, released at epsilon = "
-            f"{epsilon:.4g}, delta = {delta:.3g}; no public image"
-        )
-        self.privacy_part = PrivacyPart(
-            "private codec", epsilon, delta,
-            f"Gaussian second moment of the unit-norm private images (z = {release.noise_multiplier:.3g}, "
-            f"Delta = {release.sensitivity:.3g}; privacy.md, \"A private image codec\")",
-            release.other_adjacency(),
-        )
-
-    def encode(self, images: torch.Tensor) -> torch.Tensor:
-        """Unit-norm codes ``(n, K)`` of one-channel images."""
-        check_images(images)
-        return self.codec.encode(images[:, 0])
-
-    def decode(self, latents: torch.Tensor) -> torch.Tensor:
-        """Images ``(n, 1, H, W)`` in [0, 1] from codes (back-projection, then ``adapters.pixel_range``)."""
-        return self.codec.decode(latents.cpu()).unsqueeze(1)
+def dct_codec(height: int, width: int, n_frequencies: int = DCT_FREQUENCIES) -> FixedDCTCodec:
+    """The ``"dct"`` codec of ``height`` x ``width`` images: the DCT codec of the pluggy adapters registry (name
+    ``"dct"``: an extension registering that name replaces the built-in ``DCTImageCodec``), K = ``n_frequencies``."""
+    return FixedDCTCodec(adapters()["dct"](height, width, n_frequencies=n_frequencies, max_value=1.0), n_frequencies)
 
 
 @dataclass(frozen=True)
@@ -295,7 +215,7 @@ def load_other_training_set(dataset: str, data_root: Path, download: bool = Fals
     public images. Raises ``FileNotFoundError`` when they are not under ``data_root`` (and ``download`` is off)."""
     other = OTHER_DATASET[dataset]
     try:
-        images, _ = LOADERS[other](data_root, train=True, download=download)
+        images, _ = IMAGE_LOADERS[other](data_root, train=True, download=download)
     except RuntimeError as error:  # torchvision's "Dataset not found" (nothing is downloaded)
         raise FileNotFoundError(
             f"codec 'other-dataset' trains the {DATASET_NAMES[dataset]} run's autoencoder on {DATASET_NAMES[other]}'s "
@@ -303,68 +223,6 @@ def load_other_training_set(dataset: str, data_root: Path, download: bool = Fals
             f"{DATASET_NAMES[other]}/raw files there (--data-root), or choose codec 'public-half' or 'dct'."
         ) from error
     return other, images
-
-
-def load_or_train_autoencoder(
-    checkpoint: Path, public_images: torch.Tensor, public_split: PublicSplit, epochs: int, seed: int, description: str,
-    progress: bool, device: str | torch.device | None = None, latent_dim: int = 8, refiner_epochs: int = 0,
-) -> ImageLatentAdapter:
-    """Load ``checkpoint`` if it exists, else train the MNIST autoencoder (``latent_dim``) on the public images
-    and save it; with ``refiner_epochs`` > 0 its refiner too (``ImageLatentAdapter.fit_refiner``, on the same
-    public images; trained once and kept in the checkpoint), with 0 none is used.
-
-    The checkpoint is bound to ``public_split`` (the split ``public_images`` come from): one trained on another
-    split, or recording none, raises ``ValueError`` rather than encode private records it was trained on. One
-    with another latent size raises ``ValueError`` too.
-    """
-    if checkpoint.exists():
-        adapter = ImageLatentAdapter.load(checkpoint, device=device, public_split=public_split)
-        if adapter.latent_dim != latent_dim:
-            raise ValueError(
-                f"the autoencoder checkpoint {checkpoint} has latent size {adapter.latent_dim}, not the {latent_dim} "
-                "asked for; delete it, or point to another output folder."
-            )
-    else:
-        adapter = ImageLatentAdapter(
-            "mnist", latent_dim=latent_dim, channels=public_images.shape[1], device=device, progress=progress
-        )
-        adapter.fit(public_images, epochs=epochs, seed=seed, description=description, public_split=public_split)
-        checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        adapter.save(checkpoint)
-    if refiner_epochs == 0:
-        adapter.refiner = None
-    elif adapter.refiner is None:
-        adapter.progress = progress
-        adapter.fit_refiner(public_images, epochs=refiner_epochs, seed=seed)
-        adapter.save(checkpoint)
-    return adapter
-
-
-def other_dataset_autoencoder(
-    other: str, other_images: torch.Tensor, checkpoint: Path, epochs: int, seed: int, progress: bool,
-    device: str | torch.device | None = None, latent_dim: int = 8, refiner_epochs: int = 0,
-) -> ImageLatentAdapter:
-    """The ``"other-dataset"`` codec: the autoencoder of ``load_or_train_autoencoder`` on the whole training set
-    of ``other``, its checkpoint bound to that set (a checkpoint of any public half is refused)."""
-    split = PublicSplit.of(other, len(other_images), torch.arange(len(other_images)))
-    return load_or_train_autoencoder(
-        checkpoint, other_images, split, epochs, seed, f"the whole {DATASET_NAMES[other]} training set", progress, device,
-        latent_dim, refiner_epochs,
-    )
-
-
-def cached_test_features(images: torch.Tensor, network: InceptionFeatures, inception: Path, cache: Path) -> torch.Tensor:
-    """Inception features of the (public) test images, computed once and kept in ``cache``, which records the
-    Inception file and the images it was computed from (another of either recomputes them)."""
-    key = {"inception": str(Path(inception).resolve()), "images": len(images), "sum": float(images.double().sum())}
-    if cache.exists():
-        stored = torch.load(cache, map_location="cpu", weights_only=False)
-        if stored.get("key") == key:
-            return stored["features"]
-    features = inception_features(images, network)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"key": key, "features": features}, cache)
-    return features
 
 
 def split_training_set(codec: str, n_images: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -382,13 +240,6 @@ def split_training_set(codec: str, n_images: int, seed: int) -> tuple[torch.Tens
     raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
 
 
-def autoencoder_checkpoint(out: Path, config: ImageRunConfig) -> Path:
-    """Where ``run_images`` keeps (and looks for) the autoencoder of ``config``'s codec under ``out``: named by the
-    images it is trained on, its latent size and its epochs (unused by ``codec="dct"``)."""
-    images = f"{OTHER_DATASET[config.dataset]}_whole_training_set" if config.codec == "other-dataset" else config.dataset
-    return out / f"autoencoder_{images}_latent{config.latent_dim}_{config.autoencoder_epochs}ep.pt"
-
-
 def run_images(
     config: ImageRunConfig,
     data_root: Path,
@@ -403,8 +254,8 @@ def run_images(
     Checks the configuration, and that the other dataset's files are there for ``codec="other-dataset"``,
     before it reads the private dataset. The files of a ``codec`` other than ``"public-half"`` carry its name.
     """
-    if config.dataset not in LOADERS:
-        raise ValueError(f"dataset must be one of {sorted(LOADERS)}, got {config.dataset!r}.")
+    if config.dataset not in IMAGE_LOADERS:
+        raise ValueError(f"dataset must be one of {sorted(IMAGE_LOADERS)}, got {config.dataset!r}.")
     if config.codec not in CODECS:
         raise ValueError(f"codec must be one of {list(CODECS)}, got {config.codec!r}.")
     if inception is not None and config.fid_samples > config.n_samples:
@@ -433,31 +284,28 @@ def run_images(
         )
     seconds: dict[str, float] = {}
     other = load_other_training_set(config.dataset, data_root, download) if config.codec == "other-dataset" else None
-    images, labels = LOADERS[config.dataset](data_root, train=True, download=download)
-    test_images, test_labels = LOADERS[config.dataset](data_root, train=False, download=download)
+    images, labels = IMAGE_LOADERS[config.dataset](data_root, train=True, download=download)
+    test_images, test_labels = IMAGE_LOADERS[config.dataset](data_root, train=False, download=download)
     public, private = split_training_set(config.codec, len(images), config.seed)
     started = time.perf_counter()
-    checkpoint = autoencoder_checkpoint(out, config)
     codec: ImageCodec
     learned: PrivatePCAImageCodec | None = None  # a codec learned from the private images: its release is in the report
     budget = codec_budget(config)
     if other is not None:
         other_name, other_images = other
-        codec = other_dataset_autoencoder(
-            other_name, other_images, checkpoint, config.autoencoder_epochs, config.seed, progress,
-            device=config.device, latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
+        codec = whole_training_set_autoencoder(
+            out, other_name, other_images, config.autoencoder_epochs, config.seed, progress, device=config.device,
+            latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
         )
     elif config.codec == "dct":
-        codec = FixedDCTCodec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
+        codec = dct_codec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
     elif config.codec == "private-pca":
         codec = learned = PrivatePCAImageCodec(images[private], config.pca_components, budget.codec_epsilon,
-                                               budget.codec_delta, config.neighbouring)
+                                               budget.codec_delta, config.neighbouring)  # type: ignore[arg-type]
     else:
-        codec = load_or_train_autoencoder(
-            checkpoint, images[public], PublicSplit.of(config.dataset, len(images), public),
-            config.autoencoder_epochs, config.seed,
-            f"the public half of the {config.dataset} training set", progress, device=config.device,
-            latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
+        codec = public_half_autoencoder(
+            out, config.dataset, images, public, config.autoencoder_epochs, config.seed, progress,
+            device=config.device, latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
         )
     seconds["autoencoder"] = time.perf_counter() - started
     latents = codec.encode(images[private])
@@ -487,7 +335,7 @@ def run_images(
         started = time.perf_counter()
         network = InceptionFeatures(inception).to(config.device)
         count = config.fid_samples
-        real_features = cached_test_features(test_images[:count], network, inception, out / f"inception_{config.dataset}_test_{count}.pt")
+        real_features = cached_inception_features(test_images[:count], network, inception, out / f"inception_{config.dataset}_test_{count}.pt")
         fake_features = inception_features(generated[:count], network)
         fid = frechet_distance(real_features, fake_features)
         precision, recall = precision_recall(real_features, fake_features)

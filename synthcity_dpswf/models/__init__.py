@@ -1,4 +1,5 @@
-"""The three generators, on plain torch tensors: DPSWFlow, DPSWFlowR and DPSWGen (no synthcity here)."""
+"""The three generators, on plain torch tensors: DPSWFlow, DPSWFlowR and DPSWGen (no synthcity here), and the
+``Generator`` protocol they share with the benchmarks' baselines."""
 
 from synthcity_dpswf.models.base import SlicedGenerator
 from synthcity_dpswf.models.chunks import SampleChunk, chunk_plan, chunk_seed
@@ -6,6 +7,7 @@ from synthcity_dpswf.models.dpswflow import DPSWFlow
 from synthcity_dpswf.models.dpswflow_r import PAPER_PRESET, DPSWFlowR, release_steps
 from synthcity_dpswf.models.dpswgen import DPSWGen
 from synthcity_dpswf.models.pool import ReleasePool
+from synthcity_dpswf.models.protocol import Generator
 from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.kinds import KINDS, KindSpec
 from synthcity_dpswf.models.targets import HistogramReleaseTarget, ProjectedReleaseTarget, class_weights
@@ -15,6 +17,7 @@ __all__ = [
     "DPSWFlowR",
     "DPSWGen",
     "FlowSettings",
+    "Generator",
     "HistogramReleaseTarget",
     "KINDS",
     "KindSpec",

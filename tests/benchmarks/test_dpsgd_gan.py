@@ -94,6 +94,29 @@ def test_conditional_gan_covers_every_class() -> None:
         DPSGDGAN(n_classes=3)
 
 
+def test_the_gan_is_a_generator_like_the_flows() -> None:
+    """``models.Generator``: fitted on (records, labels) it trains on exactly the joint records, seed for seed, and
+    ``sample_labelled`` reads the labels back; labels of another class count are refused."""
+    from synthcity_dpswf.adapters import LabelledCodec
+    from synthcity_dpswf.models import Generator
+
+    codec = LabelledCodec(n_classes=3)
+    features = torch.nn.functional.normalize(clusters(600, seed=0), dim=1)
+    labels = torch.randint(3, (600,), generator=torch.Generator().manual_seed(0))
+    arguments = dict(batch_size=100, epochs=1, hidden=8, n_classes=3, label_weight=codec.label_weight, release_seed=4)
+    by_labels = DPSGDGAN(**arguments).fit(features, 4.0, 1e-5, labels=labels, n_classes=3)
+    by_records = DPSGDGAN(**arguments).fit(codec.encode(features, labels), 4.0, 1e-5)
+    assert isinstance(by_labels, Generator)
+    generated, generated_labels = by_labels.sample_labelled(50, seed=1)
+    expected, expected_labels = codec.decode(by_records.sample(50, seed=1))
+    torch.testing.assert_close(generated, expected)
+    assert torch.equal(generated_labels, expected_labels) and generated.shape == (50, 5)
+    with pytest.raises(ValueError, match="the GAN has n_classes=3, the labels 4"):
+        DPSGDGAN(**arguments).fit(features, 4.0, 1e-5, labels=labels, n_classes=4)
+    with pytest.raises(ValueError, match="the GAN has n_classes=0"):
+        DPSGDGAN(batch_size=100, epochs=1).fit(features, 4.0, 1e-5, labels=labels, n_classes=3)
+
+
 def test_the_gradient_noise_is_drawn_with_a_generator_on_the_parameters_device(monkeypatch: pytest.MonkeyPatch) -> None:
     # Opacus draws the noise on each parameter's device with the generator it was handed; a generator on another
     # device (the CPU one of the batches with CUDA parameters) fails, so they must agree on every call.

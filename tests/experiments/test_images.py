@@ -1,10 +1,11 @@
-"""Image-latent adapters, datasets, evaluation utilities, the image plugins and ``dpswf images``."""
+"""Image-latent adapters, codecs and checkpoints, datasets, the image plugins and ``dpswf images``."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +17,11 @@ from PIL import Image
 from synthcity_dpswf.adapters.autoencoders import dcgan_autoencoder, mnist_autoencoder
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, from_synthcity_range, to_synthcity_range
 from synthcity_dpswf.datasets import load_image_folder, load_mnist, public_private_split
-from synthcity_dpswf.evaluation import (
-    InceptionFeatures,
-    classification_accuracy,
-    frechet_distance,
-    frechet_inception_distance,
-    precision_recall,
-    save_image_grid,
-)
+from synthcity_dpswf.evaluation import InceptionFeatures
+
+from conftest import blobs
 
 INCEPTION = "weights/inception_fid_torchscript.pt"
-
-
-def blobs(n: int, seed: int = 0, size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
-    """Synthetic labelled images in [0, 1]: a bright square whose position depends on the label (0..3)."""
-    generator = torch.Generator().manual_seed(seed)
-    labels = torch.randint(4, (n,), generator=generator)
-    images = 0.1 * torch.rand(n, 1, size, size, generator=generator)
-    for index, label in enumerate(labels.tolist()):
-        row, column = divmod(label, 2)
-        images[index, 0, 4 + 14 * row : 14 + 14 * row, 4 + 14 * column : 14 + 14 * column] = 0.9
-    return images, labels
 
 
 def test_architectures_have_the_papers_shapes() -> None:
@@ -123,63 +108,6 @@ def test_image_folder_is_center_cropped(tmp_path: Path) -> None:
         load_image_folder(tmp_path / "empty", size=16)
 
 
-def test_classification_accuracy_and_grid(tmp_path: Path) -> None:
-    images, labels = blobs(400)
-    test_images, test_labels = blobs(200, seed=1)
-    assert classification_accuracy(images, labels, test_images, test_labels, epochs=5) > 0.95
-    small, small_labels = blobs(160)
-    small_test, small_test_labels = blobs(80, seed=1)
-    assert classification_accuracy(small, small_labels, small_test, small_test_labels, epochs=5, classifier="cnn") > 0.95
-    # Labels shuffled against the images: nothing to learn, so the CNN is near chance (it cannot pass trivially).
-    shuffled = small_labels[torch.randperm(160, generator=torch.Generator().manual_seed(0))]
-    assert classification_accuracy(small, shuffled, small_test, small_test_labels, epochs=5, classifier="cnn") < 0.5
-    with pytest.raises(ValueError, match="classifier must be one of"):
-        classification_accuracy(images, labels, test_images, test_labels, classifier="svm")
-    grid = save_image_grid(images[:20], tmp_path / "grid.png", per_row=10)
-    assert Image.open(grid).size == (10 * 34 + 2, 2 * 34 + 2)
-
-
-def test_fid_with_the_local_inception_file(shared_dir: Path) -> None:
-    features = InceptionFeatures(shared_dir / INCEPTION)
-    images, _ = blobs(24)
-    assert features(images[:2]).shape == (2, 2048)
-    same = frechet_inception_distance(images[:12], images[:12], features)
-    other = frechet_inception_distance(images[:12], 1 - images[12:], features)
-    assert abs(same) < 1e-2 and other > 10
-    with pytest.raises(ValueError, match="DPSWF_INCEPTION"):
-        InceptionFeatures("/nonexistent.pt")
-
-
-def test_frechet_distance_and_precision_recall_on_features() -> None:
-    generator = torch.Generator().manual_seed(0)
-    real = torch.randn(400, 2048, generator=generator)
-    same = torch.randn(400, 2048, generator=generator)
-    shifted = same + 0.5  # the mean moves by 0.5 in each of 2048 coordinates: ||shift||^2 = 512
-    assert frechet_distance(real, real) == pytest.approx(0.0, abs=1e-2)
-    assert frechet_distance(real, shifted) - frechet_distance(real, same) == pytest.approx(512, rel=0.05)
-    assert precision_recall(real, real) == (1.0, 1.0)
-    assert precision_recall(real, same + 100.0) == (0.0, 0.0)
-    # Fakes collapsed onto a few real points: precise, but they cover little of the real set.
-    precision, recall = precision_recall(real, real[:5].repeat(80, 1))
-    assert precision == 1.0 and recall < 0.1
-    with pytest.raises(ValueError, match="2048"):
-        frechet_distance(real[:, :10], real[:, :10])
-
-
-def test_both_frechet_routes_agree_with_torchmetrics() -> None:
-    """Few samples take the sample-space route, many take torchmetrics' own: the same number either way."""
-    from synthcity_dpswf.evaluation import sample_space_frechet_distance
-
-    generator = torch.Generator().manual_seed(1)
-    real = torch.rand(2048, 2048, generator=generator).square()  # non-negative and skewed, like pool3 features
-    fake = torch.rand(2048, 2048, generator=generator).square() * 1.1 + 0.01
-    torchmetrics_value = frechet_distance(real, fake)  # 2048^3 = d^3: torchmetrics' route
-    assert sample_space_frechet_distance(real, fake) == pytest.approx(torchmetrics_value, rel=1e-5)
-    assert frechet_distance(real[:300], fake[:200]) == sample_space_frechet_distance(real[:300], fake[:200])
-    with pytest.raises(ValueError, match="at least 2 features"):
-        frechet_distance(real[:1], fake[:5])
-
-
 # --------------------------------------------------------------------------------------------- plugins
 @pytest.mark.parametrize("name", ["dpswflow_r", "dpswflow"])
 def test_plugins_generate_labelled_images(name: str) -> None:
@@ -230,14 +158,17 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
 
     # A small public autoencoder checkpoint (with its refiner) in the output folder is loaded instead of training one:
     # trained on 500 images of the public half of seed 0, the split the run uses, and saying so.
-    from synthcity_dpswf.experiments.images import ImageRunConfig, autoencoder_checkpoint
+    from synthcity_dpswf.adapters.checkpoints import autoencoder_checkpoint
+    from synthcity_dpswf.experiments.images import ImageRunConfig
 
     images, _ = load_mnist(shared_dir / "data", train=True)
     public, _ = public_private_split(len(images), 0.5, 0)
     ImageLatentAdapter("mnist", latent_dim=ImageRunConfig.latent_dim, device="cpu").fit(
         images[public[:500]], epochs=1, description="500 public digits",
         public_split=PublicSplit.of("mnist", len(images), public),
-    ).fit_refiner(images[public[:500]], epochs=1).save(autoencoder_checkpoint(tmp_path, ImageRunConfig()))
+    ).fit_refiner(images[public[:500]], epochs=1).save(autoencoder_checkpoint(
+        tmp_path, "mnist", len(public), ImageRunConfig.latent_dim, ImageRunConfig.autoencoder_epochs, ImageRunConfig.seed,
+    ))
     code = main([
         "images", "--dataset", "mnist", "--data-root", str(shared_dir / "data"), "--epsilon", "10", "--out", str(tmp_path),
         "--inception", str(shared_dir / INCEPTION), "--samples", "300", "--fid-samples", "10", "--steps", "20", "--quiet",
@@ -270,7 +201,7 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
 
 def test_autoencoder_checkpoint_is_bound_to_its_public_split(tmp_path: Path) -> None:
     from synthcity_dpswf.adapters.image_latent import PublicSplit
-    from synthcity_dpswf.experiments.images import load_or_train_autoencoder
+    from synthcity_dpswf.adapters.checkpoints import load_or_train_autoencoder
 
     images, _ = blobs(16)
     public, _ = public_private_split(16, 0.5, seed=0)
@@ -307,13 +238,18 @@ def test_images_run_refuses_the_autoencoder_of_another_seeds_split(tmp_path: Pat
     def small_blobs(root: Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         return blobs(64 if train else 32, seed=0 if train else 1)
 
-    monkeypatch.setitem(experiment.LOADERS, "mnist", small_blobs)
+    monkeypatch.setitem(experiment.IMAGE_LOADERS, "mnist", small_blobs)
     config = experiment.ImageRunConfig(
         autoencoder_epochs=1, latent_dim=8, n_release_directions=10, n_steps=5, n_samples=40, fid_samples=0, seed=0,
     )
     experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
-    assert (tmp_path / "autoencoder_mnist_latent8_1ep.pt").exists()
-    # Seed 1 splits the images otherwise: about half of its private images trained this checkpoint.
+    assert (tmp_path / "autoencoder_mnist_32_latent8_1ep_seed0.pt").exists()
+    # Seed 1 splits the images otherwise: it trains its own checkpoint, under its own name ...
+    experiment.run_images(dataclasses.replace(config, seed=1), tmp_path, tmp_path, None, progress=False)
+    seed_one = tmp_path / "autoencoder_mnist_32_latent8_1ep_seed1.pt"
+    assert seed_one.exists()
+    # ... and seed 0's checkpoint put under that name is refused: about half of seed 1's private images trained it.
+    shutil.copy(tmp_path / "autoencoder_mnist_32_latent8_1ep_seed0.pt", seed_one)
     with pytest.raises(ValueError, match="another public split"):
         experiment.run_images(dataclasses.replace(config, seed=1), tmp_path, tmp_path, None, progress=False)
 
@@ -330,8 +266,8 @@ def _fake_datasets(monkeypatch: pytest.MonkeyPatch) -> None:
         images, labels = blobs(64 if train else 32, seed=2 if train else 3)
         return 1 - images, labels
 
-    monkeypatch.setitem(experiment.LOADERS, "mnist", mnist)
-    monkeypatch.setitem(experiment.LOADERS, "fashion_mnist", fashion_mnist)
+    monkeypatch.setitem(experiment.IMAGE_LOADERS, "mnist", mnist)
+    monkeypatch.setitem(experiment.IMAGE_LOADERS, "fashion_mnist", fashion_mnist)
 
 
 TINY_RUN: dict[str, Any] = dict(
@@ -344,9 +280,9 @@ TINY_RUN: dict[str, Any] = dict(
     ("codec", "assumption", "checkpoint", "n_private"),
     [
         ("public-half", "autoencoder trained on the public half of MNIST (the public half of the mnist training set "
-         "(32 images", "autoencoder_mnist_latent8_1ep.pt", 32),
+         "(32 images", "autoencoder_mnist_32_latent8_1ep_seed0.pt", 32),
         ("other-dataset", "autoencoder trained on FashionMNIST's training set: no MNIST image outside the private set "
-         "(the whole FashionMNIST training set (64 images", "autoencoder_fashion_mnist_whole_training_set_latent8_1ep.pt", 64),
+         "(the whole FashionMNIST training set (64 images", "autoencoder_fashion_mnist_whole_training_set_64_latent8_1ep_seed0.pt", 64),
         ("dct", "a fixed DCT codec: no public data (the 135 lowest 2-D DCT frequencies (u + v < 16", None, 64),
         ("private-pca", "a codec learned from the private images and paid for: no public data (the top 8 eigenvectors "
          "of the private images' second moment, released at epsilon = 3.85", None, 64),
@@ -392,14 +328,14 @@ def test_public_half_and_other_dataset_checkpoints_are_not_interchangeable(
     # The public half of MNIST under the other-dataset codec's file name: its images are MNIST images.
     ImageLatentAdapter("mnist", device="cpu").fit(
         images[public], epochs=1, public_split=PublicSplit.of("mnist", 64, public)
-    ).save(tmp_path / "autoencoder_fashion_mnist_whole_training_set_latent8_1ep.pt")
+    ).save(tmp_path / "autoencoder_fashion_mnist_whole_training_set_64_latent8_1ep_seed0.pt")
     config = experiment.ImageRunConfig(codec="other-dataset", **TINY_RUN)
     with pytest.raises(ValueError, match=r"another public split than this run's \(dataset 'mnist' instead of 'fashion_mnist'"):
         experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
     # And the other way round: a whole-FashionMNIST checkpoint where the public half of MNIST is expected.
     ImageLatentAdapter("mnist", device="cpu").fit(
         1 - images, epochs=1, public_split=PublicSplit.of("fashion_mnist", 64, torch.arange(64))
-    ).save(tmp_path / "autoencoder_mnist_latent8_1ep.pt")
+    ).save(tmp_path / "autoencoder_mnist_32_latent8_1ep_seed0.pt")
     with pytest.raises(ValueError, match=r"\(dataset 'fashion_mnist' instead of 'mnist', n_public 64 instead of 32"):
         experiment.run_images(dataclasses.replace(config, codec="public-half"), tmp_path, tmp_path, None, progress=False)
 
@@ -411,8 +347,8 @@ def test_codec_errors_come_before_any_private_data_is_read(tmp_path: Path, monke
     def private_data(root: Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         raise AssertionError("the private dataset was read before the configuration was checked")
 
-    monkeypatch.setitem(experiment.LOADERS, "mnist", private_data)
-    monkeypatch.setitem(experiment.LOADERS, "fashion_mnist", load_fashion_mnist)  # the real loader, on an empty root
+    monkeypatch.setitem(experiment.IMAGE_LOADERS, "mnist", private_data)
+    monkeypatch.setitem(experiment.IMAGE_LOADERS, "fashion_mnist", load_fashion_mnist)  # the real loader, on an empty root
     config = experiment.ImageRunConfig(**TINY_RUN)
     with pytest.raises(ValueError, match=r"codec must be one of \['public-half', 'other-dataset', 'dct', 'private-pca'\], got 'pca'"):
         experiment.run_images(dataclasses.replace(config, codec="pca"), tmp_path, tmp_path, None, progress=False)
@@ -433,7 +369,7 @@ def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.Monk
 
     from synthcity_dpswf import extensions
     from synthcity_dpswf.adapters import DCTImageCodec
-    from synthcity_dpswf.experiments.images import FixedDCTCodec
+    from synthcity_dpswf.experiments.images import dct_codec
 
     class CoarseDCT(DCTImageCodec):
         """An extension's replacement: never more than 4 frequencies."""
@@ -450,9 +386,9 @@ def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.Monk
     manager.add_hookspecs(extensions.DPSWFSpec)
     manager.register(extensions.BuiltinAdapters(), name="builtin")
     manager.register(Extension())
-    assert FixedDCTCodec(32, 32).codec.dim == 77  # the built-in, K = 12
+    assert dct_codec(32, 32).codec.dim == 77  # the built-in, K = 12
     monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)
-    codec = FixedDCTCodec(32, 32)
+    codec = dct_codec(32, 32)
     images, _ = blobs(5)
     assert isinstance(codec.codec, CoarseDCT) and codec.encode(images).shape == (5, 9)
     decoded = codec.decode(codec.encode(images))
@@ -470,7 +406,7 @@ def test_download_reaches_the_dataset_loaders_only_when_asked(tmp_path: Path, mo
         asked.append(download)
         return blobs(64 if train else 32, seed=0 if train else 1)
 
-    monkeypatch.setitem(experiment.LOADERS, "mnist", mnist)
+    monkeypatch.setitem(experiment.IMAGE_LOADERS, "mnist", mnist)
     config = experiment.ImageRunConfig(codec="dct", **TINY_RUN)
     experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
     experiment.run_images(config, tmp_path, tmp_path, None, progress=False, download=True)

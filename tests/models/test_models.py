@@ -195,6 +195,19 @@ def labelled_blobs(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     return means[labels] + 0.05 * torch.randn(len(labels), 3, generator=generator), labels
 
 
+@pytest.mark.parametrize("model_class", [DPSWFlow, DPSWFlowR, DPSWGen])
+def test_every_flow_is_a_generator(model_class: type[SlicedGenerator]) -> None:
+    """``models.Generator``, the protocol the benchmarks run every method through: fitted, each flow has it."""
+    from synthcity_dpswf.models import Generator
+
+    records, labels = labelled_blobs(300, seed=4)
+    model = model_class(n_release_directions=20, settings=FlowSettings(n_steps=5), seed=0)
+    fitted = model.fit(records, 5.0, 1e-5, labels=labels, n_classes=3)
+    assert fitted is model and isinstance(fitted, Generator)
+    samples, sampled_labels = fitted.sample_labelled(30, seed=2)
+    assert samples.shape == (30, 3) and sampled_labels.shape == (30,) and set(sampled_labels.tolist()) <= {0, 1, 2}
+
+
 def _class_means(records: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return torch.stack([records[labels == label].mean(dim=0) for label in range(3)])
 
