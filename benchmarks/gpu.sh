@@ -14,10 +14,11 @@
 #                bare torch.sort (DIR/speed/)
 #   images 250   benchmarks/images.py --full --datasets mnist --epsilons 10 1 --methods DPSWflow: 30,000 private
 #                records, 10,000 samples and 10,000 for FID (DIR/images/); needs --data-root and --inception
-#   codecs 380   only when named in --stages: the no-public-data DCT codec on MNIST (issue 13), the flow and the CAS
-#                classifiers on CUDA: benchmarks/image_codecs.py --split validation for each candidate (K, L, G,
-#                steps) at epsilon 10 and 1, then --split test --select-from that validation file: the test set
-#                is read for the validation split's choice alone (DIR/codecs/); needs --data-root
+#   codecs 380   only when named in --stages: the no-public-data codec on MNIST, the flow and the CAS classifiers on
+#                CUDA: benchmarks/image_runner.py with configs/images/codecs_mnist_validation.toml (each candidate
+#                codec and flow setting at epsilon 10 and 1), then codecs_mnist_test.toml (select_from that
+#                validation file: the test set is read for the validation split's choice alone) (DIR/codecs/);
+#                needs --data-root
 #   table  280   only when named in --stages: the full image table for each of --table-datasets (comma-separated,
 #                default mnist), two jobs side by side on the one GPU: (1) benchmarks/images.py --full, public-half
 #                autoencoder, DPSWflow, DPSWflow-r, DPSWgen and the DP-SGD GAN at epsilon 10 and 1 (DIR/table_<data>/);
@@ -170,9 +171,7 @@ if [[ $MODE == gpu ]]; then
     || fail "torch sees no CUDA device here; run with --smoke on a CPU machine"
   SPEED_ARGS=(--shapes 10000:70 10000:500 100000:70 100000:500 1000000:70 1000000:500 1000000:1000 --budget 1)
   IMAGE_ARGS=(--runs "$IMAGE_RUNS")
-  # Candidates for the no-public-data codec: dct:K with L:G:STEPS (two codecs, five rows, ten validation runs).
-  CODEC_CANDIDATES=("dct:12 1000:16:1500 4000:32:3000" "dct:16 1000:16:1500 4000:32:3000 8000:32:5000")
-  CODEC_SAMPLES=10000
+  CODEC_SETS=()  # the codec grids at their configs' own sizes
   TABLE_IMAGE_ARGS=(--full --runs 1)
   TABLE_PRIVATE_ARGS=(--samples 10000 --fid-samples 10000)
   TABLE_FLOW_10=(--directions 2000 --bins 32 --steps 3000)
@@ -181,8 +180,7 @@ if [[ $MODE == gpu ]]; then
 else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
   IMAGE_ARGS=(--runs 1 --n-public 500 --n-private 300 --autoencoder-epochs 1 --flow-steps 5 --n-samples 100 --fid-samples 10)
-  CODEC_CANDIDATES=("dct:8 50:8:5" "dct:12 50:8:5 100:8:5")
-  CODEC_SAMPLES=300
+  CODEC_SETS=(--set samples=300 --set 'settings=["50:8:5", "100:8:5"]')
   TABLE_IMAGE_ARGS=("${IMAGE_ARGS[@]}" --gan-epochs 0.2 --passes 0.2 --n-steps 5)
   TABLE_PRIVATE_ARGS=(--samples 200 --fid-samples 20)
   TABLE_FLOW_10=(--directions 50 --bins 32 --steps 5)
@@ -204,28 +202,22 @@ else
     --out "$OUT/images" --cache "$SCRATCH/cache" "${IMAGE_ARGS[@]}"
 fi
 
-# codecs: each candidate codec on the validation split, then the test split for the choice alone.
+# codecs: the candidate codecs and settings on the validation split, then the test split for the choice alone.
 codec_search() {
-  local candidate codecs=()
-  for candidate in "${CODEC_CANDIDATES[@]}"; do
-    read -r -a words <<<"$candidate"
-    codecs+=("${words[0]}")
-    "$PY" "$ROOT/benchmarks/image_codecs.py" --data-root "$DATA" --codecs "${words[0]}" --settings "${words[@]:1}" \
-      --split validation --epsilons 10 1 --samples "$CODEC_SAMPLES" --device "$DEVICE" --out "$OUT/codecs" \
-      --cache "$SCRATCH/cache" || return
+  local split
+  for split in validation test; do
+    "$PY" "$ROOT/benchmarks/image_runner.py" "$ROOT/benchmarks/configs/images/codecs_mnist_$split.toml" \
+      --data-root "$DATA" --device "$DEVICE" --out "$OUT/codecs" --cache "$SCRATCH/cache" "${CODEC_SETS[@]}" || return
   done
-  "$PY" "$ROOT/benchmarks/image_codecs.py" --data-root "$DATA" --codecs "${codecs[@]}" --split test --epsilons 10 1 \
-    --select-from "$OUT/codecs/image_codecs_mnist_validation.json" --samples "$CODEC_SAMPLES" --device "$DEVICE" \
-    --out "$OUT/codecs" --cache "$SCRATCH/cache"
 }
 if wanted codecs; then
   if [[ -z $DATA || ! -d $DATA/MNIST/raw ]]; then
     skip_stage codecs "no MNIST under '$DATA' (pass --data-root DIR holding MNIST/raw, set DPSWF_DATA, or --pack)"
   else
     export -f codec_search
-    export PY ROOT DATA DEVICE OUT SCRATCH CODEC_SAMPLES
-    export CODEC_CANDIDATES_LIST="$(printf '%s\n' "${CODEC_CANDIDATES[@]}")"
-    run_stage codecs "${LIMITS[4]}" bash -c 'mapfile -t CODEC_CANDIDATES <<<"$CODEC_CANDIDATES_LIST"; codec_search'
+    export PY ROOT DATA DEVICE OUT SCRATCH
+    export CODEC_SETS_LIST="$(printf '%s\n' "${CODEC_SETS[@]}")"
+    run_stage codecs "${LIMITS[4]}" bash -c 'CODEC_SETS=(); [[ -z $CODEC_SETS_LIST ]] || mapfile -t CODEC_SETS <<<"$CODEC_SETS_LIST"; codec_search'
   fi
 fi
 

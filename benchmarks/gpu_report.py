@@ -161,11 +161,11 @@ def image_section(folder: Path) -> list[str]:
 
 
 def codec_section(folder: Path) -> list[str]:
-    """The codec search's two tables (written by ``benchmarks/image_codecs.py``), when that stage ran."""
+    """The codec search's two tables (written by ``benchmarks/image_runner.py``), when that stage ran."""
     tables = [folder / "codecs" / f"image_codecs_mnist_{split}.md" for split in ("validation", "test")]
     if not (folder / "codecs.log").exists():
         return []
-    lines = ["## No-public-data codecs (`benchmarks/image_codecs.py`, MNIST)", ""]
+    lines = ["## No-public-data codecs (`benchmarks/image_runner.py`, MNIST)", ""]
     for table in tables:
         if table.exists():
             body = table.read_text().splitlines()

@@ -324,8 +324,8 @@ def newest(suite: str) -> dict[str, Any] | None:
 def image_headline(payload: dict[str, Any]) -> str:
     """MNIST test-split CAS of the package's image path: the public-half autoencoder with both generators and both
     adjacencies, and the linear codecs chosen on the validation split with no public data
-    (``benchmarks/image_codecs.py``): with today's pixel scaling where measured, else the rows of the earlier one."""
-    from image_codecs import pixels_of
+    (``benchmarks/image_runner.py``): with today's pixel scaling where measured, else the rows of the earlier one."""
+    from image_runner import pixels_of
 
     def pixels(row: dict[str, Any]) -> str:
         return str(row.get("pixels", pixels_of(row["codec"], written_before=True)))

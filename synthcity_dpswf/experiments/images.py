@@ -81,6 +81,7 @@ class ImageRunConfig:
     autoencoder": CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs), and
     ``refiner_epochs`` its refiner, trained on the same public images (``ImageLatentAdapter.fit_refiner``; 0: none;
     docs/flows.md, "A refiner for the public autoencoder").
+    ``flow_directions`` (directions per flow step) and ``count_estimator`` are the flow's ``FlowSettings``.
     ``fid_samples``: generated images scored against as many test images (``FULL_FID_SAMPLES`` for the
     literature's protocol; 0: no FID). ``dct_frequencies``: K of the ``"dct"`` codec (the frequencies u + v < K;
     without public data, K = 16 with L = 8,000, G = 32 and 5,000 steps measured best at epsilon = 10 on the
@@ -110,6 +111,8 @@ class ImageRunConfig:
     n_steps: int = 1500
     step_size: float = 1.0
     flow_batch_size: int = 4000
+    flow_directions: int = 70
+    count_estimator: str = "simplex"
     n_samples: int = 10000
     fid_samples: int = 1000
     start: str = "gaussian"
@@ -136,7 +139,10 @@ class ImageRunResult:
 
 def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
     """The generator of ``config`` with its release kind and flow settings."""
-    settings = FlowSettings(n_steps=config.n_steps, step_size=config.step_size, batch_size=config.flow_batch_size)
+    settings = FlowSettings(
+        n_steps=config.n_steps, step_size=config.step_size, batch_size=config.flow_batch_size,
+        n_directions=config.flow_directions, count_estimator=config.count_estimator,  # type: ignore[arg-type]
+    )
     if config.generator not in GENERATORS:
         raise ValueError(f"generator must be one of {sorted(GENERATORS)}, got {config.generator!r}.")
     common: dict[str, object] = dict(

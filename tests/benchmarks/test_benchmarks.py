@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -164,82 +163,6 @@ def test_merge_refuses_runs_of_different_codecs(tmp_path: Path) -> None:
     second.write_text(json.dumps({**base, "codec": "dct"}))
     with pytest.raises(SystemExit, match="differ in --codec"):
         report.merge([first, second])
-
-
-def test_codec_settings_for_the_test_split_are_chosen_on_validation_rows_alone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import image_codecs
-
-    def row(codec: str, directions: int | None, at_10: tuple[float, float], at_1: tuple[float, float] | None,
-            samples: int = 10000) -> dict:
-        scores = {"10.0": {"mlp": at_10[0], "cnn": at_10[1]}}
-        if at_1 is not None:
-            scores["1.0"] = {"mlp": at_1[0], "cnn": at_1[1]}
-        return {"codec": codec, "directions": directions, "bins": 32, "steps": 3000, "samples": samples, "epsilons": scores,
-                "dim": 77, "public": "no public data", "ceiling": {"mlp": 0.9, "cnn": 0.9}, "codec_seconds": 0.0}
-
-    validation = {"dataset": "mnist", "split": "validation", "rows": [
-        row("dct:12", 1000, (0.80, 0.90), (0.70, 0.70)),
-        row("dct:16", 4000, (0.88, 0.86), (0.60, 0.60)),  # best mean at epsilon 10 (0.87 against 0.85)
-        row("dct:16", 8000, (0.99, 0.99), (0.99, 0.99), samples=2000),  # scored with other samples: not comparable
-        row("ae:16:10", None, (0.99, 0.99), (0.99, 0.99)),  # another codec family: not a candidate
-    ]}
-    select = image_codecs.select_settings
-    codec, choice, score = select(validation, ["dct:12", "dct:16"], 10.0, "mnist", 10000)
-    assert (codec, choice, score) == ("dct:16", image_codecs.FlowChoice(4000, 32, 3000), pytest.approx(0.87))
-    assert select(validation, ["dct:12", "dct:16"], 1.0, "mnist", 10000)[:2] == ("dct:12", image_codecs.FlowChoice(1000, 32, 3000))
-    with pytest.raises(ValueError, match="no row of codecs"):
-        select(validation, ["dct:12"], float("inf"), "mnist", 10000)
-    for split, dataset in (("test", "mnist"), ("validation", "fashion_mnist")):  # never choose on the test split
-        with pytest.raises(ValueError, match="validation results file of"):
-            select({**validation, "split": split}, ["dct:12"], 10.0, dataset, 10000)
-    assert image_codecs.FlowChoice.parse("default:16:1500") == image_codecs.FlowChoice(None, 16, 1500)
-    with pytest.raises(argparse.ArgumentTypeError, match="L:G:STEPS"):
-        image_codecs.FlowChoice.parse("4000:32")
-
-    # The plan of a test run: each epsilon runs only its validation choice; epsilons of one choice share a row.
-    chosen_file = tmp_path / "validation.json"
-    chosen_file.write_text(json.dumps(validation))
-    planned: list[tuple[str, image_codecs.FlowChoice, list[float]]] = []
-
-    def fake_run(spec: str, choice: image_codecs.FlowChoice, epsilons: list[float], args: object) -> list[dict]:
-        planned.append((spec, choice, epsilons))
-        return [{**row(spec, choice.directions, (0.5, 0.5), None), "bins": choice.bins, "steps": choice.steps}]
-
-    monkeypatch.setattr(image_codecs, "run_codec", fake_run)
-    monkeypatch.setattr(sys, "argv", ["image_codecs.py", "--data-root", "data", "--codecs", "dct:12", "dct:16", "--split", "test",
-                                      "--epsilons", "10", "1", "--select-from", str(chosen_file), "--out", str(tmp_path)])
-    image_codecs.main()
-    assert planned == [("dct:16", image_codecs.FlowChoice(4000, 32, 3000), [10.0]), ("dct:12", image_codecs.FlowChoice(1000, 32, 3000), [1.0])]
-    written = json.loads((tmp_path / "image_codecs_mnist_test.json").read_text())
-    assert [item["chosen_on"] for item in written["rows"]] == ["validation.json"] * 2
-
-    # Another machine's rows join the table of the same dataset and split; a row of the same settings keeps the
-    # epsilons the new one did not measure.
-    out = tmp_path / "merged"
-    first = {"dataset": "mnist", "split": "test", "rows": [row("dct:12", 1000, (0.5, 0.5), None)]}
-    image_codecs.merge_rows(first, out)
-    second = {**first, "rows": [dict(first["rows"][0], device="cuda", epsilons={"1.0": {"mlp": 0.8, "cnn": 0.7}})]}
-    path = image_codecs.merge_rows(second, out)
-    merged = json.loads(path.read_text())
-    assert path.name == "image_codecs_mnist_test.json" and len(merged["rows"]) == 1
-    assert set(merged["rows"][0]["epsilons"]) == {"10.0", "1.0"} and merged["rows"][0]["device"] == "cuda"
-    assert "| 50.0% / 50.0% | 80.0% / 70.0% |" in path.with_suffix(".md").read_text()
-
-
-def test_image_cpu_costs_table_names_each_part_and_its_minutes() -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import image_cpu_costs
-
-    payload = {"environment": {"cpu_threads": 2, "device": "cpu", "versions": {"torch": "2.2"}}, "parts": {
-        "autoencoder": {"what": "autoencoder, latent 16, 10 epochs", "seconds": 465.0},
-        "flow": {"what": "DPSWflow", "fit_seconds": 30.0, "sample_seconds": 270.0, "seconds": 300.0},
-    }}
-    table = image_cpu_costs.markdown(payload)
-    assert "| autoencoder | autoencoder, latent 16, 10 epochs | 465 | 7.8 |" in table
-    assert "| flow | DPSWflow (fit 30 s + sampling 270 s) | 300 | 5.0 |" in table and "2 torch threads" in table
 
 
 def test_the_stand_in_and_missing_values_suites_run_at_a_toy_scale(tmp_path: Path) -> None:
