@@ -1,5 +1,6 @@
 """CUDA checks beyond the flow's (test_flow.py) and the DP-SGD baseline's (test_dpsgd_gan.py): one flow step on
-CPU and CUDA, a model sampling on CUDA in chunks, a plugin fit and generate with ``device="cuda"``.
+CPU and CUDA, a model sampling on CUDA in chunks, the images command's flow on CUDA, a plugin fit and generate with
+``device="cuda"``.
 
 All are marked ``cuda`` (``pytest -m cuda``, what ``benchmarks/gpu.sh`` runs) and skipped without a CUDA device.
 """
@@ -51,6 +52,15 @@ def test_model_samples_on_cuda_in_chunks() -> None:
     chunks = list(model.sample_chunks(2500, 1000))
     assert [len(chunk.records) for chunk in chunks] == [1000, 1000, 500]
     assert all(chunk.records.device.type == "cuda" and torch.isfinite(chunk.records).all() for chunk in chunks)
+
+
+def test_the_images_command_builds_its_flow_on_cuda() -> None:
+    """``dpswf images --device cuda`` runs the flow there, not only the autoencoder and the classifiers."""
+    from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator
+
+    for generator in ("dpswflow", "dpswflow_r", "dpswgen"):
+        model = build_generator(ImageRunConfig(generator=generator, device="cuda"), progress=False)
+        assert model.device.type == "cuda", generator
 
 
 def test_plugin_fits_and_generates_on_cuda() -> None:

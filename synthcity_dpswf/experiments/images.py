@@ -137,8 +137,16 @@ class ImageRunResult:
     seconds: dict[str, float]
 
 
+def resolved_device(device: str) -> str:
+    """``device`` with ``"auto"`` resolved: CUDA when torch sees it, else the CPU."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
 def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
-    """The generator of ``config`` with its release kind and flow settings."""
+    """The generator of ``config`` with its release kind and flow settings, on ``config.device`` (``"auto"``: CUDA
+    when torch sees it, else the CPU)."""
     settings = FlowSettings(
         n_steps=config.n_steps, step_size=config.step_size, batch_size=config.flow_batch_size,
         n_directions=config.flow_directions, count_estimator=config.count_estimator,  # type: ignore[arg-type]
@@ -148,7 +156,7 @@ def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
     common: dict[str, object] = dict(
         release=config.release, n_release_directions=config.n_release_directions, n_bins=config.n_bins,
         labelling=config.labelling, feature_weight=config.feature_weight, settings=settings, seed=config.seed,
-        neighbouring=config.neighbouring, progress=progress,
+        neighbouring=config.neighbouring, progress=progress, device=resolved_device(config.device),
     )
     if config.generator == "dpswflow":
         return DPSWFlow(**common)  # type: ignore[arg-type]
@@ -281,8 +289,7 @@ def run_images(
         raise ValueError(f"device must be 'auto', 'cpu' or 'cuda' (or 'cuda:N'), got {config.device!r}.")
     if config.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {config.device!r} was asked for but torch sees no CUDA device: use 'auto' or 'cpu'.")
-    if config.device == "auto":
-        config = dataclasses.replace(config, device="cuda" if torch.cuda.is_available() else "cpu")
+    config = dataclasses.replace(config, device=resolved_device(config.device))
     if config.start == "public" and config.codec != "public-half":
         raise ValueError(
             f"start 'public' draws the particles from public images of {config.dataset}, and codec {config.codec!r} "

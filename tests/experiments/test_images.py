@@ -413,6 +413,17 @@ def test_download_reaches_the_dataset_loaders_only_when_asked(tmp_path: Path, mo
     assert asked == [False, False, True, True]  # training and test sets, each run
 
 
+def test_the_flow_is_built_on_the_runs_device() -> None:
+    """``build_generator`` hands ``config.device`` to the flow (before, a CUDA run fitted and sampled it on the CPU);
+    ``"meta"`` stands in for a device this machine lacks."""
+    from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator
+
+    for generator in ("dpswflow", "dpswflow_r", "dpswgen"):
+        assert build_generator(ImageRunConfig(generator=generator, device="meta"), progress=False).device.type == "meta"
+    assert build_generator(ImageRunConfig(device="auto"), progress=False).device.type == (
+        "cuda" if torch.cuda.is_available() else "cpu")
+
+
 def test_the_fid_network_runs_on_the_runs_device(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``run_images`` moves the Inception network to ``config.device``: left on the CPU, a GPU run's FID on 20,000
     images took minutes (benchmarks/results/gpu_table/NOTES.md)."""
