@@ -14,7 +14,7 @@
 #                bare torch.sort (DIR/speed/)
 #   images 250   benchmarks/images.py --full --datasets mnist --epsilons 10 1 --methods DPSWflow: 30,000 private
 #                records, 10,000 samples and 10,000 for FID (DIR/images/); needs --data-root and --inception
-#   codecs 380   only when named in --stages: the no-public-data codec on MNIST, the flow and the CAS classifiers on
+#   codecs 540   only when named in --stages: the no-public-data codec on MNIST, the flow and the CAS classifiers on
 #                CUDA: benchmarks/image_runner.py with configs/images/codecs_mnist_validation.toml (each candidate
 #                codec and flow setting at epsilon 10 and 1), then codecs_mnist_test.toml (select_from that
 #                validation file: the test set is read for the validation split's choice alone) (DIR/codecs/);
@@ -176,7 +176,7 @@ if [[ $MODE == gpu ]]; then
   TABLE_PRIVATE_ARGS=(--samples 10000 --fid-samples 10000)
   TABLE_FLOW_10=(--directions 2000 --bins 32 --steps 3000)
   TABLE_FLOW_1=(--directions 2000 --bins 16 --steps 3000)
-  LIMITS=(20 100 90 250 380 280)
+  LIMITS=(20 100 90 250 540 280)
 else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
   IMAGE_ARGS=(--runs 1 --n-public 500 --n-private 300 --autoencoder-epochs 1 --flow-steps 5 --n-samples 100 --fid-samples 10)

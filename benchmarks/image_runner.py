@@ -22,8 +22,10 @@ settings whose validation row had the highest mean CAS there: the test split is 
 
 Run: ``python benchmarks/image_runner.py benchmarks/configs/images/codecs_mnist_validation.toml --data-root
 ../shared/data`` (``--inception FILE`` when the grid asks for FID, ``--device cuda``, ``--set samples=500`` to
-override a key for a quick check). Results: ``benchmarks/results/<name>.{json,md}``, rows of earlier runs with
-other codecs or settings kept, a row of the same ones replaced. ``--merge FILE ...`` adds another machine's rows.
+override a key for a quick check). Results: ``benchmarks/results/<name>.{json,md}``: rows of earlier runs with other
+codecs or settings are kept, a row of the same codec, settings, generator, adjacency, refiner, seed and sizes
+(``ROW_KEYS``) gets the new epsilons merged into it; each row records the config file and overrides it was last run
+with. ``--merge FILE ...`` adds another machine's rows.
 """
 
 from __future__ import annotations
@@ -155,6 +157,23 @@ class ImageGrid:
     description: str = ""
 
     def __post_init__(self) -> None:
+        for key in ("samples", "seed", "fid_samples", "refiner_epochs", "gan_batch_size"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key in ("samples", "gan_batch_size") else 0):
+                raise ValueError(f"{key} must be an integer >= {1 if key in ('samples', 'gan_batch_size') else 0}, got {value!r}.")
+        if not self.codecs or not self.generators or not self.neighbourings or not self.epsilons or not self.settings:
+            raise ValueError("codecs, generators, neighbourings, epsilons and settings each need at least one entry.")
+        if any(not epsilon > 0 for epsilon in self.epsilons):
+            raise ValueError(f"epsilons must be positive (\"inf\": no noise), got {list(self.epsilons)}.")
+        unknown_adjacency = sorted(set(self.neighbourings) - {"replace_one", "add_remove"})
+        if unknown_adjacency:
+            raise ValueError(f"unknown neighbourings {unknown_adjacency}; choose among ['replace_one', 'add_remove'].")
+        if "dpsgd_gan" in self.generators and "add_remove" in self.neighbourings:
+            raise ValueError("the DP-SGD GAN is accounted under replace-one only: drop add_remove, or the GAN.")
+        if len(set(self.settings)) != len(self.settings):
+            raise ValueError("two settings are the same: give each a different value (or label).")
+        if self.split == "validation" and self.fid_samples > VALIDATION:
+            raise ValueError(f"a validation grid scores {VALIDATION} held-out images: fid_samples must not exceed it.")
         if self.dataset not in IMAGE_LOADERS:
             raise ValueError(f"dataset must be one of {sorted(IMAGE_LOADERS)}, got {self.dataset!r}.")
         if self.split not in ("validation", "test"):
@@ -190,7 +209,11 @@ def load_grid(path: Path, overrides: tuple[str, ...] | list[str] = ()) -> ImageG
         key, separator, value = override.partition("=")
         if not separator:
             raise ValueError(f"--set takes KEY=VALUE, got {override!r}.")
-        values[key.strip()] = tomllib.loads(f"value = {value}")["value"]
+        try:
+            values[key.strip()] = tomllib.loads(f"value = {value}")["value"]
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"--set {override!r}: the value is not TOML ({error}); quote strings, e.g. "
+                             f"{key.strip()}=\"{value}\", and write lists as [10, 1].") from None
     fields = {field.name for field in dataclasses.fields(ImageGrid)}
     unknown = sorted(set(values) - fields)
     if unknown:
@@ -206,23 +229,30 @@ def load_grid(path: Path, overrides: tuple[str, ...] | list[str] = ()) -> ImageG
 
 
 def select_settings(
-    validation: dict[str, Any], specs: tuple[str, ...], epsilon: float, dataset: str, samples: int
+    validation: dict[str, Any], specs: tuple[str, ...], epsilon: float, dataset: str, samples: int,
+    generators: tuple[str, ...] = ("dpswflow",), neighbourings: tuple[str, ...] = ("replace_one",),
 ) -> tuple[str, FlowChoice, float]:
-    """The codec (one of ``specs``) and flow settings whose validation row (of ``dataset``, scored with
-    ``samples`` generated pairs) had the highest mean CAS (MLP and CNN) at ``epsilon``: the rule by which the test
-    split's rows are chosen, stated before they are run. A results file of another split or dataset is refused."""
+    """The codec (one of ``specs``) and flow settings (all of a row's ``FlowChoice``) whose validation row (of
+    ``dataset``, scored with ``samples`` generated pairs, one of ``generators`` and ``neighbourings``, decoded with
+    today's pixel rule) had the highest mean CAS (MLP and CNN) at ``epsilon``: the rule by which the test split's rows
+    are chosen, stated before they are run. A results file of another split or dataset is refused."""
     if validation.get("split") != "validation" or validation.get("dataset") != dataset:
         raise ValueError(f"select_from must be a validation results file of {dataset}, got split "
                          f"{validation.get('split')!r} of {validation.get('dataset')!r}: choose on validation data only.")
     key = str(finite_or_text(epsilon))
     scored = [
         ((row["epsilons"][key]["mlp"] + row["epsilons"][key]["cnn"]) / 2, row)
-        for row in validation["rows"] if row["codec"] in specs and key in row["epsilons"] and row["samples"] == samples
+        for row in validation["rows"]
+        if row["codec"] in specs and key in row["epsilons"] and row["samples"] == samples
+        and row.get("generator", "dpswflow") in generators and row.get("neighbouring", "replace_one") in neighbourings
+        and row.get("pixels", pixels_of(row["codec"], written_before=True)) == pixels_of(row["codec"])
     ]
     if not scored:
         raise ValueError(f"the validation results hold no row of codecs {list(specs)} at epsilon {key} with {samples} "
                          "samples: run the validation grid with those codecs, epsilons and samples first.")
     best, row = max(scored, key=lambda item: item[0])
+    if row.get("setting"):
+        return row["codec"], FlowChoice(**row["setting"]), best
     return row["codec"], FlowChoice(row["directions"], row["bins"], row["steps"]), best
 
 
@@ -346,26 +376,32 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
     common: dict[str, Any] = {
         "codec": spec, "public": public_data, "description": description, "dim": dim, "pixels": pixels_of(spec),
         "codec_seconds": codec_seconds, "n_released": len(data.private), "n_scored": len(data.scoring.images),
-        "directions": choice.directions, "bins": choice.bins, "steps": choice.steps, "samples": grid.samples,
-        "device": device, "ceiling": None,
+        "directions": choice.directions, "bins": choice.bins, "steps": choice.steps, "setting": dataclasses.asdict(choice),
+        "samples": grid.samples, "fid_samples": grid.fid_samples, "refiner_epochs": grid.refiner_epochs if kind in ("ae", "other") else 0,
+        "seed": grid.seed, "device": device, "ceiling": None,
     }
-    if choice.label:
-        common["setting"] = dataclasses.asdict(choice)
     if kind != "pca":
         common["ceiling"] = ceiling_of(codec, latents)
         print(f"[{spec}] d = {dim}, codec {codec_seconds:.0f} s, ceiling {common['ceiling']}", flush=True)
     rows = []
-    for generator in grid.generators:
+    # The GAN takes no flow setting: it runs once, beside the grid's first setting.
+    generators = [name for name in grid.generators if name != "dpsgd_gan" or choice == grid.settings[0]]
+    for generator in generators:
         for neighbouring in grid.neighbourings:
             row = {**common, "generator": generator, "neighbouring": neighbouring, "epsilons": {}}
+            if generator == "dpsgd_gan":
+                row.update(directions=None, bins=None, steps=None, setting=None,
+                           gan={"batch_size": grid.gan_batch_size, "epochs": grid.gan_epochs})
             for epsilon in epsilons:
                 extra: dict[str, Any] = {}
                 config = flow_config(grid, generator, choice, neighbouring, epsilon, "private-pca" if kind == "pca" else "dct")
                 budget = codec_budget(config)  # dpswf images' split (all to the generator with a public codec)
                 if kind == "pca":  # the codec's own release at this epsilon, then the generator's
+                    released = time.perf_counter()
                     codec = PrivatePCAImageCodec(data.images[data.private], numbers[0], budget.codec_epsilon,
                                                  budget.codec_delta, neighbouring)  # type: ignore[arg-type]
                     latents = codec.encode(data.images[data.private])
+                    extra["codec_seconds"] = time.perf_counter() - released
                     extra["ceiling"] = ceiling_of(codec, latents)
                 model = build_model(grid, generator, choice, neighbouring, epsilon, device)
                 started = time.perf_counter()
@@ -396,6 +432,7 @@ def markdown(payload: dict[str, Any]) -> str:
     """The results table of one grid's file: one line per row, one column per epsilon."""
     epsilons = sorted({key for row in payload["rows"] for key in row["epsilons"]}, key=lambda key: -float(key))
     with_fid = any("fid" in cell for row in payload["rows"] for cell in row["epsilons"].values())
+    configs = sorted({row["config_file"] for row in payload["rows"] if row.get("config_file")})
     scored = "the 5,000 held-out validation images" if payload["split"] == "validation" else "the test set"
     lines = [
         f"# Image benchmark `{payload.get('name', '')}`: {DATASET_NAMES[payload['dataset']]}, {payload['split']} split",
@@ -409,14 +446,14 @@ def markdown(payload: dict[str, Any]) -> str:
         "(same sampling and accountant); delta = 1e-5; the adjacency column says which neighbours epsilon is stated "
         "for; epsilon inf is the same generator without noise: not private. Pixels: how a linear codec puts a "
         "decoded image on the pixel range (`adapters.pixel_range`: min_max, the rule before 2026-11-27, or clip). "
-        + (payload.get("description", "") + " " if payload.get("description") else "")
-        + "Written by `benchmarks/image_runner.py`"
-        + (f" from `benchmarks/configs/images/{payload['config_file']}`" if payload.get("config_file") else "")
-        + (f" with `--set {' --set '.join(payload['overrides'])}`" if payload.get("overrides") else "") + ".",
+        + "".join(f"`{name}`: {text} " for name, text in payload.get("descriptions", {}).items())
+        + "Written by `benchmarks/image_runner.py` from "
+        + (", ".join(f"`configs/images/{name}`" for name in configs) if configs else "earlier scripts") + "; "
+        + "the last column names each row's config (and `--set` overrides).",
         "",
         "| codec | public data | d | pixels | generator | adjacency | L, G, steps | ceiling | "
-        + " | ".join(f"epsilon {key}" for key in epsilons) + " | codec (s) | device |",
-        "|---|---|---:|---|---|---|---|---|" + "---|" * len(epsilons) + "---:|---|",
+        + " | ".join(f"epsilon {key}" for key in epsilons) + " | codec (s) | device | config |",
+        "|---|---|---:|---|---|---|---|---|" + "---|" * len(epsilons) + "---:|---|---|",
     ]
     for row in payload["rows"]:
         cells = []
@@ -429,17 +466,20 @@ def markdown(payload: dict[str, Any]) -> str:
                 cell += f" (ceiling {percent_pair(found['ceiling'])})"
             cells.append(cell)
         generator = row.get("generator", "dpswflow")
-        setting = row.get("setting", {}).get("label", "")
+        setting = (row.get("setting") or {}).get("label", "")
         directions = row["directions"] if row["directions"] is not None else "default"
         settings = "-" if generator == "dpsgd_gan" else (f"{setting}: " if setting else "") + (
             f"{directions}, {row['bins']}, {row['steps']}")
         ceiling = "per epsilon" if row["ceiling"] is None else percent_pair(row["ceiling"])
         chosen = " (chosen on validation)" if "chosen_on" in row else ""
         adjacency = "add/remove" if row.get("neighbouring") == "add_remove" else "replace-one"
+        run = row.get("config_file") or "-"
+        if row.get("overrides"):
+            run += " with " + ", ".join(f"`{override}`" for override in row["overrides"])
         lines.append(
             f"| {row['codec']} | {row['public']} | {row['dim']} | {row.get('pixels', pixels_of(row['codec'], True))} | "
             f"{generator} | {adjacency} | {settings}{chosen} | {ceiling} | " + " | ".join(cells)
-            + f" | {row['codec_seconds']:.0f} | {row.get('device', 'cpu')} |"
+            + f" | {row['codec_seconds']:.0f} | {row.get('device', 'cpu')} | {run} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -453,7 +493,7 @@ def pixels_of(spec: str, written_before: bool = False) -> str:
 
 
 ROW_KEYS = {"codec": None, "directions": None, "bins": None, "steps": None, "samples": None, "generator": "dpswflow",
-            "neighbouring": "replace_one", "setting": None}
+            "neighbouring": "replace_one", "setting": None, "refiner_epochs": 0, "seed": 0, "fid_samples": 0, "gan": None}
 """What makes two rows the same row, with the value a row written before the key existed had."""
 
 
@@ -501,7 +541,8 @@ def plan_of(grid: ImageGrid, out: Path) -> dict[tuple[str, FlowChoice], list[flo
     validation = json.loads((out / f"{grid.select_from}.json").read_text())
     plan: dict[tuple[str, FlowChoice], list[float]] = {}
     for epsilon in grid.epsilons:
-        spec, choice, best = select_settings(validation, grid.codecs, epsilon, grid.dataset, grid.samples)
+        spec, choice, best = select_settings(validation, grid.codecs, epsilon, grid.dataset, grid.samples,
+                                             grid.generators, grid.neighbourings)
         print(f"epsilon {epsilon:g}: {spec} {choice} chosen (validation mean CAS {best:.1%})", flush=True)
         plan.setdefault((spec, choice), []).append(epsilon)
     return plan
@@ -509,19 +550,21 @@ def plan_of(grid: ImageGrid, out: Path) -> dict[tuple[str, FlowChoice], list[flo
 
 def run_grid(grid: ImageGrid, data_root: Path, out: Path, inception: Path | None = None, device: str = "cpu",
              cache: Path | None = None, config_file: str = "", overrides: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
-    """Run every cell of ``grid``; rows are added to ``out/<name>.json`` (and its table) as each codec finishes. The
-    file records the config file and the ``--set`` overrides the rows were run with (in each row too)."""
+    """Run every cell of ``grid``; rows are added to ``out/<name>.json`` (and its table) as each codec finishes, each
+    recording the config file and the ``--set`` overrides it was run with."""
     cache = cache or Path(__file__).resolve().parent / ".cache"
     path = out / f"{grid.name}.json"
     payload = json.loads(path.read_text()) if path.exists() else {"rows": []}
-    payload.update(name=grid.name, dataset=grid.dataset, split=grid.split, description=grid.description,
-                   config_file=config_file, overrides=list(overrides), environment=environment(torch.device(device)))
+    descriptions = dict(payload.get("descriptions", {}))
+    if grid.description:
+        descriptions[config_file or grid.name] = grid.description
+    payload.update(name=grid.name, dataset=grid.dataset, split=grid.split, descriptions=descriptions,
+                   environment=environment(torch.device(device)))
     for (spec, choice), epsilons in plan_of(grid, out).items():
         for row in run_codec(grid, spec, choice, epsilons, data_root, inception, device, cache):
             if grid.select_from is not None:
                 row["chosen_on"] = f"{grid.select_from}.json"
-            if overrides:
-                row["overrides"] = list(overrides)
+            row.update(config_file=config_file, overrides=list(overrides))
             payload["rows"] = replace_row(payload["rows"], row)
         write(path, payload)
     return payload

@@ -92,6 +92,8 @@ from baselines.dpsgd_gan import DPSGDGAN  # noqa: E402
 from synthcity_dpswf.privacy import ReleaseAccountant, projected_sensitivity  # noqa: E402
 
 BATCH = 250
+PAPER_LATENT_DIM = 8
+"""The paper's autoencoder latent size, which this protocol keeps (the package trains 16: ``MNIST_LATENT_DIM``)."""
 PAPER_EPSILONS = (10.0, 5.0)
 PAPER_FID = {  # the paper's Table (FID, 5 generation runs), epsilon inf / 10 / 5
     "mnist": {"DPSWgen": (114, 124, 198), "DPSWflow-r": (21, 70, 114), "DPSWflow": (73, 118, 171)},
@@ -243,13 +245,15 @@ class Dataset:
         self.adapter: ImageCodec
         if other is not None:
             self.adapter = whole_training_set_autoencoder(
-                cache, other[0], other[1], mode.autoencoder_epochs, seed, progress=False, device=device
+                cache, other[0], other[1], mode.autoencoder_epochs, seed, progress=False, device=device,
+                latent_dim=PAPER_LATENT_DIM,
             )
         elif codec == "dct":
             self.adapter = dct_codec(images.shape[2], images.shape[3])
         else:
             self.adapter = public_half_autoencoder(
-                cache, name, images, public, mode.autoencoder_epochs, seed, progress=False, device=device
+                cache, name, images, public, mode.autoencoder_epochs, seed, progress=False, device=device,
+                latent_dim=PAPER_LATENT_DIM,
             )
         self.autoencoder_seconds = time.perf_counter() - started
         self.codec = LabelledCodec(n_classes=10)
@@ -337,7 +341,7 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=list(IMAGE_LOADERS), choices=list(IMAGE_LOADERS))
     parser.add_argument("--codec", choices=[codec for codec in CODECS if codec != "private-pca"], default="public-half",
                         help="what is public: public-half (default), other-dataset or dct (see above); the private-pca "
-                        "codec is paid per epsilon and runs in benchmarks/image_codecs.py (pca:K)")
+                        "codec is paid per epsilon and runs in benchmarks/image_runner.py (configs/images/codecs_*.toml)")
     parser.add_argument("--epsilons", nargs="+", type=float, default=[math.inf, 10.0, 5.0, 1.0])
     parser.add_argument("--methods", nargs="+", default=[method.label for method in METHODS])
     parser.add_argument("--no-paper", dest="paper", action="store_false", help="skip the paper-convention rows")

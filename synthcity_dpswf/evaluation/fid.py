@@ -55,8 +55,9 @@ def inception_features(
 
 
 def cached_inception_features(images: torch.Tensor, network: InceptionFeatures, inception: Path, cache: Path) -> torch.Tensor:
-    """Inception features of (public) reference images, computed once and kept in ``cache``, which records the
-    Inception file and the images it was computed from (another of either recomputes them)."""
+    """Inception features of the reference images a run scores against (the test set, or held-out training images),
+    computed once and kept in ``cache``, which records the Inception file and the images it was computed from
+    (another of either recomputes them). The cache holds features of those images: keep it where they may be."""
     key = {"inception": str(Path(inception).resolve()), "images": len(images), "sum": float(images.double().sum())}
     if cache.exists():
         stored = torch.load(cache, map_location="cpu", weights_only=False)

@@ -22,7 +22,8 @@ class Generator(Protocol):
     ``fit(records, epsilon, delta, labels=..., n_classes=...)`` trains on ``(n, d)`` records with labels in
     ``0..n_classes-1`` at (epsilon, delta) and returns the fitted generator; ``sample_labelled(count, seed=...)``
     draws ``count`` synthetic (record, label) pairs; ``privacy_report`` states what the fit released and its
-    epsilon. ``isinstance(model, Generator)`` holds for fitted generators (an unfitted one has no report yet).
+    epsilon. Check ``isinstance(model, Generator)`` on fitted generators: an unfitted one has no report yet, and
+    reading it raises ``RuntimeError`` (which Python 3.11's ``isinstance`` lets through).
     """
 
     def fit(

@@ -74,6 +74,7 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
     assert "InceptionFeatures" in log or "torch.jit" in log or "PytorchStreamReader" in log, log[-2000:]
     codecs = (out / "codecs.log").read_text()  # the codec search reached the data with every argument parsed
     assert "usage:" not in codecs and "unrecognized arguments" not in codecs and "Traceback" in codecs, codecs[-2000:]
+    assert "ImportError" not in codecs and "ModuleNotFoundError" not in codecs and "image_runner.py" in codecs
     assert stage_statuses(out) == {"images": "1", "codecs": "1"}
 
 

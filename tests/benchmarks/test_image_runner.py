@@ -3,6 +3,7 @@ schema and table, every generator through ``models.Generator``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -48,11 +49,22 @@ def test_grids_refuse_what_they_cannot_run(tmp_path: Path) -> None:
         ('settings=[{bins=8, depth=3}]', r"unknown setting keys \['depth'\]"),
         ('settings=["4000:32"]', "L:G:STEPS"),
         ("samples", "KEY=VALUE"),
+        ("name=foo", "quote strings"),
+        ('neighbourings=["replace-one"]', "unknown neighbourings"),
+        ("epsilons=[-1]", "epsilons must be positive"),
+        ("samples=0", "samples must be an integer >= 1"),
+        ('samples="500"', "samples must be an integer"),
+        ("codecs=[]", "at least one entry"),
+        ('settings=["50:8:5", "50:8:5"]', "two settings are the same"),
     ]:
         with pytest.raises(ValueError, match=message):
             load_grid(config, [override])
     with pytest.raises(ValueError, match="with public codecs only"):
         load_grid(config, ['codecs=["pca:30"]', 'generators=["dpsgd_gan"]'])
+    with pytest.raises(ValueError, match="replace-one only"):
+        load_grid(config, ['generators=["dpsgd_gan"]', 'neighbourings=["replace_one", "add_remove"]'])
+    with pytest.raises(ValueError, match="must not exceed it"):
+        load_grid(config, ['split="validation"', "fid_samples=6000", "samples=6000"])
     with pytest.raises(ValueError, match="select_from chooses the rows of a test grid"):
         load_grid(config, ['split="validation"', 'select_from="v"'])
 
@@ -63,7 +75,8 @@ def validation_row(codec: str, directions: int | None, at_10: tuple[float, float
     if at_1 is not None:
         scores["1.0"] = {"mlp": at_1[0], "cnn": at_1[1]}
     return {"codec": codec, "directions": directions, "bins": 32, "steps": 3000, "samples": samples, "epsilons": scores,
-            "dim": 77, "public": "no public data", "ceiling": {"mlp": 0.9, "cnn": 0.9}, "codec_seconds": 0.0}
+            "dim": 77, "public": "no public data", "ceiling": {"mlp": 0.9, "cnn": 0.9}, "codec_seconds": 0.0,
+            "pixels": "clip"}
 
 
 def test_test_rows_are_chosen_on_validation_rows_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,12 +85,18 @@ def test_test_rows_are_chosen_on_validation_rows_alone(tmp_path: Path, monkeypat
         validation_row("dct:16", 4000, (0.88, 0.86), (0.60, 0.60)),  # best mean at epsilon 10 (0.87 against 0.85)
         validation_row("dct:16", 8000, (0.99, 0.99), (0.99, 0.99), samples=2000),  # other samples: not comparable
         validation_row("ae:16:10", None, (0.99, 0.99), (0.99, 0.99)),  # another codec family: not a candidate
+        {**validation_row("dct:12", 2000, (0.99, 0.99), (0.99, 0.99)), "pixels": "min_max"},  # an earlier pixel rule
+        {**validation_row("dct:12", 3000, (0.99, 0.99), (0.99, 0.99)), "generator": "dpswgen"},  # not in the grid
     ]}
     codec, choice, score = select_settings(validation, ("dct:12", "dct:16"), 10.0, "mnist", 10000)
     assert (codec, choice, score) == ("dct:16", FlowChoice(4000, 32, 3000), pytest.approx(0.87))
     assert select_settings(validation, ("dct:12", "dct:16"), 1.0, "mnist", 10000)[:2] == ("dct:12", FlowChoice(1000, 32, 3000))
     with pytest.raises(ValueError, match="no row of codecs"):
         select_settings(validation, ("dct:12",), float("inf"), "mnist", 10000)
+    # A row run with a setting table comes back whole (its step size too), not as L, G and steps alone.
+    stepped = FlowChoice(1000, 32, 3000, step_size=2.0, label="h = 2")
+    tabled = {**validation_row("dct:12", 1000, (0.95, 0.95), None), "setting": dataclasses.asdict(stepped)}
+    assert select_settings({**validation, "rows": [tabled]}, ("dct:12",), 10.0, "mnist", 10000)[1] == stepped
     for split, dataset in (("test", "mnist"), ("validation", "fashion_mnist")):  # never choose on the test split
         with pytest.raises(ValueError, match="validation results file of"):
             select_settings({**validation, "split": split}, ("dct:12",), 10.0, dataset, 10000)
@@ -129,6 +148,7 @@ def test_a_grid_runs_end_to_end_with_every_generator_and_fid(
                        epsilons=(10.0,), settings=(FlowChoice(50, 8, 10),), samples=200, fid_samples=20, gan_epochs=0.2)
     payload = image_runner.run_grid(public, tmp_path, tmp_path, shared_dir / INCEPTION, cache=tmp_path / "cache")
     assert [row["generator"] for row in payload["rows"]] == ["dpswflow", "dpswgen", "dpsgd_gan"]
+    assert payload["rows"][2]["gan"] == {"batch_size": 250, "epochs": 0.2} and payload["rows"][2]["setting"] is None
     for row in payload["rows"]:
         cell = row["epsilons"]["10.0"]
         assert row["n_released"] == 3000 and row["n_scored"] == 300 and row["public"] == "the public half of MNIST"
@@ -144,5 +164,8 @@ def test_a_grid_runs_end_to_end_with_every_generator_and_fid(
     assert [row["codec"] for row in rows] == ["pca:8", "dct:4"] and all(row["n_released"] == 1000 for row in rows)
     assert rows[0]["ceiling"] is None and set(rows[0]["epsilons"]["1.0"]["ceiling"]) == {"mlp", "cnn"}  # paid per epsilon
     assert rows[1]["ceiling"] is not None and rows[1]["pixels"] == "clip" and rows[1]["setting"]["label"] == "tiny"
-    assert all(cell["reported_epsilon"] <= epsilon + 1e-9 for row in rows for epsilon, cell in
-               ((float(key), value) for key, value in row["epsilons"].items()))
+    # The private codec's release is in the reported epsilon: the flow's share alone would be far below the target.
+    for key, cell in rows[0]["epsilons"].items():
+        assert cell["reported_epsilon"] == pytest.approx(float(key), rel=1e-6) and cell["reported_epsilon"] <= float(key)
+    assert all(cell["reported_epsilon"] <= float(key) for key, cell in rows[1]["epsilons"].items())
+    assert all(row["config_file"] == "" and row["overrides"] == [] for row in rows)
