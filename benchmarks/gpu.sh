@@ -20,8 +20,9 @@
 #                validation file: the test set is read for the validation split's choice alone) (DIR/codecs/);
 #                needs --data-root
 #   table  280   only when named in --stages: the full image table for each of --table-datasets (comma-separated,
-#                default mnist), two jobs side by side on the one GPU: (1) benchmarks/images.py --full, public-half
-#                autoencoder, DPSWflow, DPSWflow-r, DPSWgen and the DP-SGD GAN at epsilon 10 and 1 (DIR/table_<data>/);
+#                default mnist), two jobs side by side on the one GPU: (1) benchmarks/image_runner.py with
+#                configs/images/full_table_<data>.toml: the package's public-half autoencoder and its refiner,
+#                DPSWflow, DPSWflow-r, DPSWgen and the DP-SGD GAN at epsilon 10 and 1 (DIR/table_<data>/);
 #                (2) no public data: `dpswf images --codec private-pca` with each generator at epsilon 10 and 1
 #                (DPSWflow with the validation split's settings: L = 2,000, G = 32 / 16, 3,000 steps), FID on 10,000
 #                vs 10,000 and both CAS (DIR/table_<data>/private/); needs --data-root and --inception. Each job
@@ -172,7 +173,7 @@ if [[ $MODE == gpu ]]; then
   SPEED_ARGS=(--shapes 10000:70 10000:500 100000:70 100000:500 1000000:70 1000000:500 1000000:1000 --budget 1)
   IMAGE_ARGS=(--runs "$IMAGE_RUNS")
   CODEC_SETS=()  # the codec grids at their configs' own sizes
-  TABLE_IMAGE_ARGS=(--full --runs 1)
+  TABLE_RUNNER_SETS=()  # configs/images/full_table_<dataset>.toml at its own sizes
   TABLE_PRIVATE_ARGS=(--samples 10000 --fid-samples 10000)
   TABLE_FLOW_10=(--directions 2000 --bins 32 --steps 3000)
   TABLE_FLOW_1=(--directions 2000 --bins 16 --steps 3000)
@@ -181,7 +182,8 @@ else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
   IMAGE_ARGS=(--runs 1 --n-public 500 --n-private 300 --autoencoder-epochs 1 --flow-steps 5 --n-samples 100 --fid-samples 10)
   CODEC_SETS=(--set samples=300 --set 'settings=["50:8:5", "100:8:5"]')
-  TABLE_IMAGE_ARGS=("${IMAGE_ARGS[@]}" --gan-epochs 0.2 --passes 0.2 --n-steps 5)
+  TABLE_RUNNER_SETS=(--set samples=100 --set fid_samples=10 --set 'codecs=["ae:8:1"]' --set refiner_epochs=0
+                     --set gan_epochs=0.2 --set 'epsilons=[10]' --set 'settings=["50:8:5"]')
   TABLE_PRIVATE_ARGS=(--samples 200 --fid-samples 20)
   TABLE_FLOW_10=(--directions 50 --bins 32 --steps 5)
   TABLE_FLOW_1=(--directions 50 --bins 16 --steps 5)
@@ -221,16 +223,17 @@ if wanted codecs; then
   fi
 fi
 
-# table: per dataset, the public-half rows (images.py) and the no-public-data rows (dpswf images) side by side.
+# table: per dataset, the public-half rows (the image runner's full_table grid) and the no-public-data rows
+# (dpswf images) side by side.
 table_rows() {
   local dataset=$1 epsilon generator status=0
   local folder=$OUT/table_$dataset
   mkdir -p "$folder/private"
   # Two jobs share the machine's cores: each gets half of them (16 threads each on 16 cores stalled both).
   export OMP_NUM_THREADS=${TABLE_THREADS:-$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))}
-  "$PY" "$ROOT/benchmarks/images.py" --datasets "$dataset" --epsilons 10 1 --no-paper --device "$DEVICE" \
-    --methods DPSWflow DPSWflow-r DPSWgen "DP-SGD GAN" --data-root "$DATA" --inception "$INCEPTION" \
-    --out "$folder" --cache "$SCRATCH/cache" "${TABLE_IMAGE_ARGS[@]}" >"$folder/public_half.log" 2>&1 &
+  "$PY" "$ROOT/benchmarks/image_runner.py" "$ROOT/benchmarks/configs/images/full_table_$dataset.toml" \
+    --data-root "$DATA" --inception "$INCEPTION" --device "$DEVICE" --out "$folder" --cache "$SCRATCH/cache" \
+    "${TABLE_RUNNER_SETS[@]}" >"$folder/public_half.log" 2>&1 &
   local public_half=$!
   for epsilon in 10 1; do
     for generator in dpswflow dpswflow_r dpswgen; do
@@ -253,9 +256,10 @@ if wanted table; then
   else
     export -f table_rows
     export PY ROOT DATA DEVICE OUT SCRATCH INCEPTION MODE
-    export TABLE_IMAGE_ARGS_LIST="$(printf '%s\n' "${TABLE_IMAGE_ARGS[@]}")" TABLE_PRIVATE_ARGS_LIST="$(printf '%s\n' "${TABLE_PRIVATE_ARGS[@]}")"
+    export TABLE_RUNNER_SETS_LIST="$(printf '%s\n' "${TABLE_RUNNER_SETS[@]}")" TABLE_PRIVATE_ARGS_LIST="$(printf '%s\n' "${TABLE_PRIVATE_ARGS[@]}")"
     export TABLE_FLOW_10_LIST="$(printf '%s\n' "${TABLE_FLOW_10[@]}")" TABLE_FLOW_1_LIST="$(printf '%s\n' "${TABLE_FLOW_1[@]}")"
-    run_stage table "${LIMITS[5]}" bash -c 'mapfile -t TABLE_IMAGE_ARGS <<<"$TABLE_IMAGE_ARGS_LIST";
+    run_stage table "${LIMITS[5]}" bash -c 'TABLE_RUNNER_SETS=();
+      [[ -z $TABLE_RUNNER_SETS_LIST ]] || mapfile -t TABLE_RUNNER_SETS <<<"$TABLE_RUNNER_SETS_LIST";
       mapfile -t TABLE_PRIVATE_ARGS <<<"$TABLE_PRIVATE_ARGS_LIST"; mapfile -t TABLE_FLOW_10 <<<"$TABLE_FLOW_10_LIST";
       mapfile -t TABLE_FLOW_1 <<<"$TABLE_FLOW_1_LIST"; status=0;
       for dataset in '"${TABLE_DATASETS//,/ }"'; do table_rows "$dataset" || status=1; done; exit $status'

@@ -179,11 +179,33 @@ GENERATOR_NAMES = {"dpswflow": "DPSWflow", "dpswflow_r": "DPSWflow-r", "dpswgen"
 TABLE_DATASETS = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
 
 
-def table_rows(folder: Path) -> list[dict[str, Any]]:
-    """The rows of one ``table_<dataset>`` folder: the public-half rows of ``images_full.json`` (``images_quick.json``
-    in a smoke run) and the no-public-data
-    rows of ``private/results_*.json``, each with the same keys (metrics in their stored units)."""
+def runner_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The public-half rows of an image-runner results file (``benchmarks/image_runner.py``, e.g.
+    ``full_table_mnist.json``): the codec's ceiling once, then each generator at each epsilon."""
     rows: list[dict[str, Any]] = []
+    for index, row in enumerate(payload["rows"]):
+        refiner = f", refiner {row['refiner_epochs']} epochs" if row.get("refiner_epochs") else ""
+        public = f"public half: {row['codec']}{refiner}"
+        if index == 0 and row.get("ceiling"):
+            rows.append({"public": public, "method": "codec ceiling (reconstructions)", "epsilon": "-", "reported": None,
+                         "fid": None, "cas_mlp": row["ceiling"]["mlp"], "cas_cnn": row["ceiling"]["cnn"], "seconds": None})
+        for epsilon, cell in row["epsilons"].items():
+            rows.append({
+                "public": public, "method": {**GENERATOR_NAMES, "dpsgd_gan": "DP-SGD GAN"}.get(row["generator"], row["generator"]),
+                "epsilon": epsilon, "reported": cell.get("reported_epsilon"), "fid": cell.get("fid"),
+                "cas_mlp": cell.get("mlp"), "cas_cnn": cell.get("cnn"), "seconds": cell.get("seconds"),
+            })
+    return rows
+
+
+def table_rows(folder: Path) -> list[dict[str, Any]]:
+    """The rows of one ``table_<dataset>`` folder: the public-half rows of the image runner's
+    ``full_table_<dataset>.json`` (or, in runs before it, of ``images.py``'s ``images_full.json``, ``images_quick.json``
+    in a smoke run) and the no-public-data rows of ``private/results_*.json``, each with the same keys (metrics in
+    their stored units)."""
+    rows: list[dict[str, Any]] = []
+    for path in sorted(folder.glob("full_table_*.json")):
+        rows += runner_rows(read_json(path) or {"rows": []})
     payload = read_json(folder / "images_full.json") or read_json(folder / "images_quick.json")  # quick: a smoke run
     if payload is not None:
         for row in payload["rows"]:

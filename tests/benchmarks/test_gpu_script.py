@@ -102,3 +102,27 @@ def test_whole_smoke_run_with_the_image_suite(shared_dir: Path, tmp_path: Path) 
     payload = json.loads((tmp_path / "images" / "images_full.json").read_text())
     assert {(row["method"], str(row["target_epsilon"])) for row in payload["rows"]} >= {("DPSWflow", "10.0"), ("DPSWflow", "1.0")}
     assert "| DPSWflow | 10.0 |" in (tmp_path / "README.md").read_text()
+
+
+def test_the_table_summary_reads_the_image_runners_rows(tmp_path: Path) -> None:
+    """The table stage's public-half job is the image runner's full_table grid: its ceiling once, then one line per
+    generator and epsilon, beside the no-public-data rows of ``dpswf images``."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gpu_report
+
+    folder = tmp_path / "table_mnist"
+    (folder / "private").mkdir(parents=True)
+    cell = {"mlp": 0.9, "cnn": 0.95, "fid": 30.0, "reported_epsilon": 9.99, "seconds": 4.0}
+    rows = [{"codec": "ae:16:10", "refiner_epochs": 5, "generator": name, "ceiling": {"mlp": 0.95, "cnn": 0.97},
+             "epsilons": {"10.0": cell, "1.0": {**cell, "fid": 50.0}}} for name in ("dpswflow", "dpsgd_gan")]
+    (folder / "full_table_mnist.json").write_text(json.dumps({"rows": rows}))
+    (folder / "private" / "results_a.json").write_text(json.dumps(
+        {"config": {"generator": "dpswflow", "epsilon": 10.0}, "epsilon": 10.0, "fid": 120.0, "cas": {"mlp": 0.9, "cnn": 0.94}}))
+    table = gpu_report.table_rows(folder)
+    assert [(row["method"], row["epsilon"]) for row in table] == [
+        ("codec ceiling (reconstructions)", "-"), ("DPSWflow", "10.0"), ("DPSWflow", "1.0"), ("DP-SGD GAN", "10.0"),
+        ("DP-SGD GAN", "1.0"), ("DPSWflow", 10.0)]
+    assert table[1]["public"] == "public half: ae:16:10, refiner 5 epochs" and table[4]["fid"] == 50.0
+    assert table[-1]["public"] == "none: private codec (paid)"
+    assert "| public half: ae:16:10, refiner 5 epochs | DP-SGD GAN | 1.0 | 9.99 | 50.0 | 90.0 | 95.0 | 4 |" in "\n".join(
+        gpu_report.table_section(tmp_path))
