@@ -322,19 +322,12 @@ def newest(suite: str) -> dict[str, Any] | None:
 
 
 def image_headline(payload: dict[str, Any]) -> str:
-    """MNIST test-split CAS of the package's image path: the public-half autoencoder with both generators and both
-    adjacencies, and the linear codecs chosen on the validation split with no public data
-    (``benchmarks/image_runner.py``): with today's pixel scaling where measured, else the rows of the earlier one."""
-    from image_runner import pixels_of
-
-    def pixels(row: dict[str, Any]) -> str:
-        return str(row.get("pixels", pixels_of(row["codec"], written_before=True)))
-
-    current = {row["codec"] for row in payload["rows"] if "chosen_on" in row and pixels(row) == pixels_of(row["codec"])}
-    rows = [row for row in payload["rows"] if row["codec"].startswith("ae:") or (
-        "chosen_on" in row and (pixels(row) == pixels_of(row["codec"]) or row["codec"] not in current))]
-    lines = ["| public data | codec | pixels | generator | adjacency | ceiling | epsilon 10 | epsilon 1 |",
-             "|---|---|---|---|---|---:|---:|---:|"]
+    """MNIST test-split CAS of the package's image path (``benchmarks/image_runner.py``: ``public_half_mnist_test`` and
+    ``codecs_mnist_test``): the public-half autoencoder with its refiner, both generators and adjacencies, and the
+    private codec with no public data, chosen on the validation split at each epsilon."""
+    rows = sorted(payload["rows"], key=lambda row: not row["codec"].startswith("ae:"))
+    lines = ["| public data | codec | generator | adjacency | ceiling | epsilon 10 | epsilon 1 |",
+             "|---|---|---|---|---:|---:|---:|"]
     for row in rows:
         cells = []
         for key in ("10.0", "1.0"):
@@ -346,16 +339,18 @@ def image_headline(payload: dict[str, Any]) -> str:
         adjacency = "add/remove" if row.get("neighbouring") == "add_remove" else "replace-one"
         name = GENERATOR_NAMES[row.get("generator", "dpswflow")]
         ceiling = "per epsilon" if row["ceiling"] is None else f"{row['ceiling']['mlp']:.1%} / {row['ceiling']['cnn']:.1%}"
-        lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}) | {pixels(row)} | {name} | {adjacency} | "
+        refiner = ", refiner" if row.get("refiner_epochs") else ""
+        lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}{refiner}) | {name} | {adjacency} | "
                      f"{ceiling} | " + " | ".join(cells) + " |")
     return (
         f"**Images, {DATASET_NAMES[payload['dataset']]} test set, delta = 1e-5**: CAS (MLP / CNN) of classifiers trained "
         "on 10,000 generated (image, label) pairs. Ceiling: the private images through the codec. Each row names its "
-        "public data: `ae:16:10` is an autoencoder trained on the public half (only the other half is private), "
-        "`dct:k` a fixed DCT codec and `pca:k` a codec learned from the private images and paid from the same budget "
-        "(no public data, all 60,000 images private; settings chosen on a validation split). Pixels: how a linear "
-        "codec puts decoded images on [0, 1] (`clip`, the default, or `min_max`, the rule its row was measured with "
-        "before). Full table: `benchmarks/results/image_codecs_mnist_test.md`.\n\n" + "\n".join(lines) + "\n"
+        "public data: `ae:16:10` is the package's autoencoder trained on the public half (only the other half is "
+        "private), decoding through its refiner trained on the same public images; `pca:k` is a codec learned from the "
+        "private images and paid from the same budget (no public data, all 60,000 images private; k and the flow's "
+        "settings chosen on a validation split at each epsilon). Full table: "
+        "`benchmarks/results/image_codecs_mnist_test.md`; earlier codecs and decodings: `benchmarks/results/archive/`.\n\n"
+        + "\n".join(lines) + "\n"
     )
 
 
@@ -366,14 +361,14 @@ def gpu_table_headline(folder: Path) -> str:
     env = json.loads((folder / "env.json").read_text())
     lines = ["| public data | method | epsilon | FID | CAS MLP / CNN |", "|---|---|---:|---:|---:|"]
     for row in table_rows(folder / "table_mnist"):
-        if row["public"].endswith("ceiling"):
+        if row["public"].endswith("ceiling") or row["epsilon"] == "-":  # a codec's ceiling, not a generator's row
             continue
         epsilon = float(row["epsilon"])
         lines.append(f"| {row['public']} | {row['method']} | {epsilon:g} | {row['fid']:.1f} | "
                      f"{100 * row['cas_mlp']:.1f}% / {100 * row['cas_cnn']:.1f}% |")
     return (
         f"**Images with FID, MNIST test set, one {env['device']}, replace-one, delta = 1e-5**: every generator with "
-        "the public-half autoencoder beside the DP-SGD GAN baseline (same codec, sampling and accountant), and DPSWflow "
+        "the paper's latent-8 autoencoder trained on the public half (`images.py --full`) beside the DP-SGD GAN baseline (same codec, sampling and accountant), and DPSWflow "
         "with no public data (the private codec); FID on 10,000 generated vs the 10,000 test images, decoded without the "
         "autoencoder's refiner (measured before it existed; docs/flows.md, fact 43). Not measured for "
         "want of device time: the GAN at epsilon 1, the per-step generators with the private codec, FashionMNIST. "

@@ -41,12 +41,12 @@ def test_smoke_runs_the_stages_and_writes_the_summary(tmp_path: Path) -> None:
     assert (tmp_path / "nvidia-smi.txt").exists()
     tests = (tmp_path / "tests.xml").read_text()  # the CUDA selection: collected, skipped without a device
     assert "test_cuda_matches_cpu" in tests and "test_plugin_fits_and_generates_on_cuda" in tests
-    assert "test_trains_and_samples_on_cuda" in tests
+    assert "test_trains_and_samples_on_cuda" in tests and "test_the_images_command_builds_its_flow_on_cuda" in tests
     speed = json.loads((tmp_path / "speed" / "speed_cpu.json").read_text())
     assert [(row["n"], row["L"]) for row in speed["rows"]] == [(1000, 20), (4000, 50)]
     assert "no MNIST" in (tmp_path / "images.log").read_text()
     summary = (tmp_path / "README.md").read_text()
-    assert "| tests | 0 |" in summary and "5 skipped" in summary and "| 4,000 | 50 |" in summary
+    assert "| tests | 0 |" in summary and "6 skipped" in summary and "| 4,000 | 50 |" in summary
 
 
 def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Path) -> None:
