@@ -56,9 +56,7 @@ from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures,
     cached_inception_features,
     classification_accuracies,
-    frechet_distance,
-    inception_features,
-    precision_recall,
+    fid_precision_recall,
 )
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     CODEC_SHARE,
@@ -342,9 +340,8 @@ def score(grid: ImageGrid, scoring: Scoring, generated: torch.Tensor, labels: to
     """CAS of both classifiers and, with FID, FID and precision / recall of ``fid_samples`` generated images."""
     scores = classification_accuracies(generated, labels, scoring.images, scoring.labels, grid.seed, device=device)
     if scoring.network is not None and scoring.features is not None:
-        fake = inception_features(generated[: grid.fid_samples], scoring.network)
-        precision, recall = precision_recall(scoring.features, fake)
-        scores.update(fid=frechet_distance(scoring.features, fake), precision=precision, recall=recall)
+        fid, precision, recall = fid_precision_recall(scoring.features, generated[: grid.fid_samples], scoring.network)
+        scores.update(fid=fid, precision=precision, recall=recall)
     return scores
 
 

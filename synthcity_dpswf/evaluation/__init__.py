@@ -6,6 +6,7 @@ from synthcity_dpswf.evaluation.cas import CLASSIFIERS, classification_accuracie
 from synthcity_dpswf.evaluation.fid import (
     InceptionFeatures,
     cached_inception_features,
+    fid_precision_recall,
     frechet_distance,
     frechet_inception_distance,
     inception_features,
@@ -19,6 +20,7 @@ __all__ = [
     "CLASSIFIERS",
     "InceptionFeatures",
     "cached_inception_features",
+    "fid_precision_recall",
     "classification_accuracies",
     "classification_accuracy",
     "frechet_distance",

@@ -126,6 +126,16 @@ def frechet_inception_distance(
     return frechet_distance(inception_features(real, network, batch_size), inception_features(fake, network, batch_size))
 
 
+def fid_precision_recall(
+    real_features: torch.Tensor, generated: torch.Tensor, network: InceptionFeatures
+) -> tuple[float, float, float]:
+    """FID, precision and recall of ``generated`` images in [0, 1] against reference images' Inception features
+    (``cached_inception_features``): ``frechet_distance`` and ``precision_recall`` on the same features."""
+    fake_features = inception_features(generated, network)
+    precision, recall = precision_recall(real_features, fake_features)
+    return frechet_distance(real_features, fake_features), precision, recall
+
+
 def precision_recall(real_features: torch.Tensor, fake_features: torch.Tensor, k: int = 3) -> tuple[float, float]:
     r"""Improved precision and recall (Kynkaanniemi et al. 2019). Each set's manifold is the union of balls
     around its points with radius the distance to the k-th nearest neighbour in the set; precision is the

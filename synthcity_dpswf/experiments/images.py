@@ -38,9 +38,7 @@ from synthcity_dpswf.evaluation import (
     InceptionFeatures,
     cached_inception_features,
     classification_accuracies,
-    frechet_distance,
-    inception_features,
-    precision_recall,
+    fid_precision_recall,
     save_labelled_grid,
 )
 from synthcity_dpswf.extensions import adapters
@@ -349,9 +347,7 @@ def run_images(
         network = InceptionFeatures(inception).to(config.device)
         count = config.fid_samples
         real_features = cached_inception_features(test_images[:count], network, inception, out / f"inception_{config.dataset}_test_{count}.pt")
-        fake_features = inception_features(generated[:count], network)
-        fid = frechet_distance(real_features, fake_features)
-        precision, recall = precision_recall(real_features, fake_features)
+        fid, precision, recall = fid_precision_recall(real_features, generated[:count], network)
         seconds["fid"] = time.perf_counter() - started
 
     suffix = "" if config.codec == "public-half" else "_" + config.codec.replace("-", "_")

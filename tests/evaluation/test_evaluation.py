@@ -76,3 +76,29 @@ def test_both_frechet_routes_agree_with_torchmetrics() -> None:
     assert frechet_distance(real[:300], fake[:200]) == sample_space_frechet_distance(real[:300], fake[:200])
     with pytest.raises(ValueError, match="at least 2 features"):
         frechet_distance(real[:1], fake[:5])
+
+
+def test_fid_precision_recall_scores_images_against_reference_features() -> None:
+    """One pass of features for FID and precision / recall together, the same numbers as each metric alone."""
+    from synthcity_dpswf.evaluation import fid_precision_recall, inception_features
+
+    class LinearFeatures(InceptionFeatures):
+        """A fixed linear map in place of Inception (this test needs no weights file)."""
+
+        def __init__(self) -> None:
+            torch.nn.Module.__init__(self)
+            self.network = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(32 * 32, 2048))
+            torch.nn.init.normal_(self.network[1].weight, generator=torch.Generator().manual_seed(0))
+
+        def forward(self, images: torch.Tensor) -> torch.Tensor:
+            return self.network(images[:, :1])
+
+    network = LinearFeatures()
+    real, _ = blobs(60, seed=0)
+    generated, _ = blobs(50, seed=1)
+    real_features = inception_features(real, network)
+    fake_features = inception_features(generated, network)
+    fid, precision, recall = fid_precision_recall(real_features, generated, network)
+    assert fid == pytest.approx(frechet_distance(real_features, fake_features))
+    assert (precision, recall) == precision_recall(real_features, fake_features)
+    assert fid_precision_recall(real_features, real, network)[0] == pytest.approx(0.0, abs=1e-3)
