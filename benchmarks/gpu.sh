@@ -19,12 +19,13 @@
 #                codec and flow setting at epsilon 10 and 1), then codecs_mnist_test.toml (select_from that
 #                validation file: the test set is read for the validation split's choice alone) (DIR/codecs/);
 #                needs --data-root
-#   table  280   only when named in --stages: the full image table for each of --table-datasets (comma-separated,
+#   table  560   only when named in --stages: the full image table for each of --table-datasets (comma-separated,
 #                default mnist), two jobs side by side on the one GPU: (1) benchmarks/image_runner.py with
 #                configs/images/full_table_<data>.toml: the package's public-half autoencoder and its refiner,
 #                DPSWflow, DPSWflow-r, DPSWgen and the DP-SGD GAN at epsilon 10 and 1 (DIR/table_<data>/);
 #                (2) no public data: `dpswf images --codec private-pca` with each generator at epsilon 10 and 1
-#                (DPSWflow with the validation split's settings: L = 2,000, G = 32 / 16, 3,000 steps), FID on 10,000
+#                (DPSWflow with the validation split's settings: L = 2,000, G = 32 / 16, 3,000 steps, the codec's K
+#                30 for MNIST and 50 for FashionMNIST, each chosen on its own validation split), FID on 10,000
 #                vs 10,000 and both CAS (DIR/table_<data>/private/); needs --data-root and --inception. Each job
 #                gets half the cores (OMP_NUM_THREADS; TABLE_THREADS overrides)
 # Each stage writes DIR/<stage>.log and a line of DIR/stages.tsv (name, exit status, seconds, limit); a stage that
@@ -177,7 +178,7 @@ if [[ $MODE == gpu ]]; then
   TABLE_PRIVATE_ARGS=(--samples 10000 --fid-samples 10000)
   TABLE_FLOW_10=(--directions 2000 --bins 32 --steps 3000)
   TABLE_FLOW_1=(--directions 2000 --bins 16 --steps 3000)
-  LIMITS=(20 100 90 250 540 280)
+  LIMITS=(20 100 90 250 540 560)
 else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
   IMAGE_ARGS=(--runs 1 --n-public 500 --n-private 300 --autoencoder-epochs 1 --flow-steps 5 --n-samples 100 --fid-samples 10)
@@ -241,10 +242,13 @@ table_rows() {
       if [[ $generator == dpswflow && $epsilon == 10 ]]; then flow=("${TABLE_FLOW_10[@]}"); fi
       if [[ $generator == dpswflow && $epsilon == 1 ]]; then flow=("${TABLE_FLOW_1[@]}"); fi
       if [[ $generator != dpswflow && $MODE == smoke ]]; then flow=(--steps 5); fi
+      local components=30  # K chosen on each dataset's validation split (docs/flows.md, facts 44-45)
+      if [[ $dataset == fashion_mnist ]]; then components=50; fi
       echo "private-pca $generator epsilon $epsilon" >>"$folder/private.log"
       "$PY" -m synthcity_dpswf.cli images --dataset "$dataset" --codec private-pca --generator "$generator" \
         --epsilon "$epsilon" --data-root "$DATA" --inception "$INCEPTION" --device "$DEVICE" --out "$folder/private" \
-        --quiet "${TABLE_PRIVATE_ARGS[@]}" "${flow[@]}" >>"$folder/private.log" 2>&1 || status=1
+        --pca-components "$components" --quiet "${TABLE_PRIVATE_ARGS[@]}" "${flow[@]}" >>"$folder/private.log" 2>&1 \
+        || status=1
     done
   done
   wait "$public_half" || status=1

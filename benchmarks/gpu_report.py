@@ -185,7 +185,7 @@ def runner_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for index, row in enumerate(payload["rows"]):
         refiner = f", refiner {row['refiner_epochs']} epochs" if row.get("refiner_epochs") else ""
-        public = f"public half: {row['codec']}{refiner}"
+        public = f"{row['public']}: {row['codec']}{refiner}"
         if index == 0 and row.get("ceiling"):
             rows.append({"public": public, "method": "codec ceiling (reconstructions)", "epsilon": "-", "reported": None,
                          "fid": None, "cas_mlp": row["ceiling"]["mlp"], "cas_cnn": row["ceiling"]["cnn"], "seconds": None})

@@ -39,7 +39,7 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -238,8 +238,8 @@ def select_settings(
         raise ValueError(f"select_from must be a validation results file of {dataset}, got split "
                          f"{validation.get('split')!r} of {validation.get('dataset')!r}: choose on validation data only.")
     key = str(finite_or_text(epsilon))
-    scored = [
-        ((row["epsilons"][key]["mlp"] + row["epsilons"][key]["cnn"]) / 2, row)
+    scored = [  # means rounded to 1e-6, so that an exact tie stored in float32 goes to the row written first
+        (round((row["epsilons"][key]["mlp"] + row["epsilons"][key]["cnn"]) / 2, 6), row)
         for row in validation["rows"]
         if row["codec"] in specs and key in row["epsilons"] and row["samples"] == samples
         and row.get("generator", "dpswflow") in generators and row.get("neighbouring", "replace_one") in neighbourings
@@ -346,8 +346,9 @@ def score(grid: ImageGrid, scoring: Scoring, generated: torch.Tensor, labels: to
 
 
 def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[float], data_root: Path,
-              inception: Path | None, device: str, cache: Path) -> list[dict[str, Any]]:
-    """The rows of one codec and setting, one per generator and adjacency of the grid: the codec's ceiling
+              inception: Path | None, device: str, cache: Path) -> Iterator[dict[str, Any]]:
+    """The rows of one codec and setting, one per generator and adjacency of the grid, each yielded as soon as it is
+    measured (a run stopped by a time limit keeps the rows it finished): the codec's ceiling
     (computed once; per epsilon for the private codec, released anew at each one with ``codec_budget``'s share) and
     each generator's scores at every epsilon."""
     data = private_set(grid, spec, data_root, inception, device, cache)
@@ -380,7 +381,6 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
     if kind != "pca":
         common["ceiling"] = ceiling_of(codec, latents)
         print(f"[{spec}] d = {dim}, codec {codec_seconds:.0f} s, ceiling {common['ceiling']}", flush=True)
-    rows = []
     # The GAN takes no flow setting: it runs once, beside the grid's first setting.
     generators = [name for name in grid.generators if name != "dpsgd_gan" or choice == grid.settings[0]]
     for generator in generators:
@@ -416,8 +416,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                 }
                 print(f"[{spec}] {generator} {neighbouring} {choice} epsilon {epsilon:g}: {scores} {extra}, fit + sample "
                       f"{sampled - started:.0f} s", flush=True)
-            rows.append(row)
-    return rows
+            yield row
 
 
 def percent_pair(scores: dict[str, float]) -> str:
@@ -547,23 +546,25 @@ def plan_of(grid: ImageGrid, out: Path) -> dict[tuple[str, FlowChoice], list[flo
 
 def run_grid(grid: ImageGrid, data_root: Path, out: Path, inception: Path | None = None, device: str = "cpu",
              cache: Path | None = None, config_file: str = "", overrides: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
-    """Run every cell of ``grid``; rows are added to ``out/<name>.json`` (and its table) as each codec finishes, each
-    recording the config file and the ``--set`` overrides it was run with."""
+    """Run every cell of ``grid``; each row is added to ``out/<name>.json`` (and its table) as soon as it is measured,
+    recording the config file and the ``--set`` overrides it was run with. The file is read again before each write,
+    so that grids sharing a results file may run side by side."""
     cache = cache or Path(__file__).resolve().parent / ".cache"
     path = out / f"{grid.name}.json"
-    payload = json.loads(path.read_text()) if path.exists() else {"rows": []}
-    descriptions = dict(payload.get("descriptions", {}))
-    if grid.description:
-        descriptions[config_file or grid.name] = grid.description
-    payload.update(name=grid.name, dataset=grid.dataset, split=grid.split, descriptions=descriptions,
-                   environment=environment(torch.device(device)))
+    payload: dict[str, Any] = {"rows": []}
     for (spec, choice), epsilons in plan_of(grid, out).items():
         for row in run_codec(grid, spec, choice, epsilons, data_root, inception, device, cache):
             if grid.select_from is not None:
                 row["chosen_on"] = f"{grid.select_from}.json"
             row.update(config_file=config_file, overrides=list(overrides))
+            payload = json.loads(path.read_text()) if path.exists() else {"rows": []}
+            descriptions = dict(payload.get("descriptions", {}))
+            if grid.description:
+                descriptions[config_file or grid.name] = grid.description
+            payload.update(name=grid.name, dataset=grid.dataset, split=grid.split, descriptions=descriptions,
+                           environment=environment(torch.device(device)))
             payload["rows"] = replace_row(payload["rows"], row)
-        write(path, payload)
+            write(path, payload)
     return payload
 
 

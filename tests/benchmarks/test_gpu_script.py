@@ -113,7 +113,7 @@ def test_the_table_summary_reads_the_image_runners_rows(tmp_path: Path) -> None:
     folder = tmp_path / "table_mnist"
     (folder / "private").mkdir(parents=True)
     cell = {"mlp": 0.9, "cnn": 0.95, "fid": 30.0, "reported_epsilon": 9.99, "seconds": 4.0}
-    rows = [{"codec": "ae:16:10", "refiner_epochs": 5, "generator": name, "ceiling": {"mlp": 0.95, "cnn": 0.97},
+    rows = [{"codec": "ae:16:10", "public": "public half", "refiner_epochs": 5, "generator": name, "ceiling": {"mlp": 0.95, "cnn": 0.97},
              "epsilons": {"10.0": cell, "1.0": {**cell, "fid": 50.0}}} for name in ("dpswflow", "dpsgd_gan")]
     (folder / "full_table_mnist.json").write_text(json.dumps({"rows": rows}))
     (folder / "private" / "results_a.json").write_text(json.dumps(
