@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 import tempfile
 import time
@@ -48,10 +49,9 @@ from common import DELTA, RESULTS, environment, finite_or_text, write_json  # no
 
 from baselines.dpsgd_gan import DPSGDGAN  # noqa: E402
 from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
-from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder  # noqa: E402
-from synthcity_dpswf.adapters.image_codecs import ImageCodec, PrivatePCAImageCodec  # noqa: E402
+from synthcity_dpswf.adapters.image_codecs import ImageCodec  # noqa: E402
 from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING  # noqa: E402
-from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS  # noqa: E402
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures,
     cached_inception_features,
@@ -62,10 +62,10 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
     CODEC_SHARE,
     GENERATORS,
     ImageRunConfig,
+    build_codec,
     build_generator,
     codec_budget,
     composed_report,
-    dct_codec,
     load_other_training_set,
     split_training_set,
 )
@@ -295,44 +295,48 @@ def private_set(grid: ImageGrid, spec: str, data_root: Path, inception: Path | N
     return PrivateSet(images, labels, public, private, scoring)
 
 
-def public_codec(spec: str, grid: ImageGrid, data: PrivateSet, data_root: Path, cache: Path, device: str) -> tuple[ImageCodec, str]:
-    """The codec of a public ``spec`` (``ae``, ``other``, ``dct``) and the public data it assumes, in words."""
+def codec_fields(spec: str, grid: ImageGrid) -> dict[str, Any]:
+    """``ImageRunConfig``'s codec fields of a codec spec: ``dpswf images``' codec name and its size."""
     kind, numbers = codec_kind(spec)
+    if kind in ("ae", "other"):
+        return {"codec": "public-half" if kind == "ae" else "other-dataset", "latent_dim": numbers[0],
+                "autoencoder_epochs": numbers[1], "refiner_epochs": grid.refiner_epochs}
     if kind == "dct":
-        return dct_codec(data.images.shape[2], data.images.shape[3], n_frequencies=numbers[0]), "no public data"
-    latent, epochs = numbers
+        return {"codec": "dct", "dct_frequencies": numbers[0]}
+    return {"codec": "private-pca", "pca_components": numbers[0]}
+
+
+def public_data(spec: str, dataset: str) -> str:
+    """The public data codec ``spec`` assumes, in the results' words."""
+    kind, _ = codec_kind(spec)
     if kind == "ae":
-        codec = public_half_autoencoder(cache, grid.dataset, data.images, data.public, epochs, grid.seed, progress=False,
-                                        device=device, latent_dim=latent, refiner_epochs=grid.refiner_epochs)
-        return codec, f"the public half of {DATASET_NAMES[grid.dataset]}"
-    other, other_images = load_other_training_set(grid.dataset, data_root)
-    codec = whole_training_set_autoencoder(cache, other, other_images, epochs, grid.seed, progress=False, device=device,
-                                           latent_dim=latent, refiner_epochs=grid.refiner_epochs)
-    return codec, f"{DATASET_NAMES[other]}'s training set"
+        return f"the public half of {DATASET_NAMES[dataset]}"
+    if kind == "other":
+        return f"{DATASET_NAMES[OTHER_DATASET[dataset]]}'s training set"
+    return "no public data"
 
 
-def build_model(grid: ImageGrid, generator: str, choice: FlowChoice, neighbouring: str, epsilon: float,
-                device: str) -> Generator:
-    """The generator of one cell: a flow with ``choice``'s settings (``dpswf images``' defaults otherwise), or the
-    DP-SGD GAN with the grid's batch size and epochs."""
+def build_model(grid: ImageGrid, generator: str, config: ImageRunConfig) -> Generator:
+    """The generator of one cell: a flow with its cell's settings (``cell_config``), or the DP-SGD GAN with the grid's
+    batch size and epochs."""
     if generator == "dpsgd_gan":
-        if neighbouring != "replace_one":
+        if config.neighbouring != "replace_one":
             raise ValueError("the DP-SGD GAN is accounted under replace-one only; drop add_remove from neighbourings.")
         return DPSGDGAN(batch_size=grid.gan_batch_size, epochs=grid.gan_epochs, n_classes=10,
-                        label_weight=LabelledCodec(10).label_weight, seed=grid.seed, device=device)
-    config = flow_config(grid, generator, choice, neighbouring, epsilon, "dct")
-    return build_generator(dataclasses.replace(config, device=device), progress=False)
+                        label_weight=LabelledCodec(10).label_weight, seed=grid.seed, device=config.device)
+    return build_generator(config, progress=False)
 
 
-def flow_config(grid: ImageGrid, generator: str, choice: FlowChoice, neighbouring: str, epsilon: float,
-                codec: str) -> ImageRunConfig:
-    """``dpswf images``' configuration of one cell (its budget split and flow settings)."""
+def cell_config(grid: ImageGrid, spec: str, generator: str, choice: FlowChoice, neighbouring: str, epsilon: float,
+                device: str) -> ImageRunConfig:
+    """``dpswf images``' configuration of one cell: its codec, budget split and flow settings."""
     return ImageRunConfig(
         # The GAN runs with public codecs only (ImageGrid refuses pca with it): any flow's name gives its budget.
-        dataset=grid.dataset, codec=codec, generator=generator if generator in GENERATORS else ImageRunConfig.generator,
+        dataset=grid.dataset, generator=generator if generator in GENERATORS else ImageRunConfig.generator,
         neighbouring=neighbouring, epsilon=epsilon, delta=DELTA, n_release_directions=choice.directions,
         n_bins=choice.bins, n_steps=choice.steps, step_size=choice.step_size, flow_directions=choice.flow_directions,
-        count_estimator=choice.estimator, labelling=choice.labelling, seed=grid.seed,
+        count_estimator=choice.estimator, labelling=choice.labelling, seed=grid.seed, device=device,
+        **codec_fields(spec, grid),
     )
 
 
@@ -360,19 +364,25 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
         return classification_accuracies(codec.decode(latents[:shown]), private_labels[:shown], data.scoring.images,
                                          data.scoring.labels, grid.seed, device=device)
 
+    def codec_at(config: ImageRunConfig) -> ImageCodec:
+        budget = codec_budget(config)
+        other = load_other_training_set(grid.dataset, data_root) if kind == "other" else None
+        with tempfile.TemporaryDirectory() as fresh:
+            return build_codec(config, data.images, data.public, data.private, budget,
+                               Path(fresh) if grid.fresh_codecs else cache, False, other)
+
     started = time.perf_counter()
     if kind != "pca":
-        with tempfile.TemporaryDirectory() as fresh:
-            codec, public_data = public_codec(spec, grid, data, data_root, Path(fresh) if grid.fresh_codecs else cache, device)
+        codec = codec_at(cell_config(grid, spec, grid.generators[0], choice, grid.neighbourings[0], math.inf, device))
         latents = codec.encode(data.images[data.private])
         description, dim = codec.public_description, int(latents.shape[1])
     else:
-        public_data, dim = "no public data", numbers[0]
+        dim = numbers[0]
         description = (f"the top {dim} eigenvectors of the private images' second moment, released with "
                        f"{CODEC_SHARE:g} of the budget (of mu^2 with DPSWflow; privacy.md, \"A private image codec\")")
     codec_seconds = time.perf_counter() - started
     common: dict[str, Any] = {
-        "codec": spec, "public": public_data, "description": description, "dim": dim, "pixels": pixels_of(spec),
+        "codec": spec, "public": public_data(spec, grid.dataset), "description": description, "dim": dim, "pixels": pixels_of(spec),
         "codec_seconds": codec_seconds, "n_released": len(data.private), "n_scored": len(data.scoring.images),
         "directions": choice.directions, "bins": choice.bins, "steps": choice.steps, "setting": dataclasses.asdict(choice),
         "samples": grid.samples, "fid_samples": grid.fid_samples, "refiner_epochs": grid.refiner_epochs if kind in ("ae", "other") else 0,
@@ -391,16 +401,15 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                            gan={"batch_size": grid.gan_batch_size, "epochs": grid.gan_epochs})
             for epsilon in epsilons:
                 extra: dict[str, Any] = {}
-                config = flow_config(grid, generator, choice, neighbouring, epsilon, "private-pca" if kind == "pca" else "dct")
+                config = cell_config(grid, spec, generator, choice, neighbouring, epsilon, device)
                 budget = codec_budget(config)  # dpswf images' split (all to the generator with a public codec)
                 if kind == "pca":  # the codec's own release at this epsilon, then the generator's
                     released = time.perf_counter()
-                    codec = PrivatePCAImageCodec(data.images[data.private], numbers[0], budget.codec_epsilon,
-                                                 budget.codec_delta, neighbouring)  # type: ignore[arg-type]
+                    codec = codec_at(config)
                     latents = codec.encode(data.images[data.private])
                     extra["codec_seconds"] = time.perf_counter() - released
                     extra["ceiling"] = ceiling_of(codec, latents)
-                model = build_model(grid, generator, choice, neighbouring, epsilon, device)
+                model = build_model(grid, generator, config)
                 started = time.perf_counter()
                 model = model.fit(latents.to(device), budget.flow_epsilon, budget.flow_delta,
                                   labels=private_labels.to(device), n_classes=10)

@@ -60,7 +60,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DELTA, RESULTS, choose_device, environment, finite_or_text, mean_std, write_json  # noqa: E402
 
 from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
-from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder  # noqa: E402
 from synthcity_dpswf.adapters.image_codecs import ImageCodec  # noqa: E402
 from synthcity_dpswf.datasets import IMAGE_LOADERS  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
@@ -73,8 +72,10 @@ from synthcity_dpswf.evaluation import (  # noqa: E402
 )
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     CODECS,
+    ImageRunConfig,
+    build_codec,
     codec_assumption,
-    dct_codec,
+    codec_budget,
     load_other_training_set,
     split_training_set,
 )
@@ -242,19 +243,9 @@ class Dataset:
         public, private = split_training_set(codec, len(images), seed)
         public, private = public[: mode.n_public], private[: mode.n_private]
         started = time.perf_counter()
-        self.adapter: ImageCodec
-        if other is not None:
-            self.adapter = whole_training_set_autoencoder(
-                cache, other[0], other[1], mode.autoencoder_epochs, seed, progress=False, device=device,
-                latent_dim=PAPER_LATENT_DIM,
-            )
-        elif codec == "dct":
-            self.adapter = dct_codec(images.shape[2], images.shape[3])
-        else:
-            self.adapter = public_half_autoencoder(
-                cache, name, images, public, mode.autoencoder_epochs, seed, progress=False, device=device,
-                latent_dim=PAPER_LATENT_DIM,
-            )
+        config = ImageRunConfig(dataset=name, codec=codec, latent_dim=PAPER_LATENT_DIM,
+                                autoencoder_epochs=mode.autoencoder_epochs, refiner_epochs=0, seed=seed, device=str(device))
+        self.adapter: ImageCodec = build_codec(config, images, public, private, codec_budget(config), cache, False, other)
         self.autoencoder_seconds = time.perf_counter() - started
         self.codec = LabelledCodec(n_classes=10)
         self.latents, self.labels = self.adapter.encode(images[private]), labels[private]

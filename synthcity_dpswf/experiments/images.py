@@ -195,6 +195,34 @@ def codec_budget(config: ImageRunConfig) -> CodecBudget:
     return CodecBudget(share * epsilon, share * delta, (1 - share) * epsilon, (1 - share) * delta, False)
 
 
+def build_codec(
+    config: ImageRunConfig, images: torch.Tensor, public: torch.Tensor, private: torch.Tensor, budget: CodecBudget,
+    cache: Path, progress: bool, other: tuple[str, torch.Tensor] | None = None,
+) -> ImageCodec:
+    """The codec of ``config.codec`` for the training set ``images`` split into ``public`` and ``private`` indices
+    (``split_training_set``): the public half's autoencoder (kept under ``cache``, with its refiner), the same trained
+    on ``other`` = (name, whole training set of the other dataset) for ``"other-dataset"``
+    (``load_other_training_set``), the fixed DCT codec, or the private codec released from the private images at
+    ``budget``'s codec share."""
+    if config.codec == "other-dataset":
+        if other is None:
+            raise ValueError("codec 'other-dataset' needs the other dataset's training set: pass load_other_training_set's.")
+        name, other_images = other
+        return whole_training_set_autoencoder(
+            cache, name, other_images, config.autoencoder_epochs, config.seed, progress, device=config.device,
+            latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
+        )
+    if config.codec == "dct":
+        return dct_codec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
+    if config.codec == "private-pca":
+        return PrivatePCAImageCodec(images[private], config.pca_components, budget.codec_epsilon, budget.codec_delta,
+                                    config.neighbouring)  # type: ignore[arg-type]
+    return public_half_autoencoder(
+        cache, config.dataset, images, public, config.autoencoder_epochs, config.seed, progress, device=config.device,
+        latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
+    )
+
+
 def composed_report(
     report: PrivacyReport, codec: PrivatePCAImageCodec | None, budget: CodecBudget, neighbouring: str
 ) -> PrivacyReport:
@@ -299,25 +327,9 @@ def run_images(
     test_images, test_labels = IMAGE_LOADERS[config.dataset](data_root, train=False, download=download)
     public, private = split_training_set(config.codec, len(images), config.seed)
     started = time.perf_counter()
-    codec: ImageCodec
-    learned: PrivatePCAImageCodec | None = None  # a codec learned from the private images: its release is in the report
     budget = codec_budget(config)
-    if other is not None:
-        other_name, other_images = other
-        codec = whole_training_set_autoencoder(
-            out, other_name, other_images, config.autoencoder_epochs, config.seed, progress, device=config.device,
-            latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
-        )
-    elif config.codec == "dct":
-        codec = dct_codec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
-    elif config.codec == "private-pca":
-        codec = learned = PrivatePCAImageCodec(images[private], config.pca_components, budget.codec_epsilon,
-                                               budget.codec_delta, config.neighbouring)  # type: ignore[arg-type]
-    else:
-        codec = public_half_autoencoder(
-            out, config.dataset, images, public, config.autoencoder_epochs, config.seed, progress,
-            device=config.device, latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
-        )
+    codec = build_codec(config, images, public, private, budget, out, progress, other)
+    learned = codec if isinstance(codec, PrivatePCAImageCodec) else None  # its release is in the report
     seconds["autoencoder"] = time.perf_counter() - started
     latents = codec.encode(images[private])
 
