@@ -1,37 +1,27 @@
-"""What the benchmark scripts share: the delta every row is stated at, the Adult tables, the device choice, the
-environment record, writing results."""
+"""What the benchmark scripts share: the delta every row is stated at, the device choice, the
+environment record, reading a runner's config, time and memory caps, writing results."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import platform
+import resource
+import signal
+import tomllib
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-import pandas as pd
 import torch
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DOMAINS = Path(__file__).resolve().parent / "domains"
 DELTA = 1e-5
 """The delta of every benchmark row (the image literature's, and below 1/n for every table here)."""
-ADULT_TABLES = ("adult_discretized", "adult_raw")
 PACKAGES = ("synthcity-dpswf", "torch", "opacus", "synthcity", "torchmetrics", "numpy", "dp-accounting", "xgboost")
-
-
-def load_adult(data_root: Path, name: str) -> tuple[pd.DataFrame, str, str]:
-    """(frame, target column, public domain path) of one of ``ADULT_TABLES`` under a data root holding ``adult/``:
-    the discretized table with its published domain, or the raw one with the domain written from the UCI
-    documentation (``benchmarks/domains/adult_raw_domain.json``)."""
-    adult = Path(data_root) / "adult"
-    if name == "adult_discretized":
-        return pd.read_csv(adult / "adult_discretized.csv"), "income>50K", str(adult / "adult_discretized_domain.json")
-    if name == "adult_raw":
-        return pd.read_csv(adult / "adult.csv"), "income-per-year", str(DOMAINS / "adult_raw_domain.json")
-    raise ValueError(f"unknown table {name!r}; choose one of {list(ADULT_TABLES)}.")
 
 
 def choose_device(requested: str) -> torch.device:
@@ -71,15 +61,27 @@ def write_json(path: Path, payload: dict[str, Any]) -> None:
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
 
 
-def mean_std(values: list[float]) -> str:
-    """"m ± s" over runs (sample std), or "m" for one run."""
-    if not values:
-        return "-"
+METHOD_NAMES = {"dpswflow": "DPSWflow", "dpswflow_r": "DPSWflow-r", "dpswgen": "DPSWgen", "dpsgd_gan": "DP-SGD GAN"}
+"""How the image benchmarks name each generator in their tables."""
+
+
+def mean_and_spread(values: list[float]) -> tuple[float, float]:
+    """The mean of ``values`` over runs and their sample standard deviation (0 for one run)."""
     mean = sum(values) / len(values)
     if len(values) == 1:
-        return f"{mean:.3g}"
-    std = math.sqrt(sum((value - mean) ** 2 for value in values) / (len(values) - 1))
-    return f"{mean:.3g} ± {std:.2g}"
+        return mean, 0.0
+    return mean, math.sqrt(sum((value - mean) ** 2 for value in values) / (len(values) - 1))
+
+
+def mean_std(values: list[float], form: str = ".3g", spread_form: str | None = None) -> str:
+    """"m ± s" over runs (sample std), or "m" for one run, in format ``form`` (the spread in ``spread_form``, by
+    default ``.2g`` beside ``.3g`` and ``form`` otherwise); "-" for none."""
+    if not values:
+        return "-"
+    mean, spread = mean_and_spread(values)
+    if len(values) == 1:
+        return format(mean, form)
+    return f"{mean:{form}} ± {spread:{spread_form or ('.2g' if form == '.3g' else form)}}"
 
 
 def write_results(out: Path, stem: str, payload: dict[str, Any], text: str) -> None:
@@ -88,3 +90,64 @@ def write_results(out: Path, stem: str, payload: dict[str, Any], text: str) -> N
     write_json(out / f"{stem}.json", payload)
     (out / f"{stem}.md").write_text(text)
     print(text)
+
+
+def read_config(path: Path, overrides: tuple[str, ...] | list[str], fields: set[str]) -> dict[str, Any]:
+    """A runner's TOML config as a dict, with ``KEY=VALUE`` ``overrides`` (TOML values: ``samples=500``,
+    ``epsilons=[10]``, ``methods=["dpswflow"]``), checked to name only ``fields``."""
+    values: dict[str, Any] = tomllib.loads(Path(path).read_text())
+    for override in overrides:
+        key, separator, value = override.partition("=")
+        if not separator:
+            raise ValueError(f"--set takes KEY=VALUE, got {override!r}.")
+        try:
+            values[key.strip()] = tomllib.loads(f"value = {value}")["value"]
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"--set {override!r}: the value is not TOML ({error}); quote strings, e.g. "
+                             f"{key.strip()}=\"{value}\", and write lists as [10, 1].") from None
+    unknown = sorted(set(values) - fields)
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {unknown}; a grid takes {sorted(fields)}.")
+    return values
+
+
+MEMORY_HEADROOM = 8 * 2**30
+"""Bytes of address space one fit may add (synthcity's privbayes can ask for more)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """Raise TimeoutError in this (main) thread after ``seconds`` (Unix), so one slow baseline is reported as
+    such instead of holding the whole grid; 0 means no limit."""
+    if seconds <= 0 or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError(f"over the {seconds} s time limit")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def memory_cap(headroom: int) -> Iterator[None]:
+    """Cap the address space at the current size + ``headroom`` (Linux), so that a baseline asking for too much
+    memory raises MemoryError, which is reported, instead of the whole run being killed."""
+    statm = Path("/proc/self/statm")
+    if not statm.exists():
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    current = int(statm.read_text().split()[0]) * resource.getpagesize()
+    cap = current + headroom if hard == resource.RLIM_INFINITY else min(current + headroom, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

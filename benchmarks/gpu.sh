@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One prepared GPU run: the CUDA tests, the speed table on CUDA and the image suite (MNIST, full mode, epsilon
-# 10 and 1, DPSWflow), each stage under its own time limit, everything under one results folder.
+# One prepared GPU run: the CUDA tests, the speed table on CUDA and the paper's image protocol at full size (MNIST,
+# epsilon 10 and 1, DPSWflow), each stage under its own time limit, everything under one results folder.
 #
 #   bash benchmarks/gpu.sh [--out DIR] [--data-root DIR] [--inception FILE] [--stages LIST] [--pack DIR] [--archive FILE]
 #                          [--table-datasets LIST]
@@ -12,8 +12,9 @@
 #                baseline, a model and a plugin on device "cuda")
 #   speed   90   benchmarks/speed.py --device cuda: the grid, the paper's MNIST row and n = 10^6, L = 1,000 against a
 #                bare torch.sort (DIR/speed/)
-#   images 250   benchmarks/images.py --full --datasets mnist --epsilons 10 1 --methods DPSWflow: 30,000 private
-#                records, 10,000 samples and 10,000 for FID (DIR/images/); needs --data-root and --inception
+#   images 250   benchmarks/image_runner.py with configs/images/paper_protocol_mnist_full.toml: the paper's latent-8
+#                autoencoder, DPSWflow at epsilon 10 and 1, 30,000 private records, 10,000 samples and 10,000 for
+#                FID (DIR/images/); needs --data-root and --inception
 #   codecs 540   only when named in --stages: the no-public-data codec on MNIST, the flow and the CAS classifiers on
 #                CUDA: benchmarks/image_runner.py with configs/images/codecs_mnist_validation.toml (each candidate
 #                codec and flow setting at epsilon 10 and 1), then codecs_mnist_test.toml (select_from that
@@ -39,8 +40,7 @@
 #   --python PY       interpreter (default: $DPSWF_PYTHON, else .venv/bin/python if present, else python3)
 #   --pack DIR        a folder made by benchmarks/gpu_pack.sh and carried to the GPU machine: installs its wheels
 #                     (opacus, dp-accounting) and rebuilds the MNIST files and the Inception file from its parts
-#   --image-runs N    generation runs per image row of the CUDA run (default 1: each run's CAS trains its
-#                     classifiers on the CPU, whatever the device)
+#   --image-runs N    generation runs per cell of the images stage (default 1, the config's; N > 1: --set runs=N)
 #   --archive FILE    also write DIR as one .tar.gz (what comes back from a lent machine)
 #   --smoke           CPU, tiny sizes: checks every command line, so that a lent GPU is never spent on a typo
 #                     (about 1.5 minutes on 2 cores with the image stage, most of it its three FIDs; 15 s without)
@@ -172,7 +172,7 @@ if [[ $MODE == gpu ]]; then
   "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' \
     || fail "torch sees no CUDA device here; run with --smoke on a CPU machine"
   SPEED_ARGS=(--shapes 10000:70 10000:500 100000:70 100000:500 1000000:70 1000000:500 1000000:1000 --budget 1)
-  IMAGE_ARGS=(--runs "$IMAGE_RUNS")
+  IMAGE_SETS=()  # configs/images/paper_protocol_mnist_full.toml at its own sizes
   CODEC_SETS=()  # the codec grids at their configs' own sizes
   TABLE_RUNNER_SETS=()  # configs/images/full_table_<dataset>.toml at its own sizes
   TABLE_PRIVATE_ARGS=(--samples 10000 --fid-samples 10000)
@@ -181,7 +181,8 @@ if [[ $MODE == gpu ]]; then
   LIMITS=(20 100 90 250 540 560)
 else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
-  IMAGE_ARGS=(--runs 1 --n-public 500 --n-private 300 --autoencoder-epochs 1 --flow-steps 5 --n-samples 100 --fid-samples 10)
+  IMAGE_SETS=(--set 'codecs=["ae:8:1"]' --set public_images=500 --set private_images=300 --set 'settings=["default:16:5"]'
+              --set samples=100 --set fid_samples=10)
   CODEC_SETS=(--set samples=300 --set 'settings=["50:8:5", "100:8:5"]')
   TABLE_RUNNER_SETS=(--set samples=100 --set fid_samples=10 --set 'codecs=["ae:8:1"]' --set refiner_epochs=0
                      --set gan_epochs=0.2 --set 'epsilons=[10]' --set 'settings=["50:8:5"]')
@@ -190,6 +191,7 @@ else
   TABLE_FLOW_1=(--directions 50 --bins 16 --steps 5)
   LIMITS=(60 120 60 120 600 600)
 fi
+[[ $IMAGE_RUNS == 1 ]] || IMAGE_SETS+=(--set "runs=$IMAGE_RUNS")
 
 run_stage env "${LIMITS[0]}" "$PY" "$ROOT/benchmarks/gpu_report.py" env --out "$OUT" --mode "$MODE"
 run_stage tests "${LIMITS[1]}" "$PY" -m pytest -q -p no:cacheprovider -m cuda --rootdir "$ROOT" --junitxml "$OUT/tests.xml" \
@@ -200,9 +202,9 @@ if [[ -z $DATA || ! -d $DATA/MNIST/raw ]]; then
 elif [[ -z $INCEPTION || ! -f $INCEPTION ]]; then
   skip_stage images "no Inception file at '$INCEPTION' (pass --inception FILE, set DPSWF_INCEPTION, or --pack)"
 else
-  run_stage images "${LIMITS[3]}" "$PY" "$ROOT/benchmarks/images.py" --full --datasets mnist --epsilons 10 1 \
-    --methods DPSWflow --no-paper --device "$DEVICE" --data-root "$DATA" --inception "$INCEPTION" \
-    --out "$OUT/images" --cache "$SCRATCH/cache" "${IMAGE_ARGS[@]}"
+  run_stage images "${LIMITS[3]}" "$PY" "$ROOT/benchmarks/image_runner.py" \
+    "$ROOT/benchmarks/configs/images/paper_protocol_mnist_full.toml" --device "$DEVICE" --data-root "$DATA" \
+    --inception "$INCEPTION" --out "$OUT/images" --cache "$SCRATCH/cache" "${IMAGE_SETS[@]}"
 fi
 
 # codecs: the candidate codecs and settings on the validation split, then the test split for the choice alone.

@@ -3,12 +3,15 @@
 ``python benchmarks/gpu_report.py env --out DIR --mode gpu|smoke`` writes ``DIR/env.json`` (Python, torch, CUDA,
 the device's name and memory) and ``DIR/nvidia-smi.txt``. ``python benchmarks/gpu_report.py summary DIR`` reads
 what the stages left in DIR (``stages.tsv``, ``env.json``, ``tests.xml``, ``speed/speed_*.json``,
-``images/images_full.json``, ``codecs/``) and writes ``DIR/README.md``: the device, each stage's exit status and time, the
-CUDA tests' outcomes, the speed table with the floor row against its target (one step at n = 10^6, L = 1,000
-within 2x of a bare sort), the image rows with fit + generation time against theirs (under 60 s), and the codec
-search's validation and test tables when that stage ran, and the full image table (``table_<dataset>/``) when
-the table stage ran: every generator with the public-half autoencoder and with no public data.
-Whatever a stage did not write is reported as missing, never guessed.
+``images/paper_protocol_mnist_full.json``, ``codecs/``) and writes ``DIR/README.md``: the device, each stage's exit
+status and time, the CUDA tests' outcomes, the speed table with the floor row against its target (one step at
+n = 10^6, L = 1,000 within 2x of a bare sort), the image rows with fit + generation time against theirs (under
+60 s), and the codec search's validation and test tables when that stage ran, and the full image table
+(``table_<dataset>/``) when the table stage ran: every generator with the public-half autoencoder and with no public
+data. Folders written before the image runner took the images and table stages over (``benchmarks/results/gpu/``,
+``gpu_table/``) hold ``benchmarks/images.py``'s ``images_full.json`` (last version: ``git show
+9a9cbb3:benchmarks/images.py``), which is read as it was written. Whatever a stage did not write is reported as
+missing, never guessed.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import mean_std  # noqa: E402
+from common import METHOD_NAMES, mean_std  # noqa: E402
 
 FLOOR_SHAPE = (1_000_000, 1_000)
 FLOOR_TARGET = 2.0
@@ -123,11 +126,61 @@ def metric_label(metric: str) -> str:
     return f"{metric} (%)" if scale(metric) == 100.0 else metric
 
 
+IMAGE_RESULTS = "paper_protocol_mnist_full.json"
+"""The images stage's results under ``images/``: the image runner's file of ``configs/images/paper_protocol_mnist_full.toml``."""
+
+
 def image_section(folder: Path) -> list[str]:
+    """The images stage's rows (the image runner's ``images/paper_protocol_mnist_full.json``): the codec's ceiling,
+    then each row at each epsilon with its reported epsilon, FID, precision / recall and both CAS (mean +- std over
+    generation runs), and fit + the slowest run's generation against the target. A folder of the stage's earlier
+    script is read by ``images_py_section``."""
+    payload, earlier = read_json(folder / "images" / IMAGE_RESULTS), read_json(folder / "images" / "images_full.json")
+    if payload is None and earlier is not None:
+        return images_py_section(earlier)
+    lines = ["## Images (`benchmarks/image_runner.py`, `configs/images/paper_protocol_mnist_full.toml`)", ""]
+    if payload is None or not payload["rows"]:
+        return lines + [f"No image results (images/{IMAGE_RESULTS} missing or empty): see images.log."]
+    first = payload["rows"][0]
+    lines += [
+        f"{first['n_released']:,} private records; {first['samples']:,} samples per run, FID on {first['fid_samples']:,} "
+        f"vs {first['fid_samples']:,}; {first.get('generation_runs', 1)} generation run(s); codec {first['codec']}: "
+        f"{first['description']} ({first['codec_seconds']:.0f} s, excluded from fit + generate).", "",
+        "| method | epsilon | reported epsilon | FID | precision | recall | CAS MLP (%) | CAS CNN (%) | fit (s) "
+        "| generate (s, per run) | fit + generate (s) |", "|---|---:|" + "---:|" * 9,
+    ]
+
+    def stat(cell: dict[str, Any], name: str) -> str:
+        return mean_std([scale(name) * run[name] for run in cell.get("runs", [cell]) if run.get(name) is not None])
+
+    metrics = ("fid", "precision", "recall", "cas_mlp", "cas_cnn")
+    if first.get("ceiling"):
+        ceiling = {**first["ceiling"], "cas_mlp": first["ceiling"]["mlp"], "cas_cnn": first["ceiling"]["cnn"]}
+        lines.append("| codec ceiling (reconstructions) | inf | - | " + " | ".join(stat(ceiling, name) for name in metrics)
+                     + " | - | - | - |")
+    for row in payload["rows"]:
+        label = (row.get("setting") or {}).get("label")
+        method = METHOD_NAMES.get(row["generator"], row["generator"]) + (f" {label}" if label else "")
+        for epsilon, found in row["epsilons"].items():
+            cell = {**found, "runs": [{**run, "cas_mlp": run["mlp"], "cas_cnn": run["cnn"]} for run in found.get("runs", [found])]}
+            generate = [run["sample_seconds"] for run in cell["runs"]]
+            slowest = cell["fit_seconds"] + max(generate)
+            reported = cell.get("reported_epsilon")
+            lines.append(
+                f"| {method} | {epsilon} | {reported if isinstance(reported, str) else f'{reported:.3g}'} | "
+                + " | ".join(stat(cell, name) for name in metrics) + f" | {cell['fit_seconds']:.1f} | "
+                + ", ".join(f"{seconds:.1f}" for seconds in generate)
+                + f" | {slowest:.1f} ({'met' if slowest < FIT_GENERATE_TARGET_S else 'NOT met'}) |"
+            )
+    lines += ["", f"Target on one GPU: fit + 10,000 samples under {FIT_GENERATE_TARGET_S:.0f} s, the slowest run counted "
+              "('met' reads this run's own sizes: a smoke run has far fewer samples)."]
+    return lines
+
+
+def images_py_section(payload: dict[str, Any]) -> list[str]:
+    """The images stage's rows as ``benchmarks/images.py --full`` wrote them (``images/images_full.json``), in the
+    folders written before the image runner took the stage over."""
     lines = ["## Images (`benchmarks/images.py --full`, MNIST, DPSWflow)", ""]
-    payload = read_json(folder / "images" / "images_full.json")
-    if payload is None:
-        return lines + ["No image results (images/images_full.json missing): see images.log."]
     mode = payload["mode"]
     info = payload["datasets"].get("mnist", {})
     lines += [
@@ -175,7 +228,6 @@ def codec_section(folder: Path) -> list[str]:
     return lines
 
 
-GENERATOR_NAMES = {"dpswflow": "DPSWflow", "dpswflow_r": "DPSWflow-r", "dpswgen": "DPSWgen"}
 TABLE_DATASETS = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
 
 
@@ -191,7 +243,7 @@ def runner_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
                          "fid": None, "cas_mlp": row["ceiling"]["mlp"], "cas_cnn": row["ceiling"]["cnn"], "seconds": None})
         for epsilon, cell in row["epsilons"].items():
             rows.append({
-                "public": public, "method": {**GENERATOR_NAMES, "dpsgd_gan": "DP-SGD GAN"}.get(row["generator"], row["generator"]),
+                "public": public, "method": METHOD_NAMES.get(row["generator"], row["generator"]),
                 "epsilon": epsilon, "reported": cell.get("reported_epsilon"), "fid": cell.get("fid"),
                 "cas_mlp": cell.get("mlp"), "cas_cnn": cell.get("cnn"), "seconds": cell.get("seconds"),
             })
@@ -221,7 +273,7 @@ def table_rows(folder: Path) -> list[dict[str, Any]]:
         config = result.get("config", {})
         seconds = result.get("seconds", {})
         rows.append({
-            "public": "none: private codec (paid)", "method": GENERATOR_NAMES.get(config.get("generator"), config.get("generator")),
+            "public": "none: private codec (paid)", "method": METHOD_NAMES.get(config.get("generator"), config.get("generator")),
             "epsilon": config.get("epsilon"), "reported": result.get("epsilon"), "fid": result.get("fid"),
             "cas_mlp": result.get("cas", {}).get("mlp"), "cas_cnn": result.get("cas", {}).get("cnn"),
             "seconds": seconds.get("autoencoder", 0.0) + seconds.get("fit", 0.0) + seconds.get("generate", 0.0),

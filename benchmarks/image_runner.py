@@ -3,22 +3,28 @@
 A grid (``benchmarks/configs/images/*.toml``, one per study; ``ImageGrid`` says what each key means) crosses codecs,
 generators, adjacencies, flow settings and epsilons on one dataset and split. Every cell is: the codec (loaded or
 trained once, or, for the private codec, released anew at each epsilon with its share of the budget as
-``dpswf images`` splits it), the private records encoded, the generator fitted at epsilon and sampled, the samples
-decoded and scored with CAS (an MLP and the small CNN of ``synthcity_dpswf.evaluation``) and, with ``fid_samples``,
-FID and precision / recall against as many scored images. A codec's ceiling (the private images through it, no
-generator, no privacy) is scored beside its rows.
+``dpswf images`` splits it), the private records encoded, the generator fitted at epsilon and sampled in ``runs``
+generation runs, the samples decoded and scored with CAS (an MLP and the small CNN of
+``synthcity_dpswf.evaluation``) and, with ``fid_samples``, FID and precision / recall against as many scored images
+(a cell's scores are the means over its runs, each run's kept beside them). A codec's ceiling (the private images
+through it, no generator, no privacy) is scored the same way beside its rows.
 
 Codecs: ``ae:LATENT:EPOCHS`` (an autoencoder trained on the public half of the training set, with the grid's
-``refiner_epochs``), ``other:LATENT:EPOCHS`` (the same trained on the other dataset's whole training set: no image of
-the private distribution outside the private set), ``dct:K`` (the fixed DCT codec: no public data) and ``pca:K``
-(the private codec: no public data, paid for). Generators: ``dpswflow``, ``dpswflow_r``, ``dpswgen`` and the
-DP-SGD GAN baseline ``dpsgd_gan`` (``baselines.dpsgd_gan``), each fitted and sampled through ``models.Generator``.
+``refiner_epochs``; latent 8 is the paper's), ``other:LATENT:EPOCHS`` (the same trained on the other dataset's whole
+training set: no image of the private distribution outside the private set), ``dct:K`` (the fixed DCT codec: no
+public data) and ``pca:K`` (the private codec: no public data, paid for). Generators: ``dpswflow``, ``dpswflow_r``,
+``dpswgen`` and the DP-SGD GAN baseline ``dpsgd_gan`` (``baselines.dpsgd_gan``), each fitted and sampled through
+``models.Generator``. A setting (``FlowChoice``) may also choose the flows' release kind (the previous default's
+noisy records, the paper's projections), their batches, the paper's use of each release once, and the paper's
+accounting convention (``paper_protocol``: rows that state the sound epsilon of the noise the paper adds).
 
 The private set is ``dpswf images``' (``split_training_set``: the seeded private half with ``ae``, the whole
-training set otherwise). ``split = "validation"`` (for choosing settings) holds 5,000 private images out, scored
-against and never released; the test set is not read. ``split = "test"`` (for reporting) releases all of it and
-scores on the test set; with ``select_from`` (a validation results file) it runs, at each epsilon, only the codec and
-settings whose validation row had the highest mean CAS there: the test split is read once, for that choice.
+training set otherwise; ``public_images`` and ``private_images`` cap them). ``split = "validation"`` (for choosing
+settings) holds 5,000 private images out, scored against and never released; the test set is not read.
+``split = "test"`` (for reporting) releases all of it and scores on the test set; with ``select_from`` (a validation
+results file) it runs, at each epsilon, only the codec and settings whose validation row had the highest mean CAS
+there: the test split is read once, for that choice. With ``figures``, a run also writes sample grids (one PNG per
+epsilon, a row per generator and setting) and FID / CAS against epsilon (``paper_protocol``).
 
 Run: ``python benchmarks/image_runner.py benchmarks/configs/images/codecs_mnist_validation.toml --data-root
 ../shared/data`` (``--inception FILE`` when the grid asks for FID, ``--device cuda``, ``--set samples=500`` to
@@ -32,25 +38,26 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import sys
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DELTA, RESULTS, environment, finite_or_text, write_json  # noqa: E402
+from common import DELTA, RESULTS, environment, finite_or_text, read_config  # noqa: E402
+from image_results import RELEASE_DEFAULTS, markdown, merge_rows, pixels_of, replace_row, write  # noqa: E402
+from paper_protocol import SampleGrids, fid_cas_figure, method_label, paper_noise_multiplier  # noqa: E402
 
 from baselines.dpsgd_gan import DPSGDGAN  # noqa: E402
 from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
 from synthcity_dpswf.adapters.image_codecs import ImageCodec  # noqa: E402
-from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING  # noqa: E402
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures,
@@ -61,6 +68,7 @@ from synthcity_dpswf.evaluation import (  # noqa: E402
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     CODEC_SHARE,
     GENERATORS,
+    CodecBudget,
     ImageRunConfig,
     build_codec,
     build_generator,
@@ -69,7 +77,8 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
     load_other_training_set,
     split_training_set,
 )
-from synthcity_dpswf.models import Generator  # noqa: E402
+from synthcity_dpswf.models import Generator, SlicedGenerator  # noqa: E402
+from synthcity_dpswf.privacy import MECHANISMS  # noqa: E402
 
 VALIDATION = 5000
 """Private images a validation grid holds out and scores on (never released)."""
@@ -79,9 +88,15 @@ CONFIGS = Path(__file__).resolve().parent / "configs" / "images"
 
 @dataclass(frozen=True)
 class FlowChoice:
-    """The flow settings of one row: ``L`` release directions (``None``: the generator's), ``G`` bins, steps, and
-    the flow's step size, directions per step, count estimator and labelling (``ImageRunConfig``'s fields).
-    ``label`` names the row where one study varies more than L, G and steps."""
+    """The settings of one row: ``L`` release directions (``None``: the generator's), ``G`` bins, steps, and the
+    flow's step size, directions per step, count estimator and labelling (``ImageRunConfig``'s fields); the release
+    kind (``release``, one of ``privacy.MECHANISMS`` on records), the records per per-step release (``batch_size``;
+    ``None``: the generator's default) and the ``passes`` that set their number; ``reuse``: ``"pooled"`` (every step
+    draws from all releases) or ``"once"`` (step k uses release k: the paper's way, per-step record and projected
+    releases); ``convention``: ``"sound"`` (the noise calibrated to epsilon) or ``"paper"`` (the paper's noise for
+    epsilon, the row stating the sound epsilon of it: ``paper_protocol``; projected releases, replace-one, finite
+    epsilons). ``generators`` and ``epsilons`` restrict the grid's flows and epsilons the setting runs with (empty:
+    all of them). ``label`` names the row where one study varies more than L, G and steps."""
 
     directions: int | None
     bins: int
@@ -91,6 +106,13 @@ class FlowChoice:
     estimator: str = "simplex"
     labelling: str = "conditional"
     label: str = ""
+    release: str = "projected_histogram"
+    batch_size: int | None = None
+    passes: float = 10.0
+    reuse: str = "pooled"
+    convention: str = "sound"
+    generators: tuple[str, ...] = ()
+    epsilons: tuple[float, ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> FlowChoice:
@@ -118,10 +140,31 @@ class FlowChoice:
             raise ValueError(f"unknown setting keys {unknown}; a setting table takes {sorted(fields)}.")
         if value.get("directions") == "default":
             value = {**value, "directions": None}
+        value = {**value, "generators": tuple(value.get("generators", ())),
+                 "epsilons": tuple(float(epsilon) for epsilon in value.get("epsilons", ()))}
         return cls(**{"directions": None, "bins": ImageRunConfig.n_bins, "steps": ImageRunConfig.n_steps, **value})
+
+    def runs_with(self, generator: str) -> bool:
+        """Whether the setting runs with flow ``generator``."""
+        return not self.generators or generator in self.generators
+
+    def epsilons_of(self, epsilons: list[float]) -> list[float]:
+        """Those of ``epsilons`` the setting runs at (the paper's convention: the finite ones; at inf no noise is
+        added and both conventions are the same row)."""
+        return [epsilon for epsilon in epsilons if (not self.epsilons or epsilon in self.epsilons)
+                and (self.convention == "sound" or math.isfinite(epsilon))]
+
+    def stored(self) -> dict[str, Any]:
+        """What a row records of the setting: every field that changes its numbers (``generators`` and ``epsilons``
+        only say where it runs), those of ``RELEASE_DEFAULTS`` only where they differ from it."""
+        fields = dataclasses.asdict(self)
+        del fields["generators"], fields["epsilons"]
+        return {key: value for key, value in fields.items() if key not in RELEASE_DEFAULTS or value != RELEASE_DEFAULTS[key]}
 
     def __str__(self) -> str:
         text = f"{self.directions if self.directions is not None else 'default'}, {self.bins}, {self.steps}"
+        changed = [f"{key} {value}" for key, value in self.stored().items() if key in RELEASE_DEFAULTS]
+        text = ", ".join([text, *changed])
         return f"{self.label} ({text})" if self.label else text
 
 
@@ -134,7 +177,12 @@ class ImageGrid:
     scored images (0: none; needs ``--inception``). ``refiner_epochs``: the autoencoder codecs' refiner (0: none).
     ``fresh_codecs``: train autoencoders in a temporary folder, so that ``codec (s)`` times their training.
     ``select_from``: the validation results file (under the results folder) a test grid takes its choice from.
-    ``gan_batch_size`` and ``gan_epochs``: the DP-SGD GAN's (its settings are not the flows')."""
+    ``gan_batch_size`` and ``gan_epochs``: the DP-SGD GAN's (its settings are not the flows'). ``runs``: generation
+    runs per cell (seeds ``seed``, ``seed + 1``, ...; one fit): a cell's scores are their means, each run's kept in
+    its ``runs``. ``public_images`` and ``private_images``: at most that many public images train an autoencoder and
+    private images are released (the first of the seeded split; omitted: all). ``figures``: write sample grids and
+    FID / CAS against epsilon beside the results (``paper_protocol``; each row named by its generator and its
+    setting's label, which must tell the rows apart)."""
 
     name: str
     dataset: str
@@ -152,13 +200,23 @@ class ImageGrid:
     gan_batch_size: int = 250
     gan_epochs: float = 50.0
     seed: int = 0
+    runs: int = 1
+    public_images: int | None = None
+    private_images: int | None = None
+    figures: bool = False
     description: str = ""
 
     def __post_init__(self) -> None:
-        for key in ("samples", "seed", "fid_samples", "refiner_epochs", "gan_batch_size"):
+        positive = ("samples", "gan_batch_size", "runs", "public_images", "private_images")
+        for key in ("samples", "seed", "fid_samples", "refiner_epochs", "gan_batch_size", "runs", "public_images",
+                    "private_images"):
             value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key in ("samples", "gan_batch_size") else 0):
-                raise ValueError(f"{key} must be an integer >= {1 if key in ('samples', 'gan_batch_size') else 0}, got {value!r}.")
+            if value is None and key.endswith("_images"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key in positive else 0):
+                raise ValueError(f"{key} must be an integer >= {1 if key in positive else 0}, got {value!r}.")
+        if not isinstance(self.figures, bool):
+            raise ValueError(f"figures must be true or false, got {self.figures!r}.")
         if not self.codecs or not self.generators or not self.neighbourings or not self.epsilons or not self.settings:
             raise ValueError("codecs, generators, neighbourings, epsilons and settings each need at least one entry.")
         if any(not epsilon > 0 for epsilon in self.epsilons):
@@ -187,6 +245,44 @@ class ImageGrid:
             raise ValueError("the DP-SGD GAN is run with public codecs only (its budget is not split with a private codec).")
         if self.fid_samples > self.samples:
             raise ValueError(f"fid_samples ({self.fid_samples}) exceeds samples ({self.samples}).")
+        for choice in self.settings:
+            check_setting(self, choice)
+        if self.figures:  # pictures name a row by its generator and setting label (paper_protocol.method_label)
+            names = [method_label({"generator": name, "setting": choice.stored(), "neighbouring": neighbouring, "codec": spec},
+                                  len(self.codecs) > 1)
+                     for spec in self.codecs for choice in self.settings if choice.convention == "sound"
+                     for name in row_generators(self, choice) for neighbouring in self.neighbourings]
+            if len(set(names)) != len(names):
+                raise ValueError("figures name each row by its generator and setting label: label the settings so that "
+                                 f"no two rows share a name, got {names}.")
+
+
+def check_setting(grid: ImageGrid, choice: FlowChoice) -> None:
+    """Refuse a setting the grid cannot run, before any data is read: unknown names, the paper's use of each release
+    once with a one-shot generator, the paper's convention outside its projected replace-one releases; the package
+    checks the rest when each of its flows is built (release kind, batches, passes)."""
+    unknown = sorted(set(choice.generators) - set(GENERATORS))
+    if unknown:
+        raise ValueError(f"setting {choice}: unknown flows {unknown} in its generators; choose among {list(GENERATORS)}.")
+    if any(not epsilon > 0 for epsilon in choice.epsilons):
+        raise ValueError(f"setting {choice}: epsilons must be positive, got {list(choice.epsilons)}.")
+    if choice.reuse not in ("pooled", "once") or choice.convention not in ("sound", "paper"):
+        raise ValueError(f"setting {choice}: reuse is 'pooled' or 'once', convention 'sound' or 'paper'.")
+    if choice.release not in MECHANISMS or MECHANISMS[choice.release].takes_level_codes:
+        raise ValueError(f"setting {choice}: release must be a kind on records, one of "
+                         f"{sorted(name for name, kind in MECHANISMS.items() if not kind.takes_level_codes)}.")
+    flows = [name for name in grid.generators if name in GENERATORS and choice.runs_with(name)]
+    one_shot = [name for name in flows if not GENERATORS[name].per_step]
+    if choice.reuse == "once" and one_shot:
+        raise ValueError(f"setting {choice}: reuse 'once' needs per-step releases, and {one_shot} makes one release; "
+                         "restrict the setting with generators = [...].")
+    if choice.convention == "paper" and (choice.release != "projected" or grid.neighbourings != ("replace_one",)
+                                         or any(spec.startswith("pca:") for spec in grid.codecs)):
+        raise ValueError(f"setting {choice}: the paper's convention is stated for its projected releases under "
+                         "replace-one, with a public codec: set release = \"projected\" and drop add_remove and pca codecs.")
+    for name in flows:
+        for neighbouring in grid.neighbourings:
+            build_model(grid, name, cell_config(grid, grid.codecs[0], name, choice, neighbouring, 1.0, "cpu"), choice.reuse)
 
 
 def codec_kind(spec: str) -> tuple[str, list[int]]:
@@ -202,20 +298,7 @@ def codec_kind(spec: str) -> tuple[str, list[int]]:
 def load_grid(path: Path, overrides: tuple[str, ...] | list[str] = ()) -> ImageGrid:
     """The grid of a TOML config, with ``KEY=VALUE`` ``overrides`` (TOML values: ``samples=500``,
     ``epsilons=[10]``, ``codecs=["dct:12"]``). Epsilons may be ``"inf"`` (the same flow without noise)."""
-    values: dict[str, Any] = tomllib.loads(Path(path).read_text())
-    for override in overrides:
-        key, separator, value = override.partition("=")
-        if not separator:
-            raise ValueError(f"--set takes KEY=VALUE, got {override!r}.")
-        try:
-            values[key.strip()] = tomllib.loads(f"value = {value}")["value"]
-        except tomllib.TOMLDecodeError as error:
-            raise ValueError(f"--set {override!r}: the value is not TOML ({error}); quote strings, e.g. "
-                             f"{key.strip()}=\"{value}\", and write lists as [10, 1].") from None
-    fields = {field.name for field in dataclasses.fields(ImageGrid)}
-    unknown = sorted(set(values) - fields)
-    if unknown:
-        raise ValueError(f"{path}: unknown keys {unknown}; a grid takes {sorted(fields)}.")
+    values = read_config(path, overrides, {field.name for field in dataclasses.fields(ImageGrid)})
     for key in ("codecs", "generators", "neighbourings"):
         if key in values:
             values[key] = tuple(values[key])
@@ -244,6 +327,7 @@ def select_settings(
         if row["codec"] in specs and key in row["epsilons"] and row["samples"] == samples
         and row.get("generator", "dpswflow") in generators and row.get("neighbouring", "replace_one") in neighbourings
         and row.get("pixels", pixels_of(row["codec"], written_before=True)) == pixels_of(row["codec"])
+        and (row.get("setting") or {}).get("convention", "sound") == "sound"  # the paper's rows spend a larger epsilon
     ]
     if not scored:
         raise ValueError(f"the validation results hold no row of codecs {list(specs)} at epsilon {key} with {samples} "
@@ -276,7 +360,8 @@ class PrivateSet:
 
 
 def private_set(grid: ImageGrid, spec: str, data_root: Path, inception: Path | None, device: str, cache: Path) -> PrivateSet:
-    """The released private images of codec ``spec`` under the grid's split, and what they are scored on."""
+    """The released private images of codec ``spec`` under the grid's split (at most ``private_images`` of them, and
+    at most ``public_images`` public ones), and what they are scored on."""
     images, labels = IMAGE_LOADERS[grid.dataset](data_root, train=True)
     public, private = split_training_set("public-half" if spec.startswith("ae:") else "dct", len(images), grid.seed)
     if grid.split == "validation":
@@ -284,6 +369,7 @@ def private_set(grid: ImageGrid, spec: str, data_root: Path, inception: Path | N
         scoring = Scoring(images[held], labels[held])
     else:
         scoring = Scoring(*IMAGE_LOADERS[grid.dataset](data_root, train=False))
+    public, private = public[: grid.public_images], private[: grid.private_images]
     if grid.fid_samples > 0:
         if inception is None:
             raise ValueError(f"the grid {grid.name} asks for FID (fid_samples = {grid.fid_samples}): pass --inception FILE.")
@@ -316,23 +402,26 @@ def public_data(spec: str, dataset: str) -> str:
     return "no public data"
 
 
-def build_model(grid: ImageGrid, generator: str, config: ImageRunConfig) -> Generator:
-    """The generator of one cell: a flow with its cell's settings (``cell_config``), or the DP-SGD GAN with the grid's
-    batch size and epochs."""
+def build_model(grid: ImageGrid, generator: str, config: ImageRunConfig, reuse: str = "pooled") -> Generator:
+    """The generator of one cell: a flow with its cell's settings (``cell_config``) and its use of per-step releases
+    (``reuse``, set before fitting: DPSWgen trains on them), or the DP-SGD GAN with the grid's batch size and epochs."""
     if generator == "dpsgd_gan":
         if config.neighbouring != "replace_one":
             raise ValueError("the DP-SGD GAN is accounted under replace-one only; drop add_remove from neighbourings.")
         return DPSGDGAN(batch_size=grid.gan_batch_size, epochs=grid.gan_epochs, n_classes=10,
                         label_weight=LabelledCodec(10).label_weight, seed=grid.seed, device=config.device)
-    return build_generator(config, progress=False)
+    model = build_generator(config, progress=False)
+    model.settings = dataclasses.replace(model.settings, reuse=reuse)  # type: ignore[arg-type]
+    return model
 
 
 def cell_config(grid: ImageGrid, spec: str, generator: str, choice: FlowChoice, neighbouring: str, epsilon: float,
                 device: str) -> ImageRunConfig:
-    """``dpswf images``' configuration of one cell: its codec, budget split and flow settings."""
+    """``dpswf images``' configuration of one cell: its codec, budget split, release and flow settings."""
     return ImageRunConfig(
         # The GAN runs with public codecs only (ImageGrid refuses pca with it): any flow's name gives its budget.
         dataset=grid.dataset, generator=generator if generator in GENERATORS else ImageRunConfig.generator,
+        release=choice.release, batch_size=choice.batch_size, passes=choice.passes,
         neighbouring=neighbouring, epsilon=epsilon, delta=DELTA, n_release_directions=choice.directions,
         n_bins=choice.bins, n_steps=choice.steps, step_size=choice.step_size, flow_directions=choice.flow_directions,
         count_estimator=choice.estimator, labelling=choice.labelling, seed=grid.seed, device=device,
@@ -349,20 +438,64 @@ def score(grid: ImageGrid, scoring: Scoring, generated: torch.Tensor, labels: to
     return scores
 
 
+def row_generators(grid: ImageGrid, choice: FlowChoice) -> list[str]:
+    """The generators of the grid that run with setting ``choice``: the flows it names (all without a list), and the
+    GAN, which takes no flow setting, beside the grid's first setting alone (at every epsilon of the plan)."""
+    return [name for name in grid.generators if (choice == grid.settings[0] if name == "dpsgd_gan" else choice.runs_with(name))]
+
+
+def generation_seeds(grid: ImageGrid) -> list[int]:
+    """The seeds of a cell's generation runs: ``seed``, ``seed + 1``, ... (one run: the grid's seed alone)."""
+    return [grid.seed + run for run in range(grid.runs)]
+
+
+def fit_model(grid: ImageGrid, generator: str, choice: FlowChoice, config: ImageRunConfig, budget: CodecBudget,
+              latents: torch.Tensor, labels: torch.Tensor) -> tuple[Generator, dict[str, float]]:
+    """The cell's generator fitted on the encoded private set: calibrated to the generator's share of the budget, or,
+    under the paper's convention, with the noise that convention adds (``paper_protocol``); returns it and what the
+    row states about that noise (nothing under the sound convention)."""
+    model = build_model(grid, generator, config, choice.reuse)
+    if choice.convention == "sound":
+        return model.fit(latents, budget.flow_epsilon, budget.flow_delta, labels=labels, n_classes=10), {}
+    assert isinstance(model, SlicedGenerator)  # check_setting gives the paper's convention to the flows alone
+    multiplier, facts = paper_noise_multiplier(model, latents.shape[0], latents.shape[1], 10, config.epsilon)
+    model.fit(latents, None, budget.flow_delta, labels=labels, n_classes=10, noise_multiplier=multiplier)
+    assert model.pool_ is not None
+    return model, {**facts, "noise_multiplier": multiplier, "mean_noise_std": float(model.pool_.noise_std.mean())}
+
+
+def generation_runs(grid: ImageGrid, model: Generator, codec: ImageCodec, scoring: Scoring, device: str,
+                    show: Callable[[torch.Tensor, torch.Tensor], Any] | None = None) -> dict[str, Any]:
+    """A fitted cell's scores: ``grid.runs`` runs of ``grid.samples`` generated pairs (``generation_seeds``), decoded
+    and scored; the means of their scores and sampling seconds, and, with more than one run, each run's in ``runs``.
+    ``show`` gets the first run's images and labels."""
+    runs: list[dict[str, Any]] = []
+    for seed in generation_seeds(grid):
+        started = time.perf_counter()
+        generated, labels = model.sample_labelled(grid.samples, seed=seed)
+        seconds = time.perf_counter() - started
+        images, labels = codec.decode(generated.detach().cpu()), labels.cpu()
+        if show is not None and not runs:
+            show(images, labels)
+        runs.append({**score(grid, scoring, images, labels, device), "sample_seconds": seconds, "seed": seed})
+    means = {key: sum(run[key] for run in runs) / len(runs) for key in runs[0] if key != "seed"}
+    return {**means, "runs": runs} if len(runs) > 1 else means
+
+
 def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[float], data_root: Path,
-              inception: Path | None, device: str, cache: Path) -> Iterator[dict[str, Any]]:
-    """The rows of one codec and setting, one per generator and adjacency of the grid, each yielded as soon as it is
-    measured (a run stopped by a time limit keeps the rows it finished): the codec's ceiling
-    (computed once; per epsilon for the private codec, released anew at each one with ``codec_budget``'s share) and
-    each generator's scores at every epsilon."""
+              inception: Path | None, device: str, cache: Path, grids: SampleGrids | None = None) -> Iterator[dict[str, Any]]:
+    """The rows of one codec and setting, one per generator and adjacency it runs with, each yielded as soon as it is
+    measured (a run stopped by a time limit keeps the rows it finished): the codec's ceiling (computed once; per
+    epsilon for the private codec, released anew at each one with ``codec_budget``'s share) and each generator's
+    scores at every epsilon of the setting. ``grids`` gets the first generation run of each row of the sound
+    convention."""
     data = private_set(grid, spec, data_root, inception, device, cache)
     kind, numbers = codec_kind(spec)
     shown = min(grid.samples, len(data.private))
     private_labels = data.labels[data.private]
 
     def ceiling_of(codec: ImageCodec, latents: torch.Tensor) -> dict[str, float]:
-        return classification_accuracies(codec.decode(latents[:shown]), private_labels[:shown], data.scoring.images,
-                                         data.scoring.labels, grid.seed, device=device)
+        return score(grid, data.scoring, codec.decode(latents[:shown]), private_labels[:shown], device)
 
     def codec_at(config: ImageRunConfig) -> ImageCodec:
         budget = codec_budget(config)
@@ -384,22 +517,22 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
     common: dict[str, Any] = {
         "codec": spec, "public": public_data(spec, grid.dataset), "description": description, "dim": dim, "pixels": pixels_of(spec),
         "codec_seconds": codec_seconds, "n_released": len(data.private), "n_scored": len(data.scoring.images),
-        "directions": choice.directions, "bins": choice.bins, "steps": choice.steps, "setting": dataclasses.asdict(choice),
+        "directions": choice.directions, "bins": choice.bins, "steps": choice.steps, "setting": choice.stored(),
         "samples": grid.samples, "fid_samples": grid.fid_samples, "refiner_epochs": grid.refiner_epochs if kind in ("ae", "other") else 0,
-        "seed": grid.seed, "device": device, "ceiling": None,
+        "seed": grid.seed, "generation_runs": grid.runs, "public_images": grid.public_images,
+        "private_images": grid.private_images, "device": device, "ceiling": None,
     }
     if kind != "pca":
         common["ceiling"] = ceiling_of(codec, latents)
         print(f"[{spec}] d = {dim}, codec {codec_seconds:.0f} s, ceiling {common['ceiling']}", flush=True)
-    # The GAN takes no flow setting: it runs once, beside the grid's first setting.
-    generators = [name for name in grid.generators if name != "dpsgd_gan" or choice == grid.settings[0]]
-    for generator in generators:
-        for neighbouring in grid.neighbourings:
+    for generator in row_generators(grid, choice):
+        cell_epsilons = epsilons if generator == "dpsgd_gan" else choice.epsilons_of(epsilons)
+        for neighbouring in grid.neighbourings if cell_epsilons else ():
             row = {**common, "generator": generator, "neighbouring": neighbouring, "epsilons": {}}
             if generator == "dpsgd_gan":
                 row.update(directions=None, bins=None, steps=None, setting=None,
                            gan={"batch_size": grid.gan_batch_size, "epochs": grid.gan_epochs})
-            for epsilon in epsilons:
+            for epsilon in cell_epsilons:
                 extra: dict[str, Any] = {}
                 config = cell_config(grid, spec, generator, choice, neighbouring, epsilon, device)
                 budget = codec_budget(config)  # dpswf images' split (all to the generator with a public codec)
@@ -409,133 +542,23 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                     latents = codec.encode(data.images[data.private])
                     extra["codec_seconds"] = time.perf_counter() - released
                     extra["ceiling"] = ceiling_of(codec, latents)
-                model = build_model(grid, generator, config)
                 started = time.perf_counter()
-                model = model.fit(latents.to(device), budget.flow_epsilon, budget.flow_delta,
-                                  labels=private_labels.to(device), n_classes=10)
-                fitted = time.perf_counter()
-                generated, generated_labels = model.sample_labelled(grid.samples, seed=grid.seed)
-                sampled = time.perf_counter()
-                scores = score(grid, data.scoring, codec.decode(generated.detach().cpu()), generated_labels.cpu(), device)
+                model, facts = fit_model(grid, generator, choice, config, budget, latents.to(device), private_labels.to(device))
+                fit_seconds = time.perf_counter() - started
+                show = None
+                if grids is not None and choice.convention == "sound":
+                    show = functools.partial(grids.add, epsilon, method_label(row, with_codec=len(grid.codecs) > 1))
+                scores = generation_runs(grid, model, codec, data.scoring, device, show)
                 # The generator's report, composed with the private codec's release when the codec is one.
                 report = composed_report(model.privacy_report, codec if kind == "pca" else None, budget, neighbouring)  # type: ignore[arg-type]
                 row["epsilons"][str(finite_or_text(epsilon))] = {
-                    **scores, "seconds": sampled - started, "fit_seconds": fitted - started,
-                    "sample_seconds": sampled - fitted, "reported_epsilon": finite_or_text(report.epsilon), **extra,
+                    **scores, "seconds": fit_seconds + scores["sample_seconds"], "fit_seconds": fit_seconds,
+                    "reported_epsilon": finite_or_text(report.epsilon), **facts, **extra,
                 }
-                print(f"[{spec}] {generator} {neighbouring} {choice} epsilon {epsilon:g}: {scores} {extra}, fit + sample "
-                      f"{sampled - started:.0f} s", flush=True)
+                means = {key: value for key, value in scores.items() if key != "runs"}
+                print(f"[{spec}] {generator} {neighbouring} {choice} epsilon {epsilon:g}: {means} {facts} {extra}, "
+                      f"fit + sample {fit_seconds + scores['sample_seconds']:.0f} s", flush=True)
             yield row
-
-
-def percent_pair(scores: dict[str, float]) -> str:
-    """``MLP / CNN`` CAS in percent."""
-    return f"{scores['mlp']:.1%} / {scores['cnn']:.1%}"
-
-
-def markdown(payload: dict[str, Any]) -> str:
-    """The results table of one grid's file: one line per row, one column per epsilon."""
-    epsilons = sorted({key for row in payload["rows"] for key in row["epsilons"]}, key=lambda key: -float(key))
-    with_fid = any("fid" in cell for row in payload["rows"] for cell in row["epsilons"].values())
-    configs = sorted({row["config_file"] for row in payload["rows"] if row.get("config_file")})
-    scored = "the 5,000 held-out validation images" if payload["split"] == "validation" else "the test set"
-    lines = [
-        f"# Image benchmark `{payload.get('name', '')}`: {DATASET_NAMES[payload['dataset']]}, {payload['split']} split",
-        "",
-        f"CAS (MLP / CNN) of classifiers trained on generated (image, label) pairs and scored on {scored}"
-        + (", then FID (with precision / recall) against as many scored images" if with_fid else "")
-        + ". Ceiling: the released private images through the codec. Generators with their defaults besides the "
-        "settings column: DPSWflow (one class-conditional projected-histogram release of L directions), DPSWflow-r "
-        "(100 per-step releases of 50 directions each, q = 0.1: fixed-size batches under replace-one, Poisson "
-        "samples under add/remove), DPSWgen (a generator network on the same releases), the DP-SGD GAN baseline "
-        "(same sampling and accountant); delta = 1e-5; the adjacency column says which neighbours epsilon is stated "
-        "for; epsilon inf is the same generator without noise: not private. Pixels: how a linear codec puts a "
-        "decoded image on the pixel range (`adapters.pixel_range`: min_max, the rule before 2026-11-27, or clip). "
-        + "".join(f"`{name}`: {text} " for name, text in payload.get("descriptions", {}).items())
-        + "Written by `benchmarks/image_runner.py` from "
-        + (", ".join(f"`configs/images/{name}`" for name in configs) if configs else "earlier scripts") + "; "
-        + "the last column names each row's config (and `--set` overrides).",
-        "",
-        "| codec | public data | d | pixels | generator | adjacency | L, G, steps | ceiling | "
-        + " | ".join(f"epsilon {key}" for key in epsilons) + " | codec (s) | device | config |",
-        "|---|---|---:|---|---|---|---|---|" + "---|" * len(epsilons) + "---:|---|---|",
-    ]
-    for row in payload["rows"]:
-        cells = []
-        for key in epsilons:
-            found = row["epsilons"].get(key)
-            cell = "-" if found is None else percent_pair(found)
-            if found is not None and "fid" in found:
-                cell += f", FID {found['fid']:.1f} (P {found['precision']:.2f}, R {found['recall']:.2f})"
-            if found is not None and "ceiling" in found:  # a private codec: its ceiling at this epsilon
-                cell += f" (ceiling {percent_pair(found['ceiling'])})"
-            cells.append(cell)
-        generator = row.get("generator", "dpswflow")
-        setting = (row.get("setting") or {}).get("label", "")
-        directions = row["directions"] if row["directions"] is not None else "default"
-        settings = "-" if generator == "dpsgd_gan" else (f"{setting}: " if setting else "") + (
-            f"{directions}, {row['bins']}, {row['steps']}")
-        ceiling = "per epsilon" if row["ceiling"] is None else percent_pair(row["ceiling"])
-        chosen = " (chosen on validation)" if "chosen_on" in row else ""
-        adjacency = "add/remove" if row.get("neighbouring") == "add_remove" else "replace-one"
-        run = row.get("config_file") or "-"
-        if row.get("overrides"):
-            run += " with " + ", ".join(f"`{override}`" for override in row["overrides"])
-        lines.append(
-            f"| {row['codec']} | {row['public']} | {row['dim']} | {row.get('pixels', pixels_of(row['codec'], True))} | "
-            f"{generator} | {adjacency} | {settings}{chosen} | {ceiling} | " + " | ".join(cells)
-            + f" | {row['codec_seconds']:.0f} | {row.get('device', 'cpu')} | {run} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def pixels_of(spec: str, written_before: bool = False) -> str:
-    """How codec ``spec`` puts decoded images on the pixel range: a linear codec's pixel scaling (``min_max`` for
-    rows ``written_before`` the rows said it, the only rule then), ``-`` for an autoencoder (its decoder's sigmoid)."""
-    if not spec.startswith(("dct:", "pca:")):
-        return "-"
-    return "min_max" if written_before else DEFAULT_PIXEL_SCALING
-
-
-ROW_KEYS = {"codec": None, "directions": None, "bins": None, "steps": None, "samples": None, "generator": "dpswflow",
-            "neighbouring": "replace_one", "setting": None, "refiner_epochs": 0, "seed": 0, "fid_samples": 0, "gan": None}
-"""What makes two rows the same row, with the value a row written before the key existed had."""
-
-
-def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
-    """``rows`` with ``row`` in place of any row of the same codec and settings: the epsilons ``row`` measured
-    replace theirs, the others are kept; the row is marked chosen on validation only if ``row`` was."""
-    kept, merged = [], dict(row)
-    for old in rows:
-        if any(old.get(key, default) != row.get(key, default) for key, default in ROW_KEYS.items()) or (
-            old.get("pixels", pixels_of(old["codec"], written_before=True)) != row.get("pixels", pixels_of(row["codec"], True))
-        ):
-            kept.append(old)
-            continue
-        merged = {**old, **row, "epsilons": {**old["epsilons"], **row["epsilons"]}}
-        if "chosen_on" not in row:
-            merged.pop("chosen_on", None)
-    return kept + [merged]
-
-
-def write(path: Path, payload: dict[str, Any]) -> None:
-    """A grid's results: ``<name>.json`` and its table ``<name>.md``."""
-    write_json(path, payload)
-    path.with_suffix(".md").write_text(markdown(payload))
-
-
-def merge_rows(source: dict[str, Any], out: Path) -> Path:
-    """Add the rows of a results payload (e.g. a GPU run's) to ``out``'s file of the same name; each row keeps its
-    own ``device``. Returns the JSON path written (the Markdown beside it is rewritten)."""
-    name = source.get("name") or f"image_codecs_{source['dataset']}_{source['split']}"
-    path = out / f"{name}.json"
-    payload = json.loads(path.read_text()) if path.exists() else {
-        "name": name, "dataset": source["dataset"], "split": source["split"], "rows": []}
-    for row in source["rows"]:
-        payload["rows"] = replace_row(payload["rows"], row)
-    write(path, payload)
-    print(f"{len(source['rows'])} row(s) merged into {path}")
-    return path
 
 
 def plan_of(grid: ImageGrid, out: Path) -> dict[tuple[str, FlowChoice], list[float]]:
@@ -557,12 +580,15 @@ def run_grid(grid: ImageGrid, data_root: Path, out: Path, inception: Path | None
              cache: Path | None = None, config_file: str = "", overrides: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
     """Run every cell of ``grid``; each row is added to ``out/<name>.json`` (and its table) as soon as it is measured,
     recording the config file and the ``--set`` overrides it was run with. The file is read again before each write,
-    so that grids sharing a results file may run side by side."""
+    so that grids sharing a results file may run side by side. With ``figures``: the run's sample grids
+    (``out/<name>_eps<epsilon>.png``) as its rows come, and at the end FID / CAS against epsilon of every row of the
+    file (``out/<name>_fid_cas.png``)."""
     cache = cache or Path(__file__).resolve().parent / ".cache"
     path = out / f"{grid.name}.json"
     payload: dict[str, Any] = {"rows": []}
+    grids = SampleGrids(out / grid.name, f"{DATASET_NAMES[grid.dataset]} ({grid.name})") if grid.figures else None
     for (spec, choice), epsilons in plan_of(grid, out).items():
-        for row in run_codec(grid, spec, choice, epsilons, data_root, inception, device, cache):
+        for row in run_codec(grid, spec, choice, epsilons, data_root, inception, device, cache, grids):
             if grid.select_from is not None:
                 row["chosen_on"] = f"{grid.select_from}.json"
             row.update(config_file=config_file, overrides=list(overrides))
@@ -574,6 +600,8 @@ def run_grid(grid: ImageGrid, data_root: Path, out: Path, inception: Path | None
                            environment=environment(torch.device(device)))
             payload["rows"] = replace_row(payload["rows"], row)
             write(path, payload)
+    if grid.figures:
+        fid_cas_figure(payload, out / f"{grid.name}_fid_cas.png")
     return payload
 
 

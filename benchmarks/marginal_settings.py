@@ -1,6 +1,6 @@
 """Validation of the marginal path's settings, on data we do not report on: the raw UCI Adult training split
 (32,561 rows, ``adult.csv``) with the domain written from the UCI documentation. The reported tables use the
-integer-coded Adult of all 48,842 rows (``benchmarks/marginals.py``); the two share people (the training split is
+integer-coded Adult of all 48,842 rows (``configs/tables/marginals_adult_discretized.toml``); the two share people (the training split is
 part of the 48,842), so this is a validation on another encoding of overlapping data, not on independent data.
 
 For each epsilon, one release per ``coarse_bins`` (the flow settings are post-processing of it): flow steps and
@@ -23,8 +23,9 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DELTA, RESULTS, environment, load_adult, write_json  # noqa: E402
-from marginals import coarse  # noqa: E402
+from common import DELTA, RESULTS, environment, write_json  # noqa: E402
+from table_metrics import coarse  # noqa: E402
+from tables import load_table  # noqa: E402
 
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain  # noqa: E402
 from synthcity_dpswf.evaluation import marginal_tv_distance  # noqa: E402
@@ -44,7 +45,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
-    frame, _, domain_path = load_adult(args.data_root, "adult_raw")
+    table = load_table("adult_raw", args.data_root)
+    frame, domain_path = table.frame, table.domain_file
     if args.rows is not None:
         frame = frame.sample(args.rows, random_state=0).reset_index(drop=True)
     codec = MarginalTableCodec(TabularDomain.from_dict(json.loads(Path(domain_path).read_text())), fine_bins=100)

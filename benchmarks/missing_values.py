@@ -8,7 +8,7 @@ For each schema (none: the DP domain; declared: ``DECLARED``) and ``--fits`` fit
 ``dpswflow`` at epsilon = 1, delta = 1e-5, two runs side by side:
   kept     fitted on the whole table; scored against it with missing as a level of its own: the per-column missing
            rate of the synthetic rows against the real one (target: within 0.02) and the 2-way TV
-           (``user_tables.Evaluator``, the user-tables suite's metric code);
+           (``table_metrics.QuantileCellMetrics``, the user-tables suite's metric code);
   dropped  fitted on the rows without a missing entry (2,700 of 6,000 here); scored against those rows.
 Target: kept's 2-way TV within 10% of dropped's. Run: ``python benchmarks/missing_values.py [--fits 3]``. Writes
 ``benchmarks/results/missing_values.{md,json}``.
@@ -29,7 +29,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, environment, write_results  # noqa: E402
-from user_tables import Evaluator, Target  # noqa: E402
+from table_metrics import QuantileCellMetrics  # noqa: E402
+from tables import Target  # noqa: E402
 
 import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
 
@@ -71,7 +72,7 @@ def fit_and_score(real: pd.DataFrame, schema: dict[str, Any] | None, state: int)
         warnings.simplefilter("ignore")
         synthetic = Plugins().get("dpswflow", **arguments).fit(real).generate(len(real)).dataframe()
     seconds = time.perf_counter() - started
-    evaluator = Evaluator(real, Target("income", None, "unused"), state)
+    evaluator = QuantileCellMetrics(real, Target("income", None, "unused"), state)
     return {"tv2": evaluator.tv(synthetic)["tv2"], "seconds": seconds,
             "missing": {column: [float(real[column].isna().mean()), float(synthetic[column].isna().mean())]
                         for column in COLUMNS}}

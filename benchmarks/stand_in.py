@@ -11,7 +11,7 @@ Measured, at epsilon = 1 and delta = 1e-5:
              share that publishes the flag's 10% category and the target's 14% one (target: at least 95%).
   TSTR       ``dpswflow`` fitted with no schema and with the declared schema (``--fits`` fits each, random states
              0, 1, ..): AUROC of HistGradientBoosting trained on 4,000 synthetic rows and tested on 1,000 real
-             held-out rows, and 2-way TV (``user_tables.Evaluator``: the same metric code as the user-tables suite).
+             held-out rows, and 2-way TV (``table_metrics.QuantileCellMetrics``: the same metric code as the user-tables suite).
              Target: no schema within 0.05 of the schema's TSTR.
 
 Run: ``python benchmarks/stand_in.py [--releases 1000] [--fits 3]``. Writes ``benchmarks/results/stand_in.{md,json}``.
@@ -32,7 +32,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, environment, write_results  # noqa: E402
-from user_tables import Evaluator, Target  # noqa: E402
+from table_metrics import QuantileCellMetrics  # noqa: E402
+from tables import Target  # noqa: E402
 
 import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
 from synthcity_dpswf.privacy.budget import default_domain_share  # noqa: E402
@@ -87,7 +88,7 @@ def survival(frame: pd.DataFrame, releases: int) -> dict[str, Any]:
 def fits(train: pd.DataFrame, test: pd.DataFrame, count: int) -> list[dict[str, Any]]:
     from synthcity.plugins import Plugins
 
-    evaluator = Evaluator(scored(train), Target("target", 0.5, "target is the minority class"), 0)
+    evaluator = QuantileCellMetrics(scored(train), Target("target", 0.5, "target is the minority class"), 0)
     rows = []
     for declared in (False, True):
         for state in range(count):
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     frame = stand_in(args.rows + TEST_ROWS, seed=0)
     train, test = frame.iloc[: args.rows].reset_index(drop=True), frame.iloc[args.rows :].reset_index(drop=True)
-    floor_evaluator = Evaluator(scored(train), Target("target", 0.5, "target is the minority class"), 0)
+    floor_evaluator = QuantileCellMetrics(scored(train), Target("target", 0.5, "target is the minority class"), 0)
     payload: dict[str, Any] = {
         "suite": "stand_in", "rows": args.rows, "epsilon": EPSILON, "delta": DELTA,
         "environment": environment(torch.device("cpu")), "survival": survival(train, args.releases),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Reference MST / AIM runs (smartnoise-synth on the private-pgm engine `mbi`) on the discretized UCI Adult
-data, for ``benchmarks/marginals.py --reference OUT``.
+data, for ``benchmarks/table_runner.py benchmarks/configs/tables/marginals_adult_discretized.toml --reference OUT``.
 
 Needs its own environment (smartnoise-synth pulls numpy 2 and its own torch, which synthcity's pins exclude):
 ``python3.11 -m venv /tmp/refenv && /tmp/refenv/bin/pip install smartnoise-synth==1.0.8``, then
@@ -56,7 +56,7 @@ def public_table_transformer(columns, domain):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-root", required=True, help="folder holding adult/adult_discretized.csv and its domain")
-    ap.add_argument("--out", required=True, help="folder for <synth>_eps<epsilon>.csv and timings.jsonl")
+    ap.add_argument("--out", required=True, help="folder for adult_discretized_<synth>_eps<epsilon>.csv and timings.jsonl")
     ap.add_argument("--synth", choices=["mst", "aim"], required=True)
     ap.add_argument("--epsilon", type=float, required=True)
     ap.add_argument("--n-rows", type=int, default=None, help="subsample (smoke test only)")
@@ -109,7 +109,7 @@ def main():
 
     out = pd.DataFrame(out, columns=columns)[columns].astype(int)
     eps_s = f"{args.epsilon:g}"
-    fn = os.path.join(outdir, f"{args.synth}_eps{eps_s}{args.tag}.csv")
+    fn = os.path.join(outdir, f"adult_discretized_{args.synth}_eps{eps_s}{args.tag}.csv")
     out.to_csv(fn, index=False)
 
     note = (
@@ -124,6 +124,7 @@ def main():
         "AIM defaults max_model_size=80, degree=2, max_cells=10000)."
     )
     rec = {
+        "table": "adult_discretized",
         "method": args.synth,
         "epsilon": args.epsilon,
         "delta": DELTA,

@@ -1,8 +1,9 @@
 """benchmarks/gpu.sh on CPU (--smoke), so that a lent GPU is never spent on a typo, and benchmarks/gpu_pack.sh.
 
-The fast tests run every stage but the image suite's FID-heavy run (three 2048 x 2048 eigendecompositions: over a
-minute here): its command line is checked by running it against a packed fake Inception file, which images.py
-reaches only after parsing every argument. The slow test runs the whole smoke, image suite included.
+The fast tests run every stage but the images stage's FID-heavy run (three FIDs: over a minute here): its command
+line is checked by running it against packed fake MNIST files, which the image runner reads only after parsing every
+argument and loading and checking its grid with the smoke's overrides. The slow test runs the whole smoke, images
+stage included.
 """
 
 from __future__ import annotations
@@ -69,9 +70,8 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
     completed = gpu_script("--smoke", "--pack", str(pack), "--stages", "images,codecs", "--out", str(out))
     assert completed.returncode == 1  # the fake Inception file cannot load, nor can the fake MNIST
     assert "Inception file rebuilt from 1 part(s), sha256" in (out / "pack.log").read_text()
-    log = (out / "images.log").read_text()
-    assert "usage:" not in log and "unrecognized arguments" not in log  # every argument parsed
-    assert "InceptionFeatures" in log or "torch.jit" in log or "PytorchStreamReader" in log, log[-2000:]
+    log = (out / "images.log").read_text()  # every argument parsed, the grid loaded: the run reached the data
+    assert "usage:" not in log and "unrecognized arguments" not in log and "in private_set" in log, log[-2000:]
     codecs = (out / "codecs.log").read_text()  # the codec search reached the data with every argument parsed
     assert "usage:" not in codecs and "unrecognized arguments" not in codecs and "Traceback" in codecs, codecs[-2000:]
     assert "ImportError" not in codecs and "ModuleNotFoundError" not in codecs and "image_runner.py" in codecs
@@ -99,9 +99,30 @@ def test_whole_smoke_run_with_the_image_suite(shared_dir: Path, tmp_path: Path) 
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert stage_statuses(tmp_path) == {"env": "0", "tests": "0", "speed": "0", "images": "0"}
-    payload = json.loads((tmp_path / "images" / "images_full.json").read_text())
-    assert {(row["method"], str(row["target_epsilon"])) for row in payload["rows"]} >= {("DPSWflow", "10.0"), ("DPSWflow", "1.0")}
+    payload = json.loads((tmp_path / "images" / "paper_protocol_mnist_full.json").read_text())
+    assert [(row["generator"], sorted(row["epsilons"])) for row in payload["rows"]] == [("dpswflow", ["1.0", "10.0"])]
+    assert (tmp_path / "images" / "paper_protocol_mnist_full_eps10.png").exists()
     assert "| DPSWflow | 10.0 |" in (tmp_path / "README.md").read_text()
+
+
+def test_the_image_summary_reads_the_runners_rows_and_the_earlier_scripts(tmp_path: Path) -> None:
+    """The images stage's rows from the image runner (mean and spread over generation runs, fit + the slowest run
+    against the target), and the committed folder of the script before it, read as it was written."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gpu_report
+
+    run = {"mlp": 0.9, "cnn": 0.95, "fid": 40.0, "precision": 0.6, "recall": 0.5, "sample_seconds": 2.0}
+    cell = {**run, "fit_seconds": 1.0, "reported_epsilon": 9.99, "runs": [run, {**run, "fid": 42.0, "sample_seconds": 3.0}]}
+    row = {"codec": "ae:8:10", "description": "an autoencoder", "codec_seconds": 10.0, "n_released": 30000, "samples": 10000,
+           "fid_samples": 10000, "generation_runs": 2, "generator": "dpswflow", "setting": {"label": ""},
+           "ceiling": {"mlp": 0.95, "cnn": 0.97, "fid": 41.0, "precision": 0.7, "recall": 0.6}, "epsilons": {"10.0": cell}}
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "paper_protocol_mnist_full.json").write_text(json.dumps({"rows": [row]}))
+    section = "\n".join(gpu_report.image_section(tmp_path))
+    assert "| codec ceiling (reconstructions) | inf | - | 41 | 0.7 | 0.6 | 95 | 97 | - | - | - |" in section
+    assert "| DPSWflow | 10.0 | 9.99 | 41 ± 1.4 | 0.6 ± 0 | 0.5 ± 0 | 90 ± 0 | 95 ± 0 | 1.0 | 2.0, 3.0 | 4.0 (met) |" in section
+    earlier = "\n".join(gpu_report.image_section(ROOT / "benchmarks" / "results" / "gpu"))
+    assert "`benchmarks/images.py --full`" in earlier and "| DPSWflow | 10.0 | 10 |" in earlier
 
 
 def test_the_table_summary_reads_the_image_runners_rows(tmp_path: Path) -> None:

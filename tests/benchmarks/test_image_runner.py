@@ -1,5 +1,6 @@
 """The image benchmarks' runner: grids from config files, the validation-only choice of the test rows, one results
-schema and table, every generator through ``models.Generator``."""
+schema and table, every generator through ``models.Generator``, and the paper's protocol (its convention, the
+record releases, generation runs with their spread, sample grids and figures)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import image_runner  # noqa: E402
-from image_runner import FlowChoice, ImageGrid, load_grid, select_settings  # noqa: E402
+from image_runner import FlowChoice, ImageGrid, load_grid, row_generators, select_settings  # noqa: E402
+from paper_protocol import method_label  # noqa: E402
 
 INCEPTION = "weights/inception_fid_torchscript.pt"
 
@@ -31,6 +33,29 @@ def test_every_committed_grid_loads() -> None:
     settings = grids["flow_settings_mnist_validation"].settings
     assert settings[0] == FlowChoice(500, 32, 1500, label="base") and settings[1].estimator == "clip"
     assert grids["full_table_mnist"].generators == ("dpswflow", "dpswflow_r", "dpswgen", "dpsgd_gan")
+
+
+def test_the_paper_protocol_configs_keep_the_former_scripts_sizes_and_rows() -> None:
+    """The sizes of benchmarks/images.py's quick and full modes (its last version: commit 9a9cbb3), and its rows: every
+    method it ran, and the paper's three under the paper's convention at epsilon 10 and 5."""
+    for dataset in ("mnist", "fashion_mnist"):
+        quick = load_grid(image_runner.CONFIGS / f"paper_protocol_{dataset}_quick.toml")
+        assert (quick.dataset, quick.codecs, quick.refiner_epochs, quick.private_images, quick.public_images) == (
+            dataset, ("ae:8:3",), 0, 10000, None)
+        assert (quick.samples, quick.fid_samples, quick.runs, quick.gan_epochs, quick.gan_batch_size, quick.figures) == (
+            1000, 128, 2, 20, 250, True)
+        assert quick.epsilons == (float("inf"), 10.0, 5.0, 1.0)
+        labels = {method_label({"generator": name, "setting": choice.stored()}) + (" (paper)" if choice.convention == "paper" else "")
+                  for choice in quick.settings for name in row_generators(quick, choice)}
+        assert labels == {"DPSWflow", "DPSWflow-r", "DPSWgen", "DPSWflow-r record", "DPSWflow-r record once",
+                          "DPSWflow record", "DPSWgen record", "DPSWflow-r projected once", "DP-SGD GAN",
+                          "DPSWgen paper (paper)", "DPSWflow-r paper (paper)", "DPSWflow paper (paper)"}
+        record = quick.settings[1]
+        assert (record.release, record.batch_size, record.passes, record.steps, record.step_size) == ("record", 250, 10, 600, 3.0)
+        assert all(choice.epsilons == (10.0, 5.0) for choice in quick.settings if choice.convention == "paper")
+    full = load_grid(image_runner.CONFIGS / "paper_protocol_mnist_full.toml")
+    assert (full.codecs, full.generators, full.epsilons, full.samples, full.fid_samples, full.private_images) == (
+        ("ae:8:10",), ("dpswflow",), (10.0, 1.0), 10000, 10000, None)
 
 
 def test_grids_refuse_what_they_cannot_run(tmp_path: Path) -> None:
@@ -67,6 +92,19 @@ def test_grids_refuse_what_they_cannot_run(tmp_path: Path) -> None:
         load_grid(config, ['split="validation"', "fid_samples=6000", "samples=6000"])
     with pytest.raises(ValueError, match="select_from chooses the rows of a test grid"):
         load_grid(config, ['split="validation"', 'select_from="v"'])
+    record_once = '{release = "record", batch_size = 250, reuse = "once"'
+    for overrides, message in [
+        (['generators=["dpswflow", "dpswflow_r"]', f"settings=[{record_once}}}]"], r"\['dpswflow'\] makes one release"),
+        ([f'settings=[{record_once}, generators = ["gan"]}}]'], r"unknown flows \['gan'\]"),
+        (['settings=[{release = "marginal"}]'], "a kind on records"),
+        (['settings=[{release = "record", convention = "paper"}]'], "projected releases under replace-one"),
+        (['neighbourings=["add_remove"]', 'settings=[{release = "projected", convention = "paper"}]'], "replace-one"),
+        (['neighbourings=["add_remove"]', 'generators=["dpswflow_r"]', "settings=[{batch_size = 250}]"], "Poisson samples"),
+        (["runs=0"], "runs must be an integer >= 1"), (["private_images=0"], "private_images must be"),
+        (["figures=true", 'settings=["50:8:5", "100:8:5"]'], "no two rows share a name"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            load_grid(config, overrides)
 
 
 def validation_row(codec: str, directions: int | None, at_10: tuple[float, float], at_1: tuple[float, float] | None,
@@ -87,6 +125,8 @@ def test_test_rows_are_chosen_on_validation_rows_alone(tmp_path: Path, monkeypat
         validation_row("ae:16:10", None, (0.99, 0.99), (0.99, 0.99)),  # another codec family: not a candidate
         {**validation_row("dct:12", 2000, (0.99, 0.99), (0.99, 0.99)), "pixels": "min_max"},  # an earlier pixel rule
         {**validation_row("dct:12", 3000, (0.99, 0.99), (0.99, 0.99)), "generator": "dpswgen"},  # not in the grid
+        {**validation_row("dct:12", 5000, (0.99, 0.99), (0.99, 0.99)),  # the paper's convention spends more epsilon
+         "setting": {"directions": 5000, "bins": 32, "steps": 3000, "convention": "paper"}},
     ]}
     codec, choice, score = select_settings(validation, ("dct:12", "dct:16"), 10.0, "mnist", 10000)
     assert (codec, choice, score) == ("dct:16", FlowChoice(4000, 32, 3000), pytest.approx(0.87))
@@ -169,3 +209,61 @@ def test_a_grid_runs_end_to_end_with_every_generator_and_fid(
         assert cell["reported_epsilon"] == pytest.approx(float(key), rel=1e-6) and cell["reported_epsilon"] <= float(key)
     assert all(cell["reported_epsilon"] <= float(key) for key, cell in rows[1]["epsilons"].items())
     assert all(row["config_file"] == "" and row["overrides"] == [] for row in rows)
+
+
+def test_the_paper_protocol_runs_at_a_toy_scale(shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MNIST paper-protocol config at a toy scale on the fixed DCT codec: the package default, a record release
+    used once and the paper's scheme under the paper's convention, each sampled in two generation runs and scored with
+    FID, written with their spread beside the paper's table, its sample grids and its FID / CAS figure; nothing is
+    trained, so the cache holds no autoencoder."""
+    from synthcity_dpswf.datasets import load_mnist
+
+    training, testing = load_mnist(shared_dir / "data", train=True), load_mnist(shared_dir / "data", train=False)
+
+    def small_mnist(root: Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        images, labels = training if train else testing
+        return images[: 6000 if train else 300], labels[: 6000 if train else 300]
+
+    monkeypatch.setitem(image_runner.IMAGE_LOADERS, "mnist", small_mnist)
+    per_step = 'release = "{}", batch_size = 250, passes = 1, steps = 20, step_size = 3.0, reuse = "once", generators = ["dpswflow_r"]'
+    overrides = [
+        'codecs=["dct:4"]', "private_images=600", "samples=100", "fid_samples=5", "epsilons=[10]", 'generators=["dpswflow_r"]',
+        'settings=["default:16:20", {label = "record once", ' + per_step.format("record") + "}, "
+        '{label = "paper", convention = "paper", epsilons = [10, 5], ' + per_step.format("projected") + "}]",
+    ]
+    grid = load_grid(image_runner.CONFIGS / "paper_protocol_mnist_quick.toml", overrides)
+    payload = image_runner.run_grid(grid, tmp_path, tmp_path, shared_dir / INCEPTION, cache=tmp_path / "cache",
+                                    config_file="paper_protocol_mnist_quick.toml", overrides=overrides)
+    rows = {(row["generator"], row["setting"]["label"], row["setting"].get("convention", "sound")): row for row in payload["rows"]}
+    assert set(rows) == {("dpswflow_r", "", "sound"), ("dpswflow_r", "record once", "sound"), ("dpswflow_r", "paper", "paper")}
+    assert rows[("dpswflow_r", "record once", "sound")]["setting"]["release"] == "record"
+    assert rows[("dpswflow_r", "", "sound")]["setting"].get("release", "projected_histogram") == "projected_histogram"
+    assert "fid" in rows[("dpswflow_r", "", "sound")]["ceiling"]  # the codec's ceiling is scored like a cell
+    for (generator, label, convention), row in rows.items():
+        assert set(row["epsilons"]) == {"10.0"} and row["generation_runs"] == 2 and row["n_released"] == 600
+        cell = row["epsilons"]["10.0"]
+        assert [run["seed"] for run in cell["runs"]] == [0, 1]
+        assert cell["fid"] == pytest.approx(sum(run["fid"] for run in cell["runs"]) / 2)
+        assert cell["mlp"] == pytest.approx(sum(run["mlp"] for run in cell["runs"]) / 2)
+        if convention == "sound":
+            assert cell["reported_epsilon"] <= 10.0
+        else:  # the paper's noise is far too small for its epsilon under Delta = 2 ||Theta||_2
+            assert cell["reported_epsilon"] > 2 * cell["paper_epsilon"] == 20.0
+            assert abs(cell["mean_noise_std"] / cell["paper_sigma"] - 1) < 0.1
+    table = (tmp_path / "paper_protocol_mnist_quick.md").read_text()
+    assert "record once: record releases of b = 250, 1 passes, one step per release of h = 3 |" in table
+    assert " ± " in table and "(sound epsilon " in table and "## The paper's table beside ours" in table
+    assert "| DPSWflow-r | 10 | 70 | " in table
+    assert (tmp_path / "paper_protocol_mnist_quick_eps10.png").exists()
+    assert (tmp_path / "paper_protocol_mnist_quick_fid_cas.png").exists()
+    assert not list((tmp_path / "cache").glob("autoencoder_*"))
+
+
+def test_the_runner_explains_itself() -> None:
+    import subprocess
+
+    usage = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "image_runner.py"), "--help"], capture_output=True,
+                           text=True, timeout=120, check=True).stdout
+    assert all(option in usage for option in ("--set", "--device", "--inception", "--merge", "--data-root"))
+    words = " ".join(usage.split())  # the docstring as printed, its line breaks aside
+    assert "paper's accounting convention" in words and "generation runs" in words

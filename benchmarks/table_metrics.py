@@ -1,0 +1,363 @@
+"""The table runner's metric suites: each scores a synthetic table against the real rows the same way for every
+method, and scores the real rows themselves as the floor that sampling leaves (``floor``).
+
+``quantile_cells`` (the tables users bring; needs a ``holdout`` split):
+  TV1, TV2, TV3   mean total variation over all 1-way, all 2-way and 100 random 3-way marginals
+                  (``synthcity_dpswf.evaluation.marginal_tv_distance``); numeric columns cut at the 16-quantiles
+                  of the real training split, categories as levels; a synthetic category unseen in the training
+                  split, a non-number in a numeric column and a missing value each count as a cell
+  TSTR            HistGradientBoosting trained on the synthetic rows (the table's target rule), AUROC or R^2 on
+                  the test split (0.5 when the synthetic labels hold one class)
+  detection       AUROC of HistGradientBoosting telling up to 10,000 real training rows from as many synthetic
+                  rows (5-fold), 0.5 is best
+  floor           the real test split scored as if synthetic (TSTR trained on the real training split)
+
+``domain_marginals`` (tables with a public domain file, e.g. Adult; the marginal literature's metrics):
+  tv2_coarse      mean TV over all two-way marginals of the domain's codes, 16 equal bins per wide column (two
+                  independent halves of Adult's real rows differ by about 0.02)
+  tv2_full        the same at the domain's full resolution (coarse bins flatter a method that measures coarse)
+  tv3_coarse      three-way marginals, 100 random triples, coarse
+  tstr_auroc      HistGradientBoosting trained on the synthetic codes to predict the target (code 1 positive),
+                  AUROC on the test split, or on the real rows themselves under split = "none"
+  detection       as above, on the domain's codes
+  floor           two halves of the real rows, one scored as the other's synthetic table
+
+``synthcity`` (synthcity's own ``Metrics.evaluate``, the code its ``Benchmarks.evaluate`` scores with; needs a
+``holdout`` split): detection_xgb, performance xgb (AUROC of a model trained on the synthetic rows, tested on
+the real test split: syn_id; trained on real: gt), jensenshannon_dist, wasserstein_dist, alpha_precision and
+prdc. Floor: the real training split scored as if synthetic.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+import numpy as np
+import pandas as pd
+import torch
+
+from tables import Table, Target
+
+from synthcity_dpswf.evaluation import marginal_tv_distance
+from synthcity_dpswf.math.marginals import coarse_index
+
+COARSE_BINS = 16
+"""Cells per numeric (or wide) column of the TV metrics."""
+TRIPLES = 100
+"""Random three-way marginals of the TV3 metrics."""
+DETECTION_ROWS = 10_000
+"""Real and synthetic rows (each) a detection classifier sees at most."""
+
+
+class TableMetrics(Protocol):
+    """A metric suite fitted on one table's real rows: ``columns`` are its (score key, column header) pairs."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    floor_label: str
+
+    def floor(self) -> dict[str, float]: ...
+
+    def scores(self, synthetic: pd.DataFrame) -> dict[str, float]: ...
+
+
+def is_datetime(series: pd.Series) -> bool:
+    return series.dtype.kind == "M"
+
+
+def is_numeric(series: pd.Series) -> bool:
+    """Numbers and datetimes are cut into quantile bins; everything else (strings, bools, categories) is levels."""
+    return series.dtype.kind in "iufM"
+
+
+def numbers(values: pd.Series, datetime: bool) -> np.ndarray:
+    """A column as floats (datetimes as int64 nanoseconds); missing and unreadable entries become NaN."""
+    if datetime:
+        stamps = pd.to_datetime(values, errors="coerce")
+        out = stamps.to_numpy(dtype="datetime64[ns]").astype("int64").astype(float)
+        out[stamps.isna().to_numpy()] = np.nan
+        return out
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+
+
+@dataclass(frozen=True)
+class ColumnCells:
+    """One column's cells, fixed on the real training split: quantile bins of a numeric column plus a cell for
+    missing / non-numeric entries; or the training split's categories plus an "unseen" and a "missing" cell."""
+
+    name: str
+    datetime: bool
+    edges: tuple[float, ...] | None  # inner bin edges of a numeric column, None for a categorical one
+    categories: tuple[Any, ...]
+
+    @classmethod
+    def fit(cls, values: pd.Series) -> "ColumnCells":
+        if is_numeric(values):
+            real = numbers(values, is_datetime(values))
+            real = real[np.isfinite(real)]
+            quantiles = np.quantile(real, np.arange(1, COARSE_BINS) / COARSE_BINS) if len(real) else np.array([])
+            return cls(str(values.name), is_datetime(values), tuple(np.unique(quantiles).tolist()), ())
+        return cls(str(values.name), False, None, tuple(sorted(values.dropna().unique().tolist(), key=str)))
+
+    @property
+    def levels(self) -> int:
+        return (len(self.edges) + 2) if self.edges is not None else (len(self.categories) + 2)
+
+    def codes(self, values: pd.Series) -> np.ndarray:
+        """Cell index of every entry (the last cell: missing or not a number; before it, for categories: unseen)."""
+        if self.edges is not None:
+            x = numbers(values, self.datetime)
+            cells = np.searchsorted(np.asarray(self.edges, dtype=float), x, side="right")
+            return np.where(np.isfinite(x), cells, self.levels - 1)
+        index = {category: position for position, category in enumerate(self.categories)}
+        mapped = values.astype(object).map(lambda value: index.get(value, len(self.categories))).to_numpy()
+        return np.where(values.isna().to_numpy(), self.levels - 1, mapped).astype(int)
+
+    def features(self, values: pd.Series) -> np.ndarray:
+        """The column as a model's feature: numbers, or category positions with unseen and missing as NaN."""
+        if self.edges is not None:
+            return numbers(values, self.datetime)
+        position = {category: float(index) for index, category in enumerate(self.categories)}
+        return values.astype(object).map(lambda value: position.get(value, np.nan)).to_numpy(dtype=float)
+
+
+class QuantileCellMetrics:
+    """The ``quantile_cells`` suite (module docstring), with every cell and encoding fixed on the real training
+    split. ``test``: the real rows TSTR is scored on (None: no TSTR, e.g. where a study scores TV alone)."""
+
+    name = "quantile_cells"
+    columns = (("tv1", "TV1"), ("tv2", "TV2"), ("tv3", "TV3"), ("tstr", "TSTR"), ("detection", "detection AUC"))
+    floor_label = "real test split (not synthetic)"
+
+    def __init__(self, train: pd.DataFrame, target: Target, seed: int, test: pd.DataFrame | None = None) -> None:
+        self.names = list(train.columns)
+        self.cells = [ColumnCells.fit(train[column]) for column in self.names]
+        self.target, self.seed, self.train, self.test = target, seed, train, test
+
+    @classmethod
+    def of(cls, table: Table, train: pd.DataFrame, test: pd.DataFrame | None, seed: int) -> "QuantileCellMetrics":
+        if test is None:
+            raise ValueError("the quantile_cells metrics score TSTR on a test split: use split = \"holdout\".")
+        return cls(train, table.target, seed, test)
+
+    def aligned(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """A synthetic table with the real columns (a missing one all NaN, extra ones dropped)."""
+        return frame.reindex(columns=self.names).reset_index(drop=True)
+
+    def level_codes(self, frame: pd.DataFrame) -> torch.Tensor:
+        frame = self.aligned(frame)
+        return torch.tensor(np.stack([cells.codes(frame[cells.name]) for cells in self.cells], axis=1))
+
+    def feature_matrix(self, frame: pd.DataFrame, drop_target: bool) -> np.ndarray:
+        """Every column as a model's feature; a column with no value at all becomes the constant -1 (sklearn's
+        histogram binning cannot bin a column that is NaN throughout, and a constant carries the same nothing)."""
+        frame = self.aligned(frame)
+        features = np.stack([cells.features(frame[cells.name]) for cells in self.cells
+                             if not (drop_target and cells.name == self.target.column)], axis=1)
+        empty = np.isnan(features).all(axis=0)
+        features[:, empty] = -1.0
+        return features
+
+    def labels(self, frame: pd.DataFrame) -> np.ndarray:
+        """The target by its rule (NaN where the target is missing or unreadable)."""
+        column = self.aligned(frame)[self.target.column]
+        if self.target.positive is not None:
+            return np.where(column.notna().to_numpy(), (column == self.target.positive).to_numpy(dtype=float), np.nan)
+        values = numbers(column, False)
+        if self.target.threshold is None:
+            return values
+        return np.where(np.isfinite(values), (values > self.target.threshold).astype(float), np.nan)
+
+    def tv(self, synthetic: pd.DataFrame) -> dict[str, float]:
+        real, fake = self.level_codes(self.train), self.level_codes(synthetic)
+        levels = tuple(cells.levels for cells in self.cells)
+        result = {"tv1": marginal_tv_distance(real, fake, levels, way=1),
+                  "tv2": marginal_tv_distance(real, fake, levels, way=2) if len(levels) >= 2 else float("nan")}
+        result["tv3"] = (marginal_tv_distance(real, fake, levels, way=3, max_tables=TRIPLES, seed=self.seed)
+                         if len(levels) >= 3 else float("nan"))
+        return result
+
+    def tstr(self, training: pd.DataFrame, test: pd.DataFrame) -> float:
+        """HistGradientBoosting trained on ``training`` (rows with a label), AUROC or R^2 on ``test``."""
+        from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+        from sklearn.metrics import r2_score, roc_auc_score
+
+        x, y = self.feature_matrix(training, True), self.labels(training)
+        x_test, y_test = self.feature_matrix(test, True), self.labels(test)
+        known, known_test = np.isfinite(y), np.isfinite(y_test)
+        if self.target.metric == "R^2":
+            if known.sum() < 2:
+                return float("nan")
+            model = HistGradientBoostingRegressor(random_state=self.seed).fit(x[known], y[known])
+            return float(r2_score(y_test[known_test], model.predict(x_test[known_test])))
+        if len(np.unique(y_test[known_test])) < 2:
+            return float("nan")  # a test split of one class (tiny --rows): AUROC is undefined
+        if len(np.unique(y[known])) < 2:
+            return 0.5  # one class: no classifier can rank
+        model = HistGradientBoostingClassifier(random_state=self.seed).fit(x[known], y[known])
+        positive = list(model.classes_).index(1.0)
+        return float(roc_auc_score(y_test[known_test], model.predict_proba(x_test[known_test])[:, positive]))
+
+    def detection(self, synthetic: pd.DataFrame) -> float:
+        """``detection_auc`` of the real training rows against ``synthetic``, on every column as a feature."""
+        return detection_auc(self.feature_matrix(self.train, False), self.feature_matrix(synthetic, False), self.seed)
+
+    def scores(self, synthetic: pd.DataFrame) -> dict[str, float]:
+        """Every metric of one synthetic table."""
+        assert self.test is not None, "scores need the test split (QuantileCellMetrics.of checks it)"
+        return {**self.tv(synthetic), "tstr": self.tstr(synthetic, self.test), "detection": self.detection(synthetic)}
+
+    def floor(self) -> dict[str, float]:
+        """The real test split scored as if synthetic (TSTR trained on the real training split)."""
+        assert self.test is not None, "the floor needs the test split (QuantileCellMetrics.of checks it)"
+        return {**self.tv(self.test), "tstr": self.tstr(self.train, self.test), "detection": self.detection(self.test)}
+
+
+def coarse(codes: torch.Tensor, levels: tuple[int, ...]) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """Codes at ``COARSE_BINS`` levels per wide column (``math.marginals.coarse_index``)."""
+    coarse_levels = tuple(min(k, COARSE_BINS) for k in levels)
+    columns = [coarse_index(codes[:, j], levels[j], coarse_levels[j]) for j in range(codes.shape[1])]
+    return torch.stack(columns, dim=1), coarse_levels
+
+
+def detection_auc(real: np.ndarray, synthetic: np.ndarray, seed: int) -> float:
+    """Mean 5-fold AUROC of HistGradientBoosting telling up to ``DETECTION_ROWS`` real rows from as many synthetic
+    ones (0.5: indistinguishable)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import cross_val_score
+
+    rng = np.random.default_rng(seed)
+    take = min(DETECTION_ROWS, len(real), len(synthetic))
+    mixed = np.vstack([real[rng.choice(len(real), take, replace=False)], synthetic[rng.choice(len(synthetic), take, replace=False)]])
+    origin = np.r_[np.ones(take), np.zeros(take)]
+    detector = HistGradientBoostingClassifier(random_state=seed)
+    return float(cross_val_score(detector, mixed, origin, cv=5, scoring="roc_auc").mean())
+
+
+class DomainMarginalMetrics:
+    """The ``domain_marginals`` suite (module docstring) on the codes of the table's public domain
+    (``MarginalTableCodec``, 100 bins per numeric column)."""
+
+    name = "domain_marginals"
+    columns = (("tv2_coarse", "2-way TV coarse"), ("tv2_full", "2-way TV full"), ("tv3_coarse", "3-way TV coarse"),
+               ("tstr_auroc", "TSTR AUROC"), ("detection", "detection AUC"))
+    floor_label = "real rows, half vs half"
+
+    def __init__(self, train: pd.DataFrame, domain_file: str, target: str, seed: int, test: pd.DataFrame | None = None) -> None:
+        import json
+
+        from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain
+
+        description = json.loads(Path(domain_file).read_text())
+        levels_only = all(isinstance(value, int) for value in description.values())
+        domain = TabularDomain.from_levels(description) if levels_only else TabularDomain.from_dict(description)
+        self.codec = MarginalTableCodec(domain, fine_bins=100)
+        self.train, self.test, self.target, self.seed = train, test, target, seed
+
+    @classmethod
+    def of(cls, table: Table, train: pd.DataFrame, test: pd.DataFrame | None, seed: int) -> "DomainMarginalMetrics":
+        if table.domain_file is None:
+            raise ValueError("the domain_marginals metrics count on a public domain file; this table has none: "
+                             "use metrics = \"quantile_cells\".")
+        return cls(train, table.domain_file, table.target.column, seed, test)
+
+    def compare(self, real: pd.DataFrame, synthetic: pd.DataFrame, tstr_rows: pd.DataFrame) -> dict[str, float]:
+        """The suite's metrics of ``synthetic`` against ``real`` (TSTR tested on ``tstr_rows``)."""
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.metrics import roc_auc_score
+
+        columns = list(real.columns)
+        real_codes = self.codec.encode(real).long()
+        synthetic_codes = self.codec.encode(synthetic[columns]).long()
+        levels = self.codec.levels
+        real_coarse, coarse_levels = coarse(real_codes, levels)
+        synthetic_coarse, _ = coarse(synthetic_codes, levels)
+        result = {
+            "tv2_coarse": marginal_tv_distance(real_coarse, synthetic_coarse, coarse_levels),
+            "tv2_full": marginal_tv_distance(real_codes, synthetic_codes, levels),
+            "tv3_coarse": marginal_tv_distance(real_coarse, synthetic_coarse, coarse_levels, way=3, max_tables=TRIPLES, seed=self.seed),
+        }
+        column = columns.index(self.target)
+        features = [j for j in range(real_codes.shape[1]) if j != column]
+        test_codes = self.codec.encode(tstr_rows[columns]).long()
+        labels_synthetic = synthetic_codes[:, column].numpy()
+        if len(np.unique(labels_synthetic)) < 2:
+            result["tstr_auroc"] = 0.5  # a constant target: no classifier can rank
+        else:
+            model = HistGradientBoostingClassifier(random_state=self.seed).fit(synthetic_codes[:, features].numpy(), labels_synthetic)
+            positive = list(model.classes_).index(1) if 1 in model.classes_ else len(model.classes_) - 1
+            result["tstr_auroc"] = float(roc_auc_score(test_codes[:, column].numpy() == 1,
+                                                       model.predict_proba(test_codes[:, features].numpy())[:, positive]))
+        result["detection"] = detection_auc(real_codes.numpy(), synthetic_codes.numpy(), self.seed)
+        return result
+
+    def scores(self, synthetic: pd.DataFrame) -> dict[str, float]:
+        return self.compare(self.train, synthetic, self.train if self.test is None else self.test)
+
+    def floor(self) -> dict[str, float]:
+        halves = np.random.default_rng(self.seed).permutation(len(self.train))
+        first = self.train.iloc[halves[: len(self.train) // 2]].reset_index(drop=True)
+        second = self.train.iloc[halves[len(self.train) // 2 :]].reset_index(drop=True)
+        return self.compare(first, second, first if self.test is None else self.test)
+
+
+SYNTHCITY_METRICS = {
+    "stats": ["jensenshannon_dist", "wasserstein_dist", "alpha_precision", "prdc"],
+    "detection": ["detection_xgb"],
+    "performance": ["xgb"],
+}
+"""The metrics of the ``synthcity`` suite, as synthcity's ``Metrics.evaluate`` takes them."""
+
+SYNTHCITY_COLUMNS = (
+    ("detection.detection_xgb.mean", "detection AUC (0.5 best)"), ("performance.xgb.syn_id", "TSTR xgb AUROC"),
+    ("performance.xgb.gt", "real xgb AUROC"), ("stats.jensenshannon_dist.marginal", "JS dist"),
+    ("stats.wasserstein_dist.joint", "Wasserstein"), ("stats.alpha_precision.delta_precision_alpha_OC", "α-precision"),
+    ("stats.alpha_precision.delta_coverage_beta_OC", "β-recall"), ("stats.prdc.precision", "precision"),
+    ("stats.prdc.coverage", "coverage"),
+)
+"""The ``synthcity`` suite's columns in the results' Markdown (synthcity's score key, column header)."""
+
+
+class SynthcityMetrics:
+    """The ``synthcity`` suite (module docstring). synthcity is imported here: the other suites do not need it."""
+
+    name = "synthcity"
+    columns = SYNTHCITY_COLUMNS
+    floor_label = "real training split (not synthetic)"
+
+    def __init__(self, train: pd.DataFrame, test: pd.DataFrame, target: str, seed: int) -> None:
+        self.train, self.test, self.target, self.seed = train, test, target, seed
+
+    @classmethod
+    def of(cls, table: Table, train: pd.DataFrame, test: pd.DataFrame | None, seed: int) -> "SynthcityMetrics":
+        if test is None:
+            raise ValueError("the synthcity metrics score on a test split: use split = \"holdout\".")
+        return cls(train, test, table.target.column, seed)
+
+    def scores(self, synthetic: pd.DataFrame) -> dict[str, float]:
+        from synthcity.metrics import Metrics
+        from synthcity.plugins.core.dataloader import GenericDataLoader
+
+        def loader(frame: pd.DataFrame) -> Any:
+            return GenericDataLoader(frame.reindex(columns=self.train.columns), target_column=self.target)
+
+        with tempfile.TemporaryDirectory() as workspace:
+            evaluation = Metrics.evaluate(
+                loader(self.test), loader(synthetic), loader(self.train), None, metrics=SYNTHCITY_METRICS,
+                task_type="classification", random_state=self.seed, workspace=Path(workspace), use_cache=False,
+            )
+        return {str(key): float(value) for key, value in evaluation["mean"].items()}
+
+    def floor(self) -> dict[str, float]:
+        return self.scores(self.train)
+
+
+SUITES: dict[str, Callable[[Table, pd.DataFrame, pd.DataFrame | None, int], TableMetrics]] = {
+    QuantileCellMetrics.name: QuantileCellMetrics.of,
+    DomainMarginalMetrics.name: DomainMarginalMetrics.of,
+    SynthcityMetrics.name: SynthcityMetrics.of,
+}
+"""Each metric suite, built from a table, its training split, its test split (None: no holdout) and a seed."""

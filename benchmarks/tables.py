@@ -1,0 +1,263 @@
+"""The tables the table runner (``benchmarks/table_runner.py``) fits and scores, each with its TSTR target and the
+schema a user would declare for it, loaded from the installed packages or a data root (nothing downloaded).
+
+  adult_discretized  UCI Adult, all 48,842 rows integer-coded, with its published domain (levels per column;
+                     private-pgm's ``adult_discretized``), the declared schema. Target ``income>50K``, AUROC.
+  adult_raw          UCI Adult's training split as published (32,561 rows), with the domain written from the UCI
+                     documentation (``benchmarks/domains/adult_raw_domain.json``, no bound read from the rows).
+                     Target ``income-per-year`` = ``>50K``, AUROC.
+  anes96             statsmodels, 1996 American National Election Study: 944 rows x 11 float columns, small with rare
+                     categories (24 income brackets of 10-100 rows, 7-level scales with 13-37 rows at an end).
+                     Target ``vote`` > 0.5 (Dole over Clinton), AUROC. Schema declared from statsmodels'
+                     documentation (the codes of every scale; age 18-99 for voting-age respondents; ``popul`` in
+                     1000s up to 8,000, above New York's 7.3 million, and ``logpopul`` = log(popul + 0.1)).
+  breast_cancer      sklearn (``load_breast_cancer``), Wisconsin diagnostic: 569 rows x 31, wide numeric (30
+                     measurements and the 0/1 target). Target ``target`` > 0.5 (benign), AUROC. No document bounds
+                     the measurements: the schema takes 0 (they are sizes, areas, counts) and the training split's
+                     maxima, so its rows are labelled "read from data (not paid for)".
+  randhie            statsmodels, RAND Health Insurance Experiment: 20,190 rows x 10, large mixed (5 int64 columns, 3
+                     of them 0/1 indicators; 5 floats, one with 5 levels). Target ``mdvis`` (outpatient visits) binned
+                     as ``mdvis`` > 0, AUROC. Schema from the documentation (``lncoins`` in [0, ln 101], indicators
+                     as {0, 1}) but the upper bounds of ``mdvis``, ``lpi``, ``fmde``, ``disea`` are read from the
+                     training split: "read from data (not paid for)".
+  fair               statsmodels, Fair's extramarital affairs (Redbook survey): 6,366 rows x 9 floats, mixed ordinal
+                     codes and one continuous column. Target ``affairs`` > 0, AUROC. The user-tables grid's
+                     VALIDATION TABLE (settings are chosen on it). Schema from the documentation (codes of
+                     rate_marriage, religious, educ, occupation) and the variables' meaning (age 16-100, years
+                     married 0-60, children 0-20: the documentation gives no codes for these); the upper bound of
+                     ``affairs`` is read from the training split: "read from data (not paid for)".
+  macrodata          statsmodels, US macroeconomic series 1959Q1-2009Q3: 203 rows x 13: a date built from ``year`` and
+                     ``quarter`` (which are dropped) as a decimal year, the conversion the plugins' refusal of
+                     datetime64 columns recommends, and 12 floats. Target ``unemp``, a regression: TSTR is R^2.
+                     Schema: ``date`` in [1959, 2010] from the documentation, ``unemp`` in [0, 100] %, the other
+                     series' ranges read from the training split: "read from data (not paid for)".
+  fertility          statsmodels, World Bank total fertility rates: 219 countries; kept: the constant string column
+                     ``Indicator Code`` and the years 1960-2011 (53 columns; the identifiers, the duplicate
+                     ``Indicator Name`` and the empty 2012-2013 are dropped). HAS MISSING VALUES: 13-26 per year.
+                     Target ``2011`` > 2.1 (above replacement), AUROC on the rows where it is known. Schema declared:
+                     every year in [0, 10] births per woman and "missing": true.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from common import DOMAINS
+
+Schema = dict[str, dict[str, Any]]
+
+TEST_SHARE = 0.2
+"""The share of a table's rows a ``holdout`` split keeps out of the generators' reach (TSTR's test rows)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """The TSTR target: ``column`` > ``threshold`` as a binary label (AUROC), ``column == positive`` for a
+    categorical target (AUROC), or ``column`` itself (R^2) when both are None."""
+
+    column: str
+    threshold: float | None
+    rule: str
+    positive: Any = None
+
+    @property
+    def metric(self) -> str:
+        return "R^2" if self.threshold is None and self.positive is None else "AUROC"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as it is loaded, its target, its declared schema (a function of the training split, which only
+    the columns in ``read_from_data`` consult: a ``domain=`` dict, or the path of a public domain file) and a line
+    on its shape. ``domain_file``: the public domain file the declared schema is, for the metrics that count on
+    the domain's own levels (``table_metrics.DomainMarginals``); None where the schema is a dict."""
+
+    frame: pd.DataFrame
+    target: Target
+    schema: Callable[[pd.DataFrame], Schema | str]
+    read_from_data: tuple[str, ...]
+    description: str
+    domain_file: str | None = None
+
+
+def numeric(low: float, high: float, integer: bool = False, missing: bool = False) -> dict[str, Any]:
+    """A numeric entry of the ``domain=`` dict (``missing``: the column may hold missing entries)."""
+    return {"type": "numeric", "low": float(low), "high": float(high), "integer": integer, "missing": missing}
+
+
+def categorical(categories: list[Any]) -> dict[str, Any]:
+    """A categorical entry of the ``domain=`` dict."""
+    return {"type": "categorical", "categories": list(categories)}
+
+
+def observed(train: pd.DataFrame, column: str, low: float | None = None, integer: bool = False) -> dict[str, Any]:
+    """A numeric entry whose bounds (the upper one, or both when ``low`` is None) are the training split's
+    extremes: read from the data, not paid for."""
+    values = pd.to_numeric(train[column], errors="coerce")
+    return numeric(float(values.min()) if low is None else low, float(values.max()), integer)
+
+
+def codes(first: int, last: int) -> list[float]:
+    """Integer codes ``first..last`` as floats (the dtype statsmodels loads them with)."""
+    return [float(code) for code in range(first, last + 1)]
+
+
+def in_order(frame: pd.DataFrame, schema: Schema) -> Schema:
+    """``schema`` in the frame's column order, checked to describe every column."""
+    missing = [column for column in frame.columns if column not in schema]
+    if missing:
+        raise ValueError(f"the schema lacks columns {missing}")
+    return {column: schema[column] for column in frame.columns}
+
+
+def anes96() -> Table:
+    from statsmodels.datasets import anes96 as source
+
+    frame = source.load_pandas().data
+    scale = categorical(codes(1, 7))
+    declared = {
+        "popul": numeric(0.0, 8000.0), "TVnews": numeric(0, 7, integer=True), "selfLR": scale, "ClinLR": scale,
+        "DoleLR": scale, "PID": categorical(codes(0, 6)), "age": numeric(18, 99, integer=True),
+        "educ": categorical(codes(1, 7)), "income": categorical(codes(1, 24)), "vote": categorical(codes(0, 1)),
+        "logpopul": numeric(math.log(0.1), math.log(8000.1)),
+    }
+    return Table(frame, Target("vote", 0.5, "vote > 0.5 (Dole)"), lambda train: in_order(frame, declared), (),
+                 "statsmodels anes96: 944 x 11, small, rare categories")
+
+
+def breast_cancer() -> Table:
+    from sklearn.datasets import load_breast_cancer
+
+    frame = load_breast_cancer(as_frame=True).frame
+    features = [column for column in frame.columns if column != "target"]
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {**{column: observed(train, column, low=0.0) for column in features},
+                                "target": categorical([0, 1])})
+
+    return Table(frame, Target("target", 0.5, "target > 0.5 (benign)"), schema, tuple(features),
+                 "sklearn load_breast_cancer: 569 x 31, wide numeric")
+
+
+def randhie() -> Table:
+    from statsmodels.datasets import randhie as source
+
+    frame = source.load_pandas().data
+    indicator = categorical([0, 1])
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {
+            "mdvis": observed(train, "mdvis", low=0.0, integer=True), "lncoins": numeric(0.0, math.log(101.0)),
+            "idp": indicator, "lpi": observed(train, "lpi", low=0.0), "fmde": observed(train, "fmde", low=0.0),
+            "physlm": numeric(0.0, 1.0), "disea": observed(train, "disea", low=0.0), "hlthg": indicator,
+            "hlthf": indicator, "hlthp": indicator,
+        })
+
+    return Table(frame, Target("mdvis", 0.0, "mdvis > 0 (any outpatient visit)"), schema,
+                 ("mdvis", "lpi", "fmde", "disea"), "statsmodels randhie: 20,190 x 10, large mixed")
+
+
+def fair() -> Table:
+    from statsmodels.datasets import fair as source
+
+    frame = source.load_pandas().data
+    occupation = categorical(codes(1, 6))
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {
+            "rate_marriage": categorical(codes(1, 5)), "age": numeric(16.0, 100.0), "yrs_married": numeric(0.0, 60.0),
+            "children": numeric(0.0, 20.0), "religious": categorical(codes(1, 4)),
+            "educ": categorical([9.0, 12.0, 14.0, 16.0, 17.0, 20.0]), "occupation": occupation,
+            "occupation_husb": occupation, "affairs": observed(train, "affairs", low=0.0),
+        })
+
+    return Table(frame, Target("affairs", 0.0, "affairs > 0"), schema, ("affairs",),
+                 "statsmodels fair: 6,366 x 9, mixed ordinal codes (validation table)")
+
+
+def macrodata() -> Table:
+    from statsmodels.datasets import macrodata as source
+
+    raw = source.load_pandas().data
+    stamps = pd.PeriodIndex.from_fields(year=raw["year"].astype(int), quarter=raw["quarter"].astype(int), freq="Q").to_timestamp()
+    # The plugins refuse datetime64 columns (no release covers them) and say how to convert one: here the documented
+    # way, a decimal year, which every method of the suite then gets alike.
+    date = stamps.year + (stamps.dayofyear - 1) / 365.25
+    frame = pd.concat([pd.DataFrame({"date": np.asarray(date, dtype=float)}), raw.drop(columns=["year", "quarter"])], axis=1)
+    series = [column for column in frame.columns if column not in ("date", "unemp")]
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {"date": numeric(1959.0, 2010.0), "unemp": numeric(0.0, 100.0),
+                                **{column: observed(train, column) for column in series}})
+
+    return Table(frame, Target("unemp", None, "unemp (R^2)"), schema, tuple(series),
+                 "statsmodels macrodata: 203 x 13, quarterly dates (as decimal years)")
+
+
+def fertility() -> Table:
+    from statsmodels.datasets import fertility as source
+
+    raw = source.load_pandas().data
+    years = [str(year) for year in range(1960, 2012)]
+    frame = raw[["Indicator Code", *years]].reset_index(drop=True)
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {"Indicator Code": categorical(["SP.DYN.TFRT.IN"]),
+                                **{year: numeric(0.0, 10.0, missing=True) for year in years}})
+
+    return Table(frame, Target("2011", 2.1, "2011 > 2.1 (above replacement)"), schema, (),
+                 "statsmodels fertility: 219 x 53, missing values, a constant column")
+
+
+def adult_discretized(data_root: Path) -> Table:
+    adult = Path(data_root) / "adult"
+    frame = pd.read_csv(adult / "adult_discretized.csv")
+    domain = str(adult / "adult_discretized_domain.json")
+    return Table(frame, Target("income>50K", 0.5, "income>50K (code 1)"), lambda train: domain, (),
+                 "UCI Adult, integer-coded, public domain (levels per column)", domain_file=domain)
+
+
+def adult_raw(data_root: Path) -> Table:
+    frame = pd.read_csv(Path(data_root) / "adult" / "adult.csv")
+    domain = str(DOMAINS / "adult_raw_domain.json")
+    return Table(frame, Target("income-per-year", None, "income-per-year = >50K", positive=">50K"), lambda train: domain,
+                 (), "UCI Adult as published, domain written from the UCI documentation", domain_file=domain)
+
+
+TABLES: dict[str, Callable[[Path | None], Table]] = {
+    "adult_discretized": adult_discretized, "adult_raw": adult_raw,
+    "anes96": lambda data_root: anes96(), "breast_cancer": lambda data_root: breast_cancer(),
+    "randhie": lambda data_root: randhie(), "fair": lambda data_root: fair(), "macrodata": lambda data_root: macrodata(),
+    "fertility": lambda data_root: fertility(),
+}
+"""Each table's loader, given the data root (only the Adult tables read it)."""
+
+
+def load_table(name: str, data_root: Path | None) -> Table:
+    """One of ``TABLES``; the Adult tables need a data root holding ``adult/``."""
+    if name not in TABLES:
+        raise ValueError(f"unknown table {name!r}; choose from {list(TABLES)}.")
+    if name.startswith("adult") and data_root is None:
+        raise ValueError(f"table {name!r} is read from a data root holding adult/: pass --data-root.")
+    return TABLES[name](data_root)
+
+
+def subsample(frame: pd.DataFrame, rows: int | None, seed: int) -> pd.DataFrame:
+    """A seeded ``rows``-row subsample when asked (and smaller than the table), else the table."""
+    if rows is not None and rows < len(frame):
+        frame = frame.sample(rows, random_state=seed)
+    return frame.reset_index(drop=True)
+
+
+def holdout_split(frame: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(training, test) splits: a seeded permutation, ``TEST_SHARE`` of the rows to the test split."""
+    order = np.random.default_rng(seed).permutation(len(frame))
+    n_test = max(1, round(TEST_SHARE * len(frame)))
+    test, train = frame.iloc[order[:n_test]], frame.iloc[order[n_test:]]
+    return train.reset_index(drop=True), test.reset_index(drop=True)

@@ -1,0 +1,118 @@
+"""The table runner (benchmarks/table_runner.py): every committed config loads, and each metric suite runs end to end
+on a toy scale, scoring ours, a synthcity peer and a reference run with the same code."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ROOT / "benchmarks" / "configs" / "tables"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import table_runner  # noqa: E402
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS.glob("*.toml")), ids=lambda path: path.stem)
+def test_every_committed_config_loads_and_names_its_results_file(config: Path) -> None:
+    grid = table_runner.load_grid(config)
+    assert grid.name == config.stem and grid.epsilons and grid.tables
+
+
+def test_a_grid_refuses_unknown_methods_and_suites_early() -> None:
+    with pytest.raises(ValueError, match="unknown methods \\['ctgan'\\]"):
+        table_runner.TableGrid("x", ("fair",), "quantile_cells", ("ctgan",), (1.0,))
+    with pytest.raises(ValueError, match="metrics must be one of"):
+        table_runner.TableGrid("x", ("fair",), "tv", ("dpswflow",), (1.0,))
+    with pytest.raises(ValueError, match="score TSTR on a test split"):
+        from table_metrics import SUITES
+        from tables import load_table
+
+        table = load_table("fair", None)
+        SUITES["quantile_cells"](table, table.frame, None, 0)
+
+
+def test_user_tables_score_ours_without_and_with_a_declared_schema_and_keep_other_rows(tmp_path: Path) -> None:
+    config = str(CONFIGS / "user_tables.toml")
+    common = ["--set", 'tables=["anes96"]', "--set", "rows=200", "--set", "speed=false", "--out", str(tmp_path)]
+    table_runner.main([config, "--set", 'methods=["dpswflow"]', *common])
+    payload = json.loads((tmp_path / "user_tables.json").read_text())
+    assert payload["tables"]["anes96"]["train_rows"] == 160 and payload["tables"]["anes96"]["test_rows"] == 40
+    rows = {row["schema"]: row for row in payload["results"]}
+    assert set(rows) == {"none", "declared"}
+    for row in rows.values():
+        assert row["method"] == "dpswflow" and "error" not in row, row.get("error")
+        assert row["reported_epsilon"] == "1" and row["config_file"] == "user_tables.toml"
+        for name in ("tv1", "tv2", "tv3"):
+            assert math.isfinite(row["scores"][name]) and 0 <= row["scores"][name] <= 1
+        assert "speed_seconds" not in row
+    table_runner.main([config, "--set", 'methods=["privbayes"]', "--set", "cap=60", *common])  # a second run, a peer
+    payload = json.loads((tmp_path / "user_tables.json").read_text())
+    assert sorted(row["method"] for row in payload["results"]) == ["dpswflow", "dpswflow", "privbayes"]
+    markdown = (tmp_path / "user_tables.md").read_text()
+    assert "| method | schema | adjacency | epsilon | TV1 |" in markdown and "| dpswflow | declared | replace-one | 1 |" in markdown
+    assert "| privbayes | read from data (synthcity's fit, not paid for) | replace-one (PrivBayes'" in markdown
+
+
+def test_domain_marginals_score_ours_and_a_reference_run_with_the_same_code(shared_dir: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    # A stand-in for a reference synthesizer's output: real rows (its scores must then be near the floor).
+    pd.read_csv(shared_dir / "data" / "adult" / "adult_discretized.csv").head(2000).to_csv(
+        reference / "adult_discretized_mst_eps3.csv", index=False)
+    (reference / "timings.jsonl").write_text(json.dumps({"method": "mst", "epsilon": 3.0, "wall_s": 12.5}) + "\n")
+    table_runner.main([str(CONFIGS / "marginals_adult_discretized.toml"), "--data-root", str(shared_dir / "data"),
+                       "--set", "rows=400", "--set", "epsilons=[3]", "--set", 'methods=["dpswflow", "mst_reference"]',
+                       "--set", 'neighbourings=["add_remove"]', "--reference", str(reference), "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "marginals_adult_discretized.json").read_text())
+    rows = {row["method"]: row for row in payload["results"]}
+    assert set(rows) == {"dpswflow", "mst_reference"} and rows["mst_reference"]["fit_seconds"] == 12.5
+    for row in rows.values():
+        assert 0 <= row["scores"]["tv2_coarse"] <= row["scores"]["tv2_full"] <= 1 and 0 <= row["scores"]["detection"] <= 1
+    assert rows["mst_reference"]["scores"]["detection"] < 0.65  # real rows against real rows
+    assert payload["tables"]["adult_discretized"]["test_rows"] == 0  # split "none": every row to the generators
+    table = (tmp_path / "marginals_adult_discretized.md").read_text()
+    assert "| dpswflow | declared | add/remove | 3 |" in table and "| mst (reference, smartnoise-synth) | reference | add/remove (" in table
+    assert "| real rows, half vs half |" in table
+
+
+def test_synthcity_metrics_score_ours_and_a_synthcity_gan(shared_dir: Path, tmp_path: Path) -> None:
+    table_runner.main([str(CONFIGS / "synthcity_metrics_quick.toml"), "--data-root", str(shared_dir / "data"),
+                       "--set", "rows=200", "--set", 'tables=["adult_discretized"]', "--set", "epsilons=[3]",
+                       "--set", 'methods=["dpswflow", "dpgan"]', "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "synthcity_metrics_quick.json").read_text())
+    rows = {row["method"]: row for row in payload["results"]}
+    assert set(rows) == {"dpswflow", "dpgan"}
+    for row in rows.values():
+        assert "error" not in row, row.get("error")
+        assert 0 <= row["scores"]["detection.detection_xgb.mean"] <= 1 and "performance.xgb.syn_id" in row["scores"]
+    assert rows["dpgan"]["arguments"]["n_iter"] == 10 and rows["dpswflow"]["arguments"]["n_steps"] == 1000
+    assert "| dpswflow | declared | replace-one | 3 |" in (tmp_path / "synthcity_metrics_quick.md").read_text()
+
+
+def test_merge_adds_rows_and_refuses_another_split(tmp_path: Path) -> None:
+    def part(train_rows: int, method: str) -> dict:
+        return {"suite": "tables", "name": "toy", "metrics": "quantile_cells", "seed": 0, "delta": 1e-5, "cap": 1,
+                "description": "", "environment": {"device": "cpu", "hardware": "x", "cpu_threads": 1,
+                                                   "versions": {"synthcity": "0"}, "date": "today"},
+                "columns": [["tv2", "TV2"]], "floor_label": "real", "parts": [],
+                "tables": {"fair": {"train_rows": train_rows, "test_rows": 1, "columns": 1, "description": "", "target_rule": "",
+                                    "metric": "AUROC", "floor": {"tv2": 0.1}}},
+                "results": [{"table": "fair", "method": method, "schema": "none", "epsilon": 1.0, "adjacency": "replace-one",
+                             "scores": {"tv2": 0.2}}]}
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(part(4, "dpswflow")))
+    second.write_text(json.dumps(part(4, "pategan")))
+    out = tmp_path / "out"
+    table_runner.main(["--merge", str(first), str(second), "--out", str(out)])
+    assert sorted(row["method"] for row in json.loads((out / "toy.json").read_text())["results"]) == ["dpswflow", "pategan"]
+    second.write_text(json.dumps(part(5, "pategan")))
+    with pytest.raises(SystemExit, match="another split"):
+        table_runner.main(["--merge", str(second), "--out", str(out)])
