@@ -73,15 +73,15 @@ def mean_and_spread(values: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(sum((value - mean) ** 2 for value in values) / (len(values) - 1))
 
 
-def mean_std(values: list[float], form: str = ".3g", spread_form: str | None = None) -> str:
-    """"m ± s" over runs (sample std), or "m" for one run, in format ``form`` (the spread in ``spread_form``, by
-    default ``.2g`` beside ``.3g`` and ``form`` otherwise); "-" for none."""
+def mean_std(values: list[float], form: str = ".3g") -> str:
+    """"m ± s" over runs (sample std), or "m" for one run, in format ``form`` (the spread in ``.2g`` beside the
+    default ``.3g``, in ``form`` otherwise); "-" for none."""
     if not values:
         return "-"
     mean, spread = mean_and_spread(values)
     if len(values) == 1:
         return format(mean, form)
-    return f"{mean:{form}} ± {spread:{spread_form or ('.2g' if form == '.3g' else form)}}"
+    return f"{mean:{form}} ± {spread:{'.2g' if form == '.3g' else form}}"
 
 
 def write_results(out: Path, stem: str, payload: dict[str, Any], text: str) -> None:

@@ -99,7 +99,8 @@ def markdown(payload: dict[str, Any]) -> str:
         + "the last column names each row's config (and `--set` overrides).",
         "",
         "| codec | public data | d | pixels | generator | adjacency | setting (L, G, steps) | ceiling | "
-        + " | ".join(f"epsilon {key}" for key in epsilons) + " | codec (s) | device | config |",
+        + " | ".join(f"epsilon {key}" + (" (not private)" if key == "inf" else "") for key in epsilons)
+        + " | codec (s) | device | config |",
         "|---|---|---:|---|---|---|---|---|" + "---|" * len(epsilons) + "---:|---|---|",
     ]
     for row in payload["rows"]:

@@ -93,7 +93,8 @@ class SampleGrids:
         """Add a row of ``images`` with ``labels`` at ``epsilon`` and rewrite that epsilon's PNG (returned)."""
         self.rows.setdefault(epsilon, {})[label] = class_row(images, labels)
         path = Path(f"{self.stem}_eps{epsilon:g}.png")
-        title = f"{self.title}, epsilon = {epsilon:g}, delta = {DELTA:g}"
+        privacy = "not private" if math.isinf(epsilon) else f"delta = {DELTA:g}"
+        title = f"{self.title}, epsilon = {epsilon:g} ({privacy})"
         return save_labelled_grid(self.rows[epsilon], [f"label {label}" for label in range(10)], path, title)
 
 

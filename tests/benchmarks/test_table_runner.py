@@ -116,3 +116,15 @@ def test_merge_adds_rows_and_refuses_another_split(tmp_path: Path) -> None:
     second.write_text(json.dumps(part(5, "pategan")))
     with pytest.raises(SystemExit, match="another split"):
         table_runner.main(["--merge", str(second), "--out", str(out)])
+
+
+def test_a_categorical_target_is_labelled_by_its_positive_category() -> None:
+    import numpy as np
+    import pandas as pd
+    from table_metrics import QuantileCellMetrics
+    from tables import Target
+
+    rows = pd.DataFrame({"age": [25.0, 40.0, 61.0, 33.0], "income": [">50K", "<=50K", ">50K", None]})
+    metrics = QuantileCellMetrics(rows, Target("income", None, "income = >50K", positive=">50K"), 0, rows)
+    assert metrics.target.metric == "AUROC"
+    np.testing.assert_array_equal(metrics.labels(rows), [1.0, 0.0, 1.0, np.nan])
