@@ -39,15 +39,17 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _images(args: argparse.Namespace) -> int:
-    from synthcity_dpswf.experiments.images import ImageRunConfig, run_images
+    from synthcity_dpswf.experiments.images import ImageRunConfig, flow_defaults, run_images
 
     chosen = {name: value for name, value in (("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs),
                                               ("refiner_epochs", args.refiner_epochs)) if value is not None}
+    flow = flow_defaults(args.codec, args.generator)
+    flow.update({name: value for name, value in (("n_release_directions", args.directions), ("n_bins", args.bins),
+                                                 ("n_steps", args.steps)) if value is not None})
     config = ImageRunConfig(
         dataset=args.dataset, codec=args.codec, generator=args.generator, release=args.release, epsilon=args.epsilon,
-        neighbouring=args.neighbouring, **chosen,  # type: ignore[arg-type]
-        n_release_directions=args.directions, n_bins=args.bins,
-        n_samples=args.samples, fid_samples=args.fid_samples, start=args.start, n_steps=args.steps,
+        neighbouring=args.neighbouring, **chosen, **flow,  # type: ignore[arg-type]
+        n_samples=args.samples, fid_samples=args.fid_samples, start=args.start,
         step_size=args.step_size, dct_frequencies=args.dct_frequencies, pca_components=args.pca_components,
         codec_share=args.codec_share, device=args.device, seed=args.seed,
     )
@@ -118,15 +120,16 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--fid-samples", type=int, default=1000,
                         help="generated vs test images for FID; 10000 is the literature's protocol (default: %(default)s)")
     images.add_argument("--directions", type=int, default=None,
-                        help="L, directions of the histogram release (default: the generator's, 500); with --codec "
+                        help="L, directions of the histogram release (default: the generator's, 500; 2000 for "
+                        "dpswflow with --codec private-pca, chosen on validation data); with --codec "
                         "dct, measured best on validation data (docs/flows.md): --dct-frequencies 16 --directions 8000 "
                         "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
     images.add_argument("--dct-frequencies", type=int, default=12,
                         help="K of --codec dct: the 2-D DCT frequencies u + v < K (default: %(default)s, 77 numbers)")
     images.add_argument("--pca-components", type=int, default=30,
-                        help="K of --codec private-pca: eigenvectors of the private second moment (default: %(default)s; "
-                        "with --directions 2000 --bins 32 --steps 3000 at epsilon 10, --bins 16 at epsilon 1, chosen on "
-                        "validation data: docs/flows.md)")
+                        help="K of --codec private-pca: eigenvectors of the private second moment (default: "
+                        "%(default)s, chosen on validation data with dpswflow's defaults for this codec: --directions "
+                        "2000 --bins 16 --steps 3000; docs/flows.md)")
     images.add_argument("--codec-share", type=float, default=0.2,
                         help="share of epsilon and delta for --codec private-pca's release (default: %(default)s)")
     images.add_argument("--download", action="store_true",
@@ -135,10 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--device", default="auto",
                         help="where the autoencoder trains, the flow runs and the CAS classifiers train: auto "
                         "(default: CUDA when present), cpu or cuda")
-    images.add_argument("--bins", type=int, default=16, help="G, bins per direction (default: %(default)s)")
+    images.add_argument("--bins", type=int, default=None, help="G, bins per direction (default: 16)")
     images.add_argument("--latent-dim", type=int, default=None,
                         help="latent size of the autoencoder codecs (default: ImageRunConfig's, docs/flows.md)")
-    images.add_argument("--steps", type=int, default=1500, help="flow steps (training steps for dpswgen)")
+    images.add_argument("--steps", type=int, default=None,
+                        help="flow steps (training steps for dpswgen; default: 1500, 3000 for dpswflow with --codec "
+                        "private-pca)")
     images.add_argument("--step-size", type=float, default=1.0, help="h (default measured on MNIST, see docs)")
     images.add_argument("--seed", type=int, default=0)
     images.add_argument("--quiet", action="store_true")

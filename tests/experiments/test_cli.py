@@ -57,3 +57,35 @@ def test_images_help_lists_the_codecs(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--dct-frequencies 16 --directions 8000" in printed  # the settings measured on validation data
     with pytest.raises(SystemExit):
         parser.parse_args(["images", "--data-root", "data", "--codec", "pca"])
+
+
+class _Captured(Exception):
+    """Raised by the stand-in for ``run_images`` once it has the configuration the command line built."""
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["--codec", "private-pca"], (2000, 16, 3000)),  # the settings chosen for this codec on validation data
+        (["--codec", "private-pca", "--bins", "32", "--steps", "500"], (2000, 32, 500)),  # what is given wins
+        (["--codec", "private-pca", "--generator", "dpswflow_r"], (None, 16, 1500)),  # chosen for DPSWflow only
+        ([], (None, 16, 1500)),  # the public autoencoder keeps the generator's defaults
+        (["--codec", "dct", "--directions", "8000"], (8000, 16, 1500)),
+    ],
+)
+def test_images_applies_the_flow_settings_chosen_for_the_codec(
+    arguments: list[str], expected: tuple[int | None, int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from synthcity_dpswf.experiments import images
+
+    built = []
+
+    def capture(config: images.ImageRunConfig, *args: object, **kwargs: object) -> None:
+        built.append(config)
+        raise _Captured
+
+    monkeypatch.setattr(images, "run_images", capture)
+    with pytest.raises(_Captured):
+        main(["images", "--data-root", "data", *arguments])
+    (config,) = built
+    assert (config.n_release_directions, config.n_bins, config.n_steps) == expected
