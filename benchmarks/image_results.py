@@ -164,14 +164,17 @@ def write(path: Path, payload: dict[str, Any]) -> None:
 
 
 def merge_rows(source: dict[str, Any], out: Path) -> Path:
-    """Add the rows of a results payload (e.g. a GPU run's) to ``out``'s file of the same name; each row keeps its
-    own ``device``. Returns the JSON path written (the Markdown beside it is rewritten)."""
+    """Add the rows of a results payload (e.g. a GPU run's) to ``out``'s file of the same name, with the descriptions
+    of the configs that wrote them; each row keeps its own ``device``. Returns the JSON path written (the Markdown
+    beside it is rewritten)."""
     name = source.get("name") or f"image_codecs_{source['dataset']}_{source['split']}"
     path = out / f"{name}.json"
     payload = json.loads(path.read_text()) if path.exists() else {
         "name": name, "dataset": source["dataset"], "split": source["split"], "rows": []}
     for row in source["rows"]:
         payload["rows"] = replace_row(payload["rows"], row)
+    if source.get("descriptions"):
+        payload["descriptions"] = {**payload.get("descriptions", {}), **source["descriptions"]}
     write(path, payload)
     print(f"{len(source['rows'])} row(s) merged into {path}")
     return path

@@ -161,12 +161,15 @@ def test_test_rows_are_chosen_on_validation_rows_alone(tmp_path: Path, monkeypat
     out = tmp_path / "merged"
     first = {"name": "picked", "dataset": "mnist", "split": "test", "rows": [validation_row("dct:12", 1000, (0.5, 0.5), None)]}
     image_runner.merge_rows(first, out)
-    second = {**first, "rows": [dict(first["rows"][0], device="cuda", epsilons={"1.0": {"mlp": 0.8, "cnn": 0.7}})]}
+    second = {**first, "rows": [dict(first["rows"][0], device="cuda", epsilons={"1.0": {"mlp": 0.8, "cnn": 0.7}})],
+              "descriptions": {"picked.toml": "What the second run measured."}}
     path = image_runner.merge_rows(second, out)
     merged = json.loads(path.read_text())
     assert path.name == "picked.json" and len(merged["rows"]) == 1
     assert set(merged["rows"][0]["epsilons"]) == {"10.0", "1.0"} and merged["rows"][0]["device"] == "cuda"
-    assert "| 50.0% / 50.0% | 80.0% / 70.0% |" in path.with_suffix(".md").read_text()
+    text = path.with_suffix(".md").read_text()
+    assert "| 50.0% / 50.0% | 80.0% / 70.0% |" in text
+    assert "`picked.toml`: What the second run measured." in text  # the merged config's description comes along
 
 
 def test_a_grid_runs_end_to_end_with_every_generator_and_fid(
