@@ -43,7 +43,7 @@ def _images(args: argparse.Namespace) -> int:
 
     chosen = {name: value for name, value in (("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs),
                                               ("refiner_epochs", args.refiner_epochs)) if value is not None}
-    flow = flow_defaults(args.codec, args.generator)
+    flow = flow_defaults(args.codec, args.generator, args.release)
     flow.update({name: value for name, value in (("n_release_directions", args.directions), ("n_bins", args.bins),
                                                  ("n_steps", args.steps)) if value is not None})
     config = ImageRunConfig(
@@ -121,15 +121,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="generated vs test images for FID; 10000 is the literature's protocol (default: %(default)s)")
     images.add_argument("--directions", type=int, default=None,
                         help="L, directions of the histogram release (default: the generator's, 500; 2000 for "
-                        "dpswflow with --codec private-pca, chosen on validation data); with --codec "
+                        "dpswflow with --codec private-pca, chosen on MNIST's validation split); with --codec "
                         "dct, measured best on validation data (docs/flows.md): --dct-frequencies 16 --directions 8000 "
                         "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
     images.add_argument("--dct-frequencies", type=int, default=12,
                         help="K of --codec dct: the 2-D DCT frequencies u + v < K (default: %(default)s, 77 numbers)")
     images.add_argument("--pca-components", type=int, default=30,
                         help="K of --codec private-pca: eigenvectors of the private second moment (default: "
-                        "%(default)s, chosen on validation data with dpswflow's defaults for this codec: --directions "
-                        "2000 --bins 16 --steps 3000; docs/flows.md)")
+                        "%(default)s, chosen over 50 on MNIST's validation split with L 2000 and 3000 steps, at G 32 for "
+                        "epsilon 10 and G 16 for epsilon 1; FashionMNIST's chose 50 with --bins 32 at epsilon 10: "
+                        "docs/flows.md)")
     images.add_argument("--codec-share", type=float, default=0.2,
                         help="share of epsilon and delta for --codec private-pca's release (default: %(default)s)")
     images.add_argument("--download", action="store_true",
@@ -142,8 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--latent-dim", type=int, default=None,
                         help="latent size of the autoencoder codecs (default: ImageRunConfig's, docs/flows.md)")
     images.add_argument("--steps", type=int, default=None,
-                        help="flow steps (training steps for dpswgen; default: 1500, 3000 for dpswflow with --codec "
-                        "private-pca)")
+                        help="flow steps (training steps for dpswgen; default: 1500, 3000 for dpswflow's histogram "
+                        "release with --codec private-pca)")
     images.add_argument("--step-size", type=float, default=1.0, help="h (default measured on MNIST, see docs)")
     images.add_argument("--seed", type=int, default=0)
     images.add_argument("--quiet", action="store_true")

@@ -25,8 +25,10 @@ import dataclasses
 import json
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import torch
 
@@ -60,12 +62,18 @@ PCA_COMPONENTS = 30
 """K of the ``"private-pca"`` codec: the top 30 eigenvectors, chosen over 50 on the validation split of MNIST at
 epsilon = 10 (L = 2,000, G = 32, 3,000 steps: mean CAS 90.9% against 89.7%) and at epsilon = 1 (G = 16: 85.5%
 against 85.4%); docs/flows.md, "No public data: the private codec in the package"."""
-PCA_FLOW_SETTINGS: dict[str, int] = {"n_release_directions": 2000, "n_bins": 16, "n_steps": 3000}
+PCA_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 2000, "n_bins": 16, "n_steps": 3000})
 """DPSWflow's release and flow settings for the ``"private-pca"`` codec, chosen on the validation split of MNIST
 (docs/flows.md, facts 44 and 49): L = 2,000 directions, G = 16 bins and 3,000 steps tie G = 32 at epsilon = 10
-(mean CAS 92.8%) and beat it at epsilon = 1 (86.3% against 84.8%); more directions, steps or bins gained nothing.
+(mean CAS 92.81% each) and beat it at epsilon = 1 (86.3% against 84.8%); more directions, steps or bins gained
+nothing. FashionMNIST's own validation split preferred G = 32 at epsilon = 10 (fact 45): pass ``--bins 32`` there.
 The generator's own defaults (L = 500, 1,500 steps, chosen for the public autoencoder) sit 1.8 points of CNN CAS
 lower on this codec (fact 50). ``flow_defaults`` applies them."""
+CHOSEN_FLOW_SETTINGS: Mapping[tuple[str, str, str], Mapping[str, int]] = MappingProxyType({
+    ("private-pca", "dpswflow", "projected_histogram"): PCA_FLOW_SETTINGS,
+})
+"""Release and flow settings measured for a (codec, generator, release kind) and used by default there
+(``flow_defaults``); everything else takes ``ImageRunConfig``'s."""
 CODEC_SHARE = 0.2
 """The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP with DPSWflow (one Gaussian release, exact
 composition), of epsilon and delta with the per-step generators (basic composition); ``codec_budget``."""
@@ -149,16 +157,18 @@ def resolved_device(device: str) -> str:
     return device
 
 
-def flow_defaults(codec: str, generator: str) -> dict[str, int | None]:
-    """``ImageRunConfig``'s release and flow fields (``n_release_directions``, ``n_bins``, ``n_steps``) measured best
-    for ``codec`` and ``generator``: ``PCA_FLOW_SETTINGS`` for DPSWflow through the ``"private-pca"`` codec, else
-    ``ImageRunConfig``'s defaults (the generator's L, chosen with the public autoencoder)."""
+def flow_defaults(codec: str, generator: str, release: str = "projected_histogram") -> dict[str, int | None]:
+    """The release and flow fields of ``ImageRunConfig`` (``n_release_directions``, ``n_bins``, ``n_steps``) that
+    ``dpswf images`` uses when none is given: those of ``CHOSEN_FLOW_SETTINGS`` for the (codec, generator, release)
+    where they were measured (``PCA_FLOW_SETTINGS``: DPSWflow's projected-histogram release through the
+    ``"private-pca"`` codec), else ``ImageRunConfig``'s defaults (the generator's L)."""
     if codec not in CODECS:
         raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
     if generator not in GENERATORS:
         raise ValueError(f"generator must be one of {sorted(GENERATORS)}, got {generator!r}.")
-    if codec == "private-pca" and generator == "dpswflow":
-        return dict(PCA_FLOW_SETTINGS)
+    chosen = CHOSEN_FLOW_SETTINGS.get((codec, generator, release))
+    if chosen is not None:
+        return dict(chosen)
     defaults = ImageRunConfig()
     return {"n_release_directions": defaults.n_release_directions, "n_bins": defaults.n_bins,
             "n_steps": defaults.n_steps}

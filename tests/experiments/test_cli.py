@@ -69,6 +69,7 @@ class _Captured(Exception):
         (["--codec", "private-pca"], (2000, 16, 3000)),  # the settings chosen for this codec on validation data
         (["--codec", "private-pca", "--bins", "32", "--steps", "500"], (2000, 32, 500)),  # what is given wins
         (["--codec", "private-pca", "--generator", "dpswflow_r"], (None, 16, 1500)),  # chosen for DPSWflow only
+        (["--codec", "private-pca", "--release", "record"], (None, 16, 1500)),  # and its histogram release only
         ([], (None, 16, 1500)),  # the public autoencoder keeps the generator's defaults
         (["--codec", "dct", "--directions", "8000"], (8000, 16, 1500)),
     ],
