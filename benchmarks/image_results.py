@@ -143,7 +143,8 @@ ROW_KEYS = {"codec": None, "directions": None, "bins": None, "steps": None, "sam
 
 def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
     """``rows`` with ``row`` in place of any row of the same codec and settings: the epsilons ``row`` measured
-    replace theirs, the others are kept; the row is marked chosen on validation only if ``row`` was."""
+    replace theirs, the others are kept, and so are the ``--set`` overrides of both runs; the row is marked chosen on
+    validation only if ``row`` was."""
     kept, merged = [], dict(row)
     for old in rows:
         if any(old.get(key, default) != row.get(key, default) for key, default in ROW_KEYS.items()) or (
@@ -152,6 +153,9 @@ def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[st
             kept.append(old)
             continue
         merged = {**old, **row, "epsilons": {**old["epsilons"], **row["epsilons"]}}
+        overrides = list(old.get("overrides", [])) + [item for item in row.get("overrides", []) if item not in old.get("overrides", [])]
+        if overrides:  # each run's overrides stay named beside the cells it measured
+            merged["overrides"] = overrides
         if "chosen_on" not in row:
             merged.pop("chosen_on", None)
     return kept + [merged]
@@ -165,13 +169,15 @@ def write(path: Path, payload: dict[str, Any]) -> None:
 
 def merge_rows(source: dict[str, Any], out: Path) -> Path:
     """Add the rows of a results payload (e.g. a GPU run's) to ``out``'s file of the same name, with the descriptions
-    of the configs that wrote them; each row keeps its own ``device``. Returns the JSON path written (the Markdown
-    beside it is rewritten)."""
+    of the configs that wrote them; each row keeps its own ``device`` and takes the source's ``environment`` (threads,
+    hardware, versions) unless it has its own. Returns the JSON path written (the Markdown beside it is rewritten)."""
     name = source.get("name") or f"image_codecs_{source['dataset']}_{source['split']}"
     path = out / f"{name}.json"
     payload = json.loads(path.read_text()) if path.exists() else {
         "name": name, "dataset": source["dataset"], "split": source["split"], "rows": []}
     for row in source["rows"]:
+        if "environment" in source:
+            row = {"environment": source["environment"], **row}
         payload["rows"] = replace_row(payload["rows"], row)
     if source.get("descriptions"):
         payload["descriptions"] = {**payload.get("descriptions", {}), **source["descriptions"]}

@@ -161,8 +161,11 @@ def test_test_rows_are_chosen_on_validation_rows_alone(tmp_path: Path, monkeypat
     out = tmp_path / "merged"
     first = {"name": "picked", "dataset": "mnist", "split": "test", "rows": [validation_row("dct:12", 1000, (0.5, 0.5), None)]}
     image_runner.merge_rows(first, out)
-    second = {**first, "rows": [dict(first["rows"][0], device="cuda", epsilons={"1.0": {"mlp": 0.8, "cnn": 0.7}})],
-              "descriptions": {"picked.toml": "What the second run measured."}}
+    first["rows"][0]["overrides"] = ["epsilons=[10]"]
+    image_runner.merge_rows(first, out)
+    second = {**first, "rows": [dict(first["rows"][0], device="cuda", epsilons={"1.0": {"mlp": 0.8, "cnn": 0.7}},
+                                     overrides=["epsilons=[1]"])],
+              "descriptions": {"picked.toml": "What the second run measured."}, "environment": {"cpu_threads": 1}}
     path = image_runner.merge_rows(second, out)
     merged = json.loads(path.read_text())
     assert path.name == "picked.json" and len(merged["rows"]) == 1
@@ -170,6 +173,8 @@ def test_test_rows_are_chosen_on_validation_rows_alone(tmp_path: Path, monkeypat
     text = path.with_suffix(".md").read_text()
     assert "| 50.0% / 50.0% | 80.0% / 70.0% |" in text
     assert "`picked.toml`: What the second run measured." in text  # the merged config's description comes along
+    assert "with `epsilons=[10]`, `epsilons=[1]` |" in text  # both runs' overrides, beside the cells they measured
+    assert merged["rows"][0]["environment"] == {"cpu_threads": 1}  # where the merged run ran
 
 
 def test_a_grid_runs_end_to_end_with_every_generator_and_fid(
