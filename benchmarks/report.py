@@ -107,21 +107,21 @@ def gpu_table_headline(folder: Path) -> str:
 def cli_fid_headline(paths: list[Path]) -> str:
     """The ``dpswf images --fid-samples 10000`` runs kept in the results (``dpswf_images_*_fid10k.json``): FID on the
     literature's protocol with the package's defaults, on whatever machine ran them."""
-    lines = ["| public data | method | adjacency | epsilon | FID | precision / recall | CAS MLP / CNN | device | file |",
-             "|---|---|---|---:|---:|---|---:|---|---|"]
+    lines = ["| public data | method | adjacency | epsilon | delta | FID | precision / recall | CAS MLP / CNN | device | "
+             "file |", "|---|---|---|---:|---:|---:|---|---:|---|---|"]
     for path in paths:
         run = json.loads(path.read_text())
         config = run["config"]
-        adjacency = "add/remove" if run["neighbouring"] == "add_remove" else "replace-one"
+        adjacency = "add/remove" if config["neighbouring"] == "add_remove" else "replace-one"
         lines.append(
             f"| {run['assumption']} | {METHOD_NAMES[config['generator']]} | {adjacency} | {config['epsilon']:g} | "
-            f"{run['fid']:.1f} | {run['precision']:.2f} / {run['recall']:.2f} | {100 * run['cas']['mlp']:.1f}% / "
-            f"{100 * run['cas']['cnn']:.1f}% | {config['device']} | `{path.stem}` |"
+            f"{config['delta']:g} | {run['fid']:.1f} | {run['precision']:.2f} / {run['recall']:.2f} | "
+            f"{100 * run['cas']['mlp']:.1f}% / {100 * run['cas']['cnn']:.1f}% | {config['device']} | `{path.stem}` |"
         )
     return (
-        "**Images with FID, the package's defaults** (`dpswf images --fid-samples 10000`: the default codec, with its "
-        "refiner, and the default flow; delta = 1e-5; FID on 10,000 generated vs the 10,000 test images; each file's "
-        "`.txt` has the command and the printed report):\n\n" + "\n".join(lines) + "\n"
+        "**Images with FID, `dpswf images --fid-samples 10000`** (the command's defaults but for the options each "
+        "file's `.txt` names in its first line, with the printed report; FID on 10,000 generated vs the 10,000 test "
+        "images):\n\n" + "\n".join(lines) + "\n"
     )
 
 

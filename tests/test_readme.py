@@ -38,6 +38,20 @@ def test_the_results_section_is_what_report_py_writes_from_the_committed_results
     assert generated == load_report().headline().strip(), "run `python benchmarks/report.py` and commit README.md"  # type: ignore[attr-defined]
 
 
+def test_the_fid_table_names_each_run_s_adjacency_and_delta(tmp_path: Path) -> None:
+    import json
+
+    run = {"assumption": "a fixed DCT codec: no public data", "fid": 30.04, "precision": 0.5, "recall": 0.25,
+           "cas": {"mlp": 0.9, "cnn": 0.95}, "neighbouring": "add/remove (n private)",
+           "config": {"generator": "dpswflow_r", "neighbouring": "add_remove", "epsilon": 1.0, "delta": 1e-6,
+                      "device": "cuda"}}
+    path = tmp_path / "dpswf_images_mnist_dct_eps1_fid10k.json"
+    path.write_text(json.dumps(run))
+    table = load_report().cli_fid_headline([path])  # type: ignore[attr-defined]
+    assert ("| a fixed DCT codec: no public data | DPSWflow-r | add/remove | 1 | 1e-06 | 30.0 | 0.50 / 0.25 | "
+            "90.0% / 95.0% | cuda | `dpswf_images_mnist_dct_eps1_fid10k` |") in table
+
+
 def test_every_measured_number_outside_the_generated_section_is_in_a_committed_results_file() -> None:
     """Decimals and percentages in the README's prose (code blocks and the generated section aside) must appear in
     some file under benchmarks/results/: a number nobody can regenerate does not belong in the README."""
