@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--fid-samples", type=int, default=1000,
                         help="generated vs test images for FID; 10000 is the literature's protocol (default: %(default)s)")
     images.add_argument("--directions", type=int, default=None,
-                        help="L, directions of the histogram release (default: the generator's, 500; 2000 for "
+                        help="L, directions of the histogram release (default: the generator's: 500 for dpswflow's one "
+                        "release, 50 for each per-step release of dpswflow_r and dpswgen; 2000 for "
                         "dpswflow with --codec private-pca, chosen on MNIST's validation split); with --codec "
                         "dct, measured best on validation data (docs/flows.md): --dct-frequencies 16 --directions 8000 "
                         "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
