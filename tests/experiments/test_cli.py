@@ -36,9 +36,10 @@ def test_demo_prints_the_report_the_grid_and_both_accuracies(
     assert accuracies[1] > 70 and accuracies[0] > 40
 
 
-def test_images_help_lists_the_codecs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_images_help_lists_the_codecs(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from synthcity_dpswf.cli import build_parser
 
+    monkeypatch.setenv("COLUMNS", "10000")  # argparse wraps at the terminal's width, and breaks words at hyphens
     with pytest.raises(SystemExit) as exit_info:
         main(["images", "--help"])
     assert exit_info.value.code == 0
