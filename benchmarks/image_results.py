@@ -153,7 +153,8 @@ def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[st
             kept.append(old)
             continue
         merged = {**old, **row, "epsilons": {**old["epsilons"], **row["epsilons"]}}
-        overrides = list(old.get("overrides", [])) + [item for item in row.get("overrides", []) if item not in old.get("overrides", [])]
+        earlier = list(old.get("overrides", []))
+        overrides = earlier + [item for item in row.get("overrides", []) if item not in earlier]
         if overrides:  # each run's overrides stay named beside the cells it measured
             merged["overrides"] = overrides
         if "chosen_on" not in row:

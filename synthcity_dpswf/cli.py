@@ -41,14 +41,14 @@ def _demo(args: argparse.Namespace) -> int:
 def _images(args: argparse.Namespace) -> int:
     from synthcity_dpswf.experiments.images import ImageRunConfig, flow_defaults, run_images
 
-    chosen = {name: value for name, value in (("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs),
-                                              ("refiner_epochs", args.refiner_epochs)) if value is not None}
-    flow = flow_defaults(args.codec, args.generator, args.release)
-    flow.update({name: value for name, value in (("n_release_directions", args.directions), ("n_bins", args.bins),
-                                                 ("n_steps", args.steps)) if value is not None})
+    given = {name: value for name, value in (
+        ("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs), ("refiner_epochs", args.refiner_epochs),
+        ("n_release_directions", args.directions), ("n_bins", args.bins), ("n_steps", args.steps),
+    ) if value is not None}
+    fields = {**flow_defaults(args.codec, args.generator, args.release), **given}  # what is given wins
     config = ImageRunConfig(
         dataset=args.dataset, codec=args.codec, generator=args.generator, release=args.release, epsilon=args.epsilon,
-        neighbouring=args.neighbouring, **chosen, **flow,  # type: ignore[arg-type]
+        neighbouring=args.neighbouring, **fields,  # type: ignore[arg-type]
         n_samples=args.samples, fid_samples=args.fid_samples, start=args.start,
         step_size=args.step_size, dct_frequencies=args.dct_frequencies, pca_components=args.pca_components,
         codec_share=args.codec_share, device=args.device, seed=args.seed,

@@ -157,21 +157,15 @@ def resolved_device(device: str) -> str:
     return device
 
 
-def flow_defaults(codec: str, generator: str, release: str = "projected_histogram") -> dict[str, int | None]:
-    """The release and flow fields of ``ImageRunConfig`` (``n_release_directions``, ``n_bins``, ``n_steps``) that
-    ``dpswf images`` uses when none is given: those of ``CHOSEN_FLOW_SETTINGS`` for the (codec, generator, release)
-    where they were measured (``PCA_FLOW_SETTINGS``: DPSWflow's projected-histogram release through the
-    ``"private-pca"`` codec), else ``ImageRunConfig``'s defaults (the generator's L)."""
+def flow_defaults(codec: str, generator: str, release: str = "projected_histogram") -> dict[str, int]:
+    """The ``ImageRunConfig`` fields that ``dpswf images`` sets when none is given: those of ``CHOSEN_FLOW_SETTINGS``
+    for the (codec, generator, release) where they were measured (``PCA_FLOW_SETTINGS``: DPSWflow's projected-histogram
+    release through the ``"private-pca"`` codec), else none (``ImageRunConfig``'s defaults apply)."""
     if codec not in CODECS:
         raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
     if generator not in GENERATORS:
         raise ValueError(f"generator must be one of {sorted(GENERATORS)}, got {generator!r}.")
-    chosen = CHOSEN_FLOW_SETTINGS.get((codec, generator, release))
-    if chosen is not None:
-        return dict(chosen)
-    defaults = ImageRunConfig()
-    return {"n_release_directions": defaults.n_release_directions, "n_bins": defaults.n_bins,
-            "n_steps": defaults.n_steps}
+    return dict(CHOSEN_FLOW_SETTINGS.get((codec, generator, release), {}))
 
 
 def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
