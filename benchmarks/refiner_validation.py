@@ -2,22 +2,28 @@
 
 MNIST's public half (``dpswf images``' seeded split) is split again: the autoencoder (the package's, latent 16, 10
 epochs, trained on the whole public half, or its cached checkpoint) is refined on its first 25,000 images at each
-``--weights`` (the adversarial weight), and scored on the other 5,000 (no private image is read):
+``--weights`` (the adversarial weight) and ``--latent-noises`` (the noise added to the training latents), and scored
+on the other 5,000 (no private image is read). What a run decodes is the flow's samples, not reconstructions, so
+each row scores both:
 
-- FID: Inception pool3 features of ``--fid-samples`` refined reconstructions against as many other held-out public
-  images (biased upwards at this N: compare rows only);
-- CAS: both classifiers of ``synthcity_dpswf.evaluation`` trained on 5,000 (refined) reconstructions of refiner-training
-  images, accuracy on 5,000 held-out public images.
+- samples: DPSWflow (``dpswf images``' defaults at ``--epsilon``) fitted to the latents of the 25,000 refining images,
+  ``--fid-samples`` generated latents decoded through each refiner. FID against as many held-out public images
+  (Inception pool3; biased upwards at this N: compare rows only), precision / recall, and CAS: both classifiers of
+  ``synthcity_dpswf.evaluation`` trained on 5,000 decoded samples, accuracy on the 5,000 held-out images;
+- reconstructions: CAS of 5,000 refined reconstructions of refining images (``--reconstruction-fid`` adds their FID).
 
 Run: ``python benchmarks/refiner_validation.py --data-root ../shared/data --inception
-../shared/weights/inception_fid_torchscript.pt`` (about 10 minutes per weight on 2 CPU cores). Writes
-``benchmarks/results/refiner_validation.{json,md}``.
+../shared/weights/inception_fid_torchscript.pt --latent-noises 0 0.05 0.1`` (about 15 minutes per row on one CPU
+thread, 6 of them the FID's Inception features). Writes ``benchmarks/results/refiner_validation.{json,md}``;
+``--merge`` joins the files of runs split across processes.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import itertools
+import json
 import sys
 import time
 from pathlib import Path
@@ -29,24 +35,70 @@ from common import RESULTS, environment, write_results  # noqa: E402
 import torch  # noqa: E402
 
 from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder  # noqa: E402
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS  # noqa: E402
+from synthcity_dpswf.adapters.image_latent import (  # noqa: E402
+    MNIST_LATENT_DIM, REFINER_ADVERSARIAL_WEIGHT, REFINER_AVERAGE_DECAY, REFINER_EPOCHS, REFINER_LATENT_NOISE, ImageLatentAdapter,
+)
 from synthcity_dpswf.datasets import load_mnist, public_private_split  # noqa: E402
-from synthcity_dpswf.evaluation import InceptionFeatures, classification_accuracies, frechet_distance, inception_features  # noqa: E402
+from synthcity_dpswf.evaluation import (  # noqa: E402
+    InceptionFeatures, cached_inception_features, classification_accuracies, fid_precision_recall,
+)
+from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator  # noqa: E402
 
 REFINE, HELD_OUT, CAS_IMAGES = 25_000, 5_000, 5_000
 
 
+def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float) -> str:
+    """The Markdown table of ``rows`` (one per refiner, ``None`` weight: no refiner)."""
+    def cells(row: dict[str, Any]) -> str:
+        name = ("no refiner | - | - | -" if row["weight"] is None else f"{row['weight']:g} | {row['latent_noise']:g} | "
+                f"{row.get('average_decay', 0):g} | {row.get('refiner_seed', 0)}")
+        samples, recon = row["samples"], row["reconstructions"]
+        recon_fid = "-" if recon.get("fid") is None else f"{recon['fid']:.1f}"
+        return (f"| {name} | {samples['fid']:.1f} | {samples['precision']:.2f} / {samples['recall']:.2f} | "
+                f"{100 * samples['cas']['mlp']:.1f} / {100 * samples['cas']['cnn']:.1f}% | {recon_fid} | "
+                f"{100 * recon['cas']['mlp']:.1f} / {100 * recon['cas']['cnn']:.1f}% |")
+    return "\n".join([
+        "# The autoencoder's refiner on MNIST's public half (validation; no private image read)", "",
+        f"Refined on {REFINE:,} public images ({epochs} epochs), scored on {HELD_OUT:,} others. Samples: DPSWflow at "
+        f"epsilon {epsilon:g} (`dpswf images`' defaults) fitted to the refining images' latents; FID and precision / "
+        f"recall of {n:,} decoded samples against {n:,} held-out public images, CAS (MLP / CNN) trained on "
+        f"{CAS_IMAGES:,} decoded samples, tested on the held-out images. Reconstructions: of refining images, the same "
+        "metrics. `python benchmarks/refiner_validation.py`.", "",
+        "| adversarial weight | latent noise | average decay | refiner seed | samples: FID | precision / recall | CAS | "
+        "reconstructions: FID | CAS |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ] + [cells(row) for row in rows]) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-root", type=Path, required=True)
-    parser.add_argument("--inception", type=Path, required=True)
-    parser.add_argument("--weights", nargs="+", type=float, default=[0.2])
+    parser.add_argument("--data-root", type=Path)
+    parser.add_argument("--inception", type=Path)
+    parser.add_argument("--weights", nargs="+", type=float, default=[REFINER_ADVERSARIAL_WEIGHT])
+    parser.add_argument("--latent-noises", nargs="+", type=float, default=[REFINER_LATENT_NOISE])
+    parser.add_argument("--average-decays", nargs="+", type=float, default=[REFINER_AVERAGE_DECAY])
+    parser.add_argument("--no-base", action="store_true", help="skip the row without a refiner")
+    parser.add_argument("--reconstruction-fid", action="store_true", help="also the FID of refined reconstructions")
     parser.add_argument("--epochs", type=int, default=REFINER_EPOCHS)
+    parser.add_argument("--epsilon", type=float, default=10.0)
     parser.add_argument("--fid-samples", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="the public split's, the autoencoder's and the flow's")
+    parser.add_argument("--refiner-seeds", nargs="+", type=int, default=[0], help="each refiner's training seed")
     parser.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / ".cache")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="refiner_validation")
+    parser.add_argument("--merge", nargs="+", type=Path, help="join these JSON files of this script into --name")
     args = parser.parse_args()
+    if args.merge:
+        parts = [json.loads(path.read_text()) for path in args.merge]
+        rows = [row for part in parts for row in part["rows"]]
+        first = parts[0]
+        payload = {**first, "rows": rows, "merged_from": [str(path) for path in args.merge],
+                   "environments": [part["environment"] for part in parts]}
+        write_results(args.out, args.name, payload, table(rows, first["epochs"], first["fid_samples"], first["epsilon"]))
+        return
+    if args.data_root is None or args.inception is None:
+        parser.error("--data-root and --inception are needed (or --merge).")
     images, labels = load_mnist(args.data_root, train=True)
     public, _ = public_private_split(len(images), 0.5, args.seed)
     refine, held = public[:REFINE], public[REFINE : REFINE + HELD_OUT]
@@ -54,32 +106,36 @@ def main() -> None:
                                    latent_dim=MNIST_LATENT_DIM)
     network = InceptionFeatures(args.inception)
     n = args.fid_samples
-    real = inception_features(images[held][n : 2 * n], network)  # other held-out public images than the scored ones
+    real = cached_inception_features(images[held][:n], network, args.inception, args.cache / f"inception_mnist_public_held_out_{n}.pt")
+    config = ImageRunConfig(epsilon=args.epsilon, device="cpu", seed=args.seed)
+    flow = build_generator(config, progress=False).fit(base.encode(images[refine]), config.epsilon, config.delta,
+                                                        labels=labels[refine], n_classes=10)
+    latents, latent_labels = flow.sample_labelled(max(n, CAS_IMAGES))
 
-    def score(adapter: Any) -> dict[str, Any]:
-        decoded = adapter.decode(adapter.encode(images[held][:n]))
-        training = adapter.decode(adapter.encode(images[refine][:CAS_IMAGES]))
-        return {"fid": frechet_distance(real, inception_features(decoded, network)),
-                "cas": classification_accuracies(training, labels[refine][:CAS_IMAGES], images[held], labels[held], args.seed)}
+    def score(adapter: ImageLatentAdapter) -> dict[str, Any]:
+        samples = adapter.decode(latents)
+        fid, precision, recall = fid_precision_recall(real, samples[:n], network)
+        reconstructions = adapter.decode(adapter.encode(images[refine][:CAS_IMAGES]))
+        recon: dict[str, Any] = {"cas": classification_accuracies(
+            reconstructions, labels[refine][:CAS_IMAGES], images[held], labels[held], args.seed, device="cpu")}
+        if args.reconstruction_fid:
+            recon["fid"] = fid_precision_recall(real, reconstructions[:n], network)[0]
+        return {"samples": {"fid": fid, "precision": precision, "recall": recall, "cas": classification_accuracies(
+                    samples[:CAS_IMAGES], latent_labels[:CAS_IMAGES], images[held], labels[held], args.seed, device="cpu")},
+                "reconstructions": recon}
 
-    rows = [{"weight": None, **score(base)}]
-    print(rows[-1], flush=True)
-    for weight in args.weights:
+    rows = [] if args.no_base else [{"weight": None, "latent_noise": None, **score(base)}]
+    grid = itertools.product(args.weights, args.latent_noises, args.average_decays, args.refiner_seeds)
+    for weight, noise, decay, refiner_seed in grid:
         started = time.perf_counter()
-        adapter = copy.deepcopy(base).fit_refiner(images[refine], epochs=args.epochs, adversarial_weight=weight, seed=args.seed)
-        rows.append({"weight": weight, "seconds": time.perf_counter() - started, **score(adapter)})
+        adapter = copy.deepcopy(base).fit_refiner(images[refine], epochs=args.epochs, adversarial_weight=weight,
+                                                  latent_noise=noise, average_decay=decay, seed=refiner_seed)
+        rows.append({"weight": weight, "latent_noise": noise, "average_decay": decay, "refiner_seed": refiner_seed,
+                     "seconds": time.perf_counter() - started, **score(adapter)})
         print(rows[-1], flush=True)
-    lines = [
-        "# The autoencoder's refiner on MNIST's public half (validation; no private image read)", "",
-        f"Refined on {REFINE:,} public images ({args.epochs} epochs), scored on {HELD_OUT:,} others: FID of {n:,} "
-        f"reconstructions against {n:,} other held-out public images; CAS trained on {CAS_IMAGES:,} reconstructions. "
-        "`python benchmarks/refiner_validation.py`.", "",
-        "| adversarial weight | FID | CAS MLP | CAS CNN |", "|---|---:|---:|---:|",
-    ] + [f"| {'no refiner' if row['weight'] is None else row['weight']} | {row['fid']:.1f} | {100 * row['cas']['mlp']:.1f}% | "
-         f"{100 * row['cas']['cnn']:.1f}% |" for row in rows]
-    payload = {"suite": "refiner_validation", "epochs": args.epochs, "fid_samples": n, "seed": args.seed,
-               "environment": environment(torch.device("cpu")), "rows": rows}
-    write_results(args.out, "refiner_validation", payload, "\n".join(lines) + "\n")
+    payload = {"suite": "refiner_validation", "epochs": args.epochs, "fid_samples": n, "epsilon": args.epsilon,
+               "seed": args.seed, "environment": environment(torch.device("cpu")), "rows": rows}
+    write_results(args.out, args.name, payload, table(rows, args.epochs, n, args.epsilon))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, PublicSplit
+from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, PublicSplit, RefinerSettings
 from synthcity_dpswf.datasets import DATASET_NAMES
 
 
@@ -29,8 +29,9 @@ def load_or_train_autoencoder(
     refiner_epochs: int = 0,
 ) -> ImageLatentAdapter:
     """Load ``checkpoint`` if it exists, else train the MNIST autoencoder (``latent_dim``) on the public images
-    and save it; with ``refiner_epochs`` > 0 its refiner too (``ImageLatentAdapter.fit_refiner``, on the same
-    public images; trained once and kept in the checkpoint), with 0 none is used.
+    and save it; with ``refiner_epochs`` > 0 its refiner too (``ImageLatentAdapter.fit_refiner`` at its defaults,
+    on the same public images; kept in the checkpoint, and trained again when the kept one was trained otherwise:
+    ``RefinerSettings``), with 0 none is used.
 
     The checkpoint is bound to ``public_split`` (the split ``public_images`` come from): one trained on another
     split, or recording none, raises ``ValueError`` rather than encode private records it was trained on. One
@@ -52,7 +53,7 @@ def load_or_train_autoencoder(
         adapter.save(checkpoint)
     if refiner_epochs == 0:
         adapter.refiner = None
-    elif adapter.refiner is None:
+    elif adapter.refiner is None or adapter.refiner_settings != RefinerSettings(epochs=refiner_epochs):
         adapter.progress = progress
         adapter.fit_refiner(public_images, epochs=refiner_epochs, seed=seed)
         adapter.save(checkpoint)

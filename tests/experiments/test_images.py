@@ -65,7 +65,8 @@ def test_the_refiner_trains_on_public_images_sharpens_decoding_and_checkpoints(t
     refined = adapter.decode(latents)
     assert float((refined - plain).abs().max()) > 1e-3 and 0 <= float(refined.min()) and float(refined.max()) <= 1
     assert adapter.public_description.startswith("synthetic blobs (256 images, 5 epochs); refined by a network trained "
-                                                 "on the same public images (L1 + adversarial, weight 0.2, 3 epochs)")
+                                                 "on the same public images (L1 + adversarial, weight 0.2, weights averaged with decay "
+                                                 "0.99, 3 epochs)")
     adapter.save(tmp_path / "refined.pt")
     loaded = ImageLatentAdapter.load(tmp_path / "refined.pt", device="cpu")
     torch.testing.assert_close(loaded.decode(latents), refined)
@@ -172,7 +173,7 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
     code = main([
         "images", "--dataset", "mnist", "--data-root", str(shared_dir / "data"), "--epsilon", "10", "--out", str(tmp_path),
         "--inception", str(shared_dir / INCEPTION), "--samples", "300", "--fid-samples", "10", "--steps", "20", "--quiet",
-        "--directions", "40", "--bins", "8",
+        "--directions", "40", "--bins", "8", "--refiner-epochs", "1",
     ])
     assert code == 0
     printed = capsys.readouterr().out
@@ -230,6 +231,46 @@ def test_autoencoder_checkpoint_is_bound_to_its_public_split(tmp_path: Path) -> 
     ImageLatentAdapter("mnist", device="cpu").fit(images[public], epochs=1).save(checkpoint)
     with pytest.raises(ValueError, match="does not record the public split.*retrain it: delete the file"):
         load_or_train_autoencoder(checkpoint, images[public], split, 1, 0, "public blobs", False)
+
+
+def test_a_kept_refiner_trained_otherwise_than_asked_is_trained_again(tmp_path: Path) -> None:
+    """``load_or_train_autoencoder`` reuses the checkpoint's refiner only when ``RefinerSettings`` match what it
+    would train (epochs asked, ``fit_refiner``'s defaults), so a changed default or ``--refiner-epochs`` never decodes
+    through a stale refiner; ``fit_refiner``'s latent noise and weight average are checked, named, and each makes
+    another refiner."""
+    from synthcity_dpswf.adapters.checkpoints import load_or_train_autoencoder
+    from synthcity_dpswf.adapters.image_latent import PublicSplit, RefinerSettings
+
+    images, _ = blobs(64)
+    split = PublicSplit.of("blobs", 64, torch.arange(64))
+    checkpoint = tmp_path / "autoencoder_blobs.pt"
+    first = load_or_train_autoencoder(checkpoint, images, split, 1, 0, "public blobs", False, "cpu", 4, refiner_epochs=1)
+    assert first.refiner_settings == RefinerSettings(epochs=1)
+    latents = first.encode(images)
+    again = load_or_train_autoencoder(checkpoint, images, split, 1, 0, "public blobs", False, "cpu", 4, refiner_epochs=1)
+    torch.testing.assert_close(again.decode(latents), first.decode(latents))  # the kept refiner, not a new one
+    def refiner_trained(**settings: float) -> ImageLatentAdapter:
+        return ImageLatentAdapter.load(checkpoint, device="cpu").fit_refiner(images, epochs=1, batch_size=8, **settings)
+
+    def weights_differ(one: ImageLatentAdapter, other: ImageLatentAdapter) -> bool:
+        pairs = zip(one.refiner.parameters(), other.refiner.parameters())  # type: ignore[union-attr]
+        return max(float((a - b).abs().max()) for a, b in pairs) > 1e-4
+
+    clean, averaged = refiner_trained(average_decay=0.0), refiner_trained(average_decay=0.9)
+    noisy = refiner_trained(average_decay=0.0, latent_noise=0.5)
+    assert "latent noise 0.5, 1 epochs" in noisy.public_description
+    assert "noise" not in clean.public_description and "averaged" not in clean.public_description
+    assert "weights averaged with decay 0.9, 1 epochs" in averaged.public_description
+    assert weights_differ(noisy, clean) and weights_differ(averaged, clean)
+    noisy.save(checkpoint)
+    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.2, 0.5, 0.0)
+    retrained = load_or_train_autoencoder(checkpoint, images, split, 1, 0, "public blobs", False, "cpu", 4, refiner_epochs=1)
+    assert retrained.refiner_settings == RefinerSettings(epochs=1)
+    torch.testing.assert_close(retrained.decode(latents), first.decode(latents))  # the same seed trains the same refiner
+    with pytest.raises(ValueError, match="latent_noise must be 0"):
+        first.fit_refiner(images, epochs=1, latent_noise=-0.1)
+    with pytest.raises(ValueError, match=r"average_decay must lie in \[0, 1\)"):
+        first.fit_refiner(images, epochs=1, average_decay=1.0)
 
 
 def test_images_run_refuses_the_autoencoder_of_another_seeds_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
