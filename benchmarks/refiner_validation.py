@@ -2,19 +2,21 @@
 
 MNIST's public half (``dpswf images``' seeded split) is split again: the autoencoder (the package's, latent 16, 10
 epochs, trained on the whole public half, or its cached checkpoint) is refined on its first 25,000 images at each
-``--weights`` (the adversarial weight) and ``--latent-noises`` (the noise added to the training latents), and scored
-on the other 5,000 (no private image is read). What a run decodes is the flow's samples, not reconstructions, so
+``--weights`` (the adversarial weight), ``--latent-noises`` (the noise added to the training latents),
+``--average-decays`` (the weight average's decay) and ``--refiner-seeds``, and scored on the other 5,000 (no private
+image is read). What a run decodes is the flow's samples, not reconstructions, so
 each row scores both:
 
-- samples: DPSWflow (``dpswf images``' defaults at ``--epsilon``) fitted to the latents of the 25,000 refining images,
+- samples: DPSWflow (``dpswf images``' defaults at ``--epsilon``, its release seeded by ``--seed``: the data are
+  public, and every run of a seed decodes the same samples) fitted to the latents of the 25,000 refining images,
   ``--fid-samples`` generated latents decoded through each refiner. FID against as many held-out public images
   (Inception pool3; biased upwards at this N: compare rows only), precision / recall, and CAS: both classifiers of
   ``synthcity_dpswf.evaluation`` trained on 5,000 decoded samples, accuracy on the 5,000 held-out images;
 - reconstructions: CAS of 5,000 refined reconstructions of refining images (``--reconstruction-fid`` adds their FID).
 
 Run: ``python benchmarks/refiner_validation.py --data-root ../shared/data --inception
-../shared/weights/inception_fid_torchscript.pt --latent-noises 0 0.05 0.1`` (about 15 minutes per row on one CPU
-thread, 6 of them the FID's Inception features). Writes ``benchmarks/results/refiner_validation.{json,md}``;
+../shared/weights/inception_fid_torchscript.pt --average-decays 0 0.99 --refiner-seeds 0 1`` (about 15 minutes per
+row on one CPU thread, 6 of them the FID's Inception features). Writes ``benchmarks/results/refiner_validation.{json,md}``;
 ``--merge`` joins the files of runs split across processes.
 """
 
@@ -108,9 +110,13 @@ def main() -> None:
     n = args.fid_samples
     real = cached_inception_features(images[held][:n], network, args.inception, args.cache / f"inception_mnist_public_held_out_{n}.pt")
     config = ImageRunConfig(epsilon=args.epsilon, device="cpu", seed=args.seed)
-    flow = build_generator(config, progress=False).fit(base.encode(images[refine]), config.epsilon, config.delta,
-                                                        labels=labels[refine], n_classes=10)
+    refine_latents = base.encode(images[refine])
+    flow = build_generator(config, progress=False, release_seed=args.seed).fit(  # public data: a seeded release
+        refine_latents, config.epsilon, config.delta, labels=labels[refine], n_classes=10)
     latents, latent_labels = flow.sample_labelled(max(n, CAS_IMAGES))
+    nearest = {name: float(torch.cdist(torch.nn.functional.normalize(points, dim=1), refine_latents).min(1).values.mean())
+               for name, points in (("samples", latents[:n]), ("held_out", base.encode(images[held][:n])))}
+    print("mean distance to the nearest refining latent", nearest, flush=True)
 
     def score(adapter: ImageLatentAdapter) -> dict[str, Any]:
         samples = adapter.decode(latents)
@@ -134,7 +140,8 @@ def main() -> None:
                      "seconds": time.perf_counter() - started, **score(adapter)})
         print(rows[-1], flush=True)
     payload = {"suite": "refiner_validation", "epochs": args.epochs, "fid_samples": n, "epsilon": args.epsilon,
-               "seed": args.seed, "environment": environment(torch.device("cpu")), "rows": rows}
+               "seed": args.seed, "release_seed": args.seed, "nearest_latent_distance": nearest,
+               "environment": environment(torch.device("cpu")), "rows": rows}
     write_results(args.out, args.name, payload, table(rows, args.epochs, n, args.epsilon))
 
 

@@ -39,6 +39,14 @@ def marginal_headline(payload: dict[str, Any]) -> str:
     )
 
 
+def refiner_label(description: str) -> str:
+    """How a row's codec decodes, from its public description (``ImageLatentAdapter.public_description``): no refiner
+    (empty), the refiner's averaged weights (the default since docs/flows.md, fact 56) or its last weights (before)."""
+    if "refined by" not in description:
+        return ""
+    return "refiner, averaged weights" if "weights averaged" in description else "refiner, last weights"
+
+
 def image_headline(payload: dict[str, Any]) -> str:
     """MNIST test-split CAS of the package's image path (``benchmarks/image_runner.py``: ``public_half_mnist_test`` and
     ``codecs_mnist_test``): the public-half autoencoder with its refiner, both generators and adjacencies, and the
@@ -59,14 +67,17 @@ def image_headline(payload: dict[str, Any]) -> str:
         adjacency = "add/remove" if row.get("neighbouring") == "add_remove" else "replace-one"
         name = METHOD_NAMES[row.get("generator", "dpswflow")]
         ceiling = "per epsilon" if row["ceiling"] is None else f"{row['ceiling']['mlp']:.1%} / {row['ceiling']['cnn']:.1%}"
-        refiner = ", refiner" if row.get("refiner_epochs") else ""
+        refiner = f", {refiner_label(row['description'])}" if row.get("refiner_epochs") else ""
         lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}{refiner}) | {name} | {adjacency} | "
                      f"{ceiling} | " + " | ".join(cells) + " |")
+    measured_before = any(refiner_label(row.get("description", "")) == "refiner, last weights" for row in rows)
+    last_weights = (" (last weights: measured before the refiner's weights were averaged, docs/flows.md fact 56)"
+                    if measured_before else "")
     return (
         f"**Images, {DATASET_NAMES[payload['dataset']]} test set, delta = 1e-5**: CAS (MLP / CNN) of classifiers trained "
         "on 10,000 generated (image, label) pairs. Ceiling: the private images through the codec. Each row names its "
         "public data: `ae:16:10` is the package's autoencoder trained on the public half (only the other half is "
-        "private), decoding through its refiner trained on the same public images; `pca:k` is a codec learned from the "
+        f"private), decoding through its refiner trained on the same public images{last_weights}; `pca:k` is a codec learned from the "
         "private images and paid from the same budget (no public data, all 60,000 images private; k and the flow's "
         "settings chosen on a validation split at each epsilon). Full table: "
         "`benchmarks/results/image_codecs_mnist_test.md`; earlier codecs and decodings: `benchmarks/results/archive/`.\n\n"
@@ -113,9 +124,10 @@ def cli_fid_headline(paths: list[Path]) -> str:
         run = json.loads(path.read_text())
         config = run["config"]
         adjacency = "add/remove" if config["neighbouring"] == "add_remove" else "replace-one"
+        refiner = refiner_label(run["public"])
         lines.append(
-            f"| {run['assumption']} | {METHOD_NAMES[config['generator']]} | {adjacency} | {config['epsilon']:g} | "
-            f"{config['delta']:g} | {run['fid']:.1f} | {run['precision']:.2f} / {run['recall']:.2f} | "
+            f"| {run['assumption']}{f' ({refiner})' if refiner else ''} | {METHOD_NAMES[config['generator']]} | "
+            f"{adjacency} | {config['epsilon']:g} | {config['delta']:g} | {run['fid']:.1f} | {run['precision']:.2f} / {run['recall']:.2f} | "
             f"{100 * run['cas']['mlp']:.1f}% / {100 * run['cas']['cnn']:.1f}% | {config['device']} | `{path.stem}` |"
         )
     return (

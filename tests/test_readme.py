@@ -43,13 +43,22 @@ def test_the_fid_table_names_each_run_s_adjacency_and_delta(tmp_path: Path) -> N
 
     run = {"assumption": "a fixed DCT codec: no public data", "fid": 30.04, "precision": 0.5, "recall": 0.25,
            "cas": {"mlp": 0.9, "cnn": 0.95}, "neighbouring": "add/remove (n private)",
+           "public": "a fixed DCT codec: no public data (16 frequencies)",
            "config": {"generator": "dpswflow_r", "neighbouring": "add_remove", "epsilon": 1.0, "delta": 1e-6,
                       "device": "cuda"}}
     path = tmp_path / "dpswf_images_mnist_dct_eps1_fid10k.json"
     path.write_text(json.dumps(run))
-    table = load_report().cli_fid_headline([path])  # type: ignore[attr-defined]
+    refined = {**run, "assumption": "public half", "public": "public half (ae); refined by a network trained on the "
+               "same public images (L1 + adversarial, weight 0.2, weights averaged with decay 0.99, 5 epochs)"}
+    last_weights = {**refined, "public": refined["public"].replace(", weights averaged with decay 0.99", "")}
+    paths = [path, tmp_path / "refined.json", tmp_path / "last_weights.json"]
+    paths[1].write_text(json.dumps(refined))
+    paths[2].write_text(json.dumps(last_weights))
+    table = load_report().cli_fid_headline(paths)  # type: ignore[attr-defined]
     assert ("| a fixed DCT codec: no public data | DPSWflow-r | add/remove | 1 | 1e-06 | 30.0 | 0.50 / 0.25 | "
             "90.0% / 95.0% | cuda | `dpswf_images_mnist_dct_eps1_fid10k` |") in table
+    assert "| public half (refiner, averaged weights) | DPSWflow-r |" in table
+    assert "| public half (refiner, last weights) | DPSWflow-r |" in table
 
 
 def test_every_measured_number_outside_the_generated_section_is_in_a_committed_results_file() -> None:

@@ -52,7 +52,7 @@ def load_or_train_autoencoder(
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
         adapter.save(checkpoint)
     if refiner_epochs == 0:
-        adapter.refiner = None
+        adapter.refiner, adapter.refiner_settings, adapter.refiner_description = None, None, ""
     elif adapter.refiner is None or adapter.refiner_settings != RefinerSettings(epochs=refiner_epochs):
         adapter.progress = progress
         adapter.fit_refiner(public_images, epochs=refiner_epochs, seed=seed)

@@ -27,7 +27,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from synthcity_dpswf.adapters.autoencoders import dcgan_autoencoder, mnist_autoencoder, patch_discriminator, refiner_network
-from synthcity_dpswf.math.checks import check_positive, check_positive_int
+from synthcity_dpswf.math.checks import check_non_negative, check_positive, check_positive_int
 
 MNIST_LATENT_DIM = 16
 """Latent size the package trains for 32 x 32 images when none is given (``dpswf images``, the image plugins):
@@ -256,17 +256,16 @@ class ImageLatentAdapter:
         :math:`\hat x`. Only public images and the public autoencoder are read, so decoding generated latents
         through the refiner stays post-processing. Defaults: docs/flows.md, "A refiner for the public autoencoder".
 
-        ``latent_noise`` :math:`s > 0` decodes :math:`\mathrm{enc}(x) + s\,\xi`, :math:`\xi \sim N(0, I)` fresh
-        each step, instead of :math:`\mathrm{enc}(x)`: inputs as far from the public latents as a flow's samples
-        are (at about 0.05 for the default autoencoder). ``average_decay`` :math:`\beta > 0` keeps the exponential
-        average :math:`\bar R \leftarrow \beta \bar R + (1 - \beta) R` of the weights after each step and
-        decodes through :math:`\bar R` (0: the last weights).
+        ``latent_noise`` :math:`s > 0` decodes :math:`\mathrm{dec}(\mathrm{normalize}(\mathrm{enc}(x) + s\,\xi))`,
+        :math:`\xi \sim N(0, I)` fresh each step, instead of :math:`\mathrm{dec}(\mathrm{enc}(x))`: inputs as far
+        from the public latents as a flow's samples are. ``average_decay`` :math:`\beta > 0` decodes through the
+        bias-corrected exponential average of the weights :math:`R_1, \dots, R_T` after each of the :math:`T` steps,
+        :math:`\bar R = \frac{1 - \beta}{1 - \beta^T} \sum_{t=1}^{T} \beta^{T - t} R_t` (0: the last weights).
         """
         check_images(public_images)
         check_positive_int("epochs", epochs)
         check_positive("adversarial_weight", adversarial_weight)
-        if not latent_noise >= 0:
-            raise ValueError(f"latent_noise must be 0 (none) or positive, got {latent_noise!r}.")
+        check_non_negative("latent_noise", latent_noise)
         if not 0 <= average_decay < 1:
             raise ValueError(f"average_decay must lie in [0, 1) (0: the last weights, no average), got {average_decay!r}.")
         if self.trained_on == "not trained":
@@ -279,7 +278,11 @@ class ImageLatentAdapter:
             torch.manual_seed(seed)
             refiner, critic = refiner_network(self.channels).to(self.device), patch_discriminator(self.channels).to(self.device)
         refiner_optimiser = torch.optim.Adam(refiner.parameters(), lr=learning_rate, betas=(0.5, 0.999))
-        averaged = copy.deepcopy(refiner)
+        averaged = copy.deepcopy(refiner)  # conv + ReLU only: its parameters are its whole state
+        with torch.no_grad():
+            for kept in averaged.parameters():
+                kept.zero_()
+        steps = 0
         critic_optimiser = torch.optim.Adam(critic.parameters(), lr=learning_rate, betas=(0.5, 0.999))
         for _ in tqdm(range(epochs), disable=None if self.progress else True, desc="refiner"):
             order = torch.randperm(len(public_images), generator=generator)
@@ -301,9 +304,13 @@ class ImageLatentAdapter:
                 refiner_optimiser.zero_grad()
                 loss.backward()
                 refiner_optimiser.step()
+                steps += 1
                 with torch.no_grad():
                     for kept, current in zip(averaged.parameters(), refiner.parameters()):
                         kept.mul_(average_decay).add_(current, alpha=1 - average_decay)
+        with torch.no_grad():
+            for kept in averaged.parameters():
+                kept.div_(1 - average_decay**steps)
         self.refiner = averaged.eval()
         self.training_seconds += time.perf_counter() - started
         self.refiner_settings = RefinerSettings(epochs, adversarial_weight, latent_noise, average_decay)

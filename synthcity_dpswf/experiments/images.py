@@ -168,9 +168,10 @@ def flow_defaults(codec: str, generator: str, release: str = "projected_histogra
     return dict(CHOSEN_FLOW_SETTINGS.get((codec, generator, release), {}))
 
 
-def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
+def build_generator(config: ImageRunConfig, progress: bool, release_seed: int | None = None) -> SlicedGenerator:
     """The generator of ``config`` with its release kind and flow settings, on ``config.device`` (``"auto"``: CUDA
-    when torch sees it, else the CPU)."""
+    when torch sees it, else the CPU). ``release_seed`` seeds the releases' noise (``None``: from OS entropy, as
+    private data need; a seed only for public data, as in a validation that compares runs on the same release)."""
     settings = FlowSettings(
         n_steps=config.n_steps, step_size=config.step_size, batch_size=config.flow_batch_size,
         n_directions=config.flow_directions, count_estimator=config.count_estimator,  # type: ignore[arg-type]
@@ -181,6 +182,7 @@ def build_generator(config: ImageRunConfig, progress: bool) -> SlicedGenerator:
         release=config.release, n_release_directions=config.n_release_directions, n_bins=config.n_bins,
         labelling=config.labelling, feature_weight=config.feature_weight, settings=settings, seed=config.seed,
         neighbouring=config.neighbouring, progress=progress, device=resolved_device(config.device),
+        release_seed=release_seed,
     )
     if config.generator == "dpswflow":
         return DPSWFlow(**common)  # type: ignore[arg-type]

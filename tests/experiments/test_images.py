@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import re
@@ -233,44 +234,68 @@ def test_autoencoder_checkpoint_is_bound_to_its_public_split(tmp_path: Path) -> 
         load_or_train_autoencoder(checkpoint, images[public], split, 1, 0, "public blobs", False)
 
 
-def test_a_kept_refiner_trained_otherwise_than_asked_is_trained_again(tmp_path: Path) -> None:
+def test_a_kept_refiner_trained_otherwise_than_asked_is_trained_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``load_or_train_autoencoder`` reuses the checkpoint's refiner only when ``RefinerSettings`` match what it
-    would train (epochs asked, ``fit_refiner``'s defaults), so a changed default or ``--refiner-epochs`` never decodes
-    through a stale refiner; ``fit_refiner``'s latent noise and weight average are checked, named, and each makes
-    another refiner."""
+    would train (epochs asked, ``fit_refiner``'s defaults), so a changed default, ``--refiner-epochs`` or a checkpoint
+    written before the record never decodes through a stale refiner; ``refiner_epochs=0`` drops the refiner and its
+    record."""
     from synthcity_dpswf.adapters.checkpoints import load_or_train_autoencoder
     from synthcity_dpswf.adapters.image_latent import PublicSplit, RefinerSettings
 
     images, _ = blobs(64)
     split = PublicSplit.of("blobs", 64, torch.arange(64))
     checkpoint = tmp_path / "autoencoder_blobs.pt"
-    first = load_or_train_autoencoder(checkpoint, images, split, 1, 0, "public blobs", False, "cpu", 4, refiner_epochs=1)
+
+    def load_or_train(refiner_epochs: int) -> ImageLatentAdapter:
+        return load_or_train_autoencoder(checkpoint, images, split, 1, 0, "public blobs", False, "cpu", 4, refiner_epochs)
+
+    first = load_or_train(1)
     assert first.refiner_settings == RefinerSettings(epochs=1)
     latents = first.encode(images)
-    again = load_or_train_autoencoder(checkpoint, images, split, 1, 0, "public blobs", False, "cpu", 4, refiner_epochs=1)
-    torch.testing.assert_close(again.decode(latents), first.decode(latents))  # the kept refiner, not a new one
-    def refiner_trained(**settings: float) -> ImageLatentAdapter:
-        return ImageLatentAdapter.load(checkpoint, device="cpu").fit_refiner(images, epochs=1, batch_size=8, **settings)
-
-    def weights_differ(one: ImageLatentAdapter, other: ImageLatentAdapter) -> bool:
-        pairs = zip(one.refiner.parameters(), other.refiner.parameters())  # type: ignore[union-attr]
-        return max(float((a - b).abs().max()) for a, b in pairs) > 1e-4
-
-    clean, averaged = refiner_trained(average_decay=0.0), refiner_trained(average_decay=0.9)
-    noisy = refiner_trained(average_decay=0.0, latent_noise=0.5)
-    assert "latent noise 0.5, 1 epochs" in noisy.public_description
-    assert "noise" not in clean.public_description and "averaged" not in clean.public_description
-    assert "weights averaged with decay 0.9, 1 epochs" in averaged.public_description
-    assert weights_differ(noisy, clean) and weights_differ(averaged, clean)
-    noisy.save(checkpoint)
-    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.2, 0.5, 0.0)
-    retrained = load_or_train_autoencoder(checkpoint, images, split, 1, 0, "public blobs", False, "cpu", 4, refiner_epochs=1)
+    with monkeypatch.context() as patched:  # the kept refiner, not a new one
+        patched.setattr(ImageLatentAdapter, "fit_refiner", lambda *args, **kwargs: pytest.fail("trained again"))
+        torch.testing.assert_close(load_or_train(1).decode(latents), first.decode(latents))
+    ImageLatentAdapter.load(checkpoint, device="cpu").fit_refiner(images, epochs=1, latent_noise=0.5).save(checkpoint)
+    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.2, 0.5)
+    retrained = load_or_train(1)
     assert retrained.refiner_settings == RefinerSettings(epochs=1)
     torch.testing.assert_close(retrained.decode(latents), first.decode(latents))  # the same seed trains the same refiner
-    with pytest.raises(ValueError, match="latent_noise must be 0"):
-        first.fit_refiner(images, epochs=1, latent_noise=-0.1)
+    state = torch.load(checkpoint, weights_only=False)
+    del state["refiner_settings"]  # as written before the record existed
+    torch.save(state, checkpoint)
+    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings is None
+    assert load_or_train(1).refiner_settings == RefinerSettings(epochs=1)
+    plain = load_or_train(0)
+    assert plain.refiner is None and plain.refiner_settings is None and plain.public_description == plain.trained_on
+
+
+def test_the_refiner_s_latent_noise_and_weight_average(tmp_path: Path) -> None:
+    """``fit_refiner``'s latent noise and weight average are checked, named, and each trains another refiner; the
+    average is bias-corrected, (1 - beta) / (1 - beta^T) sum_t beta^(T - t) R_t: one step gives that step's weights
+    whatever beta, and beta near 0 gives the last weights."""
+    images, _ = blobs(64)
+    adapter = ImageLatentAdapter("mnist", latent_dim=4, device="cpu").fit(images, epochs=1, description="public blobs")
+
+    def refiner_trained(batch_size: int = 8, **settings: float) -> ImageLatentAdapter:
+        return copy.deepcopy(adapter).fit_refiner(images, epochs=1, batch_size=batch_size, **settings)
+
+    def largest_difference(one: ImageLatentAdapter, other: ImageLatentAdapter) -> float:
+        pairs = zip(one.refiner.parameters(), other.refiner.parameters())  # type: ignore[union-attr]
+        return max(float((a - b).abs().max()) for a, b in pairs)
+
+    last, averaged = refiner_trained(average_decay=0.0), refiner_trained(average_decay=0.9)
+    noisy = refiner_trained(average_decay=0.0, latent_noise=0.5)
+    assert "latent noise 0.5, 1 epochs" in noisy.public_description
+    assert "noise" not in last.public_description and "averaged" not in last.public_description
+    assert "weights averaged with decay 0.9, 1 epochs" in averaged.public_description
+    assert largest_difference(noisy, last) > 1e-4 and largest_difference(averaged, last) > 1e-4
+    assert largest_difference(refiner_trained(average_decay=1e-9), last) < 1e-6  # 8 steps, beta ~ 0: the last weights
+    one_step = refiner_trained(batch_size=64, average_decay=0.0)
+    assert largest_difference(refiner_trained(batch_size=64, average_decay=0.99), one_step) < 1e-6
+    with pytest.raises(ValueError, match="latent_noise must be a finite number >= 0"):
+        adapter.fit_refiner(images, epochs=1, latent_noise=-0.1)
     with pytest.raises(ValueError, match=r"average_decay must lie in \[0, 1\)"):
-        first.fit_refiner(images, epochs=1, average_decay=1.0)
+        adapter.fit_refiner(images, epochs=1, average_decay=1.0)
 
 
 def test_images_run_refuses_the_autoencoder_of_another_seeds_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
