@@ -54,6 +54,7 @@ def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float) -> st
     def cells(row: dict[str, Any]) -> str:
         name = ("no refiner | - | - | -" if row["weight"] is None else f"{row['weight']:g} | {row['latent_noise']:g} | "
                 f"{row.get('average_decay', 0):g} | {row.get('refiner_seed', 0)}")
+        name = ("fresh" if row.get("release_seed") is None else f"seed {row['release_seed']}") + " | " + name
         samples, recon = row["samples"], row["reconstructions"]
         recon_fid = "-" if recon.get("fid") is None else f"{recon['fid']:.1f}"
         return (f"| {name} | {samples['fid']:.1f} | {samples['precision']:.2f} / {samples['recall']:.2f} | "
@@ -65,10 +66,11 @@ def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float) -> st
         f"epsilon {epsilon:g} (`dpswf images`' defaults) fitted to the refining images' latents; FID and precision / "
         f"recall of {n:,} decoded samples against {n:,} held-out public images, CAS (MLP / CNN) trained on "
         f"{CAS_IMAGES:,} decoded samples, tested on the held-out images. Reconstructions: of refining images, the same "
-        "metrics. `python benchmarks/refiner_validation.py`.", "",
-        "| adversarial weight | latent noise | average decay | refiner seed | samples: FID | precision / recall | CAS | "
-        "reconstructions: FID | CAS |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "metrics. Flow release: fresh noise per run (rows of different runs differ by it too), or seeded (rows of one seed "
+        "decode the same samples). `python benchmarks/refiner_validation.py`.", "",
+        "| flow release | adversarial weight | latent noise | average decay | refiner seed | samples: FID | "
+        "precision / recall | CAS | reconstructions: FID | CAS |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ] + [cells(row) for row in rows]) + "\n"
 
 
@@ -93,9 +95,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.merge:
         parts = [json.loads(path.read_text()) for path in args.merge]
-        rows = [row for part in parts for row in part["rows"]]
+        rows = [{**row, "release_seed": part.get("release_seed")} for part in parts for row in part["rows"]]
         first = parts[0]
+        distances = [part["nearest_latent_distance"] for part in parts if part.get("nearest_latent_distance")]
         payload = {**first, "rows": rows, "merged_from": [str(path) for path in args.merge],
+                   "nearest_latent_distance": distances[0] if distances else None,
                    "environments": [part["environment"] for part in parts]}
         write_results(args.out, args.name, payload, table(rows, first["epochs"], first["fid_samples"], first["epsilon"]))
         return
@@ -137,6 +141,7 @@ def main() -> None:
         adapter = copy.deepcopy(base).fit_refiner(images[refine], epochs=args.epochs, adversarial_weight=weight,
                                                   latent_noise=noise, average_decay=decay, seed=refiner_seed)
         rows.append({"weight": weight, "latent_noise": noise, "average_decay": decay, "refiner_seed": refiner_seed,
+                     "release_seed": args.seed,
                      "seconds": time.perf_counter() - started, **score(adapter)})
         print(rows[-1], flush=True)
     payload = {"suite": "refiner_validation", "epochs": args.epochs, "fid_samples": n, "epsilon": args.epsilon,
