@@ -192,7 +192,7 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
     code = main([
         "images", "--dataset", "mnist", "--data-root", str(shared_dir / "data"), "--epsilon", "10", "--out", str(tmp_path),
         "--samples", "300", "--fid-samples", "0", "--steps", "20", "--quiet", "--directions", "40", "--bins", "8",
-        "--generator", "dpswflow_r", "--neighbouring", "add_remove",
+        "--generator", "dpswflow_r", "--neighbouring", "add_remove", "--refiner-epochs", "1",
     ])
     printed = capsys.readouterr().out
     assert code == 0 and "neighbouring       add/remove (n private)" in printed and "Poisson" in printed
