@@ -117,17 +117,27 @@ def all_outputs() -> dict[str, Any]:
     }
 
 
-def assert_matches(found: Any, expected: Any, where: str = "") -> None:
+FLOAT_TOLERANCE = 1e-4
+"""Floats of the table plugins that fit no network: identical on every machine measured."""
+MACHINE_TOLERANCES = {"dpswgen declared": 1e-2, "images": 2e-4, "models": 0.2}
+"""Floats that round differently on another CPU with the same packages (the machine that wrote the file against an
+AMD EPYC, 2026-11-28): DPSWgen's and the image autoencoder's trained networks (largest differences 4.3e-3 and 5.4e-5),
+and the tensor flows of five particles, whose few per-class ranks flip with a projection's last bit (0.11). Labels,
+reports and every other float are still compared exactly or to ``FLOAT_TOLERANCE``."""
+
+
+def assert_matches(found: Any, expected: Any, where: str = "", tolerance: float = FLOAT_TOLERANCE) -> None:
     if isinstance(expected, dict):
         assert isinstance(found, dict) and set(found) == set(expected), (where, sorted(found), sorted(expected))
         for key in expected:
-            assert_matches(found[key], expected[key], f"{where}/{key}")
+            wanted_tolerance = MACHINE_TOLERANCES.get(key, tolerance) if not where else tolerance
+            assert_matches(found[key], expected[key], f"{where}/{key}", wanted_tolerance)
     elif isinstance(expected, list):
         assert isinstance(found, list) and len(found) == len(expected), (where, found, expected)
         for index, (item, wanted) in enumerate(zip(found, expected)):
-            assert_matches(item, wanted, f"{where}[{index}]")
+            assert_matches(item, wanted, f"{where}[{index}]", tolerance)
     elif isinstance(expected, float) and isinstance(found, (int, float)):
-        assert found == pytest.approx(expected, abs=1e-4), (where, found, expected)
+        assert found == pytest.approx(expected, abs=tolerance), (where, found, expected)
     else:
         assert found == expected, (where, found, expected)
 
