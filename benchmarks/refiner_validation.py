@@ -1,6 +1,7 @@
 """The autoencoder's refiner chosen on public images only (``ImageLatentAdapter.fit_refiner``).
 
-MNIST's public half (``dpswf images``' seeded split) is split again: the autoencoder (the package's, latent 16, 10
+The public half of ``--dataset``'s training set (MNIST by default, or FashionMNIST; ``dpswf images``' seeded split) is
+split again: the autoencoder (the package's, latent 16, 10
 epochs, trained on the whole public half, or its cached checkpoint) is refined on its first 25,000 images at each
 ``--weights`` (the adversarial weight), ``--latent-noises`` (the noise added to the training latents),
 ``--average-decays`` (the weight average's decay) and ``--refiner-seeds``, and scored on the other 5,000 (no private
@@ -16,7 +17,8 @@ each row scores both:
 
 Run: ``python benchmarks/refiner_validation.py --data-root ../shared/data --inception
 ../shared/weights/inception_fid_torchscript.pt --average-decays 0 0.99 --refiner-seeds 0 1`` (about 15 minutes per
-row on one CPU thread, 6 of them the FID's Inception features). Writes ``benchmarks/results/refiner_validation.{json,md}``;
+row on one CPU thread, 6 of them the FID's Inception features). Writes ``benchmarks/results/refiner_validation.{json,md}``
+(``--name`` another; ``--dataset fashion_mnist --name refiner_validation_fashion_mnist`` for FashionMNIST's);
 ``--merge`` joins the files of runs split across processes.
 """
 
@@ -40,16 +42,17 @@ from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder  # noqa
 from synthcity_dpswf.adapters.image_latent import (  # noqa: E402
     MNIST_LATENT_DIM, REFINER_ADVERSARIAL_WEIGHT, REFINER_AVERAGE_DECAY, REFINER_EPOCHS, REFINER_LATENT_NOISE, ImageLatentAdapter,
 )
-from synthcity_dpswf.datasets import load_mnist, public_private_split  # noqa: E402
+from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures, cached_inception_features, classification_accuracies, fid_precision_recall,
 )
 from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator  # noqa: E402
 
 REFINE, HELD_OUT, CAS_IMAGES = 25_000, 5_000, 5_000
+DATASETS = {"mnist": ("MNIST", load_mnist), "fashion_mnist": ("FashionMNIST", load_fashion_mnist)}
 
 
-def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float) -> str:
+def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float, dataset: str = "mnist") -> str:
     """The Markdown table of ``rows`` (one per refiner, ``None`` weight: no refiner)."""
     def cells(row: dict[str, Any]) -> str:
         name = ("no refiner | - | - | -" if row["weight"] is None else f"{row['weight']:g} | {row['latent_noise']:g} | "
@@ -61,7 +64,7 @@ def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float) -> st
                 f"{100 * samples['cas']['mlp']:.1f} / {100 * samples['cas']['cnn']:.1f}% | {recon_fid} | "
                 f"{100 * recon['cas']['mlp']:.1f} / {100 * recon['cas']['cnn']:.1f}% |")
     return "\n".join([
-        "# The autoencoder's refiner on MNIST's public half (validation; no private image read)", "",
+        f"# The autoencoder's refiner on {DATASETS[dataset][0]}'s public half (validation; no private image read)", "",
         f"Refined on {REFINE:,} public images ({epochs} epochs), scored on {HELD_OUT:,} others. Samples: DPSWflow at "
         f"epsilon {epsilon:g} (`dpswf images`' defaults) fitted to the refining images' latents; FID and precision / "
         f"recall of {n:,} decoded samples against {n:,} held-out public images, CAS (MLP / CNN) trained on "
@@ -77,6 +80,7 @@ def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float) -> st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-root", type=Path)
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="mnist")
     parser.add_argument("--inception", type=Path)
     parser.add_argument("--weights", nargs="+", type=float, default=[REFINER_ADVERSARIAL_WEIGHT])
     parser.add_argument("--latent-noises", nargs="+", type=float, default=[REFINER_LATENT_NOISE])
@@ -101,19 +105,20 @@ def main() -> None:
         payload = {**first, "rows": rows, "merged_from": [str(path) for path in args.merge],
                    "nearest_latent_distance": distances[0] if distances else None,
                    "environments": [part["environment"] for part in parts]}
-        write_results(args.out, args.name, payload, table(rows, first["epochs"], first["fid_samples"], first["epsilon"]))
+        write_results(args.out, args.name, payload, table(rows, first["epochs"], first["fid_samples"], first["epsilon"],
+                                                          first.get("dataset", "mnist")))
         return
     if args.data_root is None or args.inception is None:
         parser.error("--data-root and --inception are needed (or --merge).")
-    images, labels = load_mnist(args.data_root, train=True)
+    images, labels = DATASETS[args.dataset][1](args.data_root, train=True)
     public, _ = public_private_split(len(images), 0.5, args.seed)
     refine, held = public[:REFINE], public[REFINE : REFINE + HELD_OUT]
-    base = public_half_autoencoder(args.cache, "mnist", images, public, 10, args.seed, progress=False,
+    base = public_half_autoencoder(args.cache, args.dataset, images, public, 10, args.seed, progress=False,
                                    latent_dim=MNIST_LATENT_DIM)
     network = InceptionFeatures(args.inception)
     n = args.fid_samples
-    real = cached_inception_features(images[held][:n], network, args.inception, args.cache / f"inception_mnist_public_held_out_{n}.pt")
-    config = ImageRunConfig(epsilon=args.epsilon, device="cpu", seed=args.seed)
+    real = cached_inception_features(images[held][:n], network, args.inception, args.cache / f"inception_{args.dataset}_public_held_out_{n}.pt")
+    config = ImageRunConfig(dataset=args.dataset, epsilon=args.epsilon, device="cpu", seed=args.seed)
     refine_latents = base.encode(images[refine])
     flow = build_generator(config, progress=False, release_seed=args.seed).fit(  # public data: a seeded release
         refine_latents, config.epsilon, config.delta, labels=labels[refine], n_classes=10)
@@ -144,10 +149,10 @@ def main() -> None:
                      "release_seed": args.seed,
                      "seconds": time.perf_counter() - started, **score(adapter)})
         print(rows[-1], flush=True)
-    payload = {"suite": "refiner_validation", "epochs": args.epochs, "fid_samples": n, "epsilon": args.epsilon,
+    payload = {"suite": "refiner_validation", "dataset": args.dataset, "epochs": args.epochs, "fid_samples": n, "epsilon": args.epsilon,
                "seed": args.seed, "release_seed": args.seed, "nearest_latent_distance": nearest,
                "environment": environment(torch.device("cpu")), "rows": rows}
-    write_results(args.out, args.name, payload, table(rows, args.epochs, n, args.epsilon))
+    write_results(args.out, args.name, payload, table(rows, args.epochs, n, args.epsilon, args.dataset))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -40,3 +42,32 @@ def test_the_stand_in_and_missing_values_suites_run_at_a_toy_scale(tmp_path: Pat
     for row in payload["fits"]:
         assert set(row["kept"]["missing"]) == {"income", "age", "home"} and 0 < row["dropped"]["tv2"] <= 1
     assert "largest rate error" in (tmp_path / "missing_values.md").read_text()
+
+
+def test_refiner_validation_merges_runs_and_names_their_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import refiner_validation
+
+    def part(dataset: str | None, weight: float | None, fid: float) -> dict:
+        scores = {"cas": {"mlp": 0.5, "cnn": 0.6}}
+        row = {"weight": weight, "latent_noise": None if weight is None else 0.0, "samples": {
+            "fid": fid, "precision": 0.4, "recall": 0.2, **scores}, "reconstructions": scores}
+        payload = {"epochs": 5, "fid_samples": 2000, "epsilon": 10.0, "release_seed": 0, "environment": {},
+                   "nearest_latent_distance": None, "rows": [row]}
+        return payload if dataset is None else {**payload, "dataset": dataset}
+
+    parts = []
+    for name, payload in (("a", part("fashion_mnist", None, 30.0)), ("b", part("fashion_mnist", 0.2, 20.0))):
+        parts.append(tmp_path / f"{name}.json")
+        parts[-1].write_text(json.dumps(payload))
+    monkeypatch.setattr(sys, "argv", ["refiner_validation.py", "--out", str(tmp_path), "--name", "merged", "--merge",
+                                      *map(str, parts)])
+    refiner_validation.main()
+    text = (tmp_path / "merged.md").read_text()
+    assert text.startswith("# The autoencoder's refiner on FashionMNIST's public half")
+    assert "| seed 0 | no refiner | - | - | - | 30.0 |" in text and "| 0.2 | 0 | 0 | 0 | 20.0 |" in text
+    (tmp_path / "a.json").write_text(json.dumps(part(None, None, 30.0)))  # files written before --dataset: MNIST
+    monkeypatch.setattr(sys, "argv", ["refiner_validation.py", "--out", str(tmp_path), "--name", "old", "--merge",
+                                      str(tmp_path / "a.json")])
+    refiner_validation.main()
+    assert (tmp_path / "old.md").read_text().startswith("# The autoencoder's refiner on MNIST's public half")
