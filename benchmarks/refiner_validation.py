@@ -139,7 +139,7 @@ def main() -> None:
                     samples[:CAS_IMAGES], latent_labels[:CAS_IMAGES], images[held], labels[held], args.seed, device="cpu")},
                 "reconstructions": recon}
 
-    rows = [] if args.no_base else [{"weight": None, "latent_noise": None, **score(base)}]
+    rows = [] if args.no_base else [{"weight": None, "latent_noise": None, "release_seed": args.seed, **score(base)}]
     grid = itertools.product(args.weights, args.latent_noises, args.average_decays, args.refiner_seeds)
     for weight, noise, decay, refiner_seed in grid:
         started = time.perf_counter()
