@@ -1,8 +1,8 @@
 """The autoencoder's refiner chosen on public images only (``ImageLatentAdapter.fit_refiner``).
 
 The public half of ``--dataset``'s training set (MNIST by default, or FashionMNIST; ``dpswf images``' seeded split) is
-split again: the autoencoder (the package's, latent 16, 10
-epochs, trained on the whole public half, or its cached checkpoint) is refined on its first 25,000 images at each
+split again: the autoencoder (the package's, latent 16, 10 epochs, trained on the whole public half, or its cached
+checkpoint) is refined on its first 25,000 images at each
 ``--weights`` (the adversarial weight), ``--latent-noises`` (the noise added to the training latents),
 ``--average-decays`` (the weight average's decay) and ``--refiner-seeds``, and scored on the other 5,000 (no private
 image is read). What a run decodes is the flow's samples, not reconstructions, so
@@ -42,18 +42,17 @@ from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder  # noqa
 from synthcity_dpswf.adapters.image_latent import (  # noqa: E402
     MNIST_LATENT_DIM, REFINER_ADVERSARIAL_WEIGHT, REFINER_AVERAGE_DECAY, REFINER_EPOCHS, REFINER_LATENT_NOISE, ImageLatentAdapter,
 )
-from synthcity_dpswf.datasets import load_fashion_mnist, load_mnist, public_private_split  # noqa: E402
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, public_private_split  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
     InceptionFeatures, cached_inception_features, classification_accuracies, fid_precision_recall,
 )
 from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator  # noqa: E402
 
 REFINE, HELD_OUT, CAS_IMAGES = 25_000, 5_000, 5_000
-DATASETS = {"mnist": ("MNIST", load_mnist), "fashion_mnist": ("FashionMNIST", load_fashion_mnist)}
 
 
 def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float, dataset: str = "mnist") -> str:
-    """The Markdown table of ``rows`` (one per refiner, ``None`` weight: no refiner)."""
+    """The Markdown table of ``rows`` (one per refiner, ``None`` weight: no refiner) on ``dataset``'s public half."""
     def cells(row: dict[str, Any]) -> str:
         name = ("no refiner | - | - | -" if row["weight"] is None else f"{row['weight']:g} | {row['latent_noise']:g} | "
                 f"{row.get('average_decay', 0):g} | {row.get('refiner_seed', 0)}")
@@ -64,7 +63,7 @@ def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float, datas
                 f"{100 * samples['cas']['mlp']:.1f} / {100 * samples['cas']['cnn']:.1f}% | {recon_fid} | "
                 f"{100 * recon['cas']['mlp']:.1f} / {100 * recon['cas']['cnn']:.1f}% |")
     return "\n".join([
-        f"# The autoencoder's refiner on {DATASETS[dataset][0]}'s public half (validation; no private image read)", "",
+        f"# The autoencoder's refiner on {DATASET_NAMES[dataset]}'s public half (validation; no private image read)", "",
         f"Refined on {REFINE:,} public images ({epochs} epochs), scored on {HELD_OUT:,} others. Samples: DPSWflow at "
         f"epsilon {epsilon:g} (`dpswf images`' defaults) fitted to the refining images' latents; FID and precision / "
         f"recall of {n:,} decoded samples against {n:,} held-out public images, CAS (MLP / CNN) trained on "
@@ -77,10 +76,10 @@ def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float, datas
     ] + [cells(row) for row in rows]) + "\n"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-root", type=Path)
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default="mnist")
+    parser.add_argument("--dataset", choices=sorted(IMAGE_LOADERS), default="mnist")
     parser.add_argument("--inception", type=Path)
     parser.add_argument("--weights", nargs="+", type=float, default=[REFINER_ADVERSARIAL_WEIGHT])
     parser.add_argument("--latent-noises", nargs="+", type=float, default=[REFINER_LATENT_NOISE])
@@ -96,13 +95,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="refiner_validation")
     parser.add_argument("--merge", nargs="+", type=Path, help="join these JSON files of this script into --name")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.merge:
         parts = [json.loads(path.read_text()) for path in args.merge]
         rows = [{**row, "release_seed": part.get("release_seed")} for part in parts for row in part["rows"]]
         first = parts[0]
+        for key in ("dataset", "epochs", "fid_samples", "epsilon"):
+            values = {part.get(key, "mnist" if key == "dataset" else None) for part in parts}
+            if len(values) > 1:
+                raise ValueError(f"--merge joins runs of one study: the files differ in {key} ({sorted(map(str, values))}).")
         distances = [part["nearest_latent_distance"] for part in parts if part.get("nearest_latent_distance")]
-        payload = {**first, "rows": rows, "merged_from": [str(path) for path in args.merge],
+        payload = {**first, "dataset": first.get("dataset", "mnist"), "rows": rows, "merged_from": [str(path) for path in args.merge],
                    "nearest_latent_distance": distances[0] if distances else None,
                    "environments": [part["environment"] for part in parts]}
         write_results(args.out, args.name, payload, table(rows, first["epochs"], first["fid_samples"], first["epsilon"],
@@ -110,7 +113,7 @@ def main() -> None:
         return
     if args.data_root is None or args.inception is None:
         parser.error("--data-root and --inception are needed (or --merge).")
-    images, labels = DATASETS[args.dataset][1](args.data_root, train=True)
+    images, labels = IMAGE_LOADERS[args.dataset](args.data_root, train=True)
     public, _ = public_private_split(len(images), 0.5, args.seed)
     refine, held = public[:REFINE], public[REFINE : REFINE + HELD_OUT]
     base = public_half_autoencoder(args.cache, args.dataset, images, public, 10, args.seed, progress=False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,11 +45,11 @@ def test_the_stand_in_and_missing_values_suites_run_at_a_toy_scale(tmp_path: Pat
     assert "largest rate error" in (tmp_path / "missing_values.md").read_text()
 
 
-def test_refiner_validation_merges_runs_and_names_their_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_refiner_validation_merges_runs_of_one_dataset_and_names_it(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import refiner_validation
 
-    def part(dataset: str | None, weight: float | None, fid: float) -> dict:
+    def part(dataset: str | None, weight: float | None, fid: float) -> dict[str, Any]:
         scores = {"cas": {"mlp": 0.5, "cnn": 0.6}}
         row = {"weight": weight, "latent_noise": None if weight is None else 0.0, "samples": {
             "fid": fid, "precision": 0.4, "recall": 0.2, **scores}, "reconstructions": scores}
@@ -56,18 +57,18 @@ def test_refiner_validation_merges_runs_and_names_their_dataset(tmp_path: Path, 
                    "nearest_latent_distance": None, "rows": [row]}
         return payload if dataset is None else {**payload, "dataset": dataset}
 
-    parts = []
-    for name, payload in (("a", part("fashion_mnist", None, 30.0)), ("b", part("fashion_mnist", 0.2, 20.0))):
-        parts.append(tmp_path / f"{name}.json")
-        parts[-1].write_text(json.dumps(payload))
-    monkeypatch.setattr(sys, "argv", ["refiner_validation.py", "--out", str(tmp_path), "--name", "merged", "--merge",
-                                      *map(str, parts)])
-    refiner_validation.main()
+    def write(name: str, payload: dict[str, Any]) -> str:
+        (tmp_path / f"{name}.json").write_text(json.dumps(payload))
+        return str(tmp_path / f"{name}.json")
+
+    first, second = write("a", part("fashion_mnist", None, 30.0)), write("b", part("fashion_mnist", 0.2, 20.0))
+    refiner_validation.main(["--out", str(tmp_path), "--name", "merged", "--merge", first, second])
     text = (tmp_path / "merged.md").read_text()
     assert text.startswith("# The autoencoder's refiner on FashionMNIST's public half")
     assert "| seed 0 | no refiner | - | - | - | 30.0 |" in text and "| 0.2 | 0 | 0 | 0 | 20.0 |" in text
-    (tmp_path / "a.json").write_text(json.dumps(part(None, None, 30.0)))  # files written before --dataset: MNIST
-    monkeypatch.setattr(sys, "argv", ["refiner_validation.py", "--out", str(tmp_path), "--name", "old", "--merge",
-                                      str(tmp_path / "a.json")])
-    refiner_validation.main()
-    assert (tmp_path / "old.md").read_text().startswith("# The autoencoder's refiner on MNIST's public half")
+    assert json.loads((tmp_path / "merged.json").read_text())["dataset"] == "fashion_mnist"
+    old = write("old", part(None, None, 30.0))  # files written before --dataset are MNIST's
+    refiner_validation.main(["--out", str(tmp_path), "--name", "old_merged", "--merge", old])
+    assert (tmp_path / "old_merged.md").read_text().startswith("# The autoencoder's refiner on MNIST's public half")
+    with pytest.raises(ValueError, match="differ in dataset"):
+        refiner_validation.main(["--out", str(tmp_path), "--name", "mixed", "--merge", first, old])
