@@ -51,7 +51,7 @@ from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator  
 REFINE, HELD_OUT, CAS_IMAGES = 25_000, 5_000, 5_000
 
 
-def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float, dataset: str = "mnist") -> str:
+def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float, dataset: str) -> str:
     """The Markdown table of ``rows`` (one per refiner, ``None`` weight: no refiner) on ``dataset``'s public half."""
     def cells(row: dict[str, Any]) -> str:
         name = ("no refiner | - | - | -" if row["weight"] is None else f"{row['weight']:g} | {row['latent_noise']:g} | "
@@ -97,19 +97,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--merge", nargs="+", type=Path, help="join these JSON files of this script into --name")
     args = parser.parse_args(argv)
     if args.merge:
-        parts = [json.loads(path.read_text()) for path in args.merge]
+        # Files written before --dataset are MNIST's.
+        parts = [{"dataset": "mnist", **json.loads(path.read_text())} for path in args.merge]
         rows = [{**row, "release_seed": part.get("release_seed")} for part in parts for row in part["rows"]]
         first = parts[0]
         for key in ("dataset", "epochs", "fid_samples", "epsilon"):
-            values = {part.get(key, "mnist" if key == "dataset" else None) for part in parts}
+            values = {part[key] for part in parts}
             if len(values) > 1:
-                raise ValueError(f"--merge joins runs of one study: the files differ in {key} ({sorted(map(str, values))}).")
+                raise ValueError(f"--merge joins runs of one study: the files differ in {key} "
+                                 f"({sorted(map(str, values))}).")
         distances = [part["nearest_latent_distance"] for part in parts if part.get("nearest_latent_distance")]
-        payload = {**first, "dataset": first.get("dataset", "mnist"), "rows": rows, "merged_from": [str(path) for path in args.merge],
+        payload = {**first, "rows": rows, "merged_from": [str(path) for path in args.merge],
                    "nearest_latent_distance": distances[0] if distances else None,
                    "environments": [part["environment"] for part in parts]}
-        write_results(args.out, args.name, payload, table(rows, first["epochs"], first["fid_samples"], first["epsilon"],
-                                                          first.get("dataset", "mnist")))
+        write_results(args.out, args.name, payload,
+                      table(rows, first["epochs"], first["fid_samples"], first["epsilon"], first["dataset"]))
         return
     if args.data_root is None or args.inception is None:
         parser.error("--data-root and --inception are needed (or --merge).")
@@ -120,7 +122,8 @@ def main(argv: list[str] | None = None) -> None:
                                    latent_dim=MNIST_LATENT_DIM)
     network = InceptionFeatures(args.inception)
     n = args.fid_samples
-    real = cached_inception_features(images[held][:n], network, args.inception, args.cache / f"inception_{args.dataset}_public_held_out_{n}.pt")
+    real = cached_inception_features(images[held][:n], network, args.inception,
+                                     args.cache / f"inception_{args.dataset}_public_held_out_{n}.pt")
     config = ImageRunConfig(dataset=args.dataset, epsilon=args.epsilon, device="cpu", seed=args.seed)
     refine_latents = base.encode(images[refine])
     flow = build_generator(config, progress=False, release_seed=args.seed).fit(  # public data: a seeded release
@@ -152,8 +155,8 @@ def main(argv: list[str] | None = None) -> None:
                      "release_seed": args.seed,
                      "seconds": time.perf_counter() - started, **score(adapter)})
         print(rows[-1], flush=True)
-    payload = {"suite": "refiner_validation", "dataset": args.dataset, "epochs": args.epochs, "fid_samples": n, "epsilon": args.epsilon,
-               "seed": args.seed, "release_seed": args.seed, "nearest_latent_distance": nearest,
+    payload = {"suite": "refiner_validation", "dataset": args.dataset, "epochs": args.epochs, "fid_samples": n,
+               "epsilon": args.epsilon, "seed": args.seed, "release_seed": args.seed, "nearest_latent_distance": nearest,
                "environment": environment(torch.device("cpu")), "rows": rows}
     write_results(args.out, args.name, payload, table(rows, args.epochs, n, args.epsilon, args.dataset))
 
