@@ -40,7 +40,8 @@ import torch  # noqa: E402
 
 from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder  # noqa: E402
 from synthcity_dpswf.adapters.image_latent import (  # noqa: E402
-    MNIST_LATENT_DIM, REFINER_ADVERSARIAL_WEIGHT, REFINER_AVERAGE_DECAY, REFINER_EPOCHS, REFINER_LATENT_NOISE, ImageLatentAdapter,
+    MNIST_LATENT_DIM, REFINER_AVERAGE_DECAY, REFINER_EPOCHS, REFINER_LATENT_NOISE, ImageLatentAdapter,
+    refiner_adversarial_weight,
 )
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, public_private_split  # noqa: E402
 from synthcity_dpswf.evaluation import (  # noqa: E402
@@ -81,7 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-root", type=Path)
     parser.add_argument("--dataset", choices=sorted(IMAGE_LOADERS), default="mnist")
     parser.add_argument("--inception", type=Path)
-    parser.add_argument("--weights", nargs="+", type=float, default=[REFINER_ADVERSARIAL_WEIGHT])
+    parser.add_argument("--weights", nargs="+", type=float, default=None,
+                        help="adversarial weights (default: the dataset's, refiner_adversarial_weight)")
     parser.add_argument("--latent-noises", nargs="+", type=float, default=[REFINER_LATENT_NOISE])
     parser.add_argument("--average-decays", nargs="+", type=float, default=[REFINER_AVERAGE_DECAY])
     parser.add_argument("--no-base", action="store_true", help="skip the row without a refiner")
@@ -146,7 +148,8 @@ def main(argv: list[str] | None = None) -> None:
                 "reconstructions": recon}
 
     rows = [] if args.no_base else [{"weight": None, "latent_noise": None, "release_seed": args.seed, **score(base)}]
-    grid = itertools.product(args.weights, args.latent_noises, args.average_decays, args.refiner_seeds)
+    weights = args.weights or [refiner_adversarial_weight(args.dataset)]
+    grid = itertools.product(weights, args.latent_noises, args.average_decays, args.refiner_seeds)
     for weight, noise, decay, refiner_seed in grid:
         started = time.perf_counter()
         adapter = copy.deepcopy(base).fit_refiner(images[refine], epochs=args.epochs, adversarial_weight=weight,

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import torch
 
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, PublicSplit, RefinerSettings
+from synthcity_dpswf.adapters.image_latent import (
+    MNIST_LATENT_DIM, REFINER_ADVERSARIAL_WEIGHT, ImageLatentAdapter, PublicSplit, RefinerSettings, refiner_adversarial_weight,
+)
 from synthcity_dpswf.datasets import DATASET_NAMES
 
 
@@ -26,12 +28,12 @@ def autoencoder_checkpoint(folder: Path, images: str, n_images: int, latent_dim:
 def load_or_train_autoencoder(
     checkpoint: Path, public_images: torch.Tensor, public_split: PublicSplit, epochs: int, seed: int, description: str,
     progress: bool, device: str | torch.device | None = None, latent_dim: int = MNIST_LATENT_DIM,
-    refiner_epochs: int = 0,
+    refiner_epochs: int = 0, refiner_weight: float = REFINER_ADVERSARIAL_WEIGHT,
 ) -> ImageLatentAdapter:
     """Load ``checkpoint`` if it exists, else train the MNIST autoencoder (``latent_dim``) on the public images
-    and save it; with ``refiner_epochs`` > 0 its refiner too (``ImageLatentAdapter.fit_refiner`` at its defaults,
-    on the same public images; kept in the checkpoint, and trained again when the kept one was trained otherwise:
-    ``RefinerSettings``), with 0 none is used.
+    and save it; with ``refiner_epochs`` > 0 its refiner too (``ImageLatentAdapter.fit_refiner`` at its defaults
+    but for the adversarial weight ``refiner_weight``, on the same public images; kept in the checkpoint, and
+    trained again when the kept one was trained otherwise: ``RefinerSettings``), with 0 none is used.
 
     The checkpoint is bound to ``public_split`` (the split ``public_images`` come from): one trained on another
     split, or recording none, raises ``ValueError`` rather than encode private records it was trained on. One
@@ -53,9 +55,9 @@ def load_or_train_autoencoder(
         adapter.save(checkpoint)
     if refiner_epochs == 0:
         adapter.refiner, adapter.refiner_settings, adapter.refiner_description = None, None, ""
-    elif adapter.refiner is None or adapter.refiner_settings != RefinerSettings(epochs=refiner_epochs):
+    elif adapter.refiner is None or adapter.refiner_settings != RefinerSettings(refiner_epochs, refiner_weight):
         adapter.progress = progress
-        adapter.fit_refiner(public_images, epochs=refiner_epochs, seed=seed)
+        adapter.fit_refiner(public_images, epochs=refiner_epochs, adversarial_weight=refiner_weight, seed=seed)
         adapter.save(checkpoint)
     return adapter
 
@@ -65,11 +67,13 @@ def public_half_autoencoder(
     device: str | torch.device | None = None, latent_dim: int = MNIST_LATENT_DIM, refiner_epochs: int = 0,
 ) -> ImageLatentAdapter:
     """The autoencoder of ``load_or_train_autoencoder`` on the public images ``images[public]`` of ``dataset``'s
-    training set ``images``, kept under ``folder`` by ``autoencoder_checkpoint`` and bound to that split."""
+    training set ``images``, kept under ``folder`` by ``autoencoder_checkpoint`` and bound to that split; its
+    refiner at ``dataset``'s adversarial weight (``refiner_adversarial_weight``)."""
     checkpoint = autoencoder_checkpoint(folder, dataset, len(public), latent_dim, epochs, seed)
     return load_or_train_autoencoder(
         checkpoint, images[public], PublicSplit.of(dataset, len(images), public), epochs, seed,
         f"the public half of the {dataset} training set", progress, device, latent_dim, refiner_epochs,
+        refiner_adversarial_weight(dataset),
     )
 
 
@@ -79,10 +83,10 @@ def whole_training_set_autoencoder(
 ) -> ImageLatentAdapter:
     """The autoencoder of ``load_or_train_autoencoder`` on the whole training set ``images`` of ``dataset`` (the
     ``"other-dataset"`` codec of a run on another dataset), bound to that set: a checkpoint of any public half is
-    refused."""
+    refused. Its refiner at ``dataset``'s adversarial weight (``refiner_adversarial_weight``)."""
     split = PublicSplit.of(dataset, len(images), torch.arange(len(images)))
     checkpoint = autoencoder_checkpoint(folder, f"{dataset}_whole_training_set", len(images), latent_dim, epochs, seed)
     return load_or_train_autoencoder(
         checkpoint, images, split, epochs, seed, f"the whole {DATASET_NAMES.get(dataset, dataset)} training set", progress, device, latent_dim,
-        refiner_epochs,
+        refiner_epochs, refiner_adversarial_weight(dataset),
     )

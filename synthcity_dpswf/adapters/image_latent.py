@@ -46,6 +46,19 @@ flow samples 19.4 / 16.8 over two training seeds against 21.4 / 20.6 with the la
 17.7 / 24.2 and is left off (docs/flows.md, "A refiner for the public autoencoder" and fact 56;
 ``benchmarks/results/refiner_validation.md``)."""
 
+REFINER_ADVERSARIAL_WEIGHTS: dict[str, float] = {"mnist": REFINER_ADVERSARIAL_WEIGHT, "fashion_mnist": 0.05}
+"""The refiner's adversarial weight per dataset its public images come from (``refiner_adversarial_weight``), each
+chosen on that dataset's public half only (25,000 refining images, 5,000 held out, the flow's decoded samples
+scored by FID; ``benchmarks/refiner_validation.py --dataset``). FashionMNIST: 0.05 gives FID 36.1 / 36.8 and recall
+0.33 / 0.28 over two training seeds against 0.2's 46.2 / 38.8 and 0.22 / 0.23, the same CNN CAS (docs/flows.md,
+fact 65; ``benchmarks/results/refiner_validation_fashion_mnist.md``)."""
+
+
+def refiner_adversarial_weight(dataset: str) -> float:
+    """The refiner's adversarial weight for public images of ``dataset`` (``REFINER_ADVERSARIAL_WEIGHTS``), and
+    ``REFINER_ADVERSARIAL_WEIGHT`` (chosen on MNIST) for a dataset none was chosen on."""
+    return REFINER_ADVERSARIAL_WEIGHTS.get(dataset, REFINER_ADVERSARIAL_WEIGHT)
+
 
 @dataclass(frozen=True)
 class RefinerSettings:

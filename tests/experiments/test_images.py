@@ -269,6 +269,29 @@ def test_a_kept_refiner_trained_otherwise_than_asked_is_trained_again(tmp_path: 
     assert plain.refiner is None and plain.refiner_settings is None and plain.public_description == plain.trained_on
 
 
+def test_the_public_half_s_refiner_takes_its_dataset_s_adversarial_weight(tmp_path: Path) -> None:
+    """``public_half_autoencoder`` trains the refiner at the weight chosen on that dataset's public half
+    (``REFINER_ADVERSARIAL_WEIGHTS``: FashionMNIST 0.05, fact 65), MNIST's 0.2 where none was chosen, and a kept
+    FashionMNIST refiner trained at MNIST's weight (the default before fact 65) is trained again."""
+    from synthcity_dpswf.adapters.checkpoints import autoencoder_checkpoint, public_half_autoencoder
+    from synthcity_dpswf.adapters.image_latent import RefinerSettings
+
+    images, _ = blobs(64)
+    public, _ = public_private_split(64, 0.5, seed=0)
+
+    def trained(dataset: str) -> ImageLatentAdapter:
+        return public_half_autoencoder(tmp_path, dataset, images, public, 1, 0, False, "cpu", 4, refiner_epochs=1)
+
+    assert trained("fashion_mnist").refiner_settings == RefinerSettings(1, 0.05)
+    assert trained("mnist").refiner_settings == RefinerSettings(1, 0.2)
+    assert trained("blobs").refiner_settings == RefinerSettings(1, 0.2)
+    checkpoint = autoencoder_checkpoint(tmp_path, "fashion_mnist", 32, 4, 1, 0)
+    ImageLatentAdapter.load(checkpoint, device="cpu").fit_refiner(images[public], epochs=1).save(checkpoint)
+    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.2)
+    assert trained("fashion_mnist").refiner_settings == RefinerSettings(1, 0.05)
+    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.05)
+
+
 def test_the_refiner_s_latent_noise_and_weight_average(tmp_path: Path) -> None:
     """``fit_refiner``'s latent noise and weight average are checked, named, and each trains another refiner; the
     average is bias-corrected, (1 - beta) / (1 - beta^T) sum_t beta^(T - t) R_t: one step gives that step's weights
