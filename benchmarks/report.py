@@ -41,10 +41,13 @@ def marginal_headline(payload: dict[str, Any]) -> str:
 
 def refiner_label(description: str) -> str:
     """How a row's codec decodes, from its public description (``ImageLatentAdapter.public_description``): no refiner
-    (empty), the refiner's averaged weights (the default since docs/flows.md, fact 56) or its last weights (before)."""
+    (empty), or the refiner at its adversarial weight (per dataset since docs/flows.md, fact 68) with its averaged
+    weights (the default since fact 56) or its last weights (before)."""
     if "refined by" not in description:
         return ""
-    return "refiner, averaged weights" if "weights averaged" in description else "refiner, last weights"
+    weight = re.search(r"adversarial, weight ([0-9.eE+-]+)[,)]", description)
+    refiner = f"refiner at weight {weight.group(1)}" if weight else "refiner"
+    return f"{refiner}, averaged weights" if "weights averaged" in description else f"{refiner}, last weights"
 
 
 def image_headline(payload: dict[str, Any]) -> str:
@@ -70,7 +73,7 @@ def image_headline(payload: dict[str, Any]) -> str:
         refiner = f", {refiner_label(row['description'])}" if row.get("refiner_epochs") else ""
         lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}{refiner}) | {name} | {adjacency} | "
                      f"{ceiling} | " + " | ".join(cells) + " |")
-    measured_before = any(refiner_label(row.get("description", "")) == "refiner, last weights" for row in rows)
+    measured_before = any(refiner_label(row.get("description", "")).endswith("last weights") for row in rows)
     last_weights = (" (last weights: measured before the refiner's weights were averaged, docs/flows.md fact 56)"
                     if measured_before else "")
     return (

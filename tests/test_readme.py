@@ -57,8 +57,8 @@ def test_the_fid_table_names_each_run_s_adjacency_and_delta(tmp_path: Path) -> N
     table = load_report().cli_fid_headline(paths)  # type: ignore[attr-defined]
     assert ("| a fixed DCT codec: no public data | DPSWflow-r | add/remove | 1 | 1e-06 | 30.0 | 0.50 / 0.25 | "
             "90.0% / 95.0% | cuda | `dpswf_images_mnist_dct_eps1_fid10k` |") in table
-    assert "| public half (refiner, averaged weights) | DPSWflow-r |" in table
-    assert "| public half (refiner, last weights) | DPSWflow-r |" in table
+    assert "| public half (refiner at weight 0.2, averaged weights) | DPSWflow-r |" in table
+    assert "| public half (refiner at weight 0.2, last weights) | DPSWflow-r |" in table
 
 
 def test_every_measured_number_outside_the_generated_section_is_in_a_committed_results_file() -> None:
