@@ -20,12 +20,12 @@ from paper_protocol import cell_values, paper_table
 
 from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING
 from synthcity_dpswf.datasets import DATASET_NAMES
-from synthcity_dpswf.experiments.images import GENERATORS
+from synthcity_dpswf.experiments.images import CODEC_SHARE, GENERATORS
 
 RELEASE_DEFAULTS: dict[str, Any] = {"release": "projected_histogram", "batch_size": None, "passes": 10.0,
-                                    "reuse": "pooled", "convention": "sound"}
-"""The release fields of a setting and their defaults (the package's): a row stores them only where they differ, so
-that rows written before the fields existed stay the same rows."""
+                                    "reuse": "pooled", "convention": "sound", "codec_share": CODEC_SHARE}
+"""The release fields of a setting (and the private codec's share of the budget) and their defaults (the package's):
+a row stores them only where they differ, so that rows written before the fields existed stay the same rows."""
 
 
 def statistic(scores: dict[str, Any], metric: str, form: str) -> str:
@@ -65,6 +65,8 @@ def setting_text(row: dict[str, Any]) -> str:
         text += f", {flow} of h = {setting.get('step_size', 1.0):g}"
     if setting["convention"] == "paper":
         text += ", the paper's convention"
+    if setting["codec_share"] != CODEC_SHARE:
+        text += f", codec share {setting['codec_share']:g}"
     return (f"{setting['label']}: " if setting.get("label") else "") + text
 
 

@@ -96,7 +96,8 @@ class FlowChoice:
     releases); ``convention``: ``"sound"`` (the noise calibrated to epsilon) or ``"paper"`` (the paper's noise for
     epsilon, the row stating the sound epsilon of it: ``paper_protocol``; projected releases, replace-one, finite
     epsilons). ``generators`` and ``epsilons`` restrict the grid's flows and epsilons the setting runs with (empty:
-    all of them). ``label`` names the row where one study varies more than L, G and steps."""
+    all of them). ``codec_share``: the private codec's share of the budget (``ImageRunConfig.codec_share``; codecs
+    that release nothing ignore it). ``label`` names the row where one study varies more than L, G and steps."""
 
     directions: int | None
     bins: int
@@ -113,6 +114,7 @@ class FlowChoice:
     convention: str = "sound"
     generators: tuple[str, ...] = ()
     epsilons: tuple[float, ...] = ()
+    codec_share: float = CODEC_SHARE
 
     @classmethod
     def parse(cls, text: str) -> FlowChoice:
@@ -226,6 +228,9 @@ class ImageGrid:
             raise ValueError(f"unknown neighbourings {unknown_adjacency}; choose among ['replace_one', 'add_remove'].")
         if "dpsgd_gan" in self.generators and "add_remove" in self.neighbourings:
             raise ValueError("the DP-SGD GAN is accounted under replace-one only: drop add_remove, or the GAN.")
+        shares = [choice.codec_share for choice in self.settings if not 0 < choice.codec_share < 1]
+        if shares:
+            raise ValueError(f"a setting's codec_share must lie in (0, 1), got {shares}.")
         if len(set(self.settings)) != len(self.settings):
             raise ValueError("two settings are the same: give each a different value (or label).")
         if self.split == "validation" and self.fid_samples > VALIDATION:
@@ -424,8 +429,8 @@ def cell_config(grid: ImageGrid, spec: str, generator: str, choice: FlowChoice, 
         release=choice.release, batch_size=choice.batch_size, passes=choice.passes,
         neighbouring=neighbouring, epsilon=epsilon, delta=DELTA, n_release_directions=choice.directions,
         n_bins=choice.bins, n_steps=choice.steps, step_size=choice.step_size, flow_directions=choice.flow_directions,
-        count_estimator=choice.estimator, labelling=choice.labelling, seed=grid.seed, device=device,
-        **codec_fields(spec, grid),
+        count_estimator=choice.estimator, labelling=choice.labelling, codec_share=choice.codec_share, seed=grid.seed,
+        device=device, **codec_fields(spec, grid),
     )
 
 
@@ -512,7 +517,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
     else:
         dim = numbers[0]
         description = (f"the top {dim} eigenvectors of the private images' second moment, released with "
-                       f"{CODEC_SHARE:g} of the budget (of mu^2 with DPSWflow; privacy.md, \"A private image codec\")")
+                       f"{choice.codec_share:g} of the budget (of mu^2 with DPSWflow; privacy.md, \"A private image codec\")")
     codec_seconds = time.perf_counter() - started
     common: dict[str, Any] = {
         "codec": spec, "public": public_data(spec, grid.dataset), "description": description, "dim": dim, "pixels": pixels_of(spec),
