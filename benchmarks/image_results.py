@@ -23,10 +23,10 @@ from synthcity_dpswf.datasets import DATASET_NAMES
 from synthcity_dpswf.experiments.images import GENERATORS
 
 RELEASE_DEFAULTS: dict[str, Any] = {"release": "projected_histogram", "batch_size": None, "passes": 10.0,
-                                    "reuse": "pooled", "convention": "sound", "codec_share": 0.2, "pca_whitening": 0.0}
-"""The release fields of a setting (and the private codec's share of the budget and whitening power) and the values
-every row ran with before the field existed: a row stores them only where they differ, so that those rows stay the
-same rows whatever the package's defaults become."""
+                                    "reuse": "pooled", "convention": "sound", "codec_share": 0.2}
+"""The release fields of a setting (and the private codec's share of the budget) and the values every row ran with
+before the field existed: a row stores them only where they differ, so that those rows stay the same rows whatever
+the package's defaults become."""
 
 
 def statistic(scores: dict[str, Any], metric: str, form: str) -> str:
@@ -68,8 +68,6 @@ def setting_text(row: dict[str, Any]) -> str:
         text += ", the paper's convention"
     if setting["codec_share"] != RELEASE_DEFAULTS["codec_share"]:
         text += f", codec share {setting['codec_share']:g}"
-    if setting["pca_whitening"] != RELEASE_DEFAULTS["pca_whitening"]:
-        text += f", codes whitened at power {setting['pca_whitening']:g}"
     return (f"{setting['label']}: " if setting.get("label") else "") + text
 
 

@@ -67,7 +67,6 @@ from synthcity_dpswf.evaluation import (  # noqa: E402
 )
 from synthcity_dpswf.experiments.images import (  # noqa: E402
     CODEC_SHARE,
-    PCA_WHITENING,
     GENERATORS,
     CodecBudget,
     ImageRunConfig,
@@ -97,8 +96,8 @@ class FlowChoice:
     releases); ``convention``: ``"sound"`` (the noise calibrated to epsilon) or ``"paper"`` (the paper's noise for
     epsilon, the row stating the sound epsilon of it: ``paper_protocol``; projected releases, replace-one, finite
     epsilons). ``generators`` and ``epsilons`` restrict the grid's flows and epsilons the setting runs with (empty:
-    all of them). ``codec_share`` and ``pca_whitening``: the private codec's share of the budget and
-    its codes' whitening power (``ImageRunConfig``'s fields; other codecs ignore them). ``label`` names the row where one study varies more than L, G and steps."""
+    all of them). ``codec_share``: the private codec's share of the budget (``ImageRunConfig.codec_share``; codecs
+    that release nothing ignore it). ``label`` names the row where one study varies more than L, G and steps."""
 
     directions: int | None
     bins: int
@@ -116,7 +115,6 @@ class FlowChoice:
     generators: tuple[str, ...] = ()
     epsilons: tuple[float, ...] = ()
     codec_share: float = CODEC_SHARE
-    pca_whitening: float = PCA_WHITENING
 
     @classmethod
     def parse(cls, text: str) -> FlowChoice:
@@ -233,9 +231,6 @@ class ImageGrid:
         shares = [choice.codec_share for choice in self.settings if not 0 < choice.codec_share < 1]
         if shares:
             raise ValueError(f"a setting's codec_share must lie in (0, 1), got {shares}.")
-        powers = [choice.pca_whitening for choice in self.settings if not 0 <= choice.pca_whitening <= 1]
-        if powers:
-            raise ValueError(f"a setting's pca_whitening must lie in [0, 1], got {powers}.")
         if len(set(self.settings)) != len(self.settings):
             raise ValueError("two settings are the same: give each a different value (or label).")
         if self.split == "validation" and self.fid_samples > VALIDATION:
@@ -434,8 +429,7 @@ def cell_config(grid: ImageGrid, spec: str, generator: str, choice: FlowChoice, 
         release=choice.release, batch_size=choice.batch_size, passes=choice.passes,
         neighbouring=neighbouring, epsilon=epsilon, delta=DELTA, n_release_directions=choice.directions,
         n_bins=choice.bins, n_steps=choice.steps, step_size=choice.step_size, flow_directions=choice.flow_directions,
-        count_estimator=choice.estimator, labelling=choice.labelling, codec_share=choice.codec_share,
-        pca_whitening=choice.pca_whitening, seed=grid.seed,
+        count_estimator=choice.estimator, labelling=choice.labelling, codec_share=choice.codec_share, seed=grid.seed,
         device=device, **codec_fields(spec, grid),
     )
 
@@ -523,8 +517,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
     else:
         dim = numbers[0]
         description = (f"the top {dim} eigenvectors of the private images' second moment, released with "
-                       f"{choice.codec_share:g} of the budget (of mu^2 with DPSWflow; privacy.md, \"A private image codec\")"
-                       + (f", codes whitened at power {choice.pca_whitening:g}" if choice.pca_whitening else ""))
+                       f"{choice.codec_share:g} of the budget (of mu^2 with DPSWflow; privacy.md, \"A private image codec\")")
     codec_seconds = time.perf_counter() - started
     common: dict[str, Any] = {
         "codec": spec, "public": public_data(spec, grid.dataset), "description": description, "dim": dim, "pixels": pixels_of(spec),

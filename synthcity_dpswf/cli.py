@@ -44,7 +44,6 @@ def _images(args: argparse.Namespace) -> int:
     given = {name: value for name, value in (
         ("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs), ("refiner_epochs", args.refiner_epochs),
         ("n_release_directions", args.directions), ("n_bins", args.bins), ("n_steps", args.steps),
-        ("pca_whitening", args.pca_whitening),
     ) if value is not None}
     fields = {**flow_defaults(args.codec, args.generator, args.release), **given}  # what is given wins
     config = ImageRunConfig(
@@ -133,10 +132,6 @@ def build_parser() -> argparse.ArgumentParser:
                         "%(default)s, chosen over 50 on MNIST's validation split with L 2000 and 3000 steps, at G 32 for "
                         "epsilon 10 and G 16 for epsilon 1; FashionMNIST's chose 50 with --bins 32 at epsilon 10: "
                         "docs/flows.md)")
-    images.add_argument("--pca-whitening", type=float, default=None,
-                        help="whitening power a in [0, 1] of --codec private-pca's codes: the flow runs on "
-                        "normalize(Lambda^(-a/2) V^T u), Lambda the released eigenvalues (post-processing; default: "
-                        "ImageRunConfig's, docs/flows.md fact 68)")
     images.add_argument("--codec-share", type=float, default=0.2,
                         help="share of epsilon and delta for --codec private-pca's release (default: %(default)s)")
     images.add_argument("--download", action="store_true",

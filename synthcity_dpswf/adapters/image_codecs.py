@@ -73,18 +73,16 @@ class PrivatePCAImageCodec:
     training_seconds = 0.0
 
     def __init__(self, images: torch.Tensor, n_components: int, epsilon: float, delta: float,
-                 neighbouring: Neighbouring, whitening: float = 0.0) -> None:
+                 neighbouring: Neighbouring) -> None:
         check_one_channel(images, "private PCA")
-        self.codec = PrivatePCACodec.fit(images[:, 0], n_components, epsilon, delta, secret_generator(), neighbouring,
-                                         whitening=whitening)
+        self.codec = PrivatePCACodec.fit(images[:, 0], n_components, epsilon, delta, secret_generator(), neighbouring)
         release = self.codec.release
         if release is None:
             raise RuntimeError("PrivatePCACodec.fit returned a codec without its release; it must keep it.")
         self.noise_multiplier = release.noise_multiplier
         self.public_description = (
             f"the top {n_components} eigenvectors of the private images' second moment, released at epsilon = "
-            f"{epsilon:.4g}, delta = {delta:.3g}"
-            + (f", codes whitened by their eigenvalues at power {whitening:g}" if whitening else "") + "; no public image"
+            f"{epsilon:.4g}, delta = {delta:.3g}; no public image"
         )
         self.privacy_part = PrivacyPart(
             "private codec", epsilon, delta,

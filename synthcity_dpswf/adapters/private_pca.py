@@ -3,17 +3,10 @@ moment (privacy.md, "A private image codec").
 
 Each image :math:`x` (``h x w`` pixels, flattened) becomes :math:`u = x / \|x\|` (the fixed :math:`e_1` when
 :math:`x = 0`); the release is :math:`\tilde S = \sum_i u_i u_i^\top + E` (``privacy.second_moment``); the basis
-:math:`V \in \mathbb{R}^{d \times K}` holds the top-K eigenvectors of :math:`\tilde S` and :math:`\Lambda` their
-eigenvalues. A code is
-
-.. math:: f = \frac{\Lambda^{-a/2} V^\top u}{\|\Lambda^{-a/2} V^\top u\|}
-
-(on the unit sphere, :math:`e_1` when :math:`V^\top u = 0`), with the whitening power :math:`a \in [0, 1]`: 0 keeps
-the coordinates on the eigenvectors, 1 gives every eigenvector equal variance, so that a random direction's
-projection weighs them alike (docs/flows.md, fact 68). Decoding is :math:`V \Lambda^{a/2} f` put back on the pixel
-range per image (``adapters.pixel_range``, blind to the scale), as the DCT codec does, so a code decodes to the
-direction of :math:`V V^\top u` whatever :math:`a`. Everything after the release is post-processing, and the codec
-stores only :math:`V` and :math:`\Lambda`.
+:math:`V \in \mathbb{R}^{d \times K}` holds the top-K eigenvectors of :math:`\tilde S`. A code is
+:math:`f = V^\top u / \|V^\top u\|` (on the unit sphere, :math:`e_1` when :math:`V^\top u = 0`); decoding is
+:math:`V f` put back on the pixel range per image (``adapters.pixel_range``), as the DCT codec does. Everything after the release is
+post-processing, and the codec stores only :math:`V`.
 """
 
 from __future__ import annotations
@@ -38,36 +31,16 @@ def unit_rows(images: torch.Tensor) -> torch.Tensor:
     return rows
 
 
-EIGENVALUE_FLOOR = 1e-3
-"""Whitening divides by no eigenvalue below this fraction of the largest (a noisy second moment's tail eigenvalues
-can be near 0 or negative): those are raised to it, a map fixed by the release."""
-
-
-def whitening_scales(eigenvalues: torch.Tensor, whitening: float) -> torch.Tensor:
-    r"""The per-coordinate scales :math:`\Lambda^{-a/2}` of the module's code, :math:`a` = ``whitening``, with every
-    eigenvalue raised to at least ``EIGENVALUE_FLOOR`` times the largest."""
-    if not 0.0 <= whitening <= 1.0:
-        raise ValueError(f"whitening must lie in [0, 1] (0: none, 1: every eigenvector at equal variance), got {whitening!r}.")
-    if whitening == 0.0:
-        return torch.ones(eigenvalues.shape, dtype=torch.float64)
-    largest = float(eigenvalues.max())
-    if not largest > 0:
-        raise ValueError(f"the released second moment's top eigenvalue must be positive to whiten by it, got {largest!r}.")
-    return eigenvalues.to(torch.float64).clamp(min=EIGENVALUE_FLOOR * largest) ** (-whitening / 2)
-
-
 class PrivatePCACodec:
     """Images ``(n, h, w)`` <-> unit-norm codes on the top ``n_components`` eigenvectors of a released second moment.
 
     Build it with ``PrivatePCACodec.fit`` (the release, paid at ``(epsilon, delta)``) or from a ``basis`` already
-    released (``(h w, K)`` orthonormal columns, with their ``eigenvalues`` to whiten by). ``whitening`` is the
-    module's power :math:`a` (0: the coordinates on the eigenvectors). ``pixel_scaling`` says how a decoded array
-    is put back on ``[0, max_value]`` (``adapters.pixel_range``).
+    released (``(h w, K)`` orthonormal columns). ``pixel_scaling`` says how a decoded array is put back on
+    ``[0, max_value]`` (``adapters.pixel_range``).
     """
 
     def __init__(self, height: int, width: int, basis: torch.Tensor, release: SecondMomentRelease | None = None,
-                 max_value: float = 1.0, pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING,
-                 eigenvalues: torch.Tensor | None = None, whitening: float = 0.0) -> None:
+                 max_value: float = 1.0, pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING) -> None:
         check_positive_int("height", height)
         check_positive_int("width", width)
         check_pixel_scaling(pixel_scaling)
@@ -77,22 +50,13 @@ class PrivatePCACodec:
         self.height, self.width, self.max_value = height, width, float(max_value)
         self.basis = basis.to(torch.float64)
         self.release = release
-        if eigenvalues is None:
-            if whitening != 0.0:
-                raise ValueError("whitening needs the basis' eigenvalues: pass eigenvalues, or whitening=0.")
-            eigenvalues = torch.ones(basis.shape[1], dtype=torch.float64)
-        if eigenvalues.shape != (basis.shape[1],):
-            raise ValueError(f"eigenvalues must hold one value per basis column ({basis.shape[1]}), got {tuple(eigenvalues.shape)}.")
-        self.eigenvalues = eigenvalues.to(torch.float64)
-        self.whitening = float(whitening)
-        self.scales = whitening_scales(self.eigenvalues, self.whitening)
 
     @classmethod
     def fit(cls, images: torch.Tensor, n_components: int, epsilon: float, delta: float, secret: torch.Generator,
             neighbouring: Neighbouring = "replace_one", max_value: float = 1.0,
-            pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING, whitening: float = 0.0) -> "PrivatePCACodec":
+            pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING) -> "PrivatePCACodec":
         """Release the second moment of the private ``images`` ``(n, h, w)`` at (epsilon, delta) and keep the top
-        ``n_components`` eigenvectors of the noisy matrix and their eigenvalues (post-processing)."""
+        ``n_components`` eigenvectors of the noisy matrix (post-processing)."""
         check_positive_int("n_components", n_components)
         if images.ndim != 3:
             raise ValueError(f"images must have shape (n, h, w), got {tuple(images.shape)}.")
@@ -100,9 +64,9 @@ class PrivatePCACodec:
         if n_components > height * width:
             raise ValueError(f"n_components = {n_components} exceeds the {height * width} pixels of an image.")
         release = release_second_moment(unit_rows(images), epsilon, delta, secret, neighbouring)
-        values, vectors = torch.linalg.eigh(release.matrix)  # ascending eigenvalues
-        basis, eigenvalues = vectors[:, -n_components:].flip(1), values[-n_components:].flip(0)
-        return cls(height, width, basis, release, max_value, pixel_scaling, eigenvalues, whitening)
+        _, vectors = torch.linalg.eigh(release.matrix)  # ascending eigenvalues
+        basis = vectors[:, -n_components:].flip(1)
+        return cls(height, width, basis, release, max_value, pixel_scaling)
 
     @property
     def dim(self) -> int:
@@ -110,11 +74,10 @@ class PrivatePCACodec:
         return int(self.basis.shape[1])
 
     def encode(self, images: torch.Tensor) -> torch.Tensor:
-        """Unit-norm codes ``(n, K)`` of ``images`` ``(n, h, w)``, the module's f (e_1 for an image the basis does
-        not see)."""
+        """Unit-norm codes ``(n, K)`` of ``images`` ``(n, h, w)`` (e_1 for an image the basis does not see)."""
         if images.ndim != 3 or images.shape[1:] != (self.height, self.width):
             raise ValueError(f"images must have shape (n, {self.height}, {self.width}), got {tuple(images.shape)}.")
-        codes = (unit_rows(images) @ self.basis) * self.scales
+        codes = unit_rows(images) @ self.basis
         norms = codes.norm(dim=1, keepdim=True)
         blind = (norms <= 1e-12).squeeze(1)
         codes = codes / torch.where(blind.unsqueeze(1), torch.ones_like(norms), norms)
@@ -123,6 +86,6 @@ class PrivatePCACodec:
         return codes.float()
 
     def decode(self, codes: torch.Tensor) -> torch.Tensor:
-        r"""Images ``(n, h, w)`` in [0, max_value]: :math:`V \Lambda^{a/2} f`, then ``pixel_scaling``."""
-        flat = (codes.detach().cpu().to(torch.float64) / self.scales) @ self.basis.T
+        """Images ``(n, h, w)`` in [0, max_value]: ``V f``, then ``pixel_scaling``."""
+        flat = codes.detach().cpu().to(torch.float64) @ self.basis.T
         return to_pixel_range(flat.reshape(-1, self.height, self.width), self.max_value, self.pixel_scaling)

@@ -74,9 +74,6 @@ CHOSEN_FLOW_SETTINGS: Mapping[tuple[str, str, str], Mapping[str, int]] = Mapping
 })
 """Release and flow settings measured for a (codec, generator, release kind) and used by default there
 (``flow_defaults``); everything else takes ``ImageRunConfig``'s."""
-PCA_WHITENING = 0.0
-"""The ``"private-pca"`` codec's whitening power a (``adapters.private_pca``: the flow runs on
-normalize(Lambda^(-a/2) V^T u)); docs/flows.md, fact 68."""
 CODEC_SHARE = 0.2
 """The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP with DPSWflow (one Gaussian release, exact
 composition), of epsilon and delta with the per-step generators (basic composition); ``codec_budget``."""
@@ -134,7 +131,6 @@ class ImageRunConfig:
     start: str = "gaussian"
     dct_frequencies: int = DCT_FREQUENCIES
     pca_components: int = PCA_COMPONENTS
-    pca_whitening: float = PCA_WHITENING
     codec_share: float = CODEC_SHARE
     device: str = "auto"
     seed: int = 0
@@ -248,7 +244,7 @@ def build_codec(
         return dct_codec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
     if config.codec == "private-pca":
         return PrivatePCAImageCodec(images[private], config.pca_components, budget.codec_epsilon, budget.codec_delta,
-                                    config.neighbouring, config.pca_whitening)  # type: ignore[arg-type]
+                                    config.neighbouring)  # type: ignore[arg-type]
     return public_half_autoencoder(
         cache, config.dataset, images, public, config.autoencoder_epochs, config.seed, progress, device=config.device,
         latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
@@ -341,8 +337,6 @@ def run_images(
         raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {config.refiner_epochs!r}.")
     if config.pca_components < 1:
         raise ValueError(f"pca_components must be a positive integer, got {config.pca_components!r}.")
-    if not 0 <= config.pca_whitening <= 1:
-        raise ValueError(f"pca_whitening must lie in [0, 1] (0: none, 1: full), got {config.pca_whitening!r}.")
     if config.start not in ("gaussian", "public"):
         raise ValueError(f"start must be 'gaussian' or 'public', got {config.start!r}.")
     if config.device not in ("auto", "cpu") and not config.device.startswith("cuda"):

@@ -58,10 +58,9 @@ def test_the_paper_protocol_configs_keep_the_former_scripts_sizes_and_rows() -> 
         ("ae:8:10",), ("dpswflow",), (10.0, 1.0), 10000, 10000, None)
 
 
-def test_a_setting_s_codec_share_and_whitening_reach_the_cell_and_name_its_row() -> None:
-    """``codec_share`` in a setting table sets the private codec's share of each cell's budget, ``pca_whitening`` its
-    codes' whitening power; a row stores them only where they differ from what rows ran with before the keys existed
-    (``RELEASE_DEFAULTS``), so earlier rows keep their identity."""
+def test_a_setting_s_codec_share_reaches_the_budget_and_names_its_row() -> None:
+    """``codec_share`` in a setting table sets the private codec's share of each cell's budget; a row stores it only
+    where it differs from the package's (``RELEASE_DEFAULTS``), so earlier rows keep their identity."""
     from image_results import setting_text
     from image_runner import cell_config
     from synthcity_dpswf.experiments.images import CODEC_SHARE, codec_budget
@@ -78,9 +77,6 @@ def test_a_setting_s_codec_share_and_whitening_reach_the_cell_and_name_its_row()
     assert cell_config(grid, "pca:30", "dpswflow", default, "replace_one", 10.0, "cpu").codec_share == CODEC_SHARE
     row = {"generator": "dpswflow", "directions": 2000, "bins": 16, "steps": 3000}
     assert setting_text({**row, "setting": shared.stored()}) == "2000, 16, 3000, codec share 0.35"
-    whitened = FlowChoice.of({"directions": 2000, "bins": 16, "steps": 3000, "pca_whitening": 1.0})
-    assert cell_config(grid, "pca:30", "dpswflow", whitened, "replace_one", 10.0, "cpu").pca_whitening == 1.0
-    assert setting_text({**row, "setting": whitened.stored()}) == "2000, 16, 3000, codes whitened at power 1"
     assert setting_text({**row, "setting": default.stored()}) == "2000, 16, 3000"
     assert budgets[1].codec_epsilon > budgets[0].codec_epsilon  # a larger share buys the codec a larger epsilon
     with pytest.raises(ValueError, match=r"codec_share must lie in \(0, 1\), got \[1.0\]"):

@@ -91,20 +91,3 @@ def test_images_applies_the_flow_settings_chosen_for_the_codec(
         main(["images", "--data-root", "data", *arguments])
     (config,) = built
     assert (config.n_release_directions, config.n_bins, config.n_steps) == expected
-
-
-def test_images_passes_the_private_codec_s_whitening(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``--pca-whitening`` reaches ``ImageRunConfig.pca_whitening``; left out, the config's default stands."""
-    from synthcity_dpswf.experiments import images
-
-    built = []
-
-    def capture(config: images.ImageRunConfig, *args: object, **kwargs: object) -> None:
-        built.append(config)
-        raise _Captured
-
-    monkeypatch.setattr(images, "run_images", capture)
-    for arguments in (["--pca-whitening", "0.5"], []):
-        with pytest.raises(_Captured):
-            main(["images", "--data-root", "data", "--codec", "private-pca", *arguments])
-    assert [config.pca_whitening for config in built] == [0.5, images.PCA_WHITENING]

@@ -405,24 +405,6 @@ def test_each_codec_runs_end_to_end_and_names_its_assumption(
         assert loaded.public_split == PublicSplit.of("fashion_mnist", 64, torch.arange(64))
 
 
-def test_the_private_codec_s_whitening_is_named_in_the_report_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run with whitened private codes states the power in its report (the codes' map is public) and pays what
-    the unwhitened codec pays; a power outside [0, 1] is refused before anything is released."""
-    from synthcity_dpswf.experiments import images as experiment
-
-    _fake_datasets(monkeypatch)
-    runs = {}
-    for power in (0.0, 1.0):
-        config = experiment.ImageRunConfig(codec="private-pca", pca_components=8, pca_whitening=power, **TINY_RUN)
-        runs[power] = experiment.run_images(config, tmp_path, tmp_path, None, progress=False).report
-    assert "codes whitened by their eigenvalues at power 1" in str(runs[1.0])
-    assert "whitened" not in str(runs[0.0])
-    assert runs[1.0].parts[0].epsilon == pytest.approx(runs[0.0].parts[0].epsilon) and runs[1.0].epsilon <= 10.0
-    with pytest.raises(ValueError, match=r"pca_whitening must lie in \[0, 1\]"):
-        experiment.run_images(experiment.ImageRunConfig(codec="private-pca", pca_whitening=1.5, **TINY_RUN),
-                              tmp_path, tmp_path, None, progress=False)
-
-
 def test_public_half_and_other_dataset_checkpoints_are_not_interchangeable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -98,33 +98,6 @@ def test_the_codec_recovers_a_low_rank_image_family_and_codes_lie_on_the_sphere(
     assert codec.encode(torch.zeros(1, 8, 8)).norm() == pytest.approx(1.0)  # an all-zero image: a fixed unit record
 
 
-def test_whitened_codes_lie_on_the_sphere_weigh_the_eigenvectors_alike_and_decode_to_the_same_images() -> None:
-    """The whitened code normalize(Lambda^(-a/2) V^T u) stays a unit record (the flow's release keeps its
-    sensitivity), spreads the codes' second moment evenly over the eigenvectors at a = 1, and decodes through
-    V Lambda^(a/2) f to the same image as the plain code (decoding keeps a direction only), so the ceiling is a's
-    alone; the eigenvalues are the release's (post-processing)."""
-    generator = torch.Generator().manual_seed(6)
-    patterns = torch.rand(4, 64, generator=generator)
-    images = ((torch.rand(3000, 4, generator=generator) * torch.tensor([4.0, 2.0, 1.0, 0.5]) + 0.05) @ patterns).reshape(-1, 8, 8)
-    plain = PrivatePCACodec.fit(images, 4, 10.0, DELTA, secret_generator(3))
-    spreads = []
-    for whitening in (0.0, 0.5, 1.0):
-        codec = PrivatePCACodec.fit(images, 4, 10.0, DELTA, secret_generator(3), whitening=whitening)
-        assert torch.equal(codec.basis, plain.basis) and torch.equal(codec.eigenvalues, plain.eigenvalues)
-        codes = codec.encode(images)
-        assert torch.allclose(codes.norm(dim=1), torch.ones(len(images)), atol=1e-5)
-        torch.testing.assert_close(codec.decode(codes), plain.decode(plain.encode(images)), atol=1e-5, rtol=1e-5)
-        power = codes.double().pow(2).mean(dim=0)
-        spreads.append(float(power.max() / power.min()))
-    assert spreads[0] > 10 * spreads[2] and spreads[0] > spreads[1] > spreads[2]
-    released = torch.linalg.eigvalsh(plain.release.matrix).flip(0)[:4]  # type: ignore[union-attr]
-    torch.testing.assert_close(plain.eigenvalues, released)
-    with pytest.raises(ValueError, match=r"whitening must lie in \[0, 1\]"):
-        PrivatePCACodec.fit(images, 4, 10.0, DELTA, secret_generator(3), whitening=1.5)
-    with pytest.raises(ValueError, match="whitening needs the basis' eigenvalues"):
-        PrivatePCACodec(8, 8, plain.basis, whitening=1.0)
-
-
 def test_the_gaussian_split_composes_to_exactly_the_budget_and_beats_basic_composition() -> None:
     for epsilon in (1.0, 10.0):
         codec, flow = gaussian_split(epsilon, DELTA, 0.2)
