@@ -7,6 +7,7 @@ import contextlib
 import json
 import math
 import platform
+import re
 import resource
 import signal
 import tomllib
@@ -63,6 +64,13 @@ def write_json(path: Path, payload: dict[str, Any]) -> None:
 
 METHOD_NAMES = {"dpswflow": "DPSWflow", "dpswflow_r": "DPSWflow-r", "dpswgen": "DPSWgen", "dpsgd_gan": "DP-SGD GAN"}
 """How the image benchmarks name each generator in their tables."""
+
+
+def refiner_weight_in(description: str) -> str | None:
+    """The adversarial weight of the refiner a codec's public description names (``ImageLatentAdapter.fit_refiner``
+    writes "... (L1 + adversarial, weight W, ..."), as written; ``None`` for a codec without a refiner."""
+    found = re.search(r"adversarial, weight ([0-9.eE+-]+)[,)]", description)
+    return found.group(1) if found else None
 
 
 def mean_and_spread(values: list[float]) -> tuple[float, float]:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from common import mean_std, write_json
+from common import mean_std, refiner_weight_in, write_json
 from paper_protocol import cell_values, paper_table
 
 from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING
@@ -145,14 +145,14 @@ ROW_KEYS = {"codec": None, "directions": None, "bins": None, "steps": None, "sam
 
 
 def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
-    """``rows`` with ``row`` in place of any row of the same codec and settings: the epsilons ``row`` measured
-    replace theirs, the others are kept, and so are the ``--set`` overrides of both runs; the row is marked chosen on
+    """``rows`` with ``row`` in place of any row of the same codec and settings (its refiner's adversarial weight
+    included, read from the codec's description): the epsilons ``row`` measured replace theirs, the others are kept, and so are the ``--set`` overrides of both runs; the row is marked chosen on
     validation only if ``row`` was."""
     kept, merged = [], dict(row)
     for old in rows:
         if any(old.get(key, default) != row.get(key, default) for key, default in ROW_KEYS.items()) or (
             old.get("pixels", pixels_of(old["codec"], written_before=True)) != row.get("pixels", pixels_of(row["codec"], True))
-        ):
+        ) or refiner_weight_in(old.get("description", "")) != refiner_weight_in(row.get("description", "")):
             kept.append(old)
             continue
         merged = {**old, **row, "epsilons": {**old["epsilons"], **row["epsilons"]}}

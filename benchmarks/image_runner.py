@@ -97,7 +97,7 @@ class FlowChoice:
     epsilon, the row stating the sound epsilon of it: ``paper_protocol``; projected releases, replace-one, finite
     epsilons). ``generators`` and ``epsilons`` restrict the grid's flows and epsilons the setting runs with (empty:
     all of them). ``codec_share``: the private codec's share of the budget (``ImageRunConfig.codec_share``; codecs
-    that release nothing ignore it). ``label`` names the row where one study varies more than L, G and steps."""
+    that release nothing ignore it, though a setting that sets it is still a row of its own). ``label`` names the row where one study varies more than L, G and steps."""
 
     directions: int | None
     bins: int
@@ -338,8 +338,8 @@ def select_settings(
         raise ValueError(f"the validation results hold no row of codecs {list(specs)} at epsilon {key} with {samples} "
                          "samples: run the validation grid with those codecs, epsilons and samples first.")
     best, row = max(scored, key=lambda item: item[0])
-    if row.get("setting"):
-        return row["codec"], FlowChoice(**row["setting"]), best
+    if row.get("setting"):  # a key the row does not store had the value of RELEASE_DEFAULTS when it ran
+        return row["codec"], FlowChoice(**{**RELEASE_DEFAULTS, **row["setting"]}), best
     return row["codec"], FlowChoice(row["directions"], row["bins"], row["steps"]), best
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import METHOD_NAMES, RESULTS  # noqa: E402
+from common import METHOD_NAMES, RESULTS, refiner_weight_in  # noqa: E402
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
@@ -41,12 +41,12 @@ def marginal_headline(payload: dict[str, Any]) -> str:
 
 def refiner_label(description: str) -> str:
     """How a row's codec decodes, from its public description (``ImageLatentAdapter.public_description``): no refiner
-    (empty), or the refiner at its adversarial weight (per dataset since docs/flows.md, fact 68) with its averaged
+    (empty), or the refiner at its adversarial weight (per dataset since docs/flows.md, fact 69) with its averaged
     weights (the default since fact 56) or its last weights (before)."""
     if "refined by" not in description:
         return ""
-    weight = re.search(r"adversarial, weight ([0-9.eE+-]+)[,)]", description)
-    refiner = f"refiner at weight {weight.group(1)}" if weight else "refiner"
+    weight = refiner_weight_in(description)
+    refiner = f"refiner at weight {weight}" if weight else "refiner"
     return f"{refiner}, averaged weights" if "weights averaged" in description else f"{refiner}, last weights"
 
 

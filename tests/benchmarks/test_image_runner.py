@@ -60,7 +60,8 @@ def test_the_paper_protocol_configs_keep_the_former_scripts_sizes_and_rows() -> 
 
 def test_a_setting_s_codec_share_reaches_the_budget_and_names_its_row() -> None:
     """``codec_share`` in a setting table sets the private codec's share of each cell's budget; a row stores it only
-    where it differs from the package's (``RELEASE_DEFAULTS``), so earlier rows keep their identity."""
+    where it differs from the 0.2 every row ran with before the key existed (``RELEASE_DEFAULTS``), so those rows keep
+    their identity."""
     from image_results import setting_text
     from image_runner import cell_config
     from synthcity_dpswf.experiments.images import CODEC_SHARE, codec_budget
@@ -301,3 +302,23 @@ def test_the_runner_explains_itself() -> None:
     assert all(option in usage for option in ("--set", "--device", "--inception", "--merge", "--data-root"))
     words = " ".join(usage.split())  # the docstring as printed, its line breaks aside
     assert "paper's accounting convention" in words and "generation runs" in words
+
+
+def test_a_row_replaces_only_the_row_of_its_refiner_s_weight() -> None:
+    """Rows of the same codec and settings whose refiners were trained at other adversarial weights (read from the
+    codec's description) are other rows: a partial rerun after the weight changed must not put its cells beside the
+    old weight's; the same weight merges, a new epsilon added and a remeasured one replaced."""
+    from image_results import replace_row
+
+    def row(weight: str, cells: dict[str, float]) -> dict:
+        return {"codec": "ae:16:10", "refiner_epochs": 5, "generator": "dpswflow",
+                "description": f"the public half; refined by a network trained on the same public images (L1 + "
+                               f"adversarial, weight {weight}, weights averaged with decay 0.99, 5 epochs)",
+                "epsilons": {key: {"mlp": value, "cnn": value} for key, value in cells.items()}}
+
+    old = row("0.2", {"10.0": 0.80, "1.0": 0.75})
+    kept = replace_row([old], row("0.05", {"10.0": 0.81}))
+    assert [sorted(each["epsilons"]) for each in kept] == [["1.0", "10.0"], ["10.0"]]
+    assert kept[0] == old
+    (merged,) = replace_row([old], row("0.2", {"10.0": 0.82, "inf": 0.9}))
+    assert merged["epsilons"]["10.0"]["cnn"] == 0.82 and merged["epsilons"]["1.0"]["cnn"] == 0.75 and "inf" in merged["epsilons"]
