@@ -21,7 +21,7 @@ from synthcity.plugins.core.plugin import Plugin
 from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
-from synthcity_dpswf.adapters.image_latent import REFINER_EPOCHS, ImageLatentAdapter
+from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, ImageLatentAdapter
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.plugins.image_path import ImagePath
@@ -78,6 +78,9 @@ class SlicedFlowPlugin(Plugin):
             given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``, latent
             size ``latent_dim``) and its refiner (``refiner_epochs``, 0: none; ``ImageLatentAdapter.fit_refiner``),
             the rest is the private data; the report states it.
+        refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
+            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 43 and 65). The plugin cannot tell which
+            images it is given: choose it on public images like yours.
         latent_dim: latent size of that autoencoder (unused with ``image_adapter``, which has its own); ``None``:
             16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:
             a wider public autoencoder"; the paper used 8 and 5), 48 for the larger "dcgan" architecture.
@@ -119,6 +122,7 @@ class SlicedFlowPlugin(Plugin):
         public_fraction: float = 0.5,
         autoencoder_epochs: int = 10,
         refiner_epochs: int = REFINER_EPOCHS,
+        refiner_weight: float = REFINER_ADVERSARIAL_WEIGHT,
         latent_dim: int | None = None,
         n_classes: int = 10,
         labelling: str = "conditional",
@@ -168,6 +172,9 @@ class SlicedFlowPlugin(Plugin):
         if refiner_epochs < 0:
             raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {refiner_epochs!r}.")
         self.refiner_epochs = refiner_epochs
+        if not refiner_weight > 0:
+            raise ValueError(f"refiner_weight must be positive (the refiner's adversarial weight), got {refiner_weight!r}.")
+        self.refiner_weight = refiner_weight
         self.latent_dim = latent_dim
         self.n_classes = n_classes
         self.labelling = labelling

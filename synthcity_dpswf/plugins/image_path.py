@@ -71,7 +71,8 @@ class ImagePath:
             description=f"a random {plugin.public_fraction:.0%} of the images passed to fit, public by assumption",
         )
         if plugin.refiner_epochs > 0:
-            adapter.fit_refiner(images[public], epochs=plugin.refiner_epochs, seed=plugin.random_state)
+            adapter.fit_refiner(images[public], epochs=plugin.refiner_epochs, adversarial_weight=plugin.refiner_weight,
+                                seed=plugin.random_state)
         return adapter, private
 
     def generate(self, plugin: "SlicedFlowPlugin", generator: SlicedGenerator, codec: Codec, count: int,

@@ -121,7 +121,8 @@ def test_plugins_generate_labelled_images(name: str) -> None:
     images, labels = blobs(600)
     loader = ImageDataLoader(data=(images, labels), height=32)
     plugin = Plugins().get(
-        name, epsilon=10.0, n_classes=4, autoencoder_epochs=3, n_steps=30, n_directions=20, flow_batch_size=1000
+        name, epsilon=10.0, n_classes=4, autoencoder_epochs=3, n_steps=30, n_directions=20, flow_batch_size=1000,
+        refiner_epochs=1, refiner_weight=0.05,
     )
     plugin.fit(loader)
     generated = plugin.generate(24)
@@ -134,6 +135,7 @@ def test_plugins_generate_labelled_images(name: str) -> None:
     assert report.is_private and "autoencoder, trained on a random 50% of the images passed to fit" in str(report)
     assert "n = 300 records" in str(report)  # only the private half reaches the releases
     assert plugin.encoder_.latent_dim == 16  # the latent size chosen on MNIST validation data (MNIST_LATENT_DIM)
+    assert plugin.encoder_.refiner_settings.adversarial_weight == 0.05 and "weight 0.05" in str(report)
 
 
 def test_plugin_takes_a_pretrained_adapter() -> None:
