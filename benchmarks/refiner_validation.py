@@ -101,7 +101,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.merge:
         # Files written before --dataset are MNIST's.
         parts = [{"dataset": "mnist", **json.loads(path.read_text())} for path in args.merge]
-        rows = [{**row, "release_seed": part.get("release_seed")} for part in parts for row in part["rows"]]
+        # A row keeps its own release seed (a merged file's rows carry theirs); a run's file states one for all.
+        rows = [{**row, "release_seed": row["release_seed"] if "release_seed" in row else part.get("release_seed")}
+                for part in parts for row in part["rows"]]
         first = parts[0]
         for key in ("dataset", "epochs", "fid_samples", "epsilon"):
             values = {part[key] for part in parts}
@@ -109,9 +111,11 @@ def main(argv: list[str] | None = None) -> None:
                 raise ValueError(f"--merge joins runs of one study: the files differ in {key} "
                                  f"({sorted(map(str, values))}).")
         distances = [part["nearest_latent_distance"] for part in parts if part.get("nearest_latent_distance")]
-        payload = {**first, "rows": rows, "merged_from": [str(path) for path in args.merge],
+        # A merged file among them brings the files and environments it was merged from.
+        payload = {**first, "rows": rows,
+                   "merged_from": [name for path, part in zip(args.merge, parts) for name in part.get("merged_from", [str(path)])],
                    "nearest_latent_distance": distances[0] if distances else None,
-                   "environments": [part["environment"] for part in parts]}
+                   "environments": [env for part in parts for env in part.get("environments", [part["environment"]])]}
         write_results(args.out, args.name, payload,
                       table(rows, first["epochs"], first["fid_samples"], first["epsilon"], first["dataset"]))
         return

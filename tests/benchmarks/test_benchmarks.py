@@ -72,3 +72,10 @@ def test_refiner_validation_merges_runs_of_one_dataset_and_names_it(tmp_path: Pa
     assert (tmp_path / "old_merged.md").read_text().startswith("# The autoencoder's refiner on MNIST's public half")
     with pytest.raises(ValueError, match="differ in dataset"):
         refiner_validation.main(["--out", str(tmp_path), "--name", "mixed", "--merge", first, old])
+    # A merged file merged again keeps its rows' release seeds, files and environments.
+    fresh = write("fresh", {**part("fashion_mnist", 0.05, 25.0), "release_seed": None})
+    refiner_validation.main(["--out", str(tmp_path), "--name", "again", "--merge", str(tmp_path / "merged.json"), fresh])
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert [row["release_seed"] for row in again["rows"]] == [0, 0, None]
+    assert again["merged_from"] == [first, second, fresh] and len(again["environments"]) == 3
+    assert "| seed 0 | 0.2 |" in (tmp_path / "again.md").read_text() and "| fresh | 0.05 |" in (tmp_path / "again.md").read_text()
