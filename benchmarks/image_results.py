@@ -146,8 +146,8 @@ ROW_KEYS = {"codec": None, "directions": None, "bins": None, "steps": None, "sam
 
 def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
     """``rows`` with ``row`` in place of any row of the same codec and settings (its refiner's adversarial weight
-    included, read from the codec's description): the epsilons ``row`` measured replace theirs, the others are kept, and so are the ``--set`` overrides of both runs; the row is marked chosen on
-    validation only if ``row`` was."""
+    included, read from the codec's description): the epsilons ``row`` measured replace theirs, the others are kept,
+    and so are the ``--set`` overrides of both runs; the row is marked chosen on validation only if ``row`` was."""
     kept, merged = [], dict(row)
     for old in rows:
         if any(old.get(key, default) != row.get(key, default) for key, default in ROW_KEYS.items()) or (

@@ -97,7 +97,8 @@ class FlowChoice:
     epsilon, the row stating the sound epsilon of it: ``paper_protocol``; projected releases, replace-one, finite
     epsilons). ``generators`` and ``epsilons`` restrict the grid's flows and epsilons the setting runs with (empty:
     all of them). ``codec_share``: the private codec's share of the budget (``ImageRunConfig.codec_share``; codecs
-    that release nothing ignore it, though a setting that sets it is still a row of its own). ``label`` names the row where one study varies more than L, G and steps."""
+    that release nothing ignore it, though a setting that sets it is still a row of its own). ``label`` names the
+    row where one study varies more than L, G and steps."""
 
     directions: int | None
     bins: int

@@ -20,7 +20,8 @@ import hashlib
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 import torch
 from torch import nn
@@ -46,7 +47,7 @@ flow samples 19.4 / 16.8 over two training seeds against 21.4 / 20.6 with the la
 17.7 / 24.2 and is left off (docs/flows.md, "A refiner for the public autoencoder" and fact 56;
 ``benchmarks/results/refiner_validation.md``)."""
 
-REFINER_ADVERSARIAL_WEIGHTS: dict[str, float] = {"mnist": REFINER_ADVERSARIAL_WEIGHT, "fashion_mnist": 0.05}
+REFINER_ADVERSARIAL_WEIGHTS: Mapping[str, float] = MappingProxyType({"mnist": REFINER_ADVERSARIAL_WEIGHT, "fashion_mnist": 0.05})
 """The refiner's adversarial weight per dataset its public images come from (``refiner_adversarial_weight``), each
 chosen on that dataset's public half only (25,000 refining images, 5,000 held out, the flow's decoded samples
 scored by FID; ``benchmarks/refiner_validation.py --dataset``). FashionMNIST: 0.05 gives FID 36.1 / 36.8 and recall

@@ -23,6 +23,7 @@ from synthcity.utils.constants import DEVICE
 
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, ImageLatentAdapter
 from synthcity_dpswf.extensions import load_accountants
+from synthcity_dpswf.math.checks import check_positive
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
@@ -172,8 +173,7 @@ class SlicedFlowPlugin(Plugin):
         if refiner_epochs < 0:
             raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {refiner_epochs!r}.")
         self.refiner_epochs = refiner_epochs
-        if not refiner_weight > 0:
-            raise ValueError(f"refiner_weight must be positive (the refiner's adversarial weight), got {refiner_weight!r}.")
+        check_positive("refiner_weight", refiner_weight)
         self.refiner_weight = refiner_weight
         self.latent_dim = latent_dim
         self.n_classes = n_classes
