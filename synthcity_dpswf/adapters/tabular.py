@@ -412,6 +412,32 @@ class MarginalTableCodec:
             for column in domain.columns
         )
 
+    def one_way_measurements(self, release: DomainRelease) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """The DP domain's measurements of columns' one-way marginals on this codec's fine levels (``DomainRelease.
+        one_way``): ``{column position: (noisy counts (K_j,), noise stds (K_j,))}`` for every column whose levels are
+        exactly the measured ones (its released categories, or one level per integer), in the codec's level order.
+        Post-processing of the domain release (privacy.md, "One budget")."""
+        measurements: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for position, column in enumerate(self.domain.columns):
+            measured = release.one_way_measurement(column.name)
+            if measured is None:
+                continue
+            levels, counts, stds = measured
+            if isinstance(column, CategoricalColumn):
+                expected: list[object] = list(column.categories)
+            elif column.integer and len(self.edges[column.name]) - 1 == column.span[1] - column.span[0]:
+                expected = [int(value) for value in self.edges[column.name][:-1]]
+            else:
+                continue
+            if column.missing:
+                expected.append(None)
+            if len(levels) == len(expected) and all(
+                (a is None and b is None) or (a is not None and b is not None and type(a) is type(b) and a == b)
+                for a, b in zip(levels, expected)
+            ):
+                measurements[position] = (counts, stds)
+        return measurements
+
     def encode(self, frame: pd.DataFrame) -> torch.Tensor:
         """Level codes ``(n, d)`` (float32 holding integers) of the rows of ``frame``."""
         check_columns(self.domain, frame)

@@ -42,6 +42,7 @@ from synthcity_dpswf.privacy import (
 )
 from synthcity_dpswf.privacy.neighbouring import group_of_two, one_shot_other_multiplier, other
 from synthcity_dpswf.privacy.accountant import check_accountant
+from synthcity_dpswf.privacy.composition import composed_multiplier
 from synthcity_dpswf.privacy.releases import Boundary
 
 Labelling = Literal["conditional", "joint"]
@@ -182,13 +183,17 @@ class SlicedGenerator(ABC):
         labels: torch.Tensor | None = None,
         n_classes: int | None = None,
         noise_multiplier: float | None = None,
+        prior: float | None = None,
     ) -> "SlicedGenerator":
         """Bound ``records`` (``(n, d)``), make the releases of ``release_schedule``, keep only them and their
         report.
 
         The noise is calibrated to (epsilon, delta); or, with ``epsilon=None``, set by ``noise_multiplier``
         z (noise std s = z Delta) and the report gives the epsilon it achieves at ``delta`` (as Opacus'
-        ``make_private`` does beside ``make_private_with_epsilon``).
+        ``make_private`` does beside ``make_private_with_epsilon``). ``prior``: the multiplier of a one-shot Gaussian
+        mechanism of the same records released before (a DP domain), accounted with the releases as one more entry
+        of the accountant (``ReleaseAccountant``'s ``prior``; privacy.md, "One budget"): (epsilon, delta) is then
+        the whole's.
 
         ``labels`` (``(n,)`` integers in ``0..n_classes-1``, with the public ``n_classes``) makes one record of
         each (record, label) pair: released per class or joined into the record (``labelling``); sample
@@ -212,15 +217,11 @@ class SlicedGenerator(ABC):
         if self.labels_ == "joint":
             bounded = bound_records(self.codec.encode(bounded, release_labels), self.radius, "ball")
             release_labels = None
+        accountant, steps = self._accountant(bounded.shape[0], prior)
         if self.neighbouring == "replace_one":
-            n_records = bounded.shape[0]
-            batch_size, steps = self.release_schedule(n_records)
-            accountant = ReleaseAccountant(n_records, batch_size, self.accountant_for(n_records, batch_size, steps))
-            sampling: dict[str, Any] = {"batch_size": batch_size}
+            sampling: dict[str, Any] = {"batch_size": accountant.batch_size}
         else:
-            sample_rate, steps = self.poisson_schedule()
-            accountant = ReleaseAccountant.poisson(sample_rate, self.accountant)
-            sampling = {"sample_rate": sample_rate}
+            sampling = {"sample_rate": accountant.sample_rate}
         if noise_multiplier is None:
             assert epsilon is not None
             noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
@@ -270,19 +271,25 @@ class SlicedGenerator(ABC):
     def poisson_schedule(self) -> tuple[float, int]:
         """``(q, K)``: the Poisson sampling rate and number of releases under add/remove (never a function of n)."""
 
-    def count_noise(self, n_records: int | None, epsilon: float, delta: float) -> float:
-        r"""The noise std, per unit of sensitivity, of a count pooled over this generator's releases and read on the
-        scale of all n records, at (epsilon, delta): z for one release of everything, :math:`z / (\sqrt{K} q)` for K
-        releases of q n records each (their counts are summed and divided by K q). A planning figure from public
-        numbers (``n_records`` is None under add/remove, where the schedule does not read n); no record is read."""
+    def _accountant(self, n_records: int | None, prior: float | None = None) -> tuple[ReleaseAccountant, int]:
+        """The accountant of this generator's schedule and its number of releases: fixed-size batches of the public
+        n under replace-one, Poisson batches (n never read) under add/remove; ``prior`` as in ``fit``."""
         if self.neighbouring == "replace_one":
             if n_records is None:
                 raise ValueError("replace-one schedules are functions of the public n; pass n_records.")
             batch_size, steps = self.release_schedule(n_records)
-            accountant = ReleaseAccountant(n_records, batch_size, self.accountant_for(n_records, batch_size, steps))
-        else:
-            sample_rate, steps = self.poisson_schedule()
-            accountant = ReleaseAccountant.poisson(sample_rate, self.accountant)
+            accountant = self.accountant_for(n_records, batch_size, steps)
+            return ReleaseAccountant(n_records, batch_size, accountant, prior), steps
+        sample_rate, steps = self.poisson_schedule()
+        return ReleaseAccountant.poisson(sample_rate, self.accountant, prior), steps
+
+    def count_noise(self, n_records: int | None, epsilon: float, delta: float, prior: float | None = None) -> float:
+        r"""The noise std, per unit of sensitivity, of a count pooled over this generator's releases and read on the
+        scale of all n records, at (epsilon, delta) (with ``prior`` as in ``fit``): z for one release of everything,
+        :math:`z / (\sqrt{K} q)` for K releases of q n records each (their counts are summed and divided by K q). A
+        planning figure from public numbers (``n_records`` is None under add/remove, where the schedule does not
+        read n); no record is read."""
+        accountant, steps = self._accountant(n_records, prior)
         z = accountant.calibrate(float(epsilon), float(delta), steps)
         return z / (math.sqrt(steps) * accountant.sample_rate)
 
@@ -294,6 +301,26 @@ class SlicedGenerator(ABC):
         if counted is None:
             raise ValueError(f"the {self.release!r} release counts no records; its size is n, public under replace-one.")
         return max(float(counted.sum()) / (pool.n_releases * self.privacy_report.sample_rate), 0.0)
+
+    def add_one_way(self, measurements: dict[int, tuple[Any, Any]], counted: float) -> None:
+        """Another release's noisy counts of some columns' fine one-way tables (``{column: (counts, noise stds)}``,
+        counting ``counted`` records: a DP domain's, ``adapters.MarginalTableCodec.one_way_measurements``), combined
+        with the marginal release's own tables by inverse variance when generating (``models.marginals``).
+        Post-processing of both releases: nothing is released and no budget is spent."""
+        pool = self._pool()
+        if not self.mechanism.takes_level_codes or pool.options.layout is None:
+            raise ValueError(f"one-way measurements join a marginal release; this generator's is {self.release!r}.")
+        levels = pool.options.layout.levels
+        for column, (counts, stds) in measurements.items():
+            if not 0 <= column < len(levels) or len(counts) != levels[column] or len(stds) != levels[column]:
+                raise ValueError(f"a measurement of column {column} needs one count and one std per fine level.")
+        if not counted > 0:
+            raise ValueError(f"counted must be > 0, got {counted!r}.")
+        pool.one_way = {
+            column: (torch.as_tensor(counts, dtype=torch.float64), torch.as_tensor(stds, dtype=torch.float64), float(counted))
+            for column, (counts, stds) in measurements.items()
+        }
+        pool.cache.clear()
 
     def _after_release(self) -> None:
         """Post-processing done once after the releases (DPSWGen trains its network here)."""
@@ -363,7 +390,8 @@ class SlicedGenerator(ABC):
             return OtherAdjacency(name, None, None, f"the {self.release!r} release publishes one row per record")
         one_shot = accountant.sample_rate == 1 and steps == 1
         if one_shot:
-            z = one_shot_other_multiplier(noise_multiplier, self.neighbouring)
+            composed = noise_multiplier if accountant.prior is None else composed_multiplier(noise_multiplier, accountant.prior)
+            z = one_shot_other_multiplier(composed, self.neighbouring)
             epsilon = analytic_gaussian_epsilon(z, delta)
             if self.neighbouring == "replace_one":
                 return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)); this run publishes n")

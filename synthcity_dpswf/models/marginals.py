@@ -4,7 +4,10 @@ them, and the unit-cube particle space with its map back to level codes. All pos
 Estimates (``marginal_estimates``), from the releases summed over rounds:
 
 1. the number of counted records, :math:`\hat n`, the mean over columns of each one-way table's total;
-2. every fine one-way table to probabilities (``math.marginals.to_probabilities``: projection onto the simplex);
+2. every fine one-way table, combined cell by cell with another release's measurement of it where the pool holds
+   one (a DP domain's: ``ReleasePool.one_way``; both rescaled to :math:`\hat n` records and weighted by the inverse
+   of their noise variance, ``combine_one_way``), to probabilities (``math.marginals.to_probabilities``: projection
+   onto the simplex);
 3. every column's coarse margin from all the released tables that contain it, weighted by the inverse of their
    noise variance (the fine one-way table summed over a coarse level: width x s^2; a two-way table's margin:
    :math:`\bar K_k s^2`), projected onto the simplex (``consensus_margin``);
@@ -84,13 +87,16 @@ def _estimate(pool: ReleasePool) -> MarginalEstimates:
     n_counted = float(torch.stack([table.sum() for table in one_way]).mean())
     if n_counted <= 0:  # only noise can make it so: no information, uniform tables
         n_counted = 1.0
+    cell_variances = [torch.full_like(table, variance) for table in one_way]
+    for column, (counts, stds, counted) in pool.one_way.items():
+        one_way[column], cell_variances[column] = combine_one_way(one_way[column], variance, counts, stds**2, n_counted / counted)
     fine = [to_probabilities(table, n_counted) for table in one_way]
     coarse = []
     for column, table in enumerate(one_way):
         n_coarse = layout.coarse_levels[column]
         estimates = [coarsen(table, n_coarse, layout.has_missing(column))]
-        widths = torch.bincount(layout.coarse(torch.arange(layout.levels[column]), column), minlength=n_coarse)
-        variances = [variance * float(widths.max())]  # a coarse cell sums its fine cells' noise (the widest, bounding)
+        # a coarse cell sums its fine cells' noise: the largest such sum bounds every cell's variance
+        variances = [float(coarsen(cell_variances[column], n_coarse, layout.has_missing(column)).max())]
         for (j, k), pair_table in two_way.items():
             if column == j:
                 estimates.append(pair_table.sum(dim=1))
@@ -101,6 +107,20 @@ def _estimate(pool: ReleasePool) -> MarginalEstimates:
         coarse.append(consensus_margin(estimates, variances, n_counted))
     pairs = {(j, k): rake(to_probabilities(table, n_counted), coarse[j], coarse[k]) for (j, k), table in two_way.items()}
     return MarginalEstimates(layout, fine, coarse, pairs, n_counted)
+
+
+def combine_one_way(
+    counts: torch.Tensor, variance: float, measured: torch.Tensor, measured_variances: torch.Tensor, scale: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""A fine one-way table ``counts`` (noise variance ``variance`` per cell) combined with another release's
+    measurement of it (``measured``, variances ``measured_variances``, counting ``1 / scale`` times as many records):
+    per cell :math:`\hat c = (c / v + \lambda m / (\lambda^2 w)) / (1 / v + 1 / (\lambda^2 w))` with
+    :math:`\lambda` = ``scale``, the least-squares combination of two independent unbiased estimates, and its
+    variance :math:`(1 / v + 1 / (\lambda^2 w))^{-1}`. Returns ``(combined counts, their variances)``."""
+    rescaled = scale**2 * measured_variances.to(torch.float64)
+    weight, other = 1.0 / variance, 1.0 / rescaled.clamp(min=1e-300)
+    combined = (counts.to(torch.float64) * weight + scale * measured.to(torch.float64) * other) / (weight + other)
+    return combined.to(counts.dtype), (1.0 / (weight + other)).to(counts.dtype)
 
 
 class MarginalReleaseTarget:

@@ -29,6 +29,9 @@ class ReleasePool:
         directions: the public directions of each release, ``(K, d, L)`` (``None`` for record releases).
         dim: d, the dimension of the records.
         n_classes: C for class-conditional releases (``None`` otherwise).
+        one_way: for marginal releases, another release's measurements of some columns' one-way tables (a DP
+            domain's: ``SlicedGenerator.add_one_way``): ``{column: (noisy counts (K_j,), their noise stds (K_j,),
+            the records they count)}``, combined with the pool's own tables by ``models.marginals``.
         cache: post-processing computed once from the releases (e.g. the marginal estimates); never saved.
     """
 
@@ -39,6 +42,7 @@ class ReleasePool:
     directions: torch.Tensor | None
     dim: int
     n_classes: int | None = None
+    one_way: dict[int, tuple[torch.Tensor, torch.Tensor, float]] = field(default_factory=dict)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -57,6 +61,7 @@ class ReleasePool:
         return {
             "kind": self.kind, "options": dataclasses.asdict(self.options), "releases": self.releases,
             "noise_std": self.noise_std, "directions": self.directions, "dim": self.dim, "n_classes": self.n_classes,
+            "one_way": self.one_way,
         }
 
     @classmethod
@@ -69,4 +74,5 @@ class ReleasePool:
             directions=state.get("directions"),  # type: ignore[arg-type]
             dim=int(state["dim"]),  # type: ignore[arg-type]
             n_classes=state.get("n_classes"),  # type: ignore[arg-type]
+            one_way=dict(state.get("one_way") or {}),  # type: ignore[call-overload]
         )

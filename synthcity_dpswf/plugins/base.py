@@ -234,7 +234,9 @@ class SlicedFlowPlugin(Plugin):
         self._data_encoders = None
         self.encoder_, self.layout_ = prepared.codec, prepared.layout
         self.domain_part_, self.domain_rows_ = prepared.paid, prepared.released_rows
-        self._fit_generator(prepared.records, prepared.epsilon, prepared.delta, prepared.labels)
+        self._fit_generator(prepared.records, prepared.epsilon, prepared.delta, prepared.labels, prepared.prior)
+        if prepared.one_way and prepared.released_rows:
+            self.generator_.add_one_way(prepared.one_way, prepared.released_rows)  # type: ignore[union-attr]
         self.data_info = self.released_info(prepared.info)
         self.fitted = True
         return self
@@ -261,11 +263,13 @@ class SlicedFlowPlugin(Plugin):
         the releases."""
         raise NotImplementedError("SlicedFlowPlugin fits through fit(); _fit is not used.")
 
-    def _fit_generator(self, records: torch.Tensor, epsilon: float, delta: float, labels: torch.Tensor | None = None) -> None:
-        """Build the wrapped generator for these encoded records and fit it: the releases happen here."""
+    def _fit_generator(self, records: torch.Tensor, epsilon: float, delta: float, labels: torch.Tensor | None = None,
+                       prior: float | None = None) -> None:
+        """Build the wrapped generator for these encoded records and fit it (with ``prior``: the DP domain's Gaussian
+        mechanism in its accounting): the releases happen here."""
         self.generator_ = self.generator_class(**self.generator_arguments(len(records)))
         n_classes = None if labels is None else self.n_classes
-        self.generator_.fit(records, epsilon, delta, labels=labels, n_classes=n_classes)
+        self.generator_.fit(records, epsilon, delta, labels=labels, n_classes=n_classes, prior=prior)
 
     def _generate(self, count: int, syn_schema: Schema, **kwargs: Any) -> DataLoader:
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:
@@ -273,9 +277,10 @@ class SlicedFlowPlugin(Plugin):
         return self.path_.generate(self, self.generator_, self.encoder_, count, syn_schema)
 
     def privacy_report(self) -> PrivacyReport:
-        """The privacy report of the fitted plugin: the releases, plus the DP domain if one was paid for."""
+        """The privacy report of the fitted plugin: the releases, with the DP domain inside their accounting if one was
+        paid for (privacy.md, "One budget")."""
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:
             raise RuntimeError("fit the plugin first")
         report = self.generator_.privacy_report
         report = dataclasses.replace(report, public=report.public + (self.path_.public_line(self.encoder_),))
-        return report if self.domain_part_ is None else report.compose(self.domain_part_)
+        return report if self.domain_part_ is None else report.include(self.domain_part_)

@@ -10,7 +10,7 @@ base is the synthcity glue around them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
@@ -33,8 +33,10 @@ Codec = TabularEncoder | MarginalTableCodec | ImageLatentAdapter
 @dataclass(frozen=True)
 class PreparedData:
     """A loader made ready for the generator (``DataPath.prepare``): only ``records`` and ``labels`` are private;
-    the rest is public or released. ``epsilon`` and ``delta`` are what is left for the generator's releases after
-    ``paid`` (a DP domain), ``released_rows`` the domain's estimate of n (``None`` without a DP domain)."""
+    the rest is public or released. ``epsilon`` and ``delta`` are the generator's releases' budget: what is left after
+    ``paid`` (composed basically), or with ``prior`` (the multiplier of ``paid``'s Gaussian mechanism, accounted with
+    the releases: privacy.md, "One budget") the whole's, less a threshold's delta; ``released_rows`` is the domain's
+    estimate of n (``None`` without a DP domain)."""
 
     records: torch.Tensor
     labels: torch.Tensor | None
@@ -46,6 +48,10 @@ class PreparedData:
     info: dict[str, Any]
     paid: PrivacyPart | None = None
     released_rows: float | None = None
+    prior: float | None = None
+    one_way: dict[int, tuple[Any, Any]] = field(default_factory=dict)
+    """The DP domain's measurements of columns' one-way tables on the codec's levels (``MarginalTableCodec.
+    one_way_measurements``), for the marginal release's post-processing; they count ``released_rows`` records."""
 
 
 class DataPath(Protocol):

@@ -19,8 +19,9 @@ from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.plugins.paths import Codec, PreparedData
 from synthcity_dpswf.plugins.schema import resolve_domain, synthcity_schema
-from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, release_domain, secret_generator
-from synthcity_dpswf.privacy.budget import default_delta, default_domain_share
+from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, secret_generator
+from synthcity_dpswf.privacy.budget import TableBudget, default_delta, default_domain_share
+from synthcity_dpswf.privacy.domain import release_domain_at
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease
 from synthcity_dpswf.privacy.validity import check_table
 
@@ -36,7 +37,8 @@ class TablePath:
     """Noisy one- and two-way tables of the level-coded rows (docs/flows.md: ahead of the record releases on tables)."""
 
     def prepare(self, plugin: "SlicedFlowPlugin", X: DataLoader, loader: LoaderPath) -> PreparedData:
-        """Check the table, settle its domain (a DP domain paid first where columns are undeclared) and encode it."""
+        """Check the table, settle its domain (a DP domain, accounted with the releases, where columns are
+        undeclared) and encode it."""
         frame = X.dataframe()
         check_table(frame)
         n_public = plugin.public_size(len(frame))
@@ -47,27 +49,29 @@ class TablePath:
         declared = set() if public is None else set(public.names)
         if public is not None:
             loader.public_domain(X, public, declared)
-        domain, paid, released_rows = table_domain(plugin, frame, plugin.epsilon, delta)
+        domain, paid, release, budget = table_domain(plugin, frame, plugin.epsilon, delta)
+        released_rows = None if release is None else release.released_rows
         domain = loader.public_domain(X, domain, declared)
-        flow_epsilon, flow_delta = plugin.epsilon, delta
-        if paid is not None:
-            flow_epsilon -= paid.epsilon
-            flow_delta -= paid.delta
+        flow_delta = delta if budget is None else budget.gaussian_delta
+        prior = None if budget is None else budget.domain().noise_multiplier
         info = loader.public_info(X, domain)
         unknown = "error" if paid is None else "first"  # a released domain drops rare categories
         codec: TabularEncoder | MarginalTableCodec
-        layout = None
+        layout, one_way = None, {}
         if MECHANISMS[plugin.release_kind()].takes_level_codes:
             fine_bins, coarse_bins = marginal_resolution(
-                plugin, n_public, released_rows, flow_epsilon, flow_delta, len(domain.columns)
+                plugin, n_public, released_rows, plugin.epsilon, flow_delta, len(domain.columns), prior
             )
             codec = MarginalTableCodec(domain, fine_bins, unknown)
             layout = MarginalLayout.build(codec.levels, coarse_bins, plugin.max_pairs, plugin.random_state, codec.missing)
+            if release is not None and released_rows:
+                one_way = codec.one_way_measurements(release)
         else:
             codec = TabularEncoder(domain, unknown)
         return PreparedData(
-            records=codec.encode(X.dataframe()), labels=None, epsilon=flow_epsilon, delta=flow_delta, codec=codec,
+            records=codec.encode(X.dataframe()), labels=None, epsilon=plugin.epsilon, delta=flow_delta, codec=codec,
             layout=layout, schema=synthcity_schema(domain), info=info, paid=paid, released_rows=released_rows,
+            prior=prior, one_way=one_way,
         )
 
     def generate(self, plugin: "SlicedFlowPlugin", generator: SlicedGenerator, codec: Codec, count: int,
@@ -102,11 +106,12 @@ class TablePath:
 
 def table_domain(
     plugin: "SlicedFlowPlugin", frame: pd.DataFrame, epsilon: float, delta: float
-) -> tuple[TabularDomain, PrivacyPart | None, float | None]:
-    """The domain of ``frame``, the part of the budget paid for it and the released estimate of n: the declared
-    (public) domain where given, a DP domain for the columns it leaves out and the value histograms of declared
-    numeric columns that need them (``needs_histogram``, unless ``numeric_histograms=False``), paid with
-    ``domain_epsilon_share`` of the budget; nothing paid when the declared domain covers everything."""
+) -> tuple[TabularDomain, PrivacyPart | None, DomainRelease | None, TableBudget | None]:
+    """The domain of ``frame``, the part of the budget it is (``None``: nothing paid), the DP domain's release and the
+    ``TableBudget`` the releases share with it: the declared (public) domain where given, a DP domain for the
+    columns it leaves out and the value histograms of declared numeric columns that need them (``needs_histogram``,
+    unless ``numeric_histograms=False``), with ``domain_epsilon_share`` of mu^2 of the one budget (privacy.md, "One
+    budget"); nothing paid when the declared domain covers everything."""
     declared = None if plugin.domain is None else resolve_domain(plugin.domain, plugin.max_one_hot)
     undeclared = [column for column in frame.columns if declared is None or column not in declared.names]
     histograms = {} if declared is None or not plugin.numeric_histograms or math.isinf(epsilon) else {
@@ -117,7 +122,7 @@ def table_domain(
         MarginalTableCodec(declared, FINE_LEVELS[1], "error").encode(frame)
     if not undeclared and not histograms:
         assert declared is not None
-        return declared, None, None
+        return declared, None, None, None
     if math.isinf(epsilon):
         raise ValueError("with epsilon = inf there is no budget to share with a DP domain; pass a domain that "
                          "declares every column.")
@@ -126,34 +131,35 @@ def table_domain(
         share = default_domain_share(
             plugin.public_size(len(frame)), len(undeclared), len(histograms), epsilon, delta, plugin.neighbouring
         )
-    share_epsilon, share_delta = share * epsilon, share * delta
-    release = release_domain(
-        frame[undeclared + list(histograms)], share_epsilon, share_delta, secret_generator(), plugin.neighbouring,  # type: ignore[arg-type]
+    budget = TableBudget(epsilon, delta, share, typed=bool(undeclared))
+    release = release_domain_at(
+        frame[undeclared + list(histograms)], budget.domain(), secret_generator(), plugin.neighbouring,  # type: ignore[arg-type]
         declared=histograms,
     )
-    warn_about(release, share_epsilon)
+    warn_about(release, epsilon)
     what = f"kinds, ranges, value histograms and category sets of {len(undeclared)} columns" if undeclared else ""
     if histograms:
         what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
     paid = PrivacyPart(
-        "DP domain", share_epsilon, share_delta,
-        f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}"
+        "DP domain", release.epsilon, release.delta,
+        f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}, {share:.3g} of mu^2"
         + (f", category threshold {release.threshold:.3g}: a category needs about {release.needed_rows:.0f} rows to be "
            "published)" if undeclared else ")"),
-        release.other_adjacency(),
+        release.other_adjacency(), threshold_delta=budget.threshold_delta, threshold_epsilon=epsilon,
     )
     released = TabularDomain.from_release(release)
     domain = released if declared is None else declared.merged(released, list(frame.columns))
-    return domain, paid, release.released_rows
+    return domain, paid, release, budget
 
 
 def marginal_resolution(
     plugin: "SlicedFlowPlugin", n_public: int | None, released_rows: float | None, epsilon: float, delta: float,
-    n_columns: int,
+    n_columns: int, prior: float | None = None,
 ) -> tuple[int, int]:
     """``(fine_bins, coarse_bins)`` of the marginal release: the plugin's where given, else ``table_resolution`` from
     the expected size (``n_public``, or under add/remove the DP domain's ``released_rows``) and the noise of a pooled
-    count of the plugin's schedule at the flow's budget (public numbers and released ones only)."""
+    count of the plugin's schedule at the releases' budget (with the DP domain's ``prior``: public numbers and
+    released ones only)."""
     if plugin.fine_bins is not None and plugin.coarse_bins is not None:
         return plugin.fine_bins, plugin.coarse_bins
     size = n_public if n_public is not None else released_rows
@@ -164,7 +170,7 @@ def marginal_resolution(
         probe_layout = MarginalLayout((2,) * n_columns, (2,) * n_columns, ())  # the noise needs no real layout
         probe = plugin.generator_class(**{**plugin.generator_arguments(n_public or 1), "marginals": probe_layout})
         unit = math.sqrt(2.0 if plugin.neighbouring == "replace_one" else 1.0)
-        fine, coarse = table_resolution(size, probe.count_noise(n_public, epsilon, delta) * unit * math.sqrt(n_tables))
+        fine, coarse = table_resolution(size, probe.count_noise(n_public, epsilon, delta, prior) * unit * math.sqrt(n_tables))
     return plugin.fine_bins or fine, plugin.coarse_bins or coarse
 
 

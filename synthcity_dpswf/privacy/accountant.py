@@ -17,6 +17,10 @@ composition").
   (privacy.md, "Sampling and composition"), not Opacus' pair, so it is the reported accountant
   (``REPLACE_ONE_RDP``) for release kinds for which privacy.md does not prove that pair (sums of per-record
   contributions, e.g. histograms).
+- A one-shot Gaussian mechanism released before the schedule on the same records (a DP domain: ``prior``, its
+  multiplier z_0) joins every accounting as one more entry, (z_0, q = 1, one step): its RDP curve is exactly
+  :math:`\alpha / (2 z_0^2)`, the Gaussian mechanism's (privacy.md, "One budget"); a single release with a prior is
+  accounted in Gaussian DP, at the composed multiplier :math:`(z^{-2} + z_0^{-2})^{-1/2}`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from opacus.accountants import IAccountant, RDPAccountant, create_accountant
 from opacus.accountants.utils import get_noise_multiplier
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
+from synthcity_dpswf.privacy.composition import composed_multiplier, remaining_multiplier
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
 from synthcity_dpswf.privacy.analytic_gaussian import (
     analytic_gaussian_epsilon,
@@ -123,9 +128,11 @@ class ReleaseAccountant:
         batch_size: b, records per release.
         accountant: ``"rdp"`` (default, Opacus' RDP), ``"replace_one_rdp"`` or an extension's name; ``"gdp"`` and
             ``"prv"`` are refused (``WITHDRAWN_ACCOUNTANTS``).
+        prior: the multiplier z_0 of a one-shot Gaussian mechanism on all the records released before the schedule
+            (a DP domain), accounted with it (module docstring); ``None``: none. Extensions' accountants take none.
     """
 
-    def __init__(self, n_records: int, batch_size: int, accountant: str = "rdp") -> None:
+    def __init__(self, n_records: int, batch_size: int, accountant: str = "rdp", prior: float | None = None) -> None:
         check_positive_int("n_records", n_records)
         check_positive_int("batch_size", batch_size)
         if batch_size > n_records:
@@ -136,9 +143,10 @@ class ReleaseAccountant:
         self.accountant = accountant
         self.neighbouring: Neighbouring = "replace_one"
         self._sample_rate = batch_size / n_records
+        self.prior = _checked_prior(prior, accountant)
 
     @classmethod
-    def poisson(cls, sample_rate: float, accountant: str = "rdp") -> "ReleaseAccountant":
+    def poisson(cls, sample_rate: float, accountant: str = "rdp", prior: float | None = None) -> "ReleaseAccountant":
         """Releases on Poisson samples of rate q (every record independently), under add/remove neighbours: n is
         private and never given. Opacus' sampled-Gaussian RDP ("rdp") is the bound (privacy.md, "Add/remove
         neighbours"); every other accountant is refused."""
@@ -153,6 +161,7 @@ class ReleaseAccountant:
         accounting = cls.__new__(cls)
         accounting.n_records, accounting.batch_size, accounting.accountant = None, None, accountant
         accounting.neighbouring, accounting._sample_rate = "add_remove", float(sample_rate)
+        accounting.prior = _checked_prior(prior, accountant)
         return accounting
 
     @property
@@ -173,7 +182,7 @@ class ReleaseAccountant:
         if self.accountant == REPLACE_ONE_RDP:
             raise ValueError("the replace-one RDP accountant is dp-accounting's, not Opacus'; call composed_epsilon.")
         if self.accountant not in _EXTENSION_FACTORIES:
-            return _opacus_epsilon(self.accountant, self.sample_rate, float(noise_multiplier), float(delta), steps)
+            return _opacus_epsilon(self.accountant, self.sample_rate, float(noise_multiplier), float(delta), steps, self.prior)
         accountant = _EXTENSION_FACTORIES[self.accountant]()
         accountant.history = [(noise_multiplier, self.sample_rate, steps)]
         return float(accountant.get_epsilon(delta=delta))
@@ -192,9 +201,15 @@ class ReleaseAccountant:
         opacus = Accounting(self.composed_epsilon(noise_multiplier, delta, steps), ACCOUNTANTS[self.accountant])
         if not self._single_release(steps):
             return opacus
-        analytic = Accounting(
-            analytic_gaussian_epsilon(noise_multiplier, delta), "analytic Gaussian mechanism (Balle & Wang 2018)"
-        )
+        if self.prior is None:
+            analytic = Accounting(
+                analytic_gaussian_epsilon(noise_multiplier, delta), "analytic Gaussian mechanism (Balle & Wang 2018)"
+            )
+        else:
+            analytic = Accounting(
+                analytic_gaussian_epsilon(composed_multiplier(noise_multiplier, self.prior), delta),
+                "Gaussian DP composition with the prior release, exact (analytic Gaussian mechanism at the composed z)",
+            )
         return analytic if analytic.epsilon <= opacus.epsilon else opacus
 
     def calibrate(self, epsilon: float, delta: float, steps: int) -> float:
@@ -208,15 +223,19 @@ class ReleaseAccountant:
         if self.accountant in _EXTENSION_FACTORIES:  # an extension may be registered anew: never cached
             return self._calibrate(float(epsilon), float(delta), steps)
         return _calibrated(
-            self.n_records, self.batch_size, self.sample_rate, self.accountant, float(epsilon), float(delta), steps
+            self.n_records, self.batch_size, self.sample_rate, self.accountant, float(epsilon), float(delta), steps,
+            self.prior,
         )
 
     def _calibrate(self, epsilon: float, delta: float, steps: int) -> float:
         if self._single_release(steps):
-            return analytic_gaussian_noise_multiplier(epsilon, delta)
+            z = analytic_gaussian_noise_multiplier(epsilon, delta)
+            return z if self.prior is None else remaining_multiplier(z, self.prior)
         if self.accountant == REPLACE_ONE_RDP:
             return self._bisect_from_opacus(epsilon, delta, steps)
-        if self.accountant in _EXTENSION_FACTORIES:
+        if self.accountant in _EXTENSION_FACTORIES or self.prior is not None:
+            if self.prior is not None:
+                remaining_multiplier(analytic_gaussian_noise_multiplier(epsilon, delta), self.prior)  # raises if none is left
             return self._bisect(epsilon, delta, steps)
         return float(
             get_noise_multiplier(
@@ -235,10 +254,7 @@ class ReleaseAccountant:
         z (the replace-one bound is the looser one, so its z is larger): each evaluation of dp-accounting's
         bound takes about a second, and the bracket keeps the search to a handful of them."""
         holds = lambda z: z > 0 and self.composed_epsilon(z, delta, steps) <= epsilon  # noqa: E731
-        low = float(get_noise_multiplier(
-            target_epsilon=epsilon, target_delta=delta, sample_rate=self.sample_rate, steps=steps,
-            accountant="rdp", epsilon_tolerance=0.01, alphas=RDP_ORDERS,
-        )) * 0.99
+        low = _calibrated(self.n_records, self.batch_size, self.sample_rate, "rdp", epsilon, delta, steps, self.prior) * 0.99
         if holds(low):
             return self._bisect(epsilon, delta, steps)
         high = low * 1.25
@@ -260,16 +276,30 @@ class ReleaseAccountant:
         if self.n_records is None or self.batch_size is None:
             raise ValueError("the replace-one bound needs fixed-size batches of a public n; Poisson sampling has none.")
         return replace_one_rdp_epsilon(
-            self.n_records, self.batch_size, float(noise_multiplier), float(delta), steps, tuple(orders or RDP_ORDERS)
+            self.n_records, self.batch_size, float(noise_multiplier), float(delta), steps, tuple(orders or RDP_ORDERS),
+            self.prior,
         )
 
 
+def _checked_prior(prior: float | None, accountant: str) -> float | None:
+    """``prior`` as a float, checked positive; extensions' accountants are refused one (their histories are theirs)."""
+    if prior is None:
+        return None
+    check_positive("prior", prior)
+    if accountant in _EXTENSION_FACTORIES:
+        raise ValueError(f"accountant {accountant!r} is an extension's: a prior release cannot join its history; use 'rdp'.")
+    return float(prior)
+
+
 @functools.lru_cache(maxsize=4096)
-def _opacus_epsilon(accountant: str, sample_rate: float, noise_multiplier: float, delta: float, steps: int) -> float:
-    """Epsilon of Opacus' built-in ``accountant`` with history ``[(z, q, steps)]`` (RDP over ``RDP_ORDERS``), a pure
-    function of its arguments, cached: a fit reports it, and audits fit the same schedule hundreds of times."""
+def _opacus_epsilon(
+    accountant: str, sample_rate: float, noise_multiplier: float, delta: float, steps: int, prior: float | None = None
+) -> float:
+    """Epsilon of Opacus' built-in ``accountant`` with history ``[(z, q, steps)]`` (and ``(prior, 1, 1)``: a one-shot
+    Gaussian mechanism of all records) (RDP over ``RDP_ORDERS``), a pure function of its arguments, cached: a fit
+    reports it, and audits fit the same schedule hundreds of times."""
     opacus = create_accountant(mechanism=accountant)
-    opacus.history = [(noise_multiplier, sample_rate, steps)]
+    opacus.history = [(noise_multiplier, sample_rate, steps)] + ([] if prior is None else [(prior, 1.0, 1)])
     kwargs = {"alphas": RDP_ORDERS} if accountant == "rdp" else {}
     return float(opacus.get_epsilon(delta=delta, **kwargs))
 
@@ -277,28 +307,32 @@ def _opacus_epsilon(accountant: str, sample_rate: float, noise_multiplier: float
 @functools.lru_cache(maxsize=1024)
 def _calibrated(
     n_records: int | None, batch_size: int | None, sample_rate: float, accountant: str, epsilon: float, delta: float,
-    steps: int,
+    steps: int, prior: float | None = None,
 ) -> float:
     """``ReleaseAccountant.calibrate`` of a built-in accountant (Poisson sampling when ``n_records`` is None), a pure
     function of its arguments, cached: audits and benchmarks fit the same schedule many times, and one calibration
     runs dozens of accountings."""
     if n_records is None:
-        return ReleaseAccountant.poisson(sample_rate, accountant)._calibrate(epsilon, delta, steps)
+        return ReleaseAccountant.poisson(sample_rate, accountant, prior)._calibrate(epsilon, delta, steps)
     assert batch_size is not None
-    return ReleaseAccountant(n_records, batch_size, accountant)._calibrate(epsilon, delta, steps)
+    return ReleaseAccountant(n_records, batch_size, accountant, prior)._calibrate(epsilon, delta, steps)
 
 
 @functools.lru_cache(maxsize=4096)
 def replace_one_rdp_epsilon(
-    n_records: int, batch_size: int, noise_multiplier: float, delta: float, steps: int, orders: tuple[float, ...]
+    n_records: int, batch_size: int, noise_multiplier: float, delta: float, steps: int, orders: tuple[float, ...],
+    prior: float | None = None,
 ) -> float:
     """dp-accounting's replace-one RDP epsilon of ``steps`` Gaussian releases (multiplier z) of batches of b of n
-    sampled without replacement (one release of all n when b = n). A pure function, cached: each call costs about
-    a second, and calibrations repeat them."""
+    sampled without replacement (one release of all n when b = n), composed with a one-shot Gaussian mechanism of
+    all records at ``prior`` when given. A pure function, cached: each call costs about a second, and calibrations
+    repeat them."""
     gaussian = dp_accounting.GaussianDpEvent(noise_multiplier)
     if batch_size < n_records:
         gaussian = dp_accounting.SampledWithoutReplacementDpEvent(n_records, batch_size, gaussian)
     event = dp_accounting.SelfComposedDpEvent(gaussian, steps)
+    if prior is not None:
+        event = dp_accounting.ComposedDpEvent([event, dp_accounting.GaussianDpEvent(prior)])
     accountant = dp_accounting.rdp.RdpAccountant(list(orders), neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     accountant.compose(event)
     epsilon = float(accountant.get_epsilon(delta))

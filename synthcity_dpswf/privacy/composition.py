@@ -32,3 +32,14 @@ def composed_multiplier(*multipliers: float) -> float:
     if not multipliers or any(not z > 0 for z in multipliers):
         raise ValueError(f"multipliers must be positive, got {multipliers!r}.")
     return 1.0 / math.sqrt(sum(1.0 / z**2 for z in multipliers))
+
+
+def remaining_multiplier(total: float, prior: float) -> float:
+    r"""The multiplier z of a Gaussian mechanism that, composed with one at ``prior`` :math:`z_0`, gives ``total``:
+    :math:`z^{-2} = z_{total}^{-2} - z_0^{-2}` (``composed_multiplier``'s inverse); refused when the prior alone
+    spends the budget."""
+    left = 1.0 / total**2 - 1.0 / prior**2
+    if left <= 0:
+        raise ValueError(f"the prior release (z = {prior:.4g}) spends the whole budget (z = {total:.4g}); give it a "
+                         "smaller share.")
+    return 1.0 / math.sqrt(left)

@@ -31,17 +31,19 @@ and C_num numeric after it, and C_dec declared numeric columns, the stages are G
 :math:`\mu_1^2 = m C w^2 / s^2` and, given stage 1's output (which fixes the kinds),
 :math:`\mu_{23}^2 = m (C_{cat} + C_{num} / r^2 + (C_{num} + C_{dec}) / r_q^2) / s_c^2`. The noise is set so that
 :math:`\mu_1^2 = \frac{w^2}{1 + w^2}\mu^2` and :math:`\mu_{23}^2 = \frac{1}{1 + w^2}\mu^2` whatever the kinds, with
-:math:`\mu = 1/z` and z from the analytic Gaussian mechanism at :math:`(\varepsilon, \delta/2)`: Gaussian mechanisms
-composed adaptively, each with its :math:`\mu_i` fixed given the earlier outputs, are one
-:math:`\sqrt{\sum \mu_i^2}`-GDP mechanism (Dong, Roth & Su 2022, Corollary 3.3), so the release is
-:math:`(\varepsilon, \delta/2)`-DP. (Without stage 3 and with r = 1, this is the single-noise design :math:`\Delta = \sqrt{mC(1 + w^2)}` of
+:math:`\mu = 1/z` and z the ``DomainBudget``'s: alone, from the analytic Gaussian mechanism at
+:math:`(\varepsilon, \delta/2)`; in a plugin, :math:`z/\sqrt{s}` of one table budget shared with the releases
+(``privacy.budget.TableBudget``; privacy.md, "One budget"). Gaussian mechanisms composed adaptively, each with its
+:math:`\mu_i` fixed given the earlier outputs, are one :math:`\sqrt{\sum \mu_i^2}`-GDP mechanism (Dong, Roth & Su
+2022, Corollary 3.3), so the release alone is :math:`(\varepsilon, \delta/2)`-DP. (Without stage 3 and with r = 1, this is the single-noise design :math:`\Delta = \sqrt{mC(1 + w^2)}` of
 earlier versions.) The grouping: given stage 1's output, stages 2 and 3 together are one :math:`\mu_{23}`-GDP
 mechanism whatever that output (stage 3 adapts to stage 2's ranges, and Gaussian DP composes adaptively), and that
 composes with stage 1. Then:
 
 - the observed categories are private (counted by ``category_key``, so that 1, 1.0 and True are told apart
   by kind, not merged in the order the records come). A category is published only when its noisy count
-  exceeds :math:`\tau = s_c\,\Phi^{-1}(1 - \eta)`, :math:`\eta = \delta / (2 C_{cat}(1 + e^\varepsilon))`. Proof: let
+  exceeds :math:`\tau = s_c\,\Phi^{-1}(1 - \eta)`, :math:`\eta = \delta / (2 C_{cat}(1 + e^\varepsilon))` (in general
+  :math:`\delta_T / (C_{cat}(1 + e^{\varepsilon_T}))`, ``DomainBudget``). Proof: let
   :math:`\tilde M` count every category observed in D *or* D' (zero where unobserved) and threshold them all;
   :math:`\tilde M(D)` and :math:`\tilde M(D')` are the Gaussian release above followed by post-processing,
   so :math:`(\varepsilon, \delta/2)`-indistinguishable. With shared noise, the real release M(D) equals
@@ -146,6 +148,52 @@ def integer_bin_edges() -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class DomainBudget:
+    r"""How a DP domain is calibrated (privacy.md, "The DP domain" and "One budget").
+
+    Its three Gaussian stages together are one :math:`\mu_D`-GDP mechanism with :math:`\mu_D = 1 /` ``noise_multiplier``;
+    its category threshold uses :math:`\eta = \delta_T / (C_{cat}(1 + e^{\varepsilon_T}))` with
+    :math:`\varepsilon_T` = ``threshold_epsilon``, the epsilon of the whole guarantee the threshold's proof
+    couples (the domain's own, or the run's total when the domain is accounted with the releases), and
+    :math:`\delta_T` = ``threshold_delta`` (0 publishes no category: for a domain of declared columns' histograms
+    only). ``gaussian_delta`` is the delta at which the Gaussian stages' own epsilon is stated."""
+
+    noise_multiplier: float
+    gaussian_delta: float
+    threshold_epsilon: float
+    threshold_delta: float
+
+    def __post_init__(self) -> None:
+        if not self.noise_multiplier > 0 or not math.isfinite(self.noise_multiplier):
+            raise ValueError(f"noise_multiplier must be positive and finite, got {self.noise_multiplier!r}.")
+        if not 0 < self.gaussian_delta < 1 or not 0 <= self.threshold_delta < 1:
+            raise ValueError(f"the deltas must lie in (0, 1), got {self.gaussian_delta!r} and {self.threshold_delta!r}.")
+        if not self.threshold_epsilon > 0:
+            raise ValueError(f"threshold_epsilon must be > 0, got {self.threshold_epsilon!r}.")
+
+    @classmethod
+    def alone(cls, epsilon: float, delta: float) -> "DomainBudget":
+        """A domain that is (epsilon, delta)-DP on its own: z from the analytic Gaussian at (epsilon, delta / 2), the
+        threshold at (epsilon, delta / 2)."""
+        return cls(analytic_gaussian_noise_multiplier(epsilon, delta / 2), delta / 2, epsilon, delta / 2)
+
+    @property
+    def epsilon(self) -> float:
+        """The Gaussian stages' own epsilon at ``gaussian_delta`` (the domain alone)."""
+        return analytic_gaussian_epsilon(self.noise_multiplier, self.gaussian_delta)
+
+    @property
+    def delta(self) -> float:
+        """The domain's own delta: the Gaussian stages' and the threshold's."""
+        return self.gaussian_delta + self.threshold_delta
+
+    def threshold_delta_at(self, epsilon: float) -> float:
+        r"""The threshold's delta in a guarantee of epsilon ``epsilon`` instead of :math:`\varepsilon_T` (the other
+        adjacency): :math:`C_{cat}\eta(1 + e^{\varepsilon}) = \delta_T (1 + e^{\varepsilon}) / (1 + e^{\varepsilon_T})`."""
+        return self.threshold_delta * float(np.exp(np.logaddexp(0.0, epsilon) - np.logaddexp(0.0, self.threshold_epsilon)))
+
+
+@dataclass(frozen=True)
 class DomainRelease:
     """What the release made public: each column's kind, bounds per numeric column, kept categories per
     categorical column, and the parameters of the mechanism."""
@@ -154,9 +202,7 @@ class DomainRelease:
     bounds: dict[str, tuple[float, float]]
     categories: dict[str, tuple[object, ...]]
     located: dict[str, bool]
-    epsilon: float
-    delta: float
-    noise_multiplier: float
+    budget: DomainBudget
     noise_std: float
     """s, the type counts' noise std (on the released scale)."""
     threshold: float
@@ -177,6 +223,28 @@ class DomainRelease:
     released_rows: float | None = None
     """n estimated from the released type counts (the mean over columns of their totals; None when no column was
     typed): post-processing, for settings that follow the table's size when n is private (add/remove)."""
+    one_way: dict[str, tuple[tuple[object, float, float], ...]] = field(default_factory=dict)
+    """Per typed column whose levels the release measured one by one: ``(level, noisy count, its noise std)`` per
+    level, in the column's level order: a categorical column's published categories (stage 2's counts) and
+    ``OTHER_CATEGORY`` (the estimate of ``lost``), an integer column's integers where its value histogram's bins
+    hold one integer each (stage 3), then ``None`` for the missing level where it has one (``missing_level``'s
+    estimate; its std is ``missing_std``, filled in by ``one_way_measurement``). Measurements of one-way marginals,
+    which the marginal release's post-processing reuses (privacy.md, "One budget")."""
+
+    @property
+    def epsilon(self) -> float:
+        """The domain's own epsilon (``DomainBudget.epsilon``)."""
+        return self.budget.epsilon
+
+    @property
+    def delta(self) -> float:
+        """The domain's own delta (``DomainBudget.delta``)."""
+        return self.budget.delta
+
+    @property
+    def noise_multiplier(self) -> float:
+        """z of the Gaussian stages together (``DomainBudget.noise_multiplier``)."""
+        return self.budget.noise_multiplier
 
     def missing_std(self, column: str) -> float:
         """The noise std of ``column``'s estimated missing entries (``missing_level``'s inverse-variance mean)."""
@@ -184,21 +252,29 @@ class DomainRelease:
         second = self.category_std if self.kinds[column] == "categorical" else range_ratio(n_categorical) * self.category_std
         return 1 / math.sqrt((TYPE_WEIGHT / self.noise_std) ** 2 + 1 / second**2)
 
+    def one_way_measurement(self, column: str) -> tuple[tuple[object, ...], np.ndarray, np.ndarray] | None:
+        """``(levels, noisy counts, noise stds)`` of ``column``'s one-way marginal as released (``one_way``), or None
+        where the release did not measure its levels one by one. Post-processing."""
+        if column not in self.one_way:
+            return None
+        levels, counts, stds = zip(*self.one_way[column])
+        stds = tuple(self.missing_std(column) if level is None else std for level, std in zip(levels, stds))
+        return levels, np.array(counts, dtype=float), np.array(stds, dtype=float)
+
     @property
     def needed_rows(self) -> float:
         """About how many records a category needs to be published with probability 95%: tau + 1.645 s_c."""
         return self.threshold + SURVIVAL_QUANTILE * self.category_std
 
     def other_adjacency(self) -> OtherAdjacency:
-        r"""This release under the other adjacency: its counts (Gaussian, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
-        exactly) at the multiplier ``one_shot_other_multiplier(z)`` and delta / 2, plus the threshold's part, whose
-        proof holds with :math:`e^{\varepsilon'}` in place of :math:`e^{\varepsilon}`: :math:`C_{cat}\eta(1 + e^{\varepsilon'}) =
-        \delta (1 + e^{\varepsilon'}) / (2 (1 + e^{\varepsilon}))` (privacy.md, "Both adjacencies in the report")."""
+        r"""This release alone under the other adjacency: its counts (Gaussian, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
+        exactly) at the multiplier ``one_shot_other_multiplier(z)`` and the Gaussian stages' delta, plus the
+        threshold's part, whose proof holds with :math:`e^{\varepsilon'}` in place of :math:`e^{\varepsilon}`
+        (``DomainBudget.threshold_delta_at``; privacy.md, "Both adjacencies in the report")."""
         multiplier = one_shot_other_multiplier(self.noise_multiplier, self.neighbouring)
-        epsilon = analytic_gaussian_epsilon(multiplier, self.delta / 2)
-        ratio = float(np.exp(np.logaddexp(0.0, epsilon) - np.logaddexp(0.0, self.epsilon)))  # (1 + e^eps') / (1 + e^eps)
-        threshold_delta = self.delta / 2 * ratio
-        return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], epsilon, self.delta / 2 + threshold_delta, "the same counts")
+        epsilon = analytic_gaussian_epsilon(multiplier, self.budget.gaussian_delta)
+        delta = self.budget.gaussian_delta + self.budget.threshold_delta_at(epsilon)
+        return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], epsilon, delta, "the same counts")
 
 
 def is_finite_number(value: object) -> bool:
@@ -287,21 +363,24 @@ def missing_level(first: float, first_std: float, second: float, second_std: flo
     return estimate > MISSING_THRESHOLD / math.sqrt(weights.sum()), estimate
 
 
-def category_threshold(category_std: float, epsilon: float, delta: float, n_categorical: int) -> float:
-    r"""tau = s_c Phi^{-1}(1 - eta), eta = delta / (2 C_cat (1 + e^epsilon)) (module docstring's proof)."""
-    tail = delta / (2 * max(n_categorical, 1) * (1 + math.exp(min(epsilon, 700.0))))
+def category_threshold(category_std: float, threshold_epsilon: float, threshold_delta: float, n_categorical: int) -> float:
+    r"""tau = s_c Phi^{-1}(1 - eta), eta = delta_T / (C_cat (1 + e^epsilon_T)) (module docstring's proof; a domain alone
+    at (epsilon, delta) has epsilon_T = epsilon and delta_T = delta / 2)."""
+    tail = threshold_delta / (max(n_categorical, 1) * (1 + math.exp(min(threshold_epsilon, 700.0))))
     return category_std * float(norm.isf(tail))
 
 
 def rows_needed(
-    epsilon: float, delta: float, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Neighbouring
+    budget: DomainBudget, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Neighbouring
 ) -> float:
-    """About how many records a category needs to be published with probability 95% by a domain release at
-    (epsilon, delta) with these column counts (tau + 1.645 s_c): a function of public numbers, for choosing a budget
-    share before any release."""
-    z = analytic_gaussian_noise_multiplier(epsilon, delta / 2)
-    _, category_std = stage_noise(z, n_categorical + n_numeric, n_categorical, n_numeric, n_declared, neighbouring)
-    return category_threshold(category_std, epsilon, delta, n_categorical) + SURVIVAL_QUANTILE * category_std
+    """About how many records a category needs to be published with probability 95% by a domain release of this
+    budget with these column counts (tau + 1.645 s_c): a function of public numbers, for choosing a budget share
+    before any release."""
+    _, category_std = stage_noise(
+        budget.noise_multiplier, n_categorical + n_numeric, n_categorical, n_numeric, n_declared, neighbouring
+    )
+    threshold = category_threshold(category_std, budget.threshold_epsilon, budget.threshold_delta, n_categorical)
+    return threshold + SURVIVAL_QUANTILE * category_std
 
 
 def release_domain(
@@ -313,7 +392,19 @@ def release_domain(
     declared: dict[str, tuple[float, float, bool]] | None = None,
 ) -> DomainRelease:
     """Release every column's kind, numeric bounds, value histogram and category set of ``frame`` with
-    (epsilon, delta)-DP under ``neighbouring`` (module docstring). ``declared``: numeric columns of ``frame`` whose
+    (epsilon, delta)-DP on its own under ``neighbouring``: ``release_domain_at`` with ``DomainBudget.alone``."""
+    return release_domain_at(frame, DomainBudget.alone(epsilon, delta), secret, neighbouring, declared)
+
+
+def release_domain_at(
+    frame: pd.DataFrame,
+    budget: DomainBudget,
+    secret: torch.Generator,
+    neighbouring: Neighbouring = "replace_one",
+    declared: dict[str, tuple[float, float, bool]] | None = None,
+) -> DomainRelease:
+    """Release every column's kind, numeric bounds, value histogram and category set of ``frame`` under
+    ``neighbouring``, calibrated by ``budget`` (module docstring). ``declared``: numeric columns of ``frame`` whose
     bounds ``(low, high, integer)`` a public domain gives; they get only their value histogram (stage 3).
 
     Never raises on the data: a column that the noise hides gets the stated defaults (module docstring) and
@@ -324,7 +415,7 @@ def release_domain(
     if not typed and not declared:
         raise ValueError("release_domain needs at least one column.")
     check_neighbouring(neighbouring)
-    z = analytic_gaussian_noise_multiplier(epsilon, delta / 2)
+    z = budget.noise_multiplier
     noise_std, _ = stage_noise(z, len(typed), 0, 0, len(declared), neighbouring)
 
     kinds: dict[str, Kind] = {}
@@ -352,13 +443,15 @@ def release_domain(
     n_categorical = sum(kind == "categorical" for kind in kinds.values())
     _, category_std = stage_noise(z, len(typed), n_categorical, len(typed) - n_categorical, len(declared), neighbouring)
     bins_std, histogram_std = range_ratio(n_categorical) * category_std, HISTOGRAM_NOISE_RATIO * category_std
-    threshold = category_threshold(category_std, epsilon, delta, n_categorical)
+    threshold = category_threshold(category_std, budget.threshold_epsilon, budget.threshold_delta, n_categorical)
 
     bounds: dict[str, tuple[float, float]] = {}
     categories: dict[str, tuple[object, ...]] = {}
     located: dict[str, bool] = {}
     lost: dict[str, float] = {}
     hidden_missing: dict[str, float] = {}
+    one_way: dict[str, tuple[tuple[object, float, float], ...]] = {}
+    missing_estimates: dict[str, float] = {}
     for column in typed:  # stage 2: categories, or the numeric bins; each with the column's missing cell last
         n_missing = float(missing_mask(frame[column]).sum())
         if kinds[column] == "categorical":
@@ -373,13 +466,18 @@ def release_domain(
             # Only categories above the threshold may be published (an observed category is private): where none
             # passed, the column gets a placeholder, a function of the (empty) released set. The order is a total
             # one on the published values, never the order of their counts.
-            ordered = sorted(kept, key=lambda v: (str(v), type(v).__name__)) if kept else [NO_CATEGORY]
+            published = sorted(zip(kept, released[passed]), key=lambda pair: (str(pair[0]), type(pair[0]).__name__))
+            ordered = [value for value, _ in published] if kept else [NO_CATEGORY]
             unpublished = present_totals[column] - float(released[passed].sum())  # variance 3 (s / w)^2 + k s_c^2
             spread = math.sqrt(3 * (noise_std / TYPE_WEIGHT) ** 2 + int(passed.sum()) * category_std**2)
+            measured = [(value, float(count), category_std) for value, count in published]
             if kept and unpublished > 3 * spread:
                 ordered.append(OTHER_CATEGORY)
                 lost[column] = unpublished
+                measured.append((OTHER_CATEGORY, unpublished, spread))
             categories[column] = tuple(ordered)
+            if kept:
+                one_way[column] = tuple(measured)
         else:
             edges = integer_bin_edges() if kinds[column] == "integer" else log_bin_edges()
             index = np.clip(np.searchsorted(edges, numbers[column], side="right") - 1, 0, len(edges) - 2)
@@ -387,6 +485,7 @@ def release_domain(
             released = noisy_counts(counts, bins_std, secret)
             missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], bins_std)
             bounds[column], located[column] = numeric_bounds(released[:-1], edges[:-1], edges[1:], bins_std)
+        missing_estimates[column] = estimate
         if not missing[column] and estimate > 0:
             hidden_missing[column] = estimate
     histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
@@ -401,11 +500,16 @@ def release_domain(
         index = np.clip(np.searchsorted(edges, np.clip(values, edges[0], edges[-1]), side="right") - 1, 0, len(edges) - 2)
         counts = noisy_counts(np.bincount(index, minlength=len(edges) - 1).astype(float), histogram_std, secret)
         histograms[column] = (tuple(float(edge) for edge in edges), tuple(float(count) for count in counts))
+        if integer and column in kinds and np.all(np.diff(np.ceil(edges)) == 1):  # unit bins: one integer each
+            one_way[column] = tuple((int(math.ceil(left)), float(count), histogram_std) for left, count in zip(edges, counts))
+    for column in one_way:  # a column's missing level is measured too: stage 1's and stage 2's counts, combined
+        if missing[column]:
+            one_way[column] += ((None, missing_estimates[column], 0.0),)
     rows = max(float(np.mean(list(type_totals.values()))), 0.0) if type_totals else None
     return DomainRelease(
-        kinds, bounds, categories, located, epsilon, delta, z, noise_std, threshold, neighbouring,
+        kinds, bounds, categories, located, budget, noise_std, threshold, neighbouring,
         category_std=category_std, histograms=histograms, lost=lost, declared=declared, missing=missing,
-        hidden_missing=hidden_missing, released_rows=rows,
+        hidden_missing=hidden_missing, released_rows=rows, one_way=one_way,
     )
 
 

@@ -42,14 +42,32 @@ class OtherAdjacency:
 
 @dataclass(frozen=True)
 class PrivacyPart:
-    """Another private release composed with the generator's (e.g. a DP domain), with its own budget, and its bound
-    under the other adjacency when one is derived."""
+    """Another private release composed with the generator's (e.g. a DP domain), with its own budget alone, and its
+    bound under the other adjacency when one is derived.
+
+    A part whose Gaussian mechanism was accounted inside the generator's accountant (``PrivacyReport.include``) says
+    so with ``threshold_delta``, the delta it adds outside that accounting (a category threshold's, proved for the
+    whole guarantee at ``threshold_epsilon``: privacy.md, "One budget"); ``epsilon`` and ``delta`` stay its own."""
 
     name: str
     epsilon: float
     delta: float
     detail: str
     other: OtherAdjacency | None = None
+    threshold_delta: float = 0.0
+    threshold_epsilon: float | None = None
+
+    def threshold_delta_at(self, epsilon: float) -> float:
+        r"""``threshold_delta`` in a guarantee of epsilon ``epsilon`` instead of ``threshold_epsilon``:
+        :math:`\delta_T (1 + e^{\varepsilon}) / (1 + e^{\varepsilon_T})` (privacy.md, "One budget")."""
+        if self.threshold_delta == 0 or self.threshold_epsilon is None:
+            return self.threshold_delta
+        return self.threshold_delta * math.exp(_log1p_exp(epsilon) - _log1p_exp(self.threshold_epsilon))
+
+
+def _log1p_exp(x: float) -> float:
+    """log(1 + e^x) without overflow."""
+    return x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
 
 
 @dataclass(frozen=True)
@@ -81,8 +99,9 @@ class PrivacyReport:
     other: OtherAdjacency | None = None
     """The same releases under the other adjacency (a bound), when the run is private."""
     composition: str = "basic"
-    """How ``parts`` compose with the releases: ``"basic"`` (epsilons and deltas add) or ``"gaussian"`` (one-shot
-    Gaussian mechanisms at one delta, exactly: ``privacy.composition``)."""
+    """How ``parts`` compose with the releases: ``"basic"`` (epsilons and deltas add), ``"gaussian"`` (one-shot
+    Gaussian mechanisms at one delta, exactly: ``privacy.composition``) or ``"accounted"`` (the part's Gaussian
+    mechanism is one more entry of the accountant that gave ``epsilon``: ``include``)."""
     release_epsilon: float | None = None
     """With Gaussian composition: the releases' own epsilon at ``delta``, before the parts joined them."""
 
@@ -107,6 +126,20 @@ class PrivacyReport:
         return dataclasses.replace(
             self, epsilon=epsilon, conservative_epsilon=conservative, parts=(part,), other=other,
             composition="gaussian", release_epsilon=self.epsilon,
+        )
+
+    def include(self, part: PrivacyPart) -> "PrivacyReport":
+        """This report, whose accounting already holds ``part``'s Gaussian mechanism (the generator was fitted with it
+        as its accountant's ``prior``), with the part listed and its ``threshold_delta`` added to delta (and, under the
+        other adjacency, ``threshold_delta_at`` of that epsilon): privacy.md, "One budget"."""
+        if self.parts:
+            raise ValueError("include takes the one part the accountant held; this report has parts already.")
+        other = self.other
+        if other is not None and other.epsilon is not None and other.delta is not None:
+            other = OtherAdjacency(other.neighbouring, other.epsilon, other.delta + part.threshold_delta_at(other.epsilon),
+                                   f"{other.how}; the {part.name} inside the accounting")
+        return dataclasses.replace(
+            self, delta=self.delta + part.threshold_delta, parts=(part,), other=other, composition="accounted",
         )
 
     def compose(self, part: PrivacyPart) -> "PrivacyReport":
@@ -148,7 +181,12 @@ class PrivacyReport:
                     f"  conservative bound epsilon = {self.conservative_epsilon:.4g} "
                     "(dp-accounting RDP, replace-one, sampling without replacement)"
                 )
-        if self.parts and self.composition == "gaussian":
+        if self.parts and self.composition == "accounted":
+            for part in self.parts:
+                lines.append(f"  composition        exact: {part.name}'s Gaussian counts are one more Gaussian mechanism in the "
+                             f"accounting above; its category threshold adds {part.threshold_delta:.3g} to delta")
+                lines.append(f"                     ({part.name} alone: ({part.epsilon:.4g}, {part.delta:.3g}): {part.detail})")
+        elif self.parts and self.composition == "gaussian":
             lines.append(f"  composition        Gaussian DP, exact (mu^2 add): the release above ({self.release_epsilon:.4g}, "
                          f"{self.delta:.3g}) alone")
             for part in self.parts:

@@ -27,6 +27,7 @@ from synthcity_dpswf import extensions
 from synthcity_dpswf.models import DPSWFlowR, FlowSettings
 from synthcity_dpswf.plugins import PLUGINS, register
 from synthcity_dpswf.privacy import ACCOUNTANTS
+from synthcity_dpswf.privacy.budget import SMALL_TABLE_SHARE, TableBudget
 from synthcity_dpswf.privacy.domain import NO_CATEGORY
 
 from conftest import private_rows_found
@@ -113,8 +114,10 @@ def test_fit_out_of_the_box_spends_a_share_on_a_dp_domain() -> None:
     assert report.epsilon == pytest.approx(10.0)
     assert report.delta == pytest.approx(1e-5)  # the default delta, min(1e-5, n^-1.1)
     assert [part.name for part in report.parts] == ["DP domain"]
-    assert report.parts[0].epsilon == pytest.approx(5.0)  # below 1,000 rows the domain gets 50% (default_domain_share)
-    assert "DP domain (5, " in str(report)
+    # Below 1,000 rows the domain gets SMALL_TABLE_SHARE of mu^2, inside the releases' accounting (privacy.md, "One budget")
+    alone = TableBudget(10.0, 1e-5, SMALL_TABLE_SHARE).domain()
+    assert report.parts[0].epsilon == pytest.approx(alone.epsilon) and report.parts[0].threshold_delta == pytest.approx(2.5e-6)
+    assert f"DP domain alone: ({alone.epsilon:.4g}, " in str(report)
 
 
 @pytest.mark.parametrize("release", ["marginal", "projected_histogram"])

@@ -148,6 +148,6 @@ def test_bad_tables_fail_clearly_before_any_release(problem: str, monkeypatch: p
     def no_release(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a private computation ran on a table outside the domain of valid inputs")
 
-    monkeypatch.setattr(table_path, "release_domain", no_release)
+    monkeypatch.setattr(table_path, "release_domain_at", no_release)
     with pytest.raises(ValueError, match=problem):
         Plugins().get("dpswflow").fit(GenericDataLoader(BAD_TABLES[problem]()))

@@ -16,9 +16,9 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain
 from synthcity_dpswf.adapters.resolution import table_resolution
-from synthcity_dpswf.privacy.budget import default_domain_share
+from synthcity_dpswf.privacy.budget import TableBudget, default_domain_share
 from synthcity_dpswf.privacy import release_domain, secret_generator
-from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, rows_needed
+from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, release_domain_at, rows_needed
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
@@ -37,14 +37,15 @@ def wide_table(n: int = 4000, seed: int = 0) -> pd.DataFrame:
 
 
 def test_a_category_of_ten_percent_of_4000_rows_survives_the_default_domain() -> None:
-    """Issue 20's target, on the domain alone: the default share for 4,000 rows of 20 columns at epsilon = 1 (0.5,
-    from public numbers) publishes a category of 400 rows in at least 95% of releases by design (``rows_needed``
-    assumes half the columns categorical; here 5 of 20 are), measured over 40 releases."""
+    """Issue 20's target, on the domain alone: the default share for 4,000 rows of 20 columns at epsilon = 1 (from
+    public numbers) publishes a category of 400 rows in at least 95% of releases by design (``rows_needed`` assumes
+    half the columns categorical; here 5 of 20 are), measured over 40 releases."""
     frame, epsilon, delta = wide_table(), 1.0, 1e-5
     share = default_domain_share(len(frame), frame.shape[1], 0, epsilon, delta, "replace_one")
-    assert share == 0.5 and rows_needed(share * epsilon, share * delta, 10, 10, 0, "replace_one") <= 400
+    budget = TableBudget(epsilon, delta, share).domain()
+    assert rows_needed(budget, 10, 10, 0, "replace_one") <= 400
     secret = secret_generator(5)
-    releases = [release_domain(frame, share * epsilon, share * delta, secret) for _ in range(40)]
+    releases = [release_domain_at(frame, budget, secret) for _ in range(40)]
     published = sum("yes" in release.categories["flag"] for release in releases)
     assert published >= 38, published
     assert all("rare" in release.categories["label"] for release in releases)  # 14%
@@ -70,8 +71,8 @@ def test_a_partial_one_line_schema_declares_some_columns_and_releases_the_rest(m
     from synthcity_dpswf.plugins import table_path
 
     released: list[list[str]] = []
-    release = table_path.release_domain
-    monkeypatch.setattr(table_path, "release_domain", lambda table, *args, **kwargs: (released.append(list(table.columns)), release(table, *args, **kwargs))[1])
+    release = table_path.release_domain_at
+    monkeypatch.setattr(table_path, "release_domain_at", lambda table, *args, **kwargs: (released.append(list(table.columns)), release(table, *args, **kwargs))[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin = Plugins().get("dpswflow", epsilon=2.0, domain=schema, n_steps=20).fit(frame)

@@ -204,9 +204,9 @@ def test_no_add_remove_path_reads_n(name: str, monkeypatch: pytest.MonkeyPatch) 
     from synthcity_dpswf.plugins import table_path
 
     budgets = []
-    release_domain = table_path.release_domain
-    monkeypatch.setattr(table_path, "release_domain", lambda frame, *args, **kwargs: (
-        budgets.append((*args[:2], *args[3:], tuple(kwargs.get("declared", {})))), release_domain(frame, *args, **kwargs))[1])
+    release_domain = table_path.release_domain_at
+    monkeypatch.setattr(table_path, "release_domain_at", lambda frame, *args, **kwargs: (
+        budgets.append((args[0], *args[2:], tuple(kwargs.get("declared", {})))), release_domain(frame, *args, **kwargs))[1])
     seen = {}
     for n in (999, 1000):
         with warnings.catch_warnings():
@@ -219,7 +219,7 @@ def test_no_add_remove_path_reads_n(name: str, monkeypatch: pytest.MonkeyPatch) 
     for first, second in zip(seen[999], seen[1000]):
         assert torch.equal(first, second) if isinstance(first, torch.Tensor) else first == second, (first, second)
     assert budgets[0] == budgets[2] and budgets[1] == budgets[3]  # the domain's share does not follow n
-    assert budgets[0][2] == "add_remove" and budgets[0][-1] == ("c",)  # the declared float column's histogram
+    assert budgets[0][1] == "add_remove" and budgets[0][-1] == ("c",)  # the declared float column's histogram
     replace_one = [Plugins().get(name, epsilon=2.0, domain=DOMAIN, n_steps=5).fit(table(n)) for n in (999, 1000)]
     assert str(replace_one[0].privacy_report()) != str(replace_one[1].privacy_report())  # the test can fail
 

@@ -1,0 +1,134 @@
+"""One budget for a table's DP domain and the generator's releases (privacy.md, "One budget"): the composed epsilon
+is the budget, recomputed here from the stated multipliers with the libraries directly; the prior joins every
+accountant exactly; the category threshold takes its delta from the whole."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import dp_accounting
+import numpy as np
+import pandas as pd
+import pytest
+from opacus.accountants import RDPAccountant
+from scipy.stats import norm
+from synthcity.plugins import Plugins
+
+import synthcity_dpswf  # noqa: F401  (registers the plugins)
+from synthcity_dpswf.privacy import secret_generator
+from synthcity_dpswf.privacy.accountant import RDP_ORDERS, ReleaseAccountant
+from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.budget import THRESHOLD_DELTA_SHARE, TableBudget
+from synthcity_dpswf.privacy.composition import composed_multiplier
+from synthcity_dpswf.privacy.domain import DomainBudget, release_domain_at
+
+EPSILON, DELTA = 1.0, 1e-5
+pytestmark = pytest.mark.filterwarnings("ignore:release noise seeded with a known seed")
+
+
+def small_table(n: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"age": rng.integers(18, 90, n), "city": rng.choice(["a", "b", "c"], n),
+                         "income": rng.lognormal(10, 1, n)})
+
+
+@pytest.mark.parametrize("share", [0.05, 0.3, 0.7])
+def test_the_domain_and_one_release_compose_to_exactly_the_budget(share: float) -> None:
+    budget = TableBudget(EPSILON, DELTA, share)
+    domain = budget.domain()
+    assert budget.gaussian_delta + budget.threshold_delta == pytest.approx(DELTA)
+    assert budget.threshold_delta == pytest.approx(THRESHOLD_DELTA_SHARE * DELTA)
+    release = ReleaseAccountant(500, 500, "rdp", prior=domain.noise_multiplier).calibrate(EPSILON, budget.gaussian_delta, 1)
+    assert release == pytest.approx(budget.noise_multiplier / math.sqrt(1 - share))
+    composed = 1 / math.sqrt(1 / release**2 + 1 / domain.noise_multiplier**2)
+    assert analytic_gaussian_epsilon(composed, budget.gaussian_delta) == pytest.approx(EPSILON, rel=1e-6)
+    # The point of it: the same split by basic composition needs more noise on both sides.
+    basic_domain = analytic_gaussian_noise_multiplier(share * EPSILON, share * DELTA / 2)
+    basic_release = analytic_gaussian_noise_multiplier((1 - share) * EPSILON, (1 - share) * DELTA)
+    assert domain.noise_multiplier < basic_domain and release < basic_release
+
+
+def test_a_domain_without_kinds_reserves_no_threshold_delta() -> None:
+    budget = TableBudget(EPSILON, DELTA, 0.05, typed=False)
+    assert budget.threshold_delta == 0 and budget.gaussian_delta == DELTA
+
+
+def test_the_prior_is_one_more_gaussian_entry_of_every_accountant() -> None:
+    """Opacus' history [(z, q, K), (z_0, 1, 1)] and dp-accounting's composed events, computed here directly."""
+    z, z0, steps = 3.0, 6.0, 50
+    opacus = RDPAccountant()
+    opacus.history = [(z, 0.1, steps), (z0, 1.0, 1)]
+    expected = opacus.get_epsilon(delta=DELTA, alphas=RDP_ORDERS)
+    assert ReleaseAccountant(1000, 100, "rdp", prior=z0).composed_epsilon(z, DELTA, steps) == pytest.approx(expected)
+    assert ReleaseAccountant.poisson(0.1, "rdp", prior=z0).composed_epsilon(z, DELTA, steps) == pytest.approx(expected)
+    event = dp_accounting.ComposedDpEvent([
+        dp_accounting.SelfComposedDpEvent(dp_accounting.SampledWithoutReplacementDpEvent(1000, 100, dp_accounting.GaussianDpEvent(z)), steps),
+        dp_accounting.GaussianDpEvent(z0),
+    ])
+    library = dp_accounting.rdp.RdpAccountant(RDP_ORDERS, neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    library.compose(event)
+    ours = ReleaseAccountant(1000, 100, "replace_one_rdp", prior=z0).conservative_epsilon(z, DELTA, steps)
+    assert ours == pytest.approx(library.get_epsilon(DELTA))
+    # Without the prior the same schedule is cheaper: the prior is not dropped anywhere.
+    assert ReleaseAccountant(1000, 100, "rdp").composed_epsilon(z, DELTA, steps) < expected
+
+
+def test_calibration_with_a_prior_is_the_smallest_multiplier_that_meets_the_budget() -> None:
+    accountant = ReleaseAccountant(2000, 200, "rdp", prior=8.0)
+    z = accountant.calibrate(EPSILON, DELTA, 100)
+    assert accountant.composed_epsilon(z, DELTA, 100) <= EPSILON
+    assert accountant.composed_epsilon(0.99 * z, DELTA, 100) > EPSILON
+    with pytest.raises(ValueError, match="spends the whole budget"):
+        ReleaseAccountant(2000, 2000, "rdp", prior=0.5 * analytic_gaussian_noise_multiplier(EPSILON, DELTA)).calibrate(EPSILON, DELTA, 1)
+
+
+def test_the_threshold_is_proved_for_the_whole_run() -> None:
+    """eta = delta_T / (C_cat (1 + e^epsilon)) with the run's epsilon, not the domain's own smaller one."""
+    budget = TableBudget(EPSILON, DELTA, 0.2).domain()
+    release = release_domain_at(small_table(), budget, secret_generator(1))
+    n_categorical = list(release.kinds.values()).count("categorical")
+    assert n_categorical == 1
+    eta = budget.threshold_delta / (n_categorical * (1 + math.exp(EPSILON)))
+    assert release.threshold == pytest.approx(release.category_std * norm.isf(eta))
+    assert release.noise_multiplier == budget.noise_multiplier
+    assert budget.epsilon < EPSILON  # the domain alone: what its part prints
+    assert budget.threshold_delta_at(EPSILON) == pytest.approx(budget.threshold_delta)
+    assert budget.threshold_delta_at(2 * EPSILON) > budget.threshold_delta  # a larger epsilon' costs the threshold more
+    alone = DomainBudget.alone(EPSILON, DELTA)
+    assert alone.epsilon == pytest.approx(EPSILON) and alone.delta == pytest.approx(DELTA)
+
+
+def independent_epsilon(report: object, prior: float, delta: float) -> float:
+    """The whole run's epsilon at delta_G from the report's numbers alone, with the libraries directly."""
+    z, q, steps = report.noise_multiplier, report.sample_rate, report.steps  # type: ignore[attr-defined]
+    if q == 1 and steps == 1:
+        return analytic_gaussian_epsilon(composed_multiplier(z, prior), delta)
+    if report.neighbouring.startswith("add/remove"):  # type: ignore[attr-defined]
+        opacus = RDPAccountant()
+        opacus.history = [(z, q, steps), (prior, 1.0, 1)]
+        return opacus.get_epsilon(delta=delta, alphas=RDP_ORDERS)
+    n = int(report.public[0].split("n = ")[1].split(" ")[0])  # type: ignore[attr-defined]
+    event = dp_accounting.GaussianDpEvent(z)
+    if q < 1:
+        event = dp_accounting.SampledWithoutReplacementDpEvent(n, round(q * n), event)
+    library = dp_accounting.rdp.RdpAccountant([o for o in RDP_ORDERS if o <= 128], neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    library.compose(dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(event, steps), dp_accounting.GaussianDpEvent(prior)]))
+    return library.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
+@pytest.mark.parametrize("name", ["dpswflow", "dpswflow_r", "dpswgen"])
+def test_a_plugin_with_a_dp_domain_reports_exactly_its_budget(name: str, neighbouring: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get(name, epsilon=EPSILON, delta=DELTA, neighbouring=neighbouring, n_steps=5)
+        plugin.fit(small_table())
+    report, part = plugin.privacy_report(), plugin.domain_part_
+    assert part is not None and report.parts == (part,) and report.composition == "accounted"
+    gaussian_delta = DELTA - part.threshold_delta
+    assert part.threshold_delta == pytest.approx(THRESHOLD_DELTA_SHARE * DELTA) and report.delta == pytest.approx(DELTA)
+    prior = analytic_gaussian_noise_multiplier(part.epsilon, gaussian_delta)  # z_D, from the part's own claim
+    assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
+    assert report.epsilon <= EPSILON * (1 + 1e-6)
+    assert "exact: DP domain's Gaussian counts are one more Gaussian mechanism" in str(report)
