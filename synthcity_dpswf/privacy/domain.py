@@ -230,7 +230,7 @@ def number_mask(values: pd.Series) -> np.ndarray:
     if pd.api.types.is_bool_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
         return np.array([is_finite_number(value) for value in values.to_numpy(dtype=object)], dtype=bool)
     if pd.api.types.is_numeric_dtype(values):
-        return np.isfinite(values.to_numpy(dtype=float))
+        return np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     return np.array([is_finite_number(value) for value in values], dtype=bool)
 
 
@@ -336,7 +336,7 @@ def release_domain(
     for column in typed:  # stage 1: the kinds (and whether the column has missing entries)
         values = frame[column]
         is_number, is_missing_entry = number_mask(values), missing_mask(values)
-        numbers[column] = values[is_number].to_numpy(dtype=float)
+        numbers[column] = values[is_number].to_numpy(dtype=float, na_value=np.nan)
         is_integer = numbers[column] == np.round(numbers[column])
         other = ~is_number & ~is_missing_entry
         type_counts = np.array([is_integer.sum(), (~is_integer).sum(), other.sum(), is_missing_entry.sum()], dtype=float)
@@ -397,7 +397,7 @@ def release_domain(
             values = numbers[column]
         else:  # a declared column: its numbers only (missing entries are counted in no histogram)
             declared_values = frame[column]
-            values = declared_values[number_mask(declared_values)].to_numpy(dtype=float)
+            values = declared_values[number_mask(declared_values)].to_numpy(dtype=float, na_value=np.nan)
         index = np.clip(np.searchsorted(edges, np.clip(values, edges[0], edges[-1]), side="right") - 1, 0, len(edges) - 2)
         counts = noisy_counts(np.bincount(index, minlength=len(edges) - 1).astype(float), histogram_std, secret)
         histograms[column] = (tuple(float(edge) for edge in edges), tuple(float(count) for count in counts))
