@@ -32,7 +32,15 @@ import pandas as pd
 import torch
 
 from synthcity_dpswf.math.histograms import quantile_edges
-from synthcity_dpswf.privacy.domain import LOG2_MIN, OTHER_CATEGORY, DomainRelease, category_key, missing_mask, number_mask
+from synthcity_dpswf.privacy.domain import (
+    LOG2_MIN,
+    OTHER_CATEGORY,
+    DomainRelease,
+    category_key,
+    is_missing,
+    missing_mask,
+    number_mask,
+)
 
 
 @dataclass(frozen=True)
@@ -128,17 +136,23 @@ class TabularDomain:
         """From ``{name: {"type": "numeric", "low": .., "high": .., "integer": bool}}`` or
         ``{name: {"type": "categorical", "categories": [..]}}`` entries, in column order; or the one-line form
         ``{"age": (17, 90), "sex": ["F", "M"]}``: a tuple of two numbers is a numeric range (integer when both are
-        ints), a list the categories."""
+        ints), a list the categories; ``None`` as a range's third entry or among the categories says that the column
+        may be missing (``{"age": (17, 90, None), "sex": ["F", "M", None]}``)."""
         columns: list[Column] = []
         for name, spec in description.items():
             if isinstance(spec, tuple):
-                if len(spec) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec):
-                    raise ValueError(f"column {name!r}: a tuple declares a numeric range (low, high), got {spec!r}.")
-                integer = all(isinstance(v, int) for v in spec)
-                columns.append(NumericColumn(name, float(spec[0]), float(spec[1]), integer))
+                bounds, missing = (spec[:2], True) if len(spec) == 3 and spec[2] is None else (spec, False)
+                if len(bounds) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in bounds):
+                    raise ValueError(
+                        f"column {name!r}: a tuple declares a numeric range (low, high), or (low, high, None) when the "
+                        f"column may be missing, got {spec!r}."
+                    )
+                integer = all(isinstance(v, int) for v in bounds)
+                columns.append(NumericColumn(name, float(bounds[0]), float(bounds[1]), integer, missing=missing))
                 continue
             if isinstance(spec, list):
-                columns.append(CategoricalColumn(name, tuple(spec)))
+                present = tuple(category for category in spec if not is_missing(category))
+                columns.append(CategoricalColumn(name, present, len(present) < len(spec)))
                 continue
             if not isinstance(spec, dict):
                 raise ValueError(
