@@ -58,8 +58,9 @@ class SlicedFlowPlugin(Plugin):
         n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``;
             ``n_steps=None`` takes the release kind's default (``models.kinds.KINDS``).
         domain: a public ``TabularDomain``, description dict (one-line form ``{"age": (17, 90), "sex": ["F", "M"]}``;
-            ``(17, 90, None)`` or ``["F", "M", None]`` for a column that may be missing) or JSON path, for all the columns or some of them; the columns it leaves out get a DP domain, paid with
-            ``domain_epsilon_share`` of the budget; ``None``: a DP domain for every column.
+            ``(17, 90, None)`` or ``["F", "M", None]`` for a column that may be missing) or JSON path, for all the
+            columns or some of them; the columns it leaves out get a DP domain, paid with ``domain_epsilon_share`` of
+            the budget; ``None``: a DP domain for every column.
         domain_epsilon_share: share of (epsilon, delta) spent on the DP domain (and value histograms); ``None``:
             ``default_domain_share`` (from n, the column counts and epsilon).
         numeric_histograms: release the value histograms of declared float columns and wide integer ranges, at whose
