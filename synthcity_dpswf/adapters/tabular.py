@@ -56,6 +56,9 @@ class NumericColumn:
     histogram: tuple[tuple[float, ...], tuple[float, ...]] | None = None
     missing: bool = False
     """Whether the column may hold missing entries (a level of their own: privacy.md, "Missing values")."""
+    placed: bool = True
+    """False for a column the DP domain could not place above its noise (``DomainRelease.located``): its range is a
+    stated default nobody declared or released, so it is decoded as missing entries only (``decoded_missing``)."""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low >= self.high:
@@ -111,6 +114,8 @@ class CategoricalColumn:
     categories: tuple[Any, ...]
     missing: bool = False
     """Whether the column may hold missing entries (one more one-hot slot, one more level)."""
+    placed: bool = True
+    """False for a column none of whose categories the DP domain could publish: decoded as missing entries only."""
 
     def __post_init__(self) -> None:
         if len(self.categories) == 0:
@@ -130,6 +135,32 @@ class TabularDomain:
     @property
     def names(self) -> list[str]:
         return [column.name for column in self.columns]
+
+    def summary(self) -> pd.DataFrame:
+        """One row per column: its kind, range or categories, the dtype its synthetic column gets, whether it may be
+        missing, and whether it was placed (a column the DP domain could not place is output as missing entries
+        only). A function of the (public or released) domain: post-processing."""
+        rows = []
+        for column in self.columns:
+            if isinstance(column, NumericColumn):
+                kind = "integer" if column.integer else "float"
+                values = f"[{column.low:.6g}, {column.high:.6g}]" if column.placed else "not placed"
+                dtype = ("Int64" if column.missing or not column.placed else "int64") if column.integer else "float64"
+            else:
+                kind, categories = "categorical", output_categories(column)
+                values = ", ".join(map(str, categories[:8])) + (f", ... ({len(categories)})" if len(categories) > 8 else "")
+                values = values if column.placed else "not placed"
+                dtype = str(category_values(column, np.arange(len(categories) + column.missing)).dtype)
+            rows.append({"column": column.name, "kind": kind, "values": values, "dtype": dtype,
+                         "missing": column.missing, "placed": column.placed})
+        return pd.DataFrame(rows, columns=["column", "kind", "values", "dtype", "missing", "placed"])
+
+    def describe(self) -> str:
+        """``summary`` in one line per column (the privacy report's domain lines)."""
+        return "; ".join(
+            f"{row.column}: {row.kind} {row.values} ({row.dtype}{', may be missing' if row.missing else ''})"
+            for row in self.summary().itertuples()
+        )
 
     @classmethod
     def from_dict(cls, description: dict[str, Any]) -> "TabularDomain":
@@ -210,15 +241,17 @@ class TabularDomain:
         for name, (low, high, integer) in release.declared.items():
             columns.append(NumericColumn(name, low, high, integer, release.histograms.get(name)))
         for name, kind in release.kinds.items():
-            missing = release.missing.get(name, False)
+            missing, placed = release.missing.get(name, False), release.placed.get(name, True)
             if kind == "categorical":
-                columns.append(CategoricalColumn(name, release.categories[name], missing))
+                columns.append(CategoricalColumn(name, release.categories[name], missing, placed))
                 continue
             low, high = release.bounds[name]
             if kind == "integer":  # integers in the bins [low, high) lie in [ceil(low), ceil(high) - 1]
                 low, high = math.ceil(low), math.ceil(high) - 1
             high = high if high > low else low + 1
-            columns.append(NumericColumn(name, low, high, kind == "integer", release.histograms.get(name), missing))
+            columns.append(
+                NumericColumn(name, low, high, kind == "integer", release.histograms.get(name), missing, placed)
+            )
         source = f"differentially private domain (epsilon = {release.epsilon:.4g}, delta = {release.delta:.3g})"
         return cls(tuple(columns), source)
 
@@ -355,8 +388,10 @@ def output_categories(column: CategoricalColumn) -> tuple[Any, ...]:
 
 def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
     """The ``output_categories`` at positions ``index`` (the missing slot ``len(categories)`` gives NaN), with the
-    type pandas infers from them."""
+    type pandas infers from them; missing entries only where the column is not ``placed``."""
     choices = np.asarray(list(output_categories(column)) + [np.nan], dtype=object)
+    if not column.placed:
+        index = np.full(len(index), len(column.categories))
     return pd.Series(choices[index]).infer_objects()
 
 
@@ -379,11 +414,13 @@ def snapped_to_zero(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
 def numeric_output(column: NumericColumn, numbers: np.ndarray, missing: np.ndarray) -> pd.Series | np.ndarray:
     """A decoded numeric column with the domain's dtype: int64 or float64, Int64 (pandas' nullable integers) or
     float64 with NaN where the column has missing entries; a float column's values in its histogram's zero bin are 0
-    (``snapped_to_zero``)."""
+    (``snapped_to_zero``); a column the DP domain could not place is missing throughout (Int64 or float64)."""
     numbers = snapped_to_zero(column, numbers)
+    if not column.placed:  # a stated default range: no value of it is output
+        missing = np.ones(len(numbers), dtype=bool)
     if column.integer:
         rounded = np.round(numbers)
-        if column.missing:
+        if column.missing or not column.placed:
             nullable = pd.Series(pd.array(np.where(missing, 0, rounded).astype(np.int64), dtype="Int64"))
             return nullable.where(~missing, pd.NA)
         return rounded.astype(np.int64)

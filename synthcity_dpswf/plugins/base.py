@@ -273,6 +273,16 @@ class SlicedFlowPlugin(Plugin):
             raise RuntimeError("fit the plugin first")
         return self.path_.generate(self, self.generator_, self.encoder_, count, syn_schema)
 
+    def released_domain(self) -> pd.DataFrame:
+        """The domain a fitted table plugin generates from, one row per column (``TabularDomain.summary``): kind, range
+        or categories, output dtype, whether it may be missing and whether the DP domain placed it. Public or
+        released facts only."""
+        codec = self.encoder_
+        domain = getattr(codec, "domain", None)
+        if domain is None:
+            raise RuntimeError("fit the plugin on a table first")
+        return domain.summary()
+
     def privacy_report(self) -> PrivacyReport:
         """The privacy report of the fitted plugin: the releases, plus the DP domain if one was paid for."""
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:

@@ -66,7 +66,7 @@ def synthcity_schema(domain: TabularDomain) -> Schema:
     for column in domain.columns:
         if isinstance(column, NumericColumn):
             if column.integer:
-                integer = NullableInteger if column.missing else IntegerDistribution
+                integer = NullableInteger if column.missing or not column.placed else IntegerDistribution
                 distributions[column.name] = integer(name=column.name, low=int(column.low), high=int(column.high))
             else:
                 distributions[column.name] = FloatDistribution(name=column.name, low=column.low, high=column.high)
