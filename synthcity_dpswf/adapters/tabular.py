@@ -116,6 +116,9 @@ class CategoricalColumn:
     """Whether the column may hold missing entries (one more one-hot slot, one more level)."""
     placed: bool = True
     """False for a column none of whose categories the DP domain could publish: decoded as missing entries only."""
+    dtype: pd.CategoricalDtype | None = None
+    """A declared pandas ``CategoricalDtype`` (``from_dict``): the synthetic column is a Categorical of that dtype,
+    its categories and order kept (a public fact: the user declared it)."""
 
     def __post_init__(self) -> None:
         if len(self.categories) == 0:
@@ -168,7 +171,8 @@ class TabularDomain:
         ``{name: {"type": "categorical", "categories": [..]}}`` entries, in column order; or the one-line form
         ``{"age": (17, 90), "sex": ["F", "M"]}``: a tuple of two numbers is a numeric range (integer when both are
         ints), a list the categories; ``None`` as a range's third entry or among the categories says that the column
-        may be missing (``{"age": (17, 90, None), "sex": ["F", "M", None]}``)."""
+        may be missing (``{"age": (17, 90, None), "sex": ["F", "M", None]}``); a pandas ``CategoricalDtype`` declares
+        the categories and the synthetic column's dtype (order included)."""
         columns: list[Column] = []
         for name, spec in description.items():
             if isinstance(spec, tuple):
@@ -180,6 +184,9 @@ class TabularDomain:
                     )
                 integer = all(isinstance(v, int) for v in bounds)
                 columns.append(NumericColumn(name, float(bounds[0]), float(bounds[1]), integer, missing=missing))
+                continue
+            if isinstance(spec, pd.CategoricalDtype):
+                columns.append(CategoricalColumn(name, tuple(spec.categories), False, dtype=spec))
                 continue
             if isinstance(spec, list):
                 present = tuple(category for category in spec if not is_missing(category))
@@ -392,6 +399,8 @@ def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
     choices = np.asarray(list(output_categories(column)) + [np.nan], dtype=object)
     if not column.placed:
         index = np.full(len(index), len(column.categories))
+    if column.dtype is not None:
+        return pd.Series(pd.Categorical(choices[index], dtype=column.dtype))
     return pd.Series(choices[index]).infer_objects()
 
 

@@ -81,6 +81,24 @@ def test_a_nullable_table_with_one_na_fits_and_generates(pandas_2_1_to_numpy: No
     assert declared.generate(50).dataframe()["count"].dtype == "Int64"
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_dtypes_follow_the_released_kind_or_the_declared_schema() -> None:
+    rng = np.random.default_rng(0)
+    n = 3000
+    size = pd.Categorical(rng.choice(["S", "M", "L"], n), categories=["S", "M", "L"], ordered=True)
+    frame = pd.DataFrame({"flag": rng.random(n) < 0.4, "size": size, "x": rng.normal(size=n)})
+    plugin = Plugins().get("dpswflow", epsilon=3.0, n_steps=5).fit(frame)
+    synthetic = plugin.generate(100).dataframe()
+    assert synthetic["flag"].dtype == bool  # published True / False stay bool (synthcity's schema cast them to 0 / 1)
+    # An undeclared Categorical: its category list is not read (one record adds a category), so the output is the
+    # released categories, as objects.
+    assert synthetic["size"].dtype == object and synthetic["x"].dtype == "float64"
+    declared = pd.CategoricalDtype(["S", "M", "L"], ordered=True)
+    plugin = Plugins().get("dpswflow", epsilon=3.0, n_steps=5, domain={"size": declared}).fit(frame)
+    synthetic = plugin.generate(100).dataframe()
+    assert synthetic["size"].dtype == declared and synthetic["flag"].dtype == bool
+
+
 def test_a_column_mixing_numbers_and_strings_is_named_in_a_warning() -> None:
     rng = np.random.default_rng(0)
     n = 4000
