@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 
 
+CONSTRAINT_PROBE_DRAWS = 3
+"""Draws ``TablePath.generate`` makes before judging whether the constraints can be met."""
+CONSTRAINT_MAX_DRAWS = 30
+"""The most draws ``TablePath.generate`` spends on constraints the generator rarely meets: once the rate of kept rows
+says ``count`` rows would take more, it stops with what it has and a warning (synthcity's ``sampling_patience``, 500
+draws of ``count`` rows each, ran a rare constraint for 15 minutes with neither a result nor an error)."""
+
+
 class TablePath:
     """A table (a ``GenericDataLoader`` or ``SurvivalAnalysisDataLoader``): records are the rows, encoded by a fixed
     map of the domain (levels for the marginal release, the unit ball for the others)."""
@@ -76,21 +84,32 @@ class TablePath:
         ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat rows (one of a
         few discrete columns has fewer distinct rows than are asked for, and synthcity then looped to its patience,
         flowing ``count`` rows each time). At most ``sampling_patience`` draws; rows that meet the constraints are
-        kept in the order drawn."""
+        kept in the order drawn; fewer, with a warning, where the rate of kept rows says that ``count`` would take more
+        than ``CONSTRAINT_MAX_DRAWS`` draws."""
         assert isinstance(codec, (TabularEncoder, MarginalTableCodec))
         # The rows' dtypes are the domain's by construction; synthcity's schema, rebuilt from constraints, would ask a
         # nullable integer column for "float" (``NullableInteger``): its dtype rules are left out.
         constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
         schema = plugin.training_schema()
         kept: list[pd.DataFrame] = []
-        total = 0
-        for _ in range(plugin.sampling_patience):
+        total = drawn = 0
+        for draw in range(1, plugin.sampling_patience + 1):
             rows = schema.adapt_dtypes(codec.decode(generator.sample(count, seed=plugin.draw_seed())))
+            drawn += len(rows)
             if plugin.strict:
                 rows = constraints.match(rows)
             kept.append(rows)
             total += len(rows)
             if total >= count:
+                break
+            if draw >= CONSTRAINT_PROBE_DRAWS and draw + (count - total) / max(total / draw, 1e-12) > CONSTRAINT_MAX_DRAWS:
+                warnings.warn(
+                    f"the constraints kept {total} of the {drawn} rows generated in {draw} draws: at that rate {count} "
+                    f"rows would take more than {CONSTRAINT_MAX_DRAWS} draws, so generate stops here with {total} "
+                    "rows. The generator rarely (or never) produces rows that meet these constraints: loosen them, or "
+                    "ask for fewer rows.",
+                    stacklevel=4,
+                )
                 break
         frame = pd.concat(kept, ignore_index=True).head(count) if kept else pd.DataFrame(columns=schema.features())
         return create_from_info(schema.adapt_dtypes(frame), plugin.data_info)

@@ -108,3 +108,20 @@ def test_a_column_mixing_numbers_and_strings_is_named_in_a_warning() -> None:
                                          r"\d+% of its entries, a noisy estimate"):
         Plugins().get("dpswflow", epsilon=3.0, n_steps=5).fit(frame)
 
+
+def test_a_constraint_the_generator_cannot_meet_stops_after_a_bounded_effort(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synthcity.plugins.core.constraints import Constraints
+
+    from synthcity_dpswf.plugins.table_path import CONSTRAINT_PROBE_DRAWS
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"hours": rng.integers(1, 60, 500), "group": rng.choice(["a", "b"], 500)})
+    plugin = Plugins().get("dpswflow", epsilon=3.0, n_steps=5, domain={"hours": (1, 99), "group": ["a", "b"]})
+    plugin.fit(frame)
+    calls = []
+    sample = plugin.generator_.sample
+    monkeypatch.setattr(plugin.generator_, "sample", lambda *args, **kwargs: calls.append(1) or sample(*args, **kwargs))
+    rare = Constraints(rules=[("hours", ">=", 99), ("group", "==", "c")])  # no row can meet both
+    with pytest.warns(UserWarning, match=r"the constraints kept 0 of the \d+ rows generated in 3 draws.*loosen them"):
+        synthetic = plugin.generate(100, constraints=rare).dataframe()
+    assert len(synthetic) == 0 and len(calls) == CONSTRAINT_PROBE_DRAWS  # synthcity's patience: 500 draws
