@@ -127,8 +127,8 @@ SUB_BINS = 8
 MISSING_THRESHOLD = 3.0
 """A typed column gets a missing level when its estimated missing entries (two noisy counts, ``missing_level``)
 exceed this many of their noise stds: a column without missing entries gets the level with probability 0.13% (a
-level it does not need would let the flow emit a few missing entries where the real column has none); columns whose
-estimate lies below are named in a warning (``DomainRelease.hidden_missing``)."""
+level it does not need would let the flow emit a few missing entries where the real column has none); the estimates
+of the others are kept, unwarned (``DomainRelease.hidden_missing``)."""
 KIND_MARGIN = 1.5
 """A typed column is categorical only when its noisy "anything else" count exceeds the sum of its two numeric counts
 by this many noise stds of that difference (``decide_kind``): a prior for numbers, so that noise does not type a float
@@ -189,8 +189,8 @@ class DomainRelease:
     missing: dict[str, bool] = field(default_factory=dict)
     """Per typed column: whether it gets a missing level (``missing_level``)."""
     hidden_missing: dict[str, float] = field(default_factory=dict)
-    """Per typed column without a missing level whose estimate of missing entries is positive: that estimate (the
-    plugins warn where it stands out of the noise by one std)."""
+    """Per typed column without a missing level whose estimate of missing entries is positive: that estimate, a noisy
+    one (no warning names it: a column without missing entries stands one std out of the noise in 16% of releases)."""
     released_rows: float | None = None
     """n estimated from the released type counts (the mean over columns of their totals; None when no column was
     typed): post-processing, for settings that follow the table's size when n is private (add/remove)."""
