@@ -147,12 +147,12 @@ class TabularDomain:
         for column in self.columns:
             if isinstance(column, NumericColumn):
                 kind = "integer" if column.integer else "float"
-                values = f"[{column.low:.6g}, {column.high:.6g}]" if column.placed else "not placed"
+                values = f"[{column.low:.6g}, {column.high:.6g}]" if column.placed else UNPLACED
                 dtype = ("Int64" if column.missing or not column.placed else "int64") if column.integer else "float64"
             else:
                 kind, categories = "categorical", output_categories(column)
                 values = ", ".join(map(str, categories[:8])) + (f", ... ({len(categories)})" if len(categories) > 8 else "")
-                values = values if column.placed else "not placed"
+                values = values if column.placed else UNPLACED
                 dtype = str(category_values(column, np.arange(len(categories) + column.missing)).dtype)
             rows.append({"column": column.name, "kind": kind, "values": values, "dtype": dtype,
                          "missing": column.missing, "placed": column.placed})
@@ -262,6 +262,9 @@ class TabularDomain:
         source = f"differentially private domain (epsilon = {release.epsilon:.4g}, delta = {release.delta:.3g})"
         return cls(tuple(columns), source)
 
+
+UNPLACED = "not placed (no released evidence of its values at this budget: output as missing entries)"
+"""What ``TabularDomain.summary`` says of a column the DP domain could not place."""
 
 ENCODER_LEVELS = 100
 """Levels of the rank map ``TabularEncoder`` applies to a column with a released histogram (u = its rank in [-1, 1])."""
