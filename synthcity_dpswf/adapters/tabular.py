@@ -400,8 +400,8 @@ def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
     """The ``output_categories`` at positions ``index`` (the missing slot ``len(categories)`` gives NaN), with the
     type pandas infers from them; missing entries only where the column is not ``placed``."""
     choices = np.asarray(list(output_categories(column)) + [np.nan], dtype=object)
-    if not column.placed:
-        index = np.full(len(index), len(column.categories))
+    if not column.placed:  # missing throughout, in an object column: a categorical column stays one
+        return pd.Series(np.full(len(index), np.nan, dtype=object), dtype=object)
     if column.dtype is not None:
         return pd.Series(pd.Categorical(choices[index], dtype=column.dtype))
     return pd.Series(choices[index]).infer_objects()

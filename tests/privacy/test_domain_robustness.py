@@ -92,6 +92,7 @@ def test_an_unplaced_column_is_decoded_as_missing_entries_only() -> None:
                 if not column.placed:
                     seen += 1
                     assert values.isna().all(), (seed, column.name)
+                    assert (values.dtype == object) == (not hasattr(column, "low"))  # its kind's dtype family
                 elif hasattr(column, "low"):
                     assert values.dropna().between(column.low, column.high).all()
                 else:
