@@ -12,8 +12,11 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import pytest
 import torch
+from pandas._libs import lib
+from pandas.core.arrays.masked import BaseMaskedArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 SHARED = Path(os.environ.get("DPSWF_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
@@ -90,3 +93,18 @@ def blobs(n: int, seed: int = 0, size: int = 32) -> tuple[torch.Tensor, torch.Te
         row, column = divmod(label, 2)
         images[index, 0, 4 + 14 * row : 14 + 14 * row, 4 + 14 * column : 14 + 14 * column] = 0.9
     return images, labels
+
+
+@pytest.fixture
+def pandas_2_1_to_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pandas 2.1's ``to_numpy`` of a nullable array (allowed by synthcity's pins): a float dtype without ``na_value``
+    raises where the array holds pandas' NA (pandas 2.2 returns NaN instead)."""
+    original = BaseMaskedArray.to_numpy
+
+    def strict(self: BaseMaskedArray, dtype: object = None, copy: bool = False, na_value: object = lib.no_default) -> np.ndarray:
+        if na_value is lib.no_default and self._hasna and dtype is not None and np.dtype(dtype).kind == "f":
+            raise ValueError("cannot convert to 'float64'-dtype NumPy array with missing values. Specify an "
+                             "appropriate 'na_value' for this dtype.")
+        return original(self, dtype=dtype, copy=copy, na_value=na_value)
+
+    monkeypatch.setattr(BaseMaskedArray, "to_numpy", strict)

@@ -32,7 +32,15 @@ import pandas as pd
 import torch
 
 from synthcity_dpswf.math.histograms import quantile_edges
-from synthcity_dpswf.privacy.domain import LOG2_MIN, OTHER_CATEGORY, DomainRelease, category_key, missing_mask, number_mask
+from synthcity_dpswf.privacy.domain import (
+    LOG2_MIN,
+    OTHER_CATEGORY,
+    DomainRelease,
+    category_key,
+    is_missing,
+    missing_mask,
+    number_mask,
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,9 @@ class NumericColumn:
     histogram: tuple[tuple[float, ...], tuple[float, ...]] | None = None
     missing: bool = False
     """Whether the column may hold missing entries (a level of their own: privacy.md, "Missing values")."""
+    placed: bool = True
+    """False for a column the DP domain could not place above its noise (``DomainRelease.located``): its range is a
+    stated default nobody declared or released, so it is decoded as missing entries only (``decoded_missing``)."""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low >= self.high:
@@ -103,6 +114,11 @@ class CategoricalColumn:
     categories: tuple[Any, ...]
     missing: bool = False
     """Whether the column may hold missing entries (one more one-hot slot, one more level)."""
+    placed: bool = True
+    """False for a column none of whose categories the DP domain could publish: decoded as missing entries only."""
+    dtype: pd.CategoricalDtype | None = None
+    """A declared pandas ``CategoricalDtype`` (``from_dict``): the synthetic column is a Categorical of that dtype,
+    its categories and order kept (a public fact: the user declared it)."""
 
     def __post_init__(self) -> None:
         if len(self.categories) == 0:
@@ -123,22 +139,58 @@ class TabularDomain:
     def names(self) -> list[str]:
         return [column.name for column in self.columns]
 
+    def summary(self) -> pd.DataFrame:
+        """One row per column: its kind, range or categories, the dtype its synthetic column gets, whether it may be
+        missing, and whether it was placed (a column the DP domain could not place is output as missing entries
+        only). A function of the (public or released) domain: post-processing."""
+        rows = []
+        for column in self.columns:
+            if isinstance(column, NumericColumn):
+                kind = "integer" if column.integer else "float"
+                values = f"[{column.low:.6g}, {column.high:.6g}]" if column.placed else UNPLACED
+                dtype = ("Int64" if column.missing or not column.placed else "int64") if column.integer else "float64"
+            else:
+                kind, categories = "categorical", output_categories(column)
+                values = ", ".join(map(str, categories[:8])) + (f", ... ({len(categories)})" if len(categories) > 8 else "")
+                values = values if column.placed else UNPLACED
+                dtype = str(category_values(column, np.arange(len(categories) + column.missing)).dtype)
+            rows.append({"column": column.name, "kind": kind, "values": values, "dtype": dtype,
+                         "missing": column.missing, "placed": column.placed})
+        return pd.DataFrame(rows, columns=["column", "kind", "values", "dtype", "missing", "placed"])
+
+    def describe(self) -> str:
+        """``summary`` in one line per column (the privacy report's domain lines)."""
+        return "; ".join(
+            f"{row.column}: {row.kind} {row.values} ({row.dtype}{', may be missing' if row.missing else ''})"
+            for row in self.summary().itertuples()
+        )
+
     @classmethod
     def from_dict(cls, description: dict[str, Any]) -> "TabularDomain":
         """From ``{name: {"type": "numeric", "low": .., "high": .., "integer": bool}}`` or
         ``{name: {"type": "categorical", "categories": [..]}}`` entries, in column order; or the one-line form
         ``{"age": (17, 90), "sex": ["F", "M"]}``: a tuple of two numbers is a numeric range (integer when both are
-        ints), a list the categories."""
+        ints), a list the categories; ``None`` as a range's third entry or among the categories says that the column
+        may be missing (``{"age": (17, 90, None), "sex": ["F", "M", None]}``); a pandas ``CategoricalDtype`` declares
+        the categories and the synthetic column's dtype (order included)."""
         columns: list[Column] = []
         for name, spec in description.items():
             if isinstance(spec, tuple):
-                if len(spec) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in spec):
-                    raise ValueError(f"column {name!r}: a tuple declares a numeric range (low, high), got {spec!r}.")
-                integer = all(isinstance(v, int) for v in spec)
-                columns.append(NumericColumn(name, float(spec[0]), float(spec[1]), integer))
+                bounds, missing = (spec[:2], True) if len(spec) == 3 and spec[2] is None else (spec, False)
+                if len(bounds) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in bounds):
+                    raise ValueError(
+                        f"column {name!r}: a tuple declares a numeric range (low, high), or (low, high, None) when the "
+                        f"column may be missing, got {spec!r}."
+                    )
+                integer = all(isinstance(v, int) for v in bounds)
+                columns.append(NumericColumn(name, float(bounds[0]), float(bounds[1]), integer, missing=missing))
+                continue
+            if isinstance(spec, pd.CategoricalDtype):
+                columns.append(CategoricalColumn(name, tuple(spec.categories), False, dtype=spec))
                 continue
             if isinstance(spec, list):
-                columns.append(CategoricalColumn(name, tuple(spec)))
+                present = tuple(category for category in spec if not is_missing(category))
+                columns.append(CategoricalColumn(name, present, len(present) < len(spec)))
                 continue
             if not isinstance(spec, dict):
                 raise ValueError(
@@ -196,18 +248,23 @@ class TabularDomain:
         for name, (low, high, integer) in release.declared.items():
             columns.append(NumericColumn(name, low, high, integer, release.histograms.get(name)))
         for name, kind in release.kinds.items():
-            missing = release.missing.get(name, False)
+            missing, placed = release.missing.get(name, False), release.placed.get(name, True)
             if kind == "categorical":
-                columns.append(CategoricalColumn(name, release.categories[name], missing))
+                columns.append(CategoricalColumn(name, release.categories[name], missing, placed))
                 continue
             low, high = release.bounds[name]
             if kind == "integer":  # integers in the bins [low, high) lie in [ceil(low), ceil(high) - 1]
                 low, high = math.ceil(low), math.ceil(high) - 1
             high = high if high > low else low + 1
-            columns.append(NumericColumn(name, low, high, kind == "integer", release.histograms.get(name), missing))
+            columns.append(
+                NumericColumn(name, low, high, kind == "integer", release.histograms.get(name), missing, placed)
+            )
         source = f"differentially private domain (epsilon = {release.epsilon:.4g}, delta = {release.delta:.3g})"
         return cls(tuple(columns), source)
 
+
+UNPLACED = "not placed (no released evidence of its values at this budget: output as missing entries)"
+"""What ``TabularDomain.summary`` says of a column the DP domain could not place."""
 
 ENCODER_LEVELS = 100
 """Levels of the rank map ``TabularEncoder`` applies to a column with a released histogram (u = its rank in [-1, 1])."""
@@ -341,8 +398,12 @@ def output_categories(column: CategoricalColumn) -> tuple[Any, ...]:
 
 def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
     """The ``output_categories`` at positions ``index`` (the missing slot ``len(categories)`` gives NaN), with the
-    type pandas infers from them."""
+    type pandas infers from them; missing entries only where the column is not ``placed``."""
     choices = np.asarray(list(output_categories(column)) + [np.nan], dtype=object)
+    if not column.placed:  # missing throughout, in an object column: a categorical column stays one
+        return pd.Series(np.full(len(index), np.nan, dtype=object), dtype=object)
+    if column.dtype is not None:
+        return pd.Series(pd.Categorical(choices[index], dtype=column.dtype))
     return pd.Series(choices[index]).infer_objects()
 
 
@@ -365,11 +426,13 @@ def snapped_to_zero(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
 def numeric_output(column: NumericColumn, numbers: np.ndarray, missing: np.ndarray) -> pd.Series | np.ndarray:
     """A decoded numeric column with the domain's dtype: int64 or float64, Int64 (pandas' nullable integers) or
     float64 with NaN where the column has missing entries; a float column's values in its histogram's zero bin are 0
-    (``snapped_to_zero``)."""
+    (``snapped_to_zero``); a column the DP domain could not place is missing throughout (Int64 or float64)."""
     numbers = snapped_to_zero(column, numbers)
+    if not column.placed:  # a stated default range: no value of it is output
+        missing = np.ones(len(numbers), dtype=bool)
     if column.integer:
         rounded = np.round(numbers)
-        if column.missing:
+        if column.missing or not column.placed:
             nullable = pd.Series(pd.array(np.where(missing, 0, rounded).astype(np.int64), dtype="Int64"))
             return nullable.where(~missing, pd.NA)
         return rounded.astype(np.int64)

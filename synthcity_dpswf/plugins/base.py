@@ -57,9 +57,10 @@ class SlicedFlowPlugin(Plugin):
         n_bins: bins per direction of histogram releases.
         n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``;
             ``n_steps=None`` takes the release kind's default (``models.kinds.KINDS``).
-        domain: a public ``TabularDomain``, description dict (one-line form ``{"age": (17, 90), "sex": ["F", "M"]}``)
-            or JSON path, for all the columns or some of them; the columns it leaves out get a DP domain, paid with
-            ``domain_epsilon_share`` of the budget; ``None``: a DP domain for every column.
+        domain: a public ``TabularDomain``, description dict (one-line form ``{"age": (17, 90), "sex": ["F", "M"]}``;
+            ``(17, 90, None)`` or ``["F", "M", None]`` for a column that may be missing) or JSON path, for all the
+            columns or some of them; the columns it leaves out get a DP domain, paid with ``domain_epsilon_share`` of
+            the budget; ``None``: a DP domain for every column.
         domain_epsilon_share: share of (epsilon, delta) spent on the DP domain (and value histograms); ``None``:
             ``default_domain_share`` (from n, the column counts and epsilon).
         numeric_histograms: release the value histograms of declared float columns and wide integer ranges, at whose
@@ -275,6 +276,16 @@ class SlicedFlowPlugin(Plugin):
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:
             raise RuntimeError("fit the plugin first")
         return self.path_.generate(self, self.generator_, self.encoder_, count, syn_schema)
+
+    def released_domain(self) -> pd.DataFrame:
+        """The domain a fitted table plugin generates from, one row per column (``TabularDomain.summary``): kind, range
+        or categories, output dtype, whether it may be missing and whether the DP domain placed it. Public or
+        released facts only."""
+        codec = self.encoder_
+        domain = getattr(codec, "domain", None)
+        if domain is None:
+            raise RuntimeError("fit the plugin on a table first")
+        return domain.summary()
 
     def privacy_report(self) -> PrivacyReport:
         """The privacy report of the fitted plugin: the releases, with the DP domain inside their accounting if one was

@@ -29,6 +29,14 @@ if TYPE_CHECKING:
     from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 
 
+CONSTRAINT_PROBE_DRAWS = 3
+"""Draws ``TablePath.generate`` makes before judging whether the constraints can be met."""
+CONSTRAINT_MAX_DRAWS = 30
+"""The most draws ``TablePath.generate`` spends on constraints the generator rarely meets: once the rate of kept rows
+says ``count`` rows would take more, it stops with what it has and a warning (synthcity's ``sampling_patience``, 500
+draws of ``count`` rows each, ran a rare constraint for 15 minutes with neither a result nor an error)."""
+
+
 class TablePath:
     """A table (a ``GenericDataLoader`` or ``SurvivalAnalysisDataLoader``): records are the rows, encoded by a fixed
     map of the domain (levels for the marginal release, the unit ball for the others)."""
@@ -80,28 +88,42 @@ class TablePath:
         ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat rows (one of a
         few discrete columns has fewer distinct rows than are asked for, and synthcity then looped to its patience,
         flowing ``count`` rows each time). At most ``sampling_patience`` draws; rows that meet the constraints are
-        kept in the order drawn."""
+        kept in the order drawn; fewer, with a warning, where the rate of kept rows says that ``count`` would take more
+        than ``CONSTRAINT_MAX_DRAWS`` draws."""
         assert isinstance(codec, (TabularEncoder, MarginalTableCodec))
         # The rows' dtypes are the domain's by construction; synthcity's schema, rebuilt from constraints, would ask a
         # nullable integer column for "float" (``NullableInteger``): its dtype rules are left out.
         constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
         schema = plugin.training_schema()
         kept: list[pd.DataFrame] = []
-        total = 0
-        for _ in range(plugin.sampling_patience):
+        total = drawn = 0
+        for draw in range(1, plugin.sampling_patience + 1):
             rows = schema.adapt_dtypes(codec.decode(generator.sample(count, seed=plugin.draw_seed())))
+            drawn += len(rows)
             if plugin.strict:
                 rows = constraints.match(rows)
             kept.append(rows)
             total += len(rows)
             if total >= count:
                 break
+            if draw >= CONSTRAINT_PROBE_DRAWS and draw + (count - total) / max(total / draw, 1e-12) > CONSTRAINT_MAX_DRAWS:
+                warnings.warn(
+                    f"the constraints kept {total} of the {drawn} rows generated in {draw} draws: at that rate {count} "
+                    f"rows would take more than {CONSTRAINT_MAX_DRAWS} draws, so generate stops here with {total} "
+                    "rows. The generator rarely (or never) produces rows that meet these constraints: loosen them, or "
+                    "ask for fewer rows.",
+                    stacklevel=4,
+                )
+                break
         frame = pd.concat(kept, ignore_index=True).head(count) if kept else pd.DataFrame(columns=schema.features())
         return create_from_info(schema.adapt_dtypes(frame), plugin.data_info)
 
     def public_line(self, codec: Codec) -> str:
         assert isinstance(codec, (TabularEncoder, MarginalTableCodec))
-        return f"the column names; the domain (kinds, ranges, categories, hence dtypes): {codec.domain.source}"
+        return (
+            f"the column names; the domain (kinds, ranges, categories, hence dtypes): {codec.domain.source}; per column: "
+            f"{codec.domain.describe()}"
+        )
 
 
 def table_domain(
@@ -175,24 +197,58 @@ def marginal_resolution(
 
 
 def warn_about(release: DomainRelease, epsilon: float) -> None:
-    """Say what the DP domain could not place or publish (read from released counts: post-processing)."""
-    hidden = [column for column, located in release.located.items() if not located]
-    if hidden:
+    """Say what the DP domain could not place or publish, read from released counts and public numbers
+    (post-processing). A noisy estimate is printed as one, with its noise std, never as a count. No warning names a
+    column's missing entries: a column without any has an estimate between one and three stds in 16% of releases, so
+    such a warning would mostly name columns with none (privacy.md, "Missing values")."""
+    rough = [column for column, located in release.located.items() if not located and release.placed.get(column, True)]
+    if rough:
         warnings.warn(
-            f"the DP domain could not place columns {hidden} above its noise at epsilon = {epsilon:.3g}: their "
-            "ranges (or categories) are stated defaults. Declare them (domain={...}), or raise domain_epsilon_share.",
+            f"the DP domain could not place the ranges of columns {rough} above its noise at epsilon = {epsilon:.3g}: "
+            "each is the densest window of its noisy bins, a rough range (plugin.released_domain() shows it). Declare "
+            "them (domain={...}), or raise domain_epsilon_share.",
             stacklevel=5,
         )
-    unsure = {column: rows for column, rows in release.hidden_missing.items() if rows > release.missing_std(column)}
-    if unsure:
-        listed = ", ".join(f"{column!r} (about {rows:.0f})" for column, rows in unsure.items())
+    hidden = [column for column, placed in release.placed.items() if not placed]
+    if hidden:
+        kinds = {release.kinds[column] for column in hidden}
+        needs = []
+        if kinds - {"categorical"}:
+            needs.append(
+                f"a numeric column about {release.placement_rows:.0f} rows within one octave of values (k times as many "
+                "spread over k octaves)"
+            )
+        if "categorical" in kinds:
+            needs.append(f"a category about {release.needed_rows:.0f} rows")
         warnings.warn(
-            f"the DP domain could not place the missing entries of {listed} above three noise stds: they are mapped "
-            'to a stated default. Declare those columns with "missing": true (domain={...}) to keep them.',
+            f"the DP domain could not place columns {hidden} above its noise at epsilon = {epsilon:.3g}: no range or "
+            "category was released for them, so their synthetic values are missing entries only (the released domain, "
+            f"per column: plugin.released_domain()). At this budget {' and '.join(needs)} to be placed with probability "
+            f"95%. Declaring the columns (domain={{...}}: a range, categories) needs none of these rows, and declaring "
+            f"every column leaves the flow the epsilon = {epsilon:.3g} spent on the DP domain; or raise "
+            "domain_epsilon_share.",
+            stacklevel=5,
+        )
+    if release.mixed:
+        listed = ", ".join(
+            f"{column!r} ({release.kinds[column]}; an estimated {100 * share:.0f}% of its entries, a noisy estimate, are "
+            f"{'numbers' if release.kinds[column] == 'categorical' else 'not numbers'})"
+            for column, share in release.mixed.items()
+        )
+        warnings.warn(
+            f"the DP domain found columns that mix numbers and other entries: {listed}. Entries that do not fit a "
+            "column's kind are mapped to a stated default (a numeric column's lower bound, a categorical column's "
+            f"{OTHER_CATEGORY!r}). Convert them before fitting, or declare the column (categories as strings).",
             stacklevel=5,
         )
     if release.lost:
-        lost = ", ".join(f"{column!r} (about {rows:.0f} rows)" for column, rows in release.lost.items())
+        def spread(column: str) -> float:  # the estimate's noise std (privacy.md, "The DP domain")
+            published = len(release.categories[column]) - 1
+            return math.sqrt(3 * release.count_std**2 + published * release.category_std**2)
+
+        lost = ", ".join(
+            f"{column!r} (an estimated {rows:.0f} rows, noise std {spread(column):.0f})" for column, rows in release.lost.items()
+        )
         warnings.warn(
             f"the DP domain published no category below about {release.needed_rows:.0f} rows: the rarer categories of "
             f"{lost} are grouped as {OTHER_CATEGORY!r}. Declare those columns' categories (domain={{column: [...]}}) "

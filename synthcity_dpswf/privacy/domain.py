@@ -9,8 +9,9 @@ Gaussian stages:
 1. *Type counts*: per column, the numbers of integer-valued finite numbers, other finite numbers, missing entries
    (``is_missing``) and anything else (a string, a bool, ...), scaled by w = ``TYPE_WEIGHT`` before noise of std s
    (the kind decision needs them only within a margin of about n, so they take a small part of the sensitivity).
-   The column is categorical when its noisy "anything else" count exceeds the sum of the two numeric ones, else
-   integer when its integer-valued count exceeds the other numbers' (post-processing).
+   The column is categorical when its noisy "anything else" count exceeds the sum of the two numeric ones by a
+   margin (``KIND_MARGIN``: a prior for numbers), else float when its non-integer count exceeds the integer-valued
+   one or stands clearly out of the noise (``FLOAT_MARGIN``), else integer (post-processing, ``decide_kind``).
 2. *Value counts*, in the partition of the kind just released, with the column's missing entries in one more cell:
    a categorical column's entries per observed value (a category), noise std :math:`s_c`; an integer column's numbers in fixed bins with one bin per integer from
    -16 to 16, then [16.5, 32) and signed octaves up to :math:`2^{48}` (``integer_bin_edges``), a float column's in
@@ -74,8 +75,10 @@ Numeric bounds are the edges of the lowest and highest kept bins (within a facto
 between :math:`2^{-16}` and :math:`2^{48}` in magnitude, which is enough to scale it; values beyond fall in the
 end bins; for an integer column, the integers inside them, widened to [k, k + 1] when only k is); categories are the kept ones.
 Where no category of a categorical column passes, it gets the single placeholder category ``NO_CATEGORY`` (a
-stated default, never an error: an error would be an output that one record can change). Output dtypes follow
-the kinds (int64, float64, the categories' own type). Values of a column that do not fit its released kind (a
+stated default, never an error: an error would be an output that one record can change). Whether a column is
+*placed* (``placement``, ``DomainRelease.placed``) is read from the released counts too: a column without released
+evidence of its values is output as missing entries only, never at a placeholder or a range of pure noise. Output
+dtypes follow the kinds (int64, float64, the categories' own type). Values of a column that do not fit its released kind (a
 string in a numeric column, a rare category) are mapped to a stated default by the encoders, one record at a
 time.
 """
@@ -126,8 +129,22 @@ SUB_BINS = 8
 MISSING_THRESHOLD = 3.0
 """A typed column gets a missing level when its estimated missing entries (two noisy counts, ``missing_level``)
 exceed this many of their noise stds: a column without missing entries gets the level with probability 0.13% (a
-level it does not need would let the flow emit a few missing entries where the real column has none); columns whose
-estimate lies below are named in a warning (``DomainRelease.hidden_missing``)."""
+level it does not need would let the flow emit a few missing entries where the real column has none); the estimates
+of the others are kept, unwarned (``DomainRelease.hidden_missing``)."""
+KIND_MARGIN = 1.5
+"""A typed column is categorical only when its noisy "anything else" count exceeds the sum of its two numeric counts
+by this many noise stds of that difference (``decide_kind``): a prior for numbers, so that noise does not type a float
+column categorical (breast_cancer, 569 rows, 31 columns, epsilon 1: 0.9% of columns without it, about one fit in four;
+none of 9,300 with it), while a string column with about as many rows as one category needs to be published
+(``DomainRelease.needed_rows``) or more is still categorical."""
+FLOAT_MARGIN = 3.0
+"""A numeric column is a float column when its noisy count of non-integer numbers exceeds its integer count, or this
+many noise stds (``decide_kind``): a clear share of non-integer numbers (rainfall, mostly exact zeros) keeps a float
+column float; an integer column becomes float with probability 0.13%."""
+MIXED_MARGIN = 3.0
+"""A column whose noisy counts of numbers and of other entries both exceed this many of their noise stds mixes
+kinds (``DomainRelease.mixed``): the entries of the kind it was not given are mapped to a stated default, and the
+plugins say so."""
 SURVIVAL_QUANTILE = 1.645
 """A category with tau + 1.645 s_c records is published with probability 95% (``DomainRelease.needed_rows``)."""
 
@@ -218,8 +235,8 @@ class DomainRelease:
     missing: dict[str, bool] = field(default_factory=dict)
     """Per typed column: whether it gets a missing level (``missing_level``)."""
     hidden_missing: dict[str, float] = field(default_factory=dict)
-    """Per typed column without a missing level whose estimate of missing entries is positive: that estimate (the
-    plugins warn where it stands out of the noise by one std)."""
+    """Per typed column without a missing level whose estimate of missing entries is positive: that estimate, a noisy
+    one (no warning names it: a column without missing entries stands one std out of the noise in 16% of releases)."""
     released_rows: float | None = None
     """n estimated from the released type counts (the mean over columns of their totals; None when no column was
     typed): post-processing, for settings that follow the table's size when n is private (add/remove)."""
@@ -245,6 +262,26 @@ class DomainRelease:
     def noise_multiplier(self) -> float:
         """z of the Gaussian stages together (``DomainBudget.noise_multiplier``)."""
         return self.budget.noise_multiplier
+    placed: dict[str, bool] = field(default_factory=dict)
+    """Per typed column: whether its output may hold values (``placement``); a column not placed is output as missing
+    entries only, never at a range nobody released."""
+    mixed: dict[str, float] = field(default_factory=dict)
+    """Per typed column whose noisy counts show both numbers and other entries clearly (``MIXED_MARGIN``): the
+    estimated share of its entries that do not fit the kind it was given (a noisy estimate; post-processing)."""
+
+    @property
+    def count_std(self) -> float:
+        """The noise std of one type count on the count scale (s / w)."""
+        return self.noise_std / TYPE_WEIGHT
+
+    @property
+    def placement_rows(self) -> float:
+        """About how many records a numeric column needs, all in one of its bins, to be placed with probability 95%:
+        the fullest bin must exceed s' Phi^{-1}(1 - 0.01 / W) (``numeric_bounds``), s' the bins' noise std. A column
+        spread over k bins needs about k times as many."""
+        n_categorical = sum(kind == "categorical" for kind in self.kinds.values())
+        bins_std = range_ratio(n_categorical) * self.category_std
+        return bins_std * (float(norm.isf(0.01 / WINDOW)) + SURVIVAL_QUANTILE)
 
     def missing_std(self, column: str) -> float:
         """The noise std of ``column``'s estimated missing entries (``missing_level``'s inverse-variance mean)."""
@@ -306,7 +343,7 @@ def number_mask(values: pd.Series) -> np.ndarray:
     if pd.api.types.is_bool_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
         return np.array([is_finite_number(value) for value in values.to_numpy(dtype=object)], dtype=bool)
     if pd.api.types.is_numeric_dtype(values):
-        return np.isfinite(values.to_numpy(dtype=float))
+        return np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     return np.array([is_finite_number(value) for value in values], dtype=bool)
 
 
@@ -332,6 +369,32 @@ def noisy_counts(counts: np.ndarray, noise_std: float, secret: torch.Generator, 
     on the count scale (divided by ``weight``)."""
     noise = torch.randn(len(counts), generator=secret, dtype=torch.float64).numpy()
     return (weight * counts + noise_std * noise) / weight
+
+
+def decide_kind(integer_count: float, float_count: float, other_count: float, count_std: float) -> Kind:
+    """A typed column's kind from its noisy type counts (each of noise std ``count_std``; post-processing):
+    categorical when the "anything else" count exceeds the numeric ones by ``KIND_MARGIN`` stds of the difference,
+    else float when the non-integer count exceeds the integer count or ``FLOAT_MARGIN`` stds, else integer."""
+    if other_count - (integer_count + float_count) > KIND_MARGIN * math.sqrt(3.0) * count_std:
+        return "categorical"
+    if float_count > integer_count or float_count > FLOAT_MARGIN * count_std:
+        return "float"
+    return "integer"
+
+
+def placement(kind: Kind, located: bool, number_count: float, other_count: float, count_std: float) -> bool:
+    """Whether a typed column's output may hold values (post-processing of released counts). A categorical column: when
+    some category was published. A numeric one: when its noisy count of numbers exceeds its count of other entries
+    (stage 1: a column typed numeric only by ``KIND_MARGIN``, its "anything else" count ahead, is of no clear kind),
+    and either its bins stood out of the noise (``numeric_bounds``) or, failing that, its count of numbers exceeds one
+    of its noise stds (sqrt(2) ``count_std``): its range is then the densest window of its noisy bins. A column
+    with no released evidence of numbers would otherwise get a window of pure noise, anywhere between -2^48 and 2^48
+    (the issue's 531,035 and -1.4e11 for a year): such a column is output as missing entries only."""
+    if kind == "categorical":
+        return located
+    if number_count <= other_count:
+        return False
+    return located or number_count > math.sqrt(2.0) * count_std
 
 
 def range_ratio(n_categorical: int) -> float:
@@ -424,10 +487,14 @@ def release_domain_at(
     missing_counts: dict[str, float] = {}
     present_totals: dict[str, float] = {}
     missing: dict[str, bool] = {}
+    mixed: dict[str, float] = {}
+    number_counts: dict[str, float] = {}
+    other_counts: dict[str, float] = {}
+    placed: dict[str, bool] = {}
     for column in typed:  # stage 1: the kinds (and whether the column has missing entries)
         values = frame[column]
         is_number, is_missing_entry = number_mask(values), missing_mask(values)
-        numbers[column] = values[is_number].to_numpy(dtype=float)
+        numbers[column] = values[is_number].to_numpy(dtype=float, na_value=np.nan)
         is_integer = numbers[column] == np.round(numbers[column])
         other = ~is_number & ~is_missing_entry
         type_counts = np.array([is_integer.sum(), (~is_integer).sum(), other.sum(), is_missing_entry.sum()], dtype=float)
@@ -435,10 +502,12 @@ def release_domain_at(
         type_totals[column] = integer_count + float_count + other_count + missing_count  # every row counted once
         present_totals[column] = integer_count + float_count + other_count  # every row that is not missing
         missing_counts[column] = missing_count
-        if other_count > integer_count + float_count:
-            kinds[column] = "categorical"
-        else:
-            kinds[column] = "integer" if integer_count > float_count else "float"
+        kinds[column] = decide_kind(integer_count, float_count, other_count, noise_std / TYPE_WEIGHT)
+        number_count, clear = integer_count + float_count, MIXED_MARGIN * noise_std / TYPE_WEIGHT
+        number_counts[column], other_counts[column] = number_count, other_count
+        if other_count > clear and number_count > clear * math.sqrt(2.0):  # both kinds stand out of the noise
+            odd = number_count if kinds[column] == "categorical" else other_count
+            mixed[column] = float(odd / max(number_count + other_count, 1.0))
     # The kinds fix stages 2 and 3: their noise is set so that their total mu does not depend on them.
     n_categorical = sum(kind == "categorical" for kind in kinds.values())
     _, category_std = stage_noise(z, len(typed), n_categorical, len(typed) - n_categorical, len(declared), neighbouring)
@@ -486,6 +555,9 @@ def release_domain_at(
             missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], bins_std)
             bounds[column], located[column] = numeric_bounds(released[:-1], edges[:-1], edges[1:], bins_std)
         missing_estimates[column] = estimate
+        placed[column] = placement(
+            kinds[column], located[column], number_counts[column], other_counts[column], noise_std / TYPE_WEIGHT
+        )
         if not missing[column] and estimate > 0:
             hidden_missing[column] = estimate
     histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
@@ -496,7 +568,7 @@ def release_domain_at(
             values = numbers[column]
         else:  # a declared column: its numbers only (missing entries are counted in no histogram)
             declared_values = frame[column]
-            values = declared_values[number_mask(declared_values)].to_numpy(dtype=float)
+            values = declared_values[number_mask(declared_values)].to_numpy(dtype=float, na_value=np.nan)
         index = np.clip(np.searchsorted(edges, np.clip(values, edges[0], edges[-1]), side="right") - 1, 0, len(edges) - 2)
         counts = noisy_counts(np.bincount(index, minlength=len(edges) - 1).astype(float), histogram_std, secret)
         histograms[column] = (tuple(float(edge) for edge in edges), tuple(float(count) for count in counts))
@@ -509,7 +581,7 @@ def release_domain_at(
     return DomainRelease(
         kinds, bounds, categories, located, budget, noise_std, threshold, neighbouring,
         category_std=category_std, histograms=histograms, lost=lost, declared=declared, missing=missing,
-        hidden_missing=hidden_missing, released_rows=rows, one_way=one_way,
+        hidden_missing=hidden_missing, released_rows=rows, one_way=one_way, placed=placed, mixed=mixed,
     )
 
 

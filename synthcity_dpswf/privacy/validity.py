@@ -34,7 +34,7 @@ def check_table(frame: pd.DataFrame) -> None:
                 f"column {column!r} has dtype {values.dtype}, which no domain describes; convert it to numbers (a "
                 "datetime to a decimal year: `s.dt.year + (s.dt.dayofyear - 1) / 365.25`) or to categories."
             )
-        if kind in "iuf" and bool(np.isinf(values.to_numpy(dtype=float)).any()):
+        if kind in "iuf" and bool(np.isinf(values.to_numpy(dtype=float, na_value=np.nan)).any()):
             raise ValueError(f"column {column!r} has infinite values; clip or drop them before fitting.")
         if kind == "O" or isinstance(values.dtype, pd.CategoricalDtype):
             odd = {type(value).__name__ for value in values.to_numpy(dtype=object) if not is_valid_entry(value)}

@@ -170,3 +170,17 @@ def test_pandas_categorical_columns_are_read_record_by_record() -> None:
     codes = MarginalTableCodec(domain, unknown="first").encode(frame)
     assert codes[:, 0].tolist() == [0.0] * 400 + [1.0] * 400
     assert TabularEncoder(domain, unknown="first").encode(frame).shape == (800, 3)
+
+
+def test_the_one_line_schema_declares_columns_that_may_be_missing() -> None:
+    domain = TabularDomain.from_dict({"age": (17, 90, None), "income": (0.0, 1e5), "sex": ["F", "M", None], "city": ["a"]})
+    age, income, sex, city = domain.columns
+    assert isinstance(age, NumericColumn) and age.missing and age.integer and (age.low, age.high) == (17, 90)
+    assert isinstance(income, NumericColumn) and not income.missing and not income.integer
+    assert isinstance(sex, CategoricalColumn) and sex.missing and sex.categories == ("F", "M")
+    assert isinstance(city, CategoricalColumn) and not city.missing
+    frame = pd.DataFrame({"age": [20, None, 40], "income": [1.0, 2.0, 3.0], "sex": ["F", None, "M"], "city": ["a"] * 3})
+    decoded = MarginalTableCodec(domain, 10).decode(MarginalTableCodec(domain, 10).encode(frame) + 0.5)
+    assert decoded["age"].isna().tolist() == [False, True, False] and decoded["sex"].isna().tolist() == [False, True, False]
+    with pytest.raises(ValueError, match=r"\(low, high, None\)"):
+        TabularDomain.from_dict({"age": (17, 90, "missing")})

@@ -54,7 +54,7 @@ def test_a_category_of_ten_percent_of_4000_rows_survives_the_default_domain() ->
 
 def test_rare_categories_are_grouped_named_in_a_warning_and_reported() -> None:
     frame = wide_table()[["x0", "wide", "colour"]]
-    with pytest.warns(UserWarning, match=r"published no category below about \d+ rows: .*'wide' \(about \d+ rows\).*"
+    with pytest.warns(UserWarning, match=r"published no category below about \d+ rows: .*'wide' \(an estimated \d+ rows, noise std \d+\).*"
                                          r"\(other categories\).*Declare those columns"):
         plugin = Plugins().get("dpswflow", epsilon=1.0, n_steps=20).fit(frame)
     categories = plugin.schema().domain["wide"].choices

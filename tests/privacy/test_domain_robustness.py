@@ -1,0 +1,100 @@
+"""Issue 35, item 4: the DP domain and the validity checks on tables as users pass them (nullable dtypes, pandas' NA,
+kinds that noise could flip, columns it cannot place). No synthcity needed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthcity_dpswf.privacy import release_domain, secret_generator
+from synthcity_dpswf.privacy.validity import check_table
+
+
+def nullable_table(n: int = 400) -> pd.DataFrame:
+    """Nullable Int64 and Float64 columns, each with one pandas NA (tests/conftest.py's ``pandas_2_1_to_numpy``
+    makes pandas convert them as 2.1 does)."""
+    rng = np.random.default_rng(0)
+    ints = pd.array(rng.integers(0, 50, n), dtype="Int64")
+    floats = pd.array(rng.normal(10.0, 2.0, n), dtype="Float64")
+    ints[3], floats[5] = pd.NA, pd.NA  # one record decides whether the column holds NA
+    return pd.DataFrame({"count": ints, "level": floats})
+
+
+def test_the_emulated_pandas_raises_without_na_value(pandas_2_1_to_numpy: None) -> None:
+    with pytest.raises(ValueError, match="na_value"):
+        nullable_table()["count"].to_numpy(dtype=float)
+
+
+def test_one_na_in_a_nullable_column_never_raises(pandas_2_1_to_numpy: None) -> None:
+    frame = nullable_table()
+    check_table(frame)
+    release = release_domain(frame, 2.0, 1e-5, secret_generator(), declared={})
+    assert set(release.kinds) == {"count", "level"}
+    declared = release_domain(frame[["level"]], 2.0, 1e-5, secret_generator(), declared={"level": (0.0, 20.0, False)})
+    assert "level" in declared.histograms
+
+
+def test_the_kind_decision_has_a_margin_for_numbers_and_for_floats() -> None:
+    from synthcity_dpswf.privacy.domain import FLOAT_MARGIN, KIND_MARGIN, decide_kind
+
+    std = 100.0
+    edge = KIND_MARGIN * np.sqrt(3.0) * std
+    assert decide_kind(0.0, 0.0, edge - 1, std) == "integer"  # "anything else" ahead, but within the margin
+    assert decide_kind(0.0, 0.0, edge + 1, std) == "categorical"
+    assert decide_kind(900.0, FLOAT_MARGIN * std + 1, 0.0, std) == "float"  # a clear share of non-integers
+    assert decide_kind(900.0, FLOAT_MARGIN * std - 1, 0.0, std) == "integer"
+    assert decide_kind(100.0, 101.0, 0.0, std) == "float"
+
+
+def test_noise_does_not_flip_breast_cancers_float_columns_to_categorical() -> None:
+    from sklearn.datasets import load_breast_cancer
+
+    frame = load_breast_cancer(as_frame=True).frame  # 569 rows, 31 numeric columns: the issue's 4% per column
+    kinds = [release_domain(frame, 0.5, 5e-6, secret_generator()).kinds for _ in range(60)]
+    flipped = sum(kind == "categorical" for release in kinds for kind in release.values())
+    assert flipped == 0  # without the margin: 0.7% of 1,860 columns, about 13
+
+
+def test_a_zero_inflated_float_column_with_a_clear_share_of_decimals_stays_float() -> None:
+    rng = np.random.default_rng(0)
+    n = 1096  # the issue's weather table: rainfall mostly exact zeros, the rest with one decimal
+    rain = np.where(rng.random(n) < 0.6, 0.0, np.round(rng.exponential(5.0, n), 1) + 0.1)
+    frame = pd.DataFrame({"rain": rain, "month": rng.integers(1, 13, n), "wind": rng.choice(list("NESW"), n)})
+    releases = [release_domain(frame, 0.5, 5e-6, secret_generator()) for _ in range(30)]
+    assert all(release.kinds["rain"] == "float" for release in releases)  # without the margin: integer every time
+    assert all(release.kinds["month"] == "integer" for release in releases)
+
+
+def test_a_column_without_released_evidence_of_numbers_is_not_placed() -> None:
+    from synthcity_dpswf.privacy.domain import placement
+
+    std = 100.0
+    assert placement("float", True, 900.0, 10.0, std)
+    assert not placement("float", True, 300.0, 400.0, std)  # typed numeric by the margin only: no clear kind
+    assert not placement("integer", False, 100.0, 0.0, std)  # bins in the noise, numbers within one std of zero
+    assert placement("integer", False, 150.0, 0.0, std)  # the densest window of a column with numbers
+    assert not placement("categorical", False, 0.0, 900.0, std) and placement("categorical", True, 0.0, 900.0, std)
+
+
+def test_an_unplaced_column_is_decoded_as_missing_entries_only() -> None:
+    from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularEncoder
+
+    frame = pd.DataFrame({"year": [2007, 2009], "bill": [39.1, 41.3], "species": ["Adelie", "Gentoo"]})
+    seen = 0
+    for seed in range(40):
+        release = release_domain(frame, 0.5, 5e-6, secret_generator(seed))
+        domain = TabularDomain.from_release(release)
+        for codec in (MarginalTableCodec(domain, 10, "first"), TabularEncoder(domain, "first")):
+            decoded = codec.decode(codec.encode(frame).repeat(50, 1))
+            for column in domain.columns:
+                values = decoded[column.name]
+                if not column.placed:
+                    seen += 1
+                    assert values.isna().all(), (seed, column.name)
+                    assert (values.dtype == object) == (not hasattr(column, "low"))  # its kind's dtype family
+                elif hasattr(column, "low"):
+                    assert values.dropna().between(column.low, column.high).all()
+                else:
+                    assert values.dropna().astype(str).isin([str(c) for c in column.categories]).all()
+    assert seen > 40  # two rows: most columns are not placed at this budget
