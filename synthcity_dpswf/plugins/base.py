@@ -60,8 +60,9 @@ class SlicedFlowPlugin(Plugin):
         domain: a public ``TabularDomain``, description dict (one-line form ``{"age": (17, 90), "sex": ["F", "M"]}``;
             ``(17, 90, None)`` or ``["F", "M", None]`` for a column that may be missing) or JSON path, for all the
             columns or some of them; the columns it leaves out get a DP domain, paid with ``domain_epsilon_share`` of
-            the budget; ``None``: a DP domain for every column.
-        domain_epsilon_share: share of (epsilon, delta) spent on the DP domain (and value histograms); ``None``:
+            one budget; ``None``: a DP domain for every column.
+        domain_epsilon_share: the DP domain's (and value histograms') share s of one budget with the releases: of
+            mu^2 in Gaussian DP, z_D = z / sqrt(s), the releases accounted with it (privacy.md, "One budget"); ``None``:
             ``default_domain_share`` (from n, the column counts and epsilon).
         numeric_histograms: release the value histograms of declared float columns and wide integer ranges, at whose
             quantiles the codecs place their levels (paid, within the domain share); ``False`` (and epsilon = inf):
@@ -294,4 +295,6 @@ class SlicedFlowPlugin(Plugin):
             raise RuntimeError("fit the plugin first")
         report = self.generator_.privacy_report
         report = dataclasses.replace(report, public=report.public + (self.path_.public_line(self.encoder_),))
-        return report if self.domain_part_ is None else report.include(self.domain_part_)
+        if self.domain_part_ is None:
+            return report
+        return report.include(self.domain_part_) if self.domain_part_.accounted else report.compose(self.domain_part_)

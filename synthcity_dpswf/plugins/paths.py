@@ -33,9 +33,9 @@ Codec = TabularEncoder | MarginalTableCodec | ImageLatentAdapter
 @dataclass(frozen=True)
 class PreparedData:
     """A loader made ready for the generator (``DataPath.prepare``): only ``records`` and ``labels`` are private;
-    the rest is public or released. ``epsilon`` and ``delta`` are the generator's releases' budget: what is left after
-    ``paid`` (composed basically), or with ``prior`` (the multiplier of ``paid``'s Gaussian mechanism, accounted with
-    the releases: privacy.md, "One budget") the whole's, less a threshold's delta; ``released_rows`` is the domain's
+    the rest is public or released. ``epsilon`` and ``delta`` are the generator's releases' budget: with ``prior`` (the
+    multiplier of ``paid``'s Gaussian mechanism, accounted with the releases: privacy.md, "One budget") the whole's,
+    less its threshold's delta; ``released_rows`` is the domain's
     estimate of n (``None`` without a DP domain)."""
 
     records: torch.Tensor

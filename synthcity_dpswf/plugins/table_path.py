@@ -158,7 +158,7 @@ def table_domain(
         frame[undeclared + list(histograms)], budget.domain(), secret_generator(), plugin.neighbouring,  # type: ignore[arg-type]
         declared=histograms,
     )
-    warn_about(release, epsilon)
+    warn_about(release, epsilon, share)
     what = f"kinds, ranges, value histograms and category sets of {len(undeclared)} columns" if undeclared else ""
     if histograms:
         what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
@@ -167,7 +167,7 @@ def table_domain(
         f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}, {share:.3g} of mu^2"
         + (f", category threshold {release.threshold:.3g}: a category needs about {release.needed_rows:.0f} rows to be "
            "published)" if undeclared else ")"),
-        release.other_adjacency(), threshold_delta=budget.threshold_delta, threshold_epsilon=epsilon,
+        release.other_adjacency(), threshold_delta=budget.threshold_delta, threshold_epsilon=epsilon, accounted=True,
     )
     released = TabularDomain.from_release(release)
     domain = released if declared is None else declared.merged(released, list(frame.columns))
@@ -196,7 +196,7 @@ def marginal_resolution(
     return plugin.fine_bins or fine, plugin.coarse_bins or coarse
 
 
-def warn_about(release: DomainRelease, epsilon: float) -> None:
+def warn_about(release: DomainRelease, epsilon: float, share: float | None = None) -> None:
     """Say what the DP domain could not place or publish, read from released counts and public numbers
     (post-processing). A noisy estimate is printed as one, with its noise std, never as a count. No warning names a
     column's missing entries: a column without any has an estimate between one and three stds in 16% of releases, so
@@ -204,7 +204,7 @@ def warn_about(release: DomainRelease, epsilon: float) -> None:
     rough = [column for column, located in release.located.items() if not located and release.placed.get(column, True)]
     if rough:
         warnings.warn(
-            f"the DP domain could not place the ranges of columns {rough} above its noise at epsilon = {epsilon:.3g}: "
+            f"the DP domain could not place the ranges of columns {rough} above its noise at the run's epsilon = {epsilon:.3g}: "
             "each is the densest window of its noisy bins, a rough range (plugin.released_domain() shows it). Declare "
             "them (domain={...}), or raise domain_epsilon_share.",
             stacklevel=5,
@@ -221,11 +221,12 @@ def warn_about(release: DomainRelease, epsilon: float) -> None:
         if "categorical" in kinds:
             needs.append(f"a category about {release.needed_rows:.0f} rows")
         warnings.warn(
-            f"the DP domain could not place columns {hidden} above its noise at epsilon = {epsilon:.3g}: no range or "
+            f"the DP domain could not place columns {hidden} above its noise at the run's epsilon = {epsilon:.3g}: no range or "
             "category was released for them, so their synthetic values are missing entries only (the released domain, "
             f"per column: plugin.released_domain()). At this budget {' and '.join(needs)} to be placed with probability "
             f"95%. Declaring the columns (domain={{...}}: a range, categories) needs none of these rows, and declaring "
-            f"every column leaves the flow the epsilon = {epsilon:.3g} spent on the DP domain; or raise "
+            "every column gives the flow the share of the budget the DP domain takes"
+            + ("" if share is None else f" ({share:.0%} of mu^2, privacy.md \"One budget\")") + "; or raise "
             "domain_epsilon_share.",
             stacklevel=5,
         )

@@ -234,8 +234,7 @@ class ReleaseAccountant:
         if self.accountant == REPLACE_ONE_RDP:
             return self._bisect_from_opacus(epsilon, delta, steps)
         if self.accountant in _EXTENSION_FACTORIES or self.prior is not None:
-            if self.prior is not None:
-                remaining_multiplier(analytic_gaussian_noise_multiplier(epsilon, delta), self.prior)  # raises if none is left
+            self._check_prior_leaves_budget(epsilon, delta, steps)
             return self._bisect(epsilon, delta, steps)
         return float(
             get_noise_multiplier(
@@ -243,6 +242,13 @@ class ReleaseAccountant:
                 accountant=self.accountant, epsilon_tolerance=0.01, **self._opacus_kwargs(),
             )
         )
+
+    def _check_prior_leaves_budget(self, epsilon: float, delta: float, steps: int) -> None:
+        """Raise when the prior alone spends the budget under this accountant: the releases at a huge multiplier
+        (contributing nothing measurable) still exceed epsilon."""
+        if self.prior is not None and self.composed_epsilon(1e6, delta, steps) > epsilon:
+            raise ValueError(f"the prior release (z = {self.prior:.4g}) spends the whole budget under the {self.accountant!r} "
+                             "accountant; give it a smaller share.")
 
     def _bisect(self, epsilon: float, delta: float, steps: int) -> float:
         """The smallest z (to 0.1%) whose epsilon under an extension (or the replace-one RDP) accountant is at
@@ -254,6 +260,7 @@ class ReleaseAccountant:
         z (the replace-one bound is the looser one, so its z is larger): each evaluation of dp-accounting's
         bound takes about a second, and the bracket keeps the search to a handful of them."""
         holds = lambda z: z > 0 and self.composed_epsilon(z, delta, steps) <= epsilon  # noqa: E731
+        self._check_prior_leaves_budget(epsilon, delta, steps)
         low = _calibrated(self.n_records, self.batch_size, self.sample_rate, "rdp", epsilon, delta, steps, self.prior) * 0.99
         if holds(low):
             return self._bisect(epsilon, delta, steps)

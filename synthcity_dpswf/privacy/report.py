@@ -56,6 +56,9 @@ class PrivacyPart:
     other: OtherAdjacency | None = None
     threshold_delta: float = 0.0
     threshold_epsilon: float | None = None
+    accounted: bool = False
+    """Whether the part's Gaussian mechanism is an entry of the generator's accountant (the report then ``include``s
+    it; otherwise it ``compose``s it)."""
 
     def threshold_delta_at(self, epsilon: float) -> float:
         r"""``threshold_delta`` in a guarantee of epsilon ``epsilon`` instead of ``threshold_epsilon``:
@@ -104,6 +107,9 @@ class PrivacyReport:
     mechanism is one more entry of the accountant that gave ``epsilon``: ``include``)."""
     release_epsilon: float | None = None
     """With Gaussian composition: the releases' own epsilon at ``delta``, before the parts joined them."""
+    conservative_delta: float | None = None
+    """The delta of ``conservative_epsilon`` where it differs from ``delta`` (an included part's threshold costs
+    ``threshold_delta_at`` of that epsilon)."""
 
     def compose_gaussian(self, part: PrivacyPart, part_multiplier: float, neighbouring: Neighbouring) -> "PrivacyReport":
         """This report, one Gaussian release of all records at multiplier z (the analytic Gaussian mechanism), with
@@ -132,14 +138,19 @@ class PrivacyReport:
         """This report, whose accounting already holds ``part``'s Gaussian mechanism (the generator was fitted with it
         as its accountant's ``prior``), with the part listed and its ``threshold_delta`` added to delta (and, under the
         other adjacency, ``threshold_delta_at`` of that epsilon): privacy.md, "One budget"."""
-        if self.parts:
-            raise ValueError("include takes the one part the accountant held; this report has parts already.")
+        if self.parts or not part.accounted:
+            raise ValueError("include takes the one part the accountant held (accounted=True); this report has parts "
+                             "already, or the part was not in the accounting: use compose.")
         other = self.other
         if other is not None and other.epsilon is not None and other.delta is not None:
             other = OtherAdjacency(other.neighbouring, other.epsilon, other.delta + part.threshold_delta_at(other.epsilon),
                                    f"{other.how}; the {part.name} inside the accounting")
+        conservative_delta = None
+        if self.conservative_epsilon is not None:
+            conservative_delta = self.delta + part.threshold_delta_at(self.conservative_epsilon)
         return dataclasses.replace(
             self, delta=self.delta + part.threshold_delta, parts=(part,), other=other, composition="accounted",
+            conservative_delta=conservative_delta,
         )
 
     def compose(self, part: PrivacyPart) -> "PrivacyReport":
@@ -177,8 +188,9 @@ class PrivacyReport:
         if self.is_private:
             lines.append(f"  accountant         {self.accountant}")
             if self.conservative_epsilon is not None:
+                at = "" if self.conservative_delta is None else f" at delta = {self.conservative_delta:.3g}"
                 lines.append(
-                    f"  conservative bound epsilon = {self.conservative_epsilon:.4g} "
+                    f"  conservative bound epsilon = {self.conservative_epsilon:.4g}{at} "
                     "(dp-accounting RDP, replace-one, sampling without replacement)"
                 )
         if self.parts and self.composition == "accounted":

@@ -56,7 +56,7 @@ def test_a_two_row_table_gives_nothing_nobody_released() -> None:
 def test_an_unplaced_column_is_named_with_the_rows_it_needs_and_what_a_schema_buys() -> None:
     frame = pd.DataFrame({"year": [2007, 2009, 2008], "species": ["Adelie", "Gentoo", "Adelie"]})
     with pytest.warns(UserWarning, match=r"could not place columns .* missing entries only .* numeric column about \d+ "
-                                         r"rows .* Declaring the columns .* leaves the flow the epsilon = 0.5"):
+                                         r"rows .* Declaring the columns .* gives the flow the share of the budget the DP domain takes \(40% of mu\^2"):
         Plugins().get("dpswflow", epsilon=1.0, n_steps=5).fit(frame)
 
 

@@ -21,7 +21,7 @@ from synthcity_dpswf.privacy.accountant import RDP_ORDERS, ReleaseAccountant
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
 from synthcity_dpswf.privacy.budget import THRESHOLD_DELTA_SHARE, TableBudget
 from synthcity_dpswf.privacy.composition import composed_multiplier
-from synthcity_dpswf.privacy.domain import DomainBudget, release_domain_at
+from synthcity_dpswf.privacy.domain import DomainBudget, release_domain_at, stage_noise
 
 EPSILON, DELTA = 1.0, 1e-5
 pytestmark = pytest.mark.filterwarnings("ignore:release noise seeded with a known seed")
@@ -81,6 +81,9 @@ def test_calibration_with_a_prior_is_the_smallest_multiplier_that_meets_the_budg
     assert accountant.composed_epsilon(0.99 * z, DELTA, 100) > EPSILON
     with pytest.raises(ValueError, match="spends the whole budget"):
         ReleaseAccountant(2000, 2000, "rdp", prior=0.5 * analytic_gaussian_noise_multiplier(EPSILON, DELTA)).calibrate(EPSILON, DELTA, 1)
+    # Within the analytic Gaussian's budget but beyond RDP's conversion: refused by the accountant itself
+    with pytest.raises(ValueError, match="spends the whole budget"):
+        ReleaseAccountant(2000, 200, "rdp", prior=1.02 * analytic_gaussian_noise_multiplier(EPSILON, DELTA)).calibrate(EPSILON, DELTA, 10)
 
 
 def test_the_threshold_is_proved_for_the_whole_run() -> None:
@@ -91,7 +94,9 @@ def test_the_threshold_is_proved_for_the_whole_run() -> None:
     assert n_categorical == 1
     eta = budget.threshold_delta / (n_categorical * (1 + math.exp(EPSILON)))
     assert release.threshold == pytest.approx(release.category_std * norm.isf(eta))
-    assert release.noise_multiplier == budget.noise_multiplier
+    kinds = list(release.kinds.values())
+    _, category_std = stage_noise(budget.noise_multiplier, len(kinds), n_categorical, len(kinds) - n_categorical, 0, "replace_one")
+    assert release.category_std == pytest.approx(category_std)  # the stages carry exactly z_D
     assert budget.epsilon < EPSILON  # the domain alone: what its part prints
     assert budget.threshold_delta_at(EPSILON) == pytest.approx(budget.threshold_delta)
     assert budget.threshold_delta_at(2 * EPSILON) > budget.threshold_delta  # a larger epsilon' costs the threshold more
@@ -132,3 +137,18 @@ def test_a_plugin_with_a_dp_domain_reports_exactly_its_budget(name: str, neighbo
     assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
     assert report.epsilon <= EPSILON * (1 + 1e-6)
     assert "exact: DP domain's Gaussian counts are one more Gaussian mechanism" in str(report)
+
+
+def test_the_other_adjacency_of_a_one_shot_run_composes_the_domain_and_its_threshold() -> None:
+    """Replace-one DPSWflow restated under add/remove: the analytic Gaussian at sqrt(2) times the composed multiplier
+    (z_R with z_D), plus the threshold's delta at that epsilon."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get("dpswflow", epsilon=EPSILON, delta=DELTA, n_steps=5).fit(small_table())
+    report, part = plugin.privacy_report(), plugin.domain_part_
+    gaussian_delta = DELTA - part.threshold_delta
+    prior = analytic_gaussian_noise_multiplier(part.epsilon, gaussian_delta)
+    expected = analytic_gaussian_epsilon(math.sqrt(2) * composed_multiplier(report.noise_multiplier, prior), gaussian_delta)
+    assert report.other.epsilon == pytest.approx(expected, rel=1e-4) and report.other.epsilon < EPSILON
+    assert report.other.delta == pytest.approx(gaussian_delta + part.threshold_delta_at(expected))
+    assert report.conservative_delta == pytest.approx(gaussian_delta + part.threshold_delta_at(report.conservative_epsilon))
