@@ -219,6 +219,10 @@ def test_dp_domain_type_bin_and_histogram_counts_pass_the_audit_and_fail_their_m
     mutation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mutate_the_domain(mutation, monkeypatch)
+    # The audit needs every run's kind integer (the bins vector's partition). The kind is post-processing: at this
+    # budget's small noise, FLOAT_MARGIN types the column float in 0.13% of runs (a float count 3 stds out of the
+    # noise), so the audit decides the kinds without it, by the integer and float counts alone.
+    monkeypatch.setattr(dp_domain, "FLOAT_MARGIN", math.inf)
     parts = []
     bins = dp_domain.integer_bin_edges()
     for value in (3, 1.5):
