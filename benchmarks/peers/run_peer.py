@@ -117,7 +117,7 @@ def run_dpmm(method: str, train: pd.DataFrame, schema: dict[str, dict[str, Any]]
         domain[column] = {"categories": categories}
     for column in numeric_columns(schema):
         entry = schema[column]
-        if entry.get("integer") and not frame[column].isna().any():
+        if entry.get("integer") and not entry.get("missing", False):
             frame[column] = frame[column].round().astype("int64")
         else:
             frame[column] = frame[column].astype("float64")
@@ -150,7 +150,7 @@ def declared_labels(categories: list[Any], nullable: bool) -> Any:
 
     class DeclaredLabelTransformer(LabelTransformer):
         def __init__(self) -> None:
-            self.declared = list(categories)
+            self.declared, self.nullable = list(categories), nullable  # read by _clear_fit, which __init__ calls
             super().__init__(nullable=nullable)
 
         def _clear_fit(self) -> None:
@@ -183,7 +183,7 @@ def run_snsynth(method: str, train: pd.DataFrame, schema: dict[str, dict[str, An
     np.random.seed(seed)
     transformers = []
     for column, entry in schema.items():
-        nullable = bool(train[column].isna().any()) or bool(entry.get("missing", False))
+        nullable = bool(entry.get("missing", False))  # from the schema, not from the rows
         if entry["type"] == "categorical":
             transformers.append(declared_labels(matched(entry["categories"], train[column]), nullable))
         elif mode == "reference":
