@@ -409,6 +409,8 @@ def peer_summary(payload: dict[str, Any]) -> str:
     keys = sorted({(row["method"], row["schema"], row.get("neighbouring", "")) for row in rows},
                   key=lambda key: (order.get(key[0], len(order)), key[1] != "none", key[1], key[2]))
     lines = ["## 2-way TV, every table (failures with their reason)\n",
+             "The end-to-end peers run in their own environments (`benchmarks/peers/`), one run each; their rows' "
+             "\"fit s\" is the whole run (fit and generation). \"time-out\": killed at the grid's cap.\n",
              "| method | schema | adjacency | " + " | ".join(names) + " |", "|---|---|---|" + "---:|" * len(names)]
     for method, schema, neighbouring in keys:
         found = {row["table"]: row for row in rows if (row["method"], row["schema"], row.get("neighbouring", ""))
