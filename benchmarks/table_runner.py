@@ -439,6 +439,8 @@ def peer_summary(payload: dict[str, Any]) -> str:
                            f"{LABELS.get(best['method'], best['method'])} {best['scores']['tv2']:.3f}")
                 lines.append(f"- {name}, {row['method']} ({row['schema']}, {row['adjacency']}): {tv2:.3f}, {verdict}"
                              + (f"; failed, out of the comparison: {', '.join(failed)}" if failed else ""))
+    if not any(row["method"] in OURS for row in rows):
+        lines.append("- no row of ours in this file yet: run the grid with `--set 'methods=[\"dpswflow\", \"dpswflow_r\"]'`")
     reads = sorted({(row["method"], row["reads_without_paying"]) for row in rows
                     if row["method"] in PEERS and row.get("reads_without_paying")}, key=lambda item: order[item[0]])
     lines += ["", "What the end-to-end peers read off the private table without paying (categories, and in the "
