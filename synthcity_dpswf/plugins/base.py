@@ -237,8 +237,9 @@ class SlicedFlowPlugin(Plugin):
         self.encoder_, self.layout_ = prepared.codec, prepared.layout
         self.domain_part_, self.domain_rows_ = prepared.paid, prepared.released_rows
         self._fit_generator(prepared.records, prepared.epsilon, prepared.delta, prepared.labels, prepared.prior)
-        if prepared.one_way and prepared.released_rows:
-            self.generator_.add_one_way(prepared.one_way, prepared.released_rows)  # type: ignore[union-attr]
+        counted = float(len(prepared.records)) if self.neighbouring == "replace_one" else prepared.released_rows
+        if prepared.one_way and counted:  # n where it is public, else the domain's released estimate of it
+            self.generator_.add_one_way(prepared.one_way, counted)  # type: ignore[union-attr]
         self.data_info = self.released_info(prepared.info)
         self.fitted = True
         return self

@@ -232,9 +232,9 @@ def warn_about(release: DomainRelease, epsilon: float, share: float | None = Non
         )
     if release.mixed:
         listed = ", ".join(
-            f"{column!r} ({release.kinds[column]}; an estimated {100 * share:.0f}% of its entries, a noisy estimate, are "
-            f"{'numbers' if release.kinds[column] == 'categorical' else 'not numbers'})"
-            for column, share in release.mixed.items()
+            f"{column!r} ({release.kinds[column]}; an estimated {100 * fraction:.0f}% of its entries, a noisy estimate, "
+            f"are {'numbers' if release.kinds[column] == 'categorical' else 'not numbers'})"
+            for column, fraction in release.mixed.items()
         )
         warnings.warn(
             f"the DP domain found columns that mix numbers and other entries: {listed}. Entries that do not fit a "

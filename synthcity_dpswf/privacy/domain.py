@@ -243,7 +243,8 @@ class DomainRelease:
     one_way: dict[str, tuple[tuple[object, float, float], ...]] = field(default_factory=dict)
     """Per typed column whose levels the release measured one by one: ``(level, noisy count, its noise std)`` per
     level, in the column's level order: a categorical column's published categories (stage 2's counts) and
-    ``OTHER_CATEGORY`` (the estimate of ``lost``), an integer column's integers where its value histogram's bins
+    ``OTHER_CATEGORY`` (the estimate of ``lost``; without it the first category's std is infinite: the encoders map
+    the unpublished values there, which its count leaves out), an integer column's integers where its value histogram's bins
     hold one integer each (stage 3), then ``None`` for the missing level where it has one (``missing_level``'s
     estimate; its std is ``missing_std``, filled in by ``one_way_measurement``). Measurements of one-way marginals,
     which the marginal release's post-processing reuses (privacy.md, "One budget")."""
@@ -544,6 +545,8 @@ def release_domain_at(
                 ordered.append(OTHER_CATEGORY)
                 lost[column] = unpublished
                 measured.append((OTHER_CATEGORY, unpublished, spread))
+            elif kept:  # the encoders map unpublished categories to the first level, which this count leaves out
+                measured[0] = (measured[0][0], measured[0][1], math.inf)
             categories[column] = tuple(ordered)
             if kept:
                 one_way[column] = tuple(measured)
