@@ -390,7 +390,9 @@ def placement(kind: Kind, located: bool, number_count: float, other_count: float
     and either its bins stood out of the noise (``numeric_bounds``) or, failing that, its count of numbers exceeds one
     of its noise stds (sqrt(2) ``count_std``): its range is then the densest window of its noisy bins. A column
     with no released evidence of numbers would otherwise get a window of pure noise, anywhere between -2^48 and 2^48
-    (the issue's 531,035 and -1.4e11 for a year): such a column is output as missing entries only."""
+    (the issue's 531,035 and -1.4e11 for a year): such a column is output as missing entries only. (``release_domain``
+    also places no numeric column of a table too small for any bin to stand out: its rows, all in one bin, below the
+    run's threshold.)"""
     if kind == "categorical":
         return located
     if number_count <= other_count:
@@ -581,6 +583,11 @@ def release_domain_at(
         if missing[column]:
             one_way[column] += ((None, missing_estimates[column], 0.0),)
     rows = max(float(np.mean(list(type_totals.values()))), 0.0) if type_totals else None
+    # A table whose rows, all in one bin, would not reach the run's threshold has no numeric column that stands out
+    # of the noise but by noise: none is placed (n where it is public, replace-one; else its released estimate).
+    table_rows = float(len(frame)) if neighbouring == "replace_one" else (rows or 0.0)
+    if table_rows < bins_std * float(norm.isf(0.01 / WINDOW)):
+        placed.update({column: False for column in placed if kinds[column] != "categorical"})
     return DomainRelease(
         kinds, bounds, categories, located, budget, noise_std, threshold, neighbouring,
         category_std=category_std, histograms=histograms, lost=lost, declared=declared, missing=missing,

@@ -25,6 +25,18 @@ def nullable_table(n: int = 400) -> pd.DataFrame:
     return pd.DataFrame({"count": ints, "level": floats})
 
 
+@pytest.fixture
+def seeded_domain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The DP domain's noise from a known seed, so that a test's outcome does not hang on a rare draw (the plugins'
+    other releases keep theirs)."""
+    from synthcity_dpswf.plugins import table_path
+
+    seeds = iter(range(100, 10_000))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        monkeypatch.setattr(table_path, "secret_generator", lambda: secret_generator(next(seeds)))
+
+
 def inside_released_domain(plugin, synthetic: pd.DataFrame) -> None:  # type: ignore[no-untyped-def]
     """Every synthetic value lies in its column's released (or declared) range or categories, and a column that was
     not placed holds missing entries only."""
@@ -49,11 +61,14 @@ def test_a_two_row_table_gives_nothing_nobody_released() -> None:
         inside_released_domain(plugin, synthetic)
         summary = plugin.released_domain()
         assert list(summary["column"]) == ["year", "bill", "species"]
-        assert not summary["placed"].all()  # two rows: the DP domain places (almost) nothing at epsilon 1
+        # Two rows, all in one bin, could not reach the run's threshold: no numeric column is placed (a year got a
+        # noise range such as 2.1e12 in 18% of such fits before), and a category cannot pass its threshold.
+        assert not summary.loc[summary["kind"] != "categorical", "placed"].any()
         assert "not placed" in str(plugin.privacy_report())
 
 
-def test_an_unplaced_column_is_named_with_the_rows_it_needs_and_what_a_schema_buys() -> None:
+@pytest.mark.filterwarnings("ignore:release noise seeded")
+def test_an_unplaced_column_is_named_with_the_rows_it_needs_and_what_a_schema_buys(seeded_domain: None) -> None:
     frame = pd.DataFrame({"year": [2007, 2009, 2008], "species": ["Adelie", "Gentoo", "Adelie"]})
     with pytest.warns(UserWarning, match=r"could not place columns .* missing entries only .* numeric column about \d+ "
                                          r"rows .* Declaring the columns .* gives the flow the share of the budget the DP domain takes \(40% of mu\^2"):
@@ -82,7 +97,7 @@ def test_a_nullable_table_with_one_na_fits_and_generates(pandas_2_1_to_numpy: No
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-def test_dtypes_follow_the_released_kind_or_the_declared_schema() -> None:
+def test_dtypes_follow_the_released_kind_or_the_declared_schema(seeded_domain: None) -> None:
     rng = np.random.default_rng(0)
     n = 3000
     size = pd.Categorical(rng.choice(["S", "M", "L"], n), categories=["S", "M", "L"], ordered=True)
@@ -115,13 +130,13 @@ def test_a_constraint_the_generator_cannot_meet_stops_after_a_bounded_effort(mon
     from synthcity_dpswf.plugins.table_path import CONSTRAINT_PROBE_DRAWS
 
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"hours": rng.integers(1, 60, 500), "group": rng.choice(["a", "b"], 500)})
-    plugin = Plugins().get("dpswflow", epsilon=3.0, n_steps=5, domain={"hours": (1, 99), "group": ["a", "b"]})
+    frame = pd.DataFrame({"level": rng.uniform(1.0, 9.0, 500), "group": rng.choice(["a", "b"], 500)})
+    plugin = Plugins().get("dpswflow", epsilon=3.0, n_steps=5, domain={"level": (0.0, 10.0), "group": ["a", "b"]})
     plugin.fit(frame)
     calls = []
     sample = plugin.generator_.sample
     monkeypatch.setattr(plugin.generator_, "sample", lambda *args, **kwargs: calls.append(1) or sample(*args, **kwargs))
-    rare = Constraints(rules=[("hours", ">=", 99), ("group", "==", "c")])  # no row can meet both
+    rare = Constraints(rules=[("level", ">=", 5.0000001), ("level", "<=", 5.0000002)])  # a window no row falls in
     with pytest.warns(UserWarning, match=r"the constraints kept 0 of the \d+ rows generated in 3 draws.*loosen them"):
         synthetic = plugin.generate(100, constraints=rare).dataframe()
     assert len(synthetic) == 0 and len(calls) == CONSTRAINT_PROBE_DRAWS  # synthcity's patience: 500 draws

@@ -47,21 +47,25 @@ def test_the_kind_decision_has_a_margin_for_numbers_and_for_floats() -> None:
     assert decide_kind(100.0, 101.0, 0.0, std) == "float"
 
 
+@pytest.mark.filterwarnings("ignore:release noise seeded")
 def test_noise_does_not_flip_breast_cancers_float_columns_to_categorical() -> None:
     from sklearn.datasets import load_breast_cancer
 
     frame = load_breast_cancer(as_frame=True).frame  # 569 rows, 31 numeric columns: the 4% per column
-    kinds = [release_domain(frame, 0.5, 5e-6, secret_generator()).kinds for _ in range(60)]
+    secret = secret_generator(35)  # seeded: with the margin a column flips with probability 4e-5
+    kinds = [release_domain(frame, 0.5, 5e-6, secret).kinds for _ in range(60)]
     flipped = sum(kind == "categorical" for release in kinds for kind in release.values())
-    assert flipped == 0  # without the margin: 0.7% of 1,860 columns, about 13
+    assert flipped == 0  # without the margin: 0.9% of 1,860 columns, about 17
 
 
+@pytest.mark.filterwarnings("ignore:release noise seeded")
 def test_a_zero_inflated_float_column_with_a_clear_share_of_decimals_stays_float() -> None:
     rng = np.random.default_rng(0)
     n = 1096  # the weather table: rainfall mostly exact zeros, the rest with one decimal
     rain = np.where(rng.random(n) < 0.6, 0.0, np.round(rng.exponential(5.0, n), 1) + 0.1)
     frame = pd.DataFrame({"rain": rain, "month": rng.integers(1, 13, n), "wind": rng.choice(list("NESW"), n)})
-    releases = [release_domain(frame, 0.5, 5e-6, secret_generator()) for _ in range(30)]
+    secret = secret_generator(35)  # seeded: an integer column is typed float with probability 0.13%
+    releases = [release_domain(frame, 0.5, 5e-6, secret) for _ in range(30)]
     assert all(release.kinds["rain"] == "float" for release in releases)  # without the margin: integer every time
     assert all(release.kinds["month"] == "integer" for release in releases)
 
@@ -77,6 +81,7 @@ def test_a_column_without_released_evidence_of_numbers_is_not_placed() -> None:
     assert not placement("categorical", False, 0.0, 900.0, std) and placement("categorical", True, 0.0, 900.0, std)
 
 
+@pytest.mark.filterwarnings("ignore:release noise seeded")
 def test_an_unplaced_column_is_decoded_as_missing_entries_only() -> None:
     from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularEncoder
 
