@@ -396,7 +396,7 @@ def markdown(payload: dict[str, Any]) -> str:
 
 def short_failure(error: str) -> str:
     """A failure in a summary cell: the time-out, or the exception's type and the start of its message."""
-    return "time-out" if error.startswith("time-out") else error[:70].replace("|", "/")
+    return "time-out" if error.startswith("time-out") else error[:100].replace("|", "/")
 
 
 def peer_summary(payload: dict[str, Any]) -> str:
