@@ -199,7 +199,7 @@ def marginal_resolution(
 def warn_about(release: DomainRelease, epsilon: float, share: float | None = None) -> None:
     """Say what the DP domain could not place or publish, read from released counts and public numbers
     (post-processing). A noisy estimate is printed as one, with its noise std, never as a count. No warning names a
-    column's missing entries: a column without any has an estimate between one and three stds in 16% of releases, so
+    column's missing entries: a column without any has an estimate between one and four stds in 16% of releases, so
     such a warning would mostly name columns with none (privacy.md, "Missing values")."""
     rough = [column for column, located in release.located.items() if not located and release.placed.get(column, True)]
     if rough:

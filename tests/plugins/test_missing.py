@@ -98,7 +98,7 @@ def test_the_dp_domain_counts_missing_entries_in_a_type_cell_of_their_own() -> N
     assert release.missing == {"income": True, "home": True}
     assert release.kinds == {"income": "integer", "home": "categorical"}  # missing entries decide no kind
     assert release.categories["home"] == ("own", "rent")  # nor a category
-    # Without missing entries the level comes only from noise above three stds (0.13% of releases per column).
+    # Without missing entries the level comes only from noise above four stds (0.003% of releases per column).
     secret, clean = secret_generator(4), frame.dropna()
     assert not any(release_domain(clean, 2.0, 1e-5, secret).missing["income"] for _ in range(60))
 

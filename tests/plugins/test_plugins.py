@@ -136,7 +136,7 @@ def test_output_dtypes_come_from_the_released_domain_not_from_the_private_frame(
             warnings.simplefilter("ignore")
             plugin.fit(GenericDataLoader(frame))
             output = plugin.generate(50).dataframe()
-        # integers: int64, or pandas' nullable Int64 in the 0.13% of fits where the noise gives the column a
+        # integers: int64, or pandas' nullable Int64 in the 0.003% of fits where the noise gives the column a
         # missing level (domain.py, MISSING_THRESHOLD); floats: float64 either way
         assert pd.api.types.is_integer_dtype(output["target"].dtype), frame.dtypes.to_dict()
         assert output["sepal width (cm)"].dtype == np.float64, frame.dtypes.to_dict()

@@ -91,7 +91,7 @@ def test_generate_the_training_count_and_fifty_inside_the_schema(fitted: tuple[s
     generated = plugin.generate(50)
     assert len(generated) == 50 and plugin.schema_includes(generated)
     # Numeric values stay inside the domain (the DP domain's ranges here), integer columns stay integers; a missing
-    # entry only where the released domain gave the column a missing level (0.16% of iris' columns per release).
+    # entry only where the released domain gave the column a missing level (0.003% of columns per release, MISSING_THRESHOLD).
     frame = generated.dataframe()
     missing = {column.name: column.missing for column in plugin.encoder_.domain.columns}
     for column, distribution in plugin.schema().domain.items():
