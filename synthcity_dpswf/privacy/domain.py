@@ -599,20 +599,28 @@ def release_domain_at(
 
 
 def histogram_edges(low: float, high: float, integer: bool) -> np.ndarray:
-    """The edges of a value histogram over [low, high] (stage 3): the kind's stage-2 bins inside the range (for a
-    float range across zero, the octaves within 1/64 of its largest magnitude of zero merged into one bin), each
-    split into ``SUB_BINS`` sub-bins, geometric where the bin lies on one side of zero, linear where it touches
-    zero; an integer column's unit bins stay whole. A public function of the (released or declared) range."""
+    """The edges of a value histogram over [low, high] (stage 3): the kind's stage-2 bins inside the range, each split
+    into ``SUB_BINS`` sub-bins, geometric where the bin lies on one side of zero, linear where it touches zero; an
+    integer column's unit bins stay whole. A float range that holds zero (across it, or from it as a declared
+    ``(0, 60)``) has the octaves within 1/64 of its largest magnitude merged into one bin beside zero, split
+    linearly, and keeps zero's atom, the bins between 0 and +-2^-16 (``adapters.tabular.snapped_to_zero``: the
+    exact zeros of an amount). A public function of the (released or declared) range. A declared range from zero
+    once kept every octave down to 2^-16: 136 of its 176 cells below 1, where no value of a count, a duration or an
+    amount lies, each of them pure noise (docs/flows.md, fact 75)."""
     edges = integer_bin_edges() if integer else log_bin_edges()
     inner = edges[(edges > low) & (edges < high)]
-    if not integer and low < 0 < high:
+    finest = 2.0**LOG2_MIN
+    atom = not integer and low <= 0 <= high and max(abs(low), abs(high)) > finest
+    if atom:
         inner = inner[np.abs(inner) >= max(abs(low), abs(high)) / 64]
-    outer = np.concatenate([[low], inner, [high]])
+        inner = np.concatenate([inner, [edge for edge in (-finest, 0.0, finest) if low < edge < high]])
+    outer = np.unique(np.concatenate([[low], inner, [high]]))
     pieces = [outer[:1]]
     for start, stop in zip(outer[:-1], outer[1:]):
-        if integer and stop - start <= 1.0 + 1e-9:
-            pieces.append(np.array([stop]))
-        elif start > 0 or stop < 0:
+        nearest = min(abs(start), abs(stop))
+        if (integer and stop - start <= 1.0 + 1e-9) or (atom and nearest == 0 and max(abs(start), abs(stop)) <= finest):
+            pieces.append(np.array([stop]))  # a unit bin, or zero's atom: whole
+        elif (start > 0 or stop < 0) and nearest > finest * (1 + 1e-9):
             sign, a, b = (1.0, start, stop) if start > 0 else (-1.0, -start, -stop)
             pieces.append(sign * np.geomspace(a, b, SUB_BINS + 1)[1:])
         else:

@@ -103,3 +103,19 @@ def test_an_unplaced_column_is_decoded_as_missing_entries_only() -> None:
                 else:
                     assert values.dropna().astype(str).isin([str(c) for c in column.categories]).all()
     assert seen > 40  # two rows: most columns are not placed at this budget
+
+
+def test_a_declared_range_from_zero_spends_its_cells_where_values_can_be() -> None:
+    """Issue 35, item 3: a declared float range from zero ((0, 60): years married) gets the octaves a released range
+    gets, with those within 1/64 of its top merged into one linear bin beside zero, and zero's atom kept (the exact
+    zeros of an amount); it once had 136 of its 176 cells below 1, each pure noise."""
+    from synthcity_dpswf.privacy.domain import LOG2_MIN, SUB_BINS, histogram_edges
+
+    edges = histogram_edges(0.0, 60.0, False)
+    assert edges[0] == 0.0 and edges[1] == 2.0**LOG2_MIN  # zero's atom
+    assert np.sum(edges < 60.0 / 64) <= SUB_BINS + 1  # the merged bin, split linearly, beside the atom
+    assert len(edges) - 1 < 64
+    released = histogram_edges(-(2.0**LOG2_MIN), 60.0, False)  # a released range across zero keeps the atom too
+    assert {0.0, 2.0**LOG2_MIN} <= set(released.tolist())
+    assert np.array_equal(histogram_edges(2.0, 32.0, False), np.unique(histogram_edges(2.0, 32.0, False)))
+    assert len(histogram_edges(2.0, 32.0, False)) - 1 == 4 * SUB_BINS  # one side of zero: unchanged octaves
