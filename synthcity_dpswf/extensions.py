@@ -15,7 +15,9 @@ and implements hooks in that module::
 
 ``plugin_manager()`` loads every entry point of the group ``synthcity_dpswf`` with pluggy's
 ``load_setuptools_entrypoints``; the built-in adapters are registered through the same hooks
-(``BuiltinAdapters``: ``autoencoder``, ``dct``, ``labelled``, ``tabular``). Accountants returned by ``dpswf_accountants`` become selectable by name
+(``BuiltinAdapters``: ``autoencoder``, ``dct``, ``labelled``, ``tabular``). Image codecs that need no public image
+(``dpswf_image_codecs``: ``dct`` and ``private-pca`` built in) are what the plugins' ``image_codec=`` and ``dpswf
+images --codec`` name. Accountants returned by ``dpswf_accountants`` become selectable by name
 (``accountant="..."``) once ``plugin_manager()`` has run.
 """
 
@@ -25,8 +27,10 @@ from functools import lru_cache
 from typing import Any, Callable
 
 import pluggy
+import torch
 
 from synthcity_dpswf.adapters import DCTImageCodec, LabelledCodec, TabularEncoder
+from synthcity_dpswf.adapters.image_codecs import PRIVATE_PCA, CodecRequest, FixedDCTCodec, ImageCodecEntry
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
 from synthcity_dpswf.privacy.accountant import register_accountant
 
@@ -47,6 +51,11 @@ class DPSWFSpec:
         return {}
 
     @hookspec
+    def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
+        """Image codecs by name that are built from the private images alone (``adapters.image_codecs``)."""
+        return {}
+
+    @hookspec
     def dpswf_accountants(self) -> dict[str, tuple[Callable[[], Any], str]]:
         """Accountants by name: ``(factory, description)``, the factory returning an Opacus ``IAccountant``."""
         return {}
@@ -60,6 +69,23 @@ class BuiltinAdapters:
         return {
             "autoencoder": ImageLatentAdapter, "dct": DCTImageCodec, "labelled": LabelledCodec, "tabular": TabularEncoder,
         }
+
+    @hookimpl
+    def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
+        return {"dct": FIXED_DCT, "private-pca": PRIVATE_PCA}
+
+
+def fixed_dct_codec(images: torch.Tensor, request: CodecRequest) -> FixedDCTCodec:
+    """The ``"dct"`` entry's codec for images of ``images``' size: the DCT adapter of the registry (name ``"dct"``: an
+    extension registering that name replaces the built-in ``DCTImageCodec``), K = ``request.dct_frequencies``; it
+    reads nothing of the images but their shape."""
+    height, width = images.shape[-2], images.shape[-1]
+    return FixedDCTCodec(adapters()["dct"](height, width, n_frequencies=request.dct_frequencies, max_value=1.0),
+                         request.dct_frequencies)
+
+
+FIXED_DCT = ImageCodecEntry(fixed_dct_codec, paid=False, assumption="a fixed DCT codec: no public data")
+"""The registry's ``"dct"`` entry."""
 
 
 @lru_cache(maxsize=1)
@@ -76,6 +102,15 @@ def adapters(manager: pluggy.PluginManager | None = None) -> dict[str, AdapterFa
     """All adapters by name, from every registered extension (a later registration wins a name clash)."""
     found: dict[str, AdapterFactory] = {}
     for contribution in reversed((manager or plugin_manager()).hook.dpswf_adapters()):
+        found.update(contribution)
+    return found
+
+
+def image_codecs(manager: pluggy.PluginManager | None = None) -> dict[str, ImageCodecEntry]:
+    """All image codecs built from the private images alone, by name, from every registered extension (a later
+    registration wins a name clash)."""
+    found: dict[str, ImageCodecEntry] = {}
+    for contribution in reversed((manager or plugin_manager()).hook.dpswf_image_codecs()):
         found.update(contribution)
     return found
 

@@ -1,13 +1,18 @@
 """Image codecs for the image pipeline: one-channel ``(n, 1, H, W)`` images in [0, 1] <-> unit-sphere records.
 
-``ImageCodec`` is what the pipeline (``experiments.images``) needs of a codec; ``ImageLatentAdapter`` (an
-autoencoder trained on public images) satisfies it, and so do the two linear codecs here that need no public image:
-``FixedDCTCodec`` (trained on nothing) and ``PrivatePCAImageCodec`` (learned from the private images and paid for;
-privacy.md, "A private image codec").
+``ImageCodec`` is what the pipeline (the image plugins, ``experiments.images``) needs of a codec;
+``ImageLatentAdapter`` (an autoencoder trained on public images) satisfies it, and so do the two linear codecs here
+that need no public image: ``FixedDCTCodec`` (trained on nothing) and ``PrivatePCAImageCodec`` (learned from the
+private images and paid for; privacy.md, "A private image codec"). Codecs built from the private images alone are
+listed by name in one registry (``extensions.image_codecs``: ``ImageCodecEntry``, built from a ``CodecRequest``),
+which the plugins (``image_codec=``) and ``dpswf images`` (``--codec``) both read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Protocol
 
 import torch
@@ -17,6 +22,26 @@ from synthcity_dpswf.adapters.image_latent import check_images
 from synthcity_dpswf.adapters.private_pca import PrivatePCACodec
 from synthcity_dpswf.privacy import PrivacyPart, secret_generator
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
+
+DCT_FREQUENCIES = 12
+"""K of the ``"dct"`` codec (u + v < 12: 77 features of a 32 x 32 image): the best K measured on MNIST without
+public data (docs/flows.md, "No public data": CAS 85.4% at epsilon = 10 against 68.6% for K = 8 and 82.1%
+for K = 16, with L = 1,000, G = 32)."""
+PCA_COMPONENTS = 30
+"""K of the ``"private-pca"`` codec: the top 30 eigenvectors, chosen over 50 on the validation split of MNIST at
+epsilon = 10 (L = 2,000, G = 32, 3,000 steps: mean CAS 90.9% against 89.7%) and at epsilon = 1 (G = 16: 85.5%
+against 85.4%); docs/flows.md, "No public data: the private codec in the package"."""
+PCA_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 2000, "n_bins": 16, "n_steps": 3000})
+"""DPSWflow's release and flow settings for the ``"private-pca"`` codec, chosen on the validation split of MNIST
+(docs/flows.md, facts 44 and 49): L = 2,000 directions, G = 16 bins and 3,000 steps tie G = 32 at epsilon = 10
+(mean CAS 92.81% each) and beat it at epsilon = 1 (86.3% against 84.8%); more directions, steps or bins gained
+nothing. FashionMNIST's own validation split preferred G = 32 at epsilon = 10 (fact 45): pass ``--bins 32`` there.
+The generator's own defaults (L = 500, 1,500 steps, chosen for the public autoencoder) sit 1.8 points of CNN CAS
+lower on this codec (fact 50)."""
+CODEC_SHARE = 0.2
+"""The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP where its release is an entry of the
+flow's accounting (DPSWflow everywhere; every generator through a plugin), of epsilon and delta where ``dpswf
+images`` composes it with a per-step generator by basic composition (privacy.md, "A private image codec")."""
 
 
 class ImageCodec(Protocol):
@@ -99,3 +124,43 @@ class PrivatePCAImageCodec:
     def decode(self, latents: torch.Tensor) -> torch.Tensor:
         """Images ``(n, 1, H, W)`` in [0, 1] from codes (back-projection, then ``adapters.pixel_range``)."""
         return self.codec.decode(latents.cpu()).unsqueeze(1)
+
+
+@dataclass(frozen=True)
+class CodecRequest:
+    """What building a codec from the private images may use besides them: the budget of a codec that releases a
+    statistic of them (``epsilon``, ``delta``: its own part, already split from the run's; 0 for one that releases
+    nothing), the run's adjacency, and the built-in codecs' sizes."""
+
+    epsilon: float
+    delta: float
+    neighbouring: Neighbouring = "replace_one"
+    dct_frequencies: int = DCT_FREQUENCIES
+    pca_components: int = PCA_COMPONENTS
+
+
+@dataclass(frozen=True)
+class ImageCodecEntry:
+    """A codec built from the private images alone (no public image), as the registry lists it: ``build`` makes it
+    from the private images and a ``CodecRequest``; ``paid`` says whether it releases a statistic of the images
+    (then it takes a share of the run's budget, and the codec has ``privacy_part`` and ``noise_multiplier``);
+    ``assumption`` is what the run assumes public, in the results' words; ``flow_defaults`` the release and flow
+    settings measured for it, per (generator, release kind)."""
+
+    build: Callable[[torch.Tensor, CodecRequest], ImageCodec]
+    paid: bool
+    assumption: str
+    flow_defaults: Mapping[tuple[str, str], Mapping[str, int]] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def private_pca_codec(images: torch.Tensor, request: CodecRequest) -> PrivatePCAImageCodec:
+    """The ``"private-pca"`` entry's codec: ``request.pca_components`` eigenvectors released at the request's
+    budget."""
+    return PrivatePCAImageCodec(images, request.pca_components, request.epsilon, request.delta, request.neighbouring)
+
+
+PRIVATE_PCA = ImageCodecEntry(
+    private_pca_codec, paid=True, assumption="a codec learned from the private images and paid for: no public data",
+    flow_defaults=MappingProxyType({("dpswflow", "projected_histogram"): PCA_FLOW_SETTINGS}),
+)
+"""The registry's ``"private-pca"`` entry (``extensions.BuiltinAdapters``)."""

@@ -33,7 +33,15 @@ from types import MappingProxyType
 import torch
 
 from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder
-from synthcity_dpswf.adapters.image_codecs import FixedDCTCodec, ImageCodec, PrivatePCAImageCodec
+from synthcity_dpswf.adapters.image_codecs import (
+    CODEC_SHARE,
+    DCT_FREQUENCIES,
+    PCA_COMPONENTS,
+    CodecRequest,
+    FixedDCTCodec,
+    ImageCodec,
+    PrivatePCAImageCodec,
+)
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, public_private_split
 from synthcity_dpswf.evaluation import (
@@ -43,7 +51,7 @@ from synthcity_dpswf.evaluation import (
     fid_precision_recall,
     save_labelled_grid,
 )
-from synthcity_dpswf.extensions import adapters
+from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
 from synthcity_dpswf.privacy import PrivacyReport, analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.composition import gaussian_split
@@ -54,31 +62,6 @@ FULL_FID_SAMPLES = 10000
 """``fid_samples`` of the image literature's FID protocol: Inception pool3 features of 10,000 generated samples
 against the 10,000 test images, torchmetrics' Frechet distance. The quick default (1,000 against the first 1,000)
 is biased upwards and compares only with itself."""
-DCT_FREQUENCIES = 12
-"""K of the ``"dct"`` codec (u + v < 12: 77 features of a 32 x 32 image): the best K measured on MNIST without
-public data (docs/flows.md, "No public data": CAS 85.4% at epsilon = 10 against 68.6% for K = 8 and 82.1%
-for K = 16, with L = 1,000, G = 32)."""
-PCA_COMPONENTS = 30
-"""K of the ``"private-pca"`` codec: the top 30 eigenvectors, chosen over 50 on the validation split of MNIST at
-epsilon = 10 (L = 2,000, G = 32, 3,000 steps: mean CAS 90.9% against 89.7%) and at epsilon = 1 (G = 16: 85.5%
-against 85.4%); docs/flows.md, "No public data: the private codec in the package"."""
-PCA_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 2000, "n_bins": 16, "n_steps": 3000})
-"""DPSWflow's release and flow settings for the ``"private-pca"`` codec, chosen on the validation split of MNIST
-(docs/flows.md, facts 44 and 49): L = 2,000 directions, G = 16 bins and 3,000 steps tie G = 32 at epsilon = 10
-(mean CAS 92.81% each) and beat it at epsilon = 1 (86.3% against 84.8%); more directions, steps or bins gained
-nothing. FashionMNIST's own validation split preferred G = 32 at epsilon = 10 (fact 45): pass ``--bins 32`` there.
-The generator's own defaults (L = 500, 1,500 steps, chosen for the public autoencoder) sit 1.8 points of CNN CAS
-lower on this codec (fact 50). ``flow_defaults`` applies them."""
-CHOSEN_FLOW_SETTINGS: Mapping[tuple[str, str, str], Mapping[str, int]] = MappingProxyType({
-    ("private-pca", "dpswflow", "projected_histogram"): PCA_FLOW_SETTINGS,
-})
-"""Release and flow settings measured for a (codec, generator, release kind) and used by default there
-(``flow_defaults``); everything else takes ``ImageRunConfig``'s."""
-CODEC_SHARE = 0.2
-"""The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP with DPSWflow (one Gaussian release, exact
-composition), of epsilon and delta with the per-step generators (basic composition); ``codec_budget``."""
-
-
 @dataclass(frozen=True)
 class ImageRunConfig:
     """Public settings of one run (all stated in the results).
@@ -158,14 +141,16 @@ def resolved_device(device: str) -> str:
 
 
 def flow_defaults(codec: str, generator: str, release: str = "projected_histogram") -> dict[str, int]:
-    """The ``ImageRunConfig`` fields that ``dpswf images`` sets when none is given: those of ``CHOSEN_FLOW_SETTINGS``
-    for the (codec, generator, release) where they were measured (``PCA_FLOW_SETTINGS``: DPSWflow's projected-histogram
-    release through the ``"private-pca"`` codec), else none (``ImageRunConfig``'s defaults apply)."""
+    """The ``ImageRunConfig`` fields that ``dpswf images`` sets when none is given: the registry entry's
+    ``flow_defaults`` for the (generator, release) where they were measured (``adapters.image_codecs.
+    PCA_FLOW_SETTINGS``: DPSWflow's projected-histogram release through the ``"private-pca"`` codec), else none
+    (``ImageRunConfig``'s defaults apply)."""
     if codec not in CODECS:
         raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
     if generator not in GENERATORS:
         raise ValueError(f"generator must be one of {sorted(GENERATORS)}, got {generator!r}.")
-    return dict(CHOSEN_FLOW_SETTINGS.get((codec, generator, release), {}))
+    entry = image_codecs().get(codec)
+    return {} if entry is None else dict(entry.flow_defaults.get((generator, release), {}))
 
 
 def build_generator(config: ImageRunConfig, progress: bool, release_seed: int | None = None) -> SlicedGenerator:
@@ -190,9 +175,11 @@ def build_generator(config: ImageRunConfig, progress: bool, release_seed: int | 
 
 
 def dct_codec(height: int, width: int, n_frequencies: int = DCT_FREQUENCIES) -> FixedDCTCodec:
-    """The ``"dct"`` codec of ``height`` x ``width`` images: the DCT codec of the pluggy adapters registry (name
-    ``"dct"``: an extension registering that name replaces the built-in ``DCTImageCodec``), K = ``n_frequencies``."""
-    return FixedDCTCodec(adapters()["dct"](height, width, n_frequencies=n_frequencies, max_value=1.0), n_frequencies)
+    """The ``"dct"`` codec of ``height`` x ``width`` images, from the image codec registry (``extensions.
+    image_codecs``), K = ``n_frequencies``."""
+    codec = image_codecs()["dct"].build(torch.zeros(0, 1, height, width), CodecRequest(0.0, 0.0, dct_frequencies=n_frequencies))
+    assert isinstance(codec, FixedDCTCodec), "an extension's 'dct' entry must build a FixedDCTCodec"
+    return codec
 
 
 @dataclass(frozen=True)
@@ -240,11 +227,11 @@ def build_codec(
             cache, name, other_images, config.autoencoder_epochs, config.seed, progress, device=config.device,
             latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
         )
-    if config.codec == "dct":
-        return dct_codec(images.shape[2], images.shape[3], n_frequencies=config.dct_frequencies)
-    if config.codec == "private-pca":
-        return PrivatePCAImageCodec(images[private], config.pca_components, budget.codec_epsilon, budget.codec_delta,
-                                    config.neighbouring)  # type: ignore[arg-type]
+    entry = image_codecs().get(config.codec)
+    if entry is not None:  # a codec built from the private images alone (the registry's: "dct", "private-pca")
+        request = CodecRequest(budget.codec_epsilon, budget.codec_delta, config.neighbouring,  # type: ignore[arg-type]
+                               dct_frequencies=config.dct_frequencies, pca_components=config.pca_components)
+        return entry.build(images[private], request)
     return public_half_autoencoder(
         cache, config.dataset, images, public, config.autoencoder_epochs, config.seed, progress, device=config.device,
         latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
@@ -271,10 +258,9 @@ def codec_assumption(codec: str, dataset: str) -> str:
     if codec == "other-dataset":
         other = DATASET_NAMES[OTHER_DATASET[dataset]]
         return f"autoencoder trained on {other}'s training set: no {name} image outside the private set"
-    if codec == "dct":
-        return "a fixed DCT codec: no public data"
-    if codec == "private-pca":
-        return "a codec learned from the private images and paid for: no public data"
+    entry = image_codecs().get(codec)
+    if entry is not None and codec in CODECS:
+        return entry.assumption
     raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
 
 

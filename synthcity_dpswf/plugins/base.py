@@ -21,8 +21,9 @@ from synthcity.plugins.core.plugin import Plugin
 from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
+from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, DCT_FREQUENCIES, PCA_COMPONENTS
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, ImageLatentAdapter
-from synthcity_dpswf.extensions import load_accountants
+from synthcity_dpswf.extensions import image_codecs, load_accountants
 from synthcity_dpswf.math.checks import check_positive
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.plugins.image_path import ImagePath
@@ -81,6 +82,14 @@ class SlicedFlowPlugin(Plugin):
             given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``, latent
             size ``latent_dim``) and its refiner (``refiner_epochs``, 0: none; ``ImageLatentAdapter.fit_refiner``),
             the rest is the private data; the report states it.
+        image_codec: for an ``ImageDataLoader`` without public images: a codec of the registry
+            (``extensions.image_codecs``) built from the private images alone: ``"dct"`` (a fixed map, K =
+            ``dct_frequencies``: nothing learned, nothing paid) or ``"private-pca"`` (the top ``pca_components``
+            eigenvectors of the images' noisy second moment, paid with ``codec_share`` of mu^2 of the run's budget and
+            accounted with the releases: privacy.md, "A private image codec"), or an extension's name. Every image
+            passed to ``fit`` is then private, and the codec's measured release and flow settings apply where
+            ``n_release_directions`` and ``n_steps`` are left ``None`` (DPSWflow through ``"private-pca"``: L = 2,000
+            directions, 3,000 steps). Only for one-channel images; ``None``: ``image_adapter`` or the public split.
         refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
             0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 43 and 65). The plugin cannot tell which
             images it is given: choose it on public images like yours.
@@ -122,6 +131,10 @@ class SlicedFlowPlugin(Plugin):
         accountant: str = "rdp",
         neighbouring: str = "replace_one",
         image_adapter: ImageLatentAdapter | str | Path | None = None,
+        image_codec: str | None = None,
+        codec_share: float = CODEC_SHARE,
+        dct_frequencies: int = DCT_FREQUENCIES,
+        pca_components: int = PCA_COMPONENTS,
         public_fraction: float = 0.5,
         autoencoder_epochs: int = 10,
         refiner_epochs: int = REFINER_EPOCHS,
@@ -170,6 +183,17 @@ class SlicedFlowPlugin(Plugin):
         check_neighbouring(neighbouring)
         self.neighbouring = neighbouring
         self.image_adapter = image_adapter
+        if image_codec is not None and image_codec not in image_codecs():
+            raise ValueError(f"image_codec must be None or one of {sorted(image_codecs())}, got {image_codec!r}.")
+        if image_codec is not None and image_adapter is not None:
+            raise ValueError("give image_adapter (an autoencoder trained on public images) or image_codec (a codec built "
+                             "from the private images alone), not both.")
+        if not 0 < codec_share < 1:
+            raise ValueError(f"codec_share must lie in (0, 1), got {codec_share!r}.")
+        self.image_codec = image_codec
+        self.codec_share = codec_share
+        self.dct_frequencies = dct_frequencies
+        self.pca_components = pca_components
         self.public_fraction = public_fraction
         self.autoencoder_epochs = autoencoder_epochs
         if refiner_epochs < 0:
@@ -187,6 +211,7 @@ class SlicedFlowPlugin(Plugin):
         self.layout_: MarginalLayout | None = None
         self.domain_part_: PrivacyPart | None = None
         self.domain_rows_: float | None = None
+        self.flow_defaults_: dict[str, int] = {}
 
     @staticmethod
     def type() -> str:
@@ -206,11 +231,14 @@ class SlicedFlowPlugin(Plugin):
         spec = KINDS[release]
         settings = self.settings
         if self.n_steps is None:
-            settings = dataclasses.replace(settings, n_steps=spec.steps)
+            settings = dataclasses.replace(settings, n_steps=self.flow_defaults_.get("n_steps", spec.steps))
         if settings.flow_particles is None:
             settings = dataclasses.replace(settings, flow_particles=spec.flow_particles)
+        directions = self.n_release_directions
+        if directions is None:
+            directions = self.flow_defaults_.get("n_release_directions")
         return {
-            "release": release, "radius": self.radius, "n_release_directions": self.n_release_directions,
+            "release": release, "radius": self.radius, "n_release_directions": directions,
             "n_bins": self.n_bins, "marginals": self.layout_, "labelling": self.labelling,
             "feature_weight": self.feature_weight,
             "accountant": self.accountant, "neighbouring": self.neighbouring, "settings": settings, "seed": self.random_state,
@@ -236,6 +264,7 @@ class SlicedFlowPlugin(Plugin):
         self._data_encoders = None
         self.encoder_, self.layout_ = prepared.codec, prepared.layout
         self.domain_part_, self.domain_rows_ = prepared.paid, prepared.released_rows
+        self.flow_defaults_ = prepared.flow_defaults
         self._fit_generator(prepared.records, prepared.epsilon, prepared.delta, prepared.labels, prepared.prior)
         counted = float(len(prepared.records)) if self.neighbouring == "replace_one" else prepared.released_rows
         if prepared.one_way and counted:  # n where it is public, else the domain's released estimate of it

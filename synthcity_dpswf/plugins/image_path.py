@@ -1,8 +1,12 @@
-"""Images through a plugin: latents of an autoencoder (given, or trained on a public share of the images passed to
-``fit``) with their labels, one record per (image, label) pair, and generated images decoded back."""
+"""Images through a plugin: codes of an image codec with their labels, one record per (image, label) pair, and
+generated images decoded back. The codec is an autoencoder (given, or trained on a public share of the images passed
+to ``fit``, as the paper does) or, with no public image, one of the registry's (``image_codec="dct"``: a fixed map;
+``"private-pca"``: learned from the private images, paid from the same budget as the flow's releases)."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import TYPE_CHECKING
 
 import torch
@@ -10,14 +14,17 @@ from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.dataset import TensorDataset
 from synthcity.plugins.core.schema import Schema
 
+from synthcity_dpswf.adapters.image_codecs import CodecRequest, ImageCodec, ImageCodecEntry
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, from_synthcity_range
 from synthcity_dpswf.datasets import public_private_split
+from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.plugins.paths import Codec, PreparedData
-from synthcity_dpswf.privacy import MECHANISMS
+from synthcity_dpswf.privacy import MECHANISMS, PrivacyPart, analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.budget import default_delta
+from synthcity_dpswf.privacy.composition import gaussian_split
 
 if TYPE_CHECKING:
     from synthcity_dpswf.plugins.base import SlicedFlowPlugin
@@ -30,19 +37,23 @@ class ImagePath:
     """Class-conditional histograms of the latents' projections (docs/flows.md, "Flow settings for histogram releases")."""
 
     def prepare(self, plugin: "SlicedFlowPlugin", X: DataLoader, loader: LoaderPath) -> PreparedData:
-        """Refuse what images cannot take, settle the autoencoder and encode the private images."""
+        """Refuse what images cannot take, settle the codec (paying for it where it is learned from the private
+        images) and encode the private images."""
         if plugin.release is not None and MECHANISMS[plugin.release].takes_level_codes:
             raise ValueError(f"the {plugin.release} release is for tables (it counts level codes); leave release=None "
                              "(projected histograms) for images.")
-        if plugin.neighbouring == "add_remove" and plugin.image_adapter is None:
+        if plugin.neighbouring == "add_remove" and plugin.image_adapter is None and plugin.image_codec is None:
             raise ValueError(
                 "under add/remove the public half drawn from the images passed to fit depends on their number (one image "
-                "more redraws the split); pass image_adapter, an autoencoder trained on public images."
+                "more redraws the split); pass image_adapter, an autoencoder trained on public images, or "
+                "image_codec='dct' or 'private-pca', which need no public image."
             )
         images, labels = X.unpack().tensors()
         images, labels = from_synthcity_range(images.float()), labels.long()
         if bool((labels < 0).any()) or bool((labels >= plugin.n_classes).any()):
             raise ValueError(f"labels must lie in 0..{plugin.n_classes - 1}; set n_classes for this data.")
+        if plugin.image_codec is not None:
+            return self.private_codec(plugin, X, loader, images, labels, image_codecs()[plugin.image_codec])
         adapter, private = self.autoencoder(plugin, images)
         n_public = plugin.public_size(len(private))
         delta = default_delta(n_public) if plugin.delta is None else plugin.delta
@@ -50,6 +61,34 @@ class ImagePath:
         return PreparedData(
             records=adapter.encode(images[private]), labels=labels[private], epsilon=plugin.epsilon, delta=delta,
             codec=adapter, layout=None, schema=Schema(domain={}), info=loader.public_info(X, None),
+        )
+
+    @staticmethod
+    def private_codec(plugin: "SlicedFlowPlugin", X: DataLoader, loader: LoaderPath, images: torch.Tensor,
+                      labels: torch.Tensor, entry: ImageCodecEntry) -> PreparedData:
+        """Every image private, encoded by the registry's codec ``entry``; a codec that releases a statistic of the
+        images takes ``codec_share`` of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the analytic Gaussian
+        multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A private image
+        codec": through a plugin)."""
+        n_public = plugin.public_size(len(images))
+        delta = default_delta(n_public) if plugin.delta is None else plugin.delta
+        check_privacy_target(plugin.epsilon, delta, n_public)
+        request = CodecRequest(0.0, 0.0, plugin.neighbouring, plugin.dct_frequencies, plugin.pca_components)  # type: ignore[arg-type]
+        paid, prior = None, None
+        if entry.paid:
+            if math.isinf(plugin.epsilon):
+                raise ValueError(f"image_codec={plugin.image_codec!r} is paid from the budget, and epsilon = inf leaves "
+                                 "no noise to share; give a finite epsilon or image_codec='dct'.")
+            codec_multiplier, _ = gaussian_split(plugin.epsilon, delta, plugin.codec_share)
+            request = dataclasses.replace(request, epsilon=analytic_gaussian_epsilon(codec_multiplier, delta), delta=delta)
+        codec: ImageCodec = entry.build(images, request)
+        if entry.paid:
+            part: PrivacyPart = codec.privacy_part  # type: ignore[attr-defined]
+            paid, prior = dataclasses.replace(part, accounted=True), float(codec.noise_multiplier)  # type: ignore[attr-defined]
+        return PreparedData(
+            records=codec.encode(images), labels=labels, epsilon=plugin.epsilon, delta=delta, codec=codec, layout=None,
+            schema=Schema(domain={}), info=loader.public_info(X, None), paid=paid, prior=prior,
+            flow_defaults=dict(entry.flow_defaults.get((plugin.name(), plugin.release_kind()), {})),
         )
 
     @staticmethod
@@ -78,8 +117,6 @@ class ImagePath:
     def generate(self, plugin: "SlicedFlowPlugin", generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema) -> DataLoader:
         """``count`` generated (image, label) pairs, decoded by the autoencoder, through synthcity's image sampler."""
-        assert isinstance(codec, ImageLatentAdapter)
-
         def sample_images(n: int) -> TensorDataset:
             latents, labels = generator.sample_labelled(n, seed=plugin.draw_seed())
             return TensorDataset(images=codec.decode(latents.cpu()), targets=labels)
@@ -87,5 +124,7 @@ class ImagePath:
         return plugin._safe_generate_images(sample_images, count, syn_schema)
 
     def public_line(self, codec: Codec) -> str:
-        assert isinstance(codec, ImageLatentAdapter)
-        return f"the autoencoder, trained on {codec.public_description}"
+        description = getattr(codec, "public_description")
+        if isinstance(codec, ImageLatentAdapter):
+            return f"the autoencoder, trained on {description}"
+        return f"the image codec: {description}"

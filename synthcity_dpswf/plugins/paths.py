@@ -18,7 +18,7 @@ from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularEncoder
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
+from synthcity_dpswf.adapters.image_codecs import ImageCodec
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart
@@ -26,8 +26,9 @@ from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart
 if TYPE_CHECKING:
     from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 
-Codec = TabularEncoder | MarginalTableCodec | ImageLatentAdapter
-"""What maps the loader's data to records and back: a table's encoder or codec, or an image autoencoder."""
+Codec = TabularEncoder | MarginalTableCodec | ImageCodec
+"""What maps the loader's data to records and back: a table's encoder or codec, or an image codec (an autoencoder,
+or one of the registry's: ``extensions.image_codecs``)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,9 @@ class PreparedData:
     one_way: dict[int, tuple[Any, Any]] = field(default_factory=dict)
     """The DP domain's measurements of columns' one-way tables on the codec's levels (``MarginalTableCodec.
     one_way_measurements``), for the marginal release's post-processing; they count ``released_rows`` records."""
+    flow_defaults: dict[str, int] = field(default_factory=dict)
+    """Release and flow settings measured for this codec and generator (``ImageCodecEntry.flow_defaults``), used
+    where the plugin's own are left at ``None``."""
 
 
 class DataPath(Protocol):
