@@ -64,11 +64,11 @@ epsilon = 10 (L = 2,000, G = 32, 3,000 steps: mean CAS 90.9% against 89.7%) and 
 against 85.4%); docs/flows.md, "No public data: the private codec in the package"."""
 PCA_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 2000, "n_bins": 16, "n_steps": 3000})
 """DPSWflow's release and flow settings for the ``"private-pca"`` codec, chosen on the validation split of MNIST
-(docs/flows.md, facts 44 and 49): L = 2,000 directions, G = 16 bins and 3,000 steps tie G = 32 at epsilon = 10
+(docs/flows.md, facts 49 and 54): L = 2,000 directions, G = 16 bins and 3,000 steps tie G = 32 at epsilon = 10
 (mean CAS 92.81% each) and beat it at epsilon = 1 (86.3% against 84.8%); more directions, steps or bins gained
-nothing. FashionMNIST's own validation split preferred G = 32 at epsilon = 10 (fact 45): pass ``--bins 32`` there.
+nothing. FashionMNIST's own validation split preferred G = 32 at epsilon = 10 (fact 50): pass ``--bins 32`` there.
 The generator's own defaults (L = 500, 1,500 steps, chosen for the public autoencoder) sit 1.8 points of CNN CAS
-lower on this codec (fact 50). ``flow_defaults`` applies them."""
+lower on this codec (fact 55). ``flow_defaults`` applies them."""
 CHOSEN_FLOW_SETTINGS: Mapping[tuple[str, str, str], Mapping[str, int]] = MappingProxyType({
     ("private-pca", "dpswflow", "projected_histogram"): PCA_FLOW_SETTINGS,
 })

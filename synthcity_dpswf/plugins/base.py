@@ -89,7 +89,7 @@ class SlicedFlowPlugin(Plugin):
             size ``latent_dim``) and its refiner (``refiner_epochs``, 0: none; ``ImageLatentAdapter.fit_refiner``),
             the rest is the private data; the report states it.
         refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
-            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 43 and 65). The plugin cannot tell which
+            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 48 and 70). The plugin cannot tell which
             images it is given: choose it on public images like yours.
         latent_dim: latent size of that autoencoder (unused with ``image_adapter``, which has its own); ``None``:
             16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:

@@ -273,8 +273,8 @@ def test_a_kept_refiner_trained_otherwise_than_asked_is_trained_again(tmp_path: 
 
 def test_the_public_half_s_refiner_takes_its_dataset_s_adversarial_weight(tmp_path: Path) -> None:
     """``public_half_autoencoder`` trains the refiner at the weight chosen on that dataset's public half
-    (``REFINER_ADVERSARIAL_WEIGHTS``: FashionMNIST 0.05, fact 65), MNIST's 0.2 where none was chosen, and a kept
-    FashionMNIST refiner trained at MNIST's weight (the default before fact 65) is trained again."""
+    (``REFINER_ADVERSARIAL_WEIGHTS``: FashionMNIST 0.05, fact 70), MNIST's 0.2 where none was chosen, and a kept
+    FashionMNIST refiner trained at MNIST's weight (the default before fact 70) is trained again."""
     from synthcity_dpswf.adapters.checkpoints import autoencoder_checkpoint, public_half_autoencoder
     from synthcity_dpswf.adapters.image_latent import RefinerSettings
 
