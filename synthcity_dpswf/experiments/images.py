@@ -35,7 +35,7 @@ import torch
 from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder
 from synthcity_dpswf.adapters.image_codecs import FixedDCTCodec, ImageCodec, PrivatePCAImageCodec
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS
-from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, public_private_split
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, DatasetUnavailable, public_private_split
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
     cached_inception_features,
@@ -280,15 +280,16 @@ def codec_assumption(codec: str, dataset: str) -> str:
 
 def load_other_training_set(dataset: str, data_root: Path, download: bool = False) -> tuple[str, torch.Tensor]:
     """The name and the whole training set of ``dataset``'s other dataset: the ``"other-dataset"`` codec's
-    public images. Raises ``FileNotFoundError`` when they are not under ``data_root`` (and ``download`` is off)."""
+    public images. Raises ``DatasetUnavailable`` (a ``FileNotFoundError``) when they are not under ``data_root`` (and
+    ``download`` is off, or fails)."""
     other = OTHER_DATASET[dataset]
     try:
         images, _ = IMAGE_LOADERS[other](data_root, train=True, download=download)
-    except RuntimeError as error:  # torchvision's "Dataset not found" (nothing is downloaded)
-        raise FileNotFoundError(
+    except DatasetUnavailable as error:
+        raise DatasetUnavailable(
+            error.dataset, error.root, error.downloading, error.reason,
             f"codec 'other-dataset' trains the {DATASET_NAMES[dataset]} run's autoencoder on {DATASET_NAMES[other]}'s "
-            f"training set, which is not under {data_root}; put torchvision's "
-            f"{DATASET_NAMES[other]}/raw files there (--data-root), or choose codec 'public-half' or 'dct'."
+            "training set; or choose codec 'public-half' or 'dct'",
         ) from error
     return other, images
 

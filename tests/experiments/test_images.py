@@ -450,7 +450,7 @@ def test_codec_errors_come_before_any_private_data_is_read(tmp_path: Path, monke
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="torch sees no CUDA device: use 'auto' or 'cpu'"):
             experiment.run_images(dataclasses.replace(config, device="cuda"), tmp_path, tmp_path, None, progress=False)
-    missing = r"on FashionMNIST's training set, which is not under .*choose codec 'public-half' or 'dct'"
+    missing = r"FashionMNIST is not under .*codec 'other-dataset' trains the MNIST run's .*choose codec 'public-half' or 'dct'"
     with pytest.raises(FileNotFoundError, match=missing):
         experiment.run_images(dataclasses.replace(config, codec="other-dataset"), tmp_path, tmp_path, None, progress=False)
 
