@@ -43,8 +43,12 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _images(args: argparse.Namespace) -> int:
     from synthcity_dpswf.datasets import DatasetUnavailable
-    from synthcity_dpswf.experiments.images import ImageRunConfig, flow_defaults, run_images
+    from synthcity_dpswf.experiments.images import ImageRunConfig, check_public_split, flow_defaults, run_images
 
+    try:
+        check_public_split(args.codec, args.neighbouring)
+    except ValueError as error:
+        raise SystemExit(f"dpswf images: error: {error}") from error
     given = {name: value for name, value in (
         ("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs), ("refiner_epochs", args.refiner_epochs),
         ("n_release_directions", args.directions), ("n_bins", args.bins), ("n_steps", args.steps),

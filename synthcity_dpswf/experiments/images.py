@@ -278,6 +278,19 @@ def codec_assumption(codec: str, dataset: str) -> str:
     raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
 
 
+def check_public_split(codec: str, neighbouring: str) -> None:
+    """Refuse a public half drawn from the training set (``codec="public-half"``) under add/remove neighbours: one
+    image more or less redraws the seeded split, so the guarantee would hold only for neighbours of the private half
+    with the split fixed, not for the training set's add/remove neighbours that the report would name (the image
+    plugins refuse the same without ``image_adapter``: privacy.md, "Add/remove neighbours")."""
+    if codec == "public-half" and neighbouring == "add_remove":
+        raise ValueError(
+            "codec 'public-half' under add/remove: the public half is drawn from the training set, so one image more or "
+            "less redraws it, and add/remove would hold only for neighbours of the private half with the split fixed; "
+            "use replace_one, or a codec that takes no half of the training set ('other-dataset', 'dct', 'private-pca')."
+        )
+
+
 def load_other_training_set(dataset: str, data_root: Path, download: bool = False) -> tuple[str, torch.Tensor]:
     """The name and the whole training set of ``dataset``'s other dataset: the ``"other-dataset"`` codec's
     public images. Raises ``DatasetUnavailable`` (a ``FileNotFoundError``) when they are not under ``data_root`` (and
@@ -344,6 +357,7 @@ def run_images(
         raise ValueError(f"device must be 'auto', 'cpu' or 'cuda' (or 'cuda:N'), got {config.device!r}.")
     if config.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {config.device!r} was asked for but torch sees no CUDA device: use 'auto' or 'cpu'.")
+    check_public_split(config.codec, config.neighbouring)
     config = dataclasses.replace(config, device=resolved_device(config.device))
     if config.start == "public" and config.codec != "public-half":
         raise ValueError(
