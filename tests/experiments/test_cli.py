@@ -125,3 +125,10 @@ def test_images_download_offline_ends_in_one_line_naming_download_and_data_root(
     line = str(exit_info.value.code)
     assert "\n" not in line and line.startswith(f"dpswf images: error: MNIST could not be downloaded into {tmp_path / 'data'}")
     assert "--data-root" in line and "without --download" in line
+
+
+def test_images_refuses_the_public_half_under_add_remove_before_reading_data(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["images", "--data-root", str(tmp_path), "--neighbouring", "add_remove", "--quiet"])
+    line = str(exit_info.value.code)
+    assert line.startswith("dpswf images: error: codec 'public-half' under add/remove") and "private half" in line

@@ -103,3 +103,19 @@ def test_an_unplaced_column_is_decoded_as_missing_entries_only() -> None:
                 else:
                     assert values.dropna().astype(str).isin([str(c) for c in column.categories]).all()
     assert seen > 40  # two rows: most columns are not placed at this budget
+
+
+@pytest.mark.parametrize(("entries", "named"), [
+    ([["secret-token"]] + [["x"]] * 3, "['list']"),
+    ([10**400] + [1] * 3, "['int']"),
+    ([b"secret-token"] + [b"x"] * 3, "['bytes']"),
+])
+def test_a_refusal_names_the_column_and_the_types_of_its_entries_never_a_value(entries: list[object], named: str) -> None:
+    """What privacy.md, "The domain of valid datasets", says a refusal names: the column and the Python types of the
+    entries outside the domain, never an entry's value."""
+    frame = pd.DataFrame({"age": [30, 40, 50, 60], "notes": pd.Series(entries, dtype=object)})
+    with pytest.raises(ValueError) as refused:
+        check_table(frame)
+    message = str(refused.value)
+    assert "'notes'" in message and named in message
+    assert "secret-token" not in message and str(10**400)[:20] not in message
