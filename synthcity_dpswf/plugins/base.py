@@ -151,10 +151,6 @@ class SlicedFlowPlugin(Plugin):
         **kwargs: Any,
     ) -> None:
         self.check_keywords(kwargs)
-        super().__init__(
-            device=device, random_state=random_state, sampling_patience=sampling_patience, workspace=workspace,
-            strict=strict, compress_dataset=compress_dataset, **kwargs,
-        )
         check_privacy_target(epsilon, delta, None)  # delta against 1/n waits for the data, at fit
         if n_iter is not None:
             if n_steps is not None:
@@ -163,6 +159,10 @@ class SlicedFlowPlugin(Plugin):
             n_steps = n_iter
         if n_steps is not None:
             check_positive_int("n_steps" if n_iter is None else "n_iter", n_steps)
+        super().__init__(
+            device=device, random_state=random_state, sampling_patience=sampling_patience, workspace=workspace,
+            strict=strict, compress_dataset=compress_dataset, **kwargs,
+        )
         if str(device).startswith("cuda") and not torch.cuda.is_available():
             warnings.warn(f"device={str(device)!r} was asked for but torch sees no CUDA device: running on the CPU.",
                           stacklevel=2)
@@ -182,8 +182,8 @@ class SlicedFlowPlugin(Plugin):
         self.max_pairs = max_pairs
         self.n_steps = n_steps
         self.settings = FlowSettings(
-            n_steps=KINDS["projected_histogram"].steps if n_steps is None else n_steps, step_size=step_size, entropy=entropy, smoothing=smoothing,
-            batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
+            n_steps=KINDS["projected_histogram"].steps if n_steps is None else n_steps, step_size=step_size,
+            entropy=entropy, smoothing=smoothing, batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
         )
         self.domain = domain
         self.domain_epsilon_share = domain_epsilon_share
