@@ -244,7 +244,7 @@ table_rows() {
       if [[ $generator == dpswflow && $epsilon == 10 ]]; then flow=("${TABLE_FLOW_10[@]}"); fi
       if [[ $generator == dpswflow && $epsilon == 1 ]]; then flow=("${TABLE_FLOW_1[@]}"); fi
       if [[ $generator != dpswflow && $MODE == smoke ]]; then flow=(--steps 5); fi
-      local components=30  # K chosen on each dataset's validation split (docs/flows.md, facts 44-45)
+      local components=30  # K chosen on each dataset's validation split (docs/flows.md, facts 49-50)
       if [[ $dataset == fashion_mnist ]]; then components=50; fi
       echo "private-pca $generator epsilon $epsilon" >>"$folder/private.log"
       "$PY" -m synthcity_dpswf.cli images --dataset "$dataset" --codec private-pca --generator "$generator" \

@@ -72,6 +72,7 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
     ImageRunConfig,
     build_codec,
     build_generator,
+    check_public_split,
     codec_budget,
     composed_report,
     load_other_training_set,
@@ -246,7 +247,8 @@ class ImageGrid:
         if unknown:
             raise ValueError(f"unknown generators {unknown}; choose among {list(GENERATOR_NAMES)}.")
         for spec in self.codecs:
-            codec_kind(spec)
+            for neighbouring in self.neighbourings:  # checks the spec (codec_kind) first
+                check_public_split(codec_fields(spec, self)["codec"], neighbouring)
         if "dpsgd_gan" in self.generators and any(spec.startswith("pca:") for spec in self.codecs):
             raise ValueError("the DP-SGD GAN is run with public codecs only (its budget is not split with a private codec).")
         if self.fid_samples > self.samples:

@@ -41,8 +41,8 @@ def marginal_headline(payload: dict[str, Any]) -> str:
 
 def refiner_label(description: str) -> str:
     """How a row's codec decodes, from its public description (``ImageLatentAdapter.public_description``): no refiner
-    (empty), or the refiner at its adversarial weight (per dataset since docs/flows.md, fact 69) with its averaged
-    weights (the default since fact 56) or its last weights (before)."""
+    (empty), or the refiner at its adversarial weight (per dataset since docs/flows.md, fact 74) with its averaged
+    weights (the default since fact 61) or its last weights (before)."""
     if "refined by" not in description:
         return ""
     weight = refiner_weight_in(description)
@@ -74,7 +74,7 @@ def image_headline(payload: dict[str, Any]) -> str:
         lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}{refiner}) | {name} | {adjacency} | "
                      f"{ceiling} | " + " | ".join(cells) + " |")
     measured_before = any(refiner_label(row.get("description", "")).endswith("last weights") for row in rows)
-    last_weights = (" (last weights: measured before the refiner's weights were averaged, docs/flows.md fact 56)"
+    last_weights = (" (last weights: measured before the refiner's weights were averaged, docs/flows.md fact 61)"
                     if measured_before else "")
     return (
         f"**Images, {DATASET_NAMES[payload['dataset']]} test set, delta = 1e-5**: CAS (MLP / CNN) of classifiers trained "
@@ -107,7 +107,7 @@ def gpu_table_headline(folder: Path) -> str:
         missing = ""
     else:  # the run before the runner: images.py's paper protocol
         public_half = ("the paper's latent-8 autoencoder trained on the public half (`images.py --full`), decoded without "
-                       "a refiner (measured before it existed; docs/flows.md, fact 43)")
+                       "a refiner (measured before it existed; docs/flows.md, fact 48)")
         missing = (" Not measured for want of device time: the GAN at epsilon 1, the per-step generators with the "
                    "private codec, FashionMNIST.")
     return (

@@ -7,7 +7,10 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from synthcity_dpswf.datasets import DatasetUnavailable
 
 
 def _toy(args: argparse.Namespace) -> int:
@@ -39,8 +42,13 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _images(args: argparse.Namespace) -> int:
-    from synthcity_dpswf.experiments.images import ImageRunConfig, flow_defaults, run_images
+    from synthcity_dpswf.datasets import DatasetUnavailable
+    from synthcity_dpswf.experiments.images import ImageRunConfig, check_public_split, flow_defaults, run_images
 
+    try:
+        check_public_split(args.codec, args.neighbouring)
+    except ValueError as error:
+        raise SystemExit(f"dpswf images: error: {error}") from error
     given = {name: value for name, value in (
         ("latent_dim", args.latent_dim), ("autoencoder_epochs", args.ae_epochs), ("refiner_epochs", args.refiner_epochs),
         ("n_release_directions", args.directions), ("n_bins", args.bins), ("n_steps", args.steps),
@@ -55,8 +63,11 @@ def _images(args: argparse.Namespace) -> int:
     )
     inception_path = args.inception or os.environ.get("DPSWF_INCEPTION")
     inception = Path(inception_path) if inception_path else None
-    result = run_images(config, Path(args.data_root), Path(args.out), inception, progress=not args.quiet,
-                        download=args.download)
+    try:
+        result = run_images(config, Path(args.data_root), Path(args.out), inception, progress=not args.quiet,
+                            download=args.download)
+    except DatasetUnavailable as error:
+        raise SystemExit(f"dpswf images: error: {missing_dataset_line(error)}") from error
     print(result.report)
     print()
     print(f"sample grid written to {result.grid}")
@@ -69,6 +80,18 @@ def _images(args: argparse.Namespace) -> int:
           "pairs and tested on the real test set")
     print("wall time (s): " + ", ".join(f"{name} {value:.0f}" for name, value in result.seconds.items()))
     return 0
+
+
+def missing_dataset_line(error: "DatasetUnavailable") -> str:
+    """One line for a dataset that is not under ``--data-root`` or could not be downloaded there, naming the two flags
+    that fix it (in place of torchvision's "use download=True" or a network traceback)."""
+    needed = f" ({error.purpose})" if error.purpose else ""
+    if error.downloading:
+        reason = " ".join(error.reason.split())
+        return (f"{error.dataset} could not be downloaded into {error.root}{needed} ({reason}); without the network, "
+                f"copy torchvision's {error.dataset}/raw files into a folder and pass it as --data-root, without --download")
+    return (f"{error.dataset} is not under --data-root {error.root}{needed}; pass --download to fetch it there, or point "
+            f"--data-root at the folder that holds torchvision's {error.dataset}/raw files")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,33 @@ from torch.nn import functional
 from synthcity_dpswf.math.checks import check_positive_int
 
 
+class DatasetUnavailable(FileNotFoundError):
+    """A torchvision dataset that is not under its root (``download=False``), or whose download there failed.
+
+    ``dataset`` (the name reports write, e.g. ``"MNIST"``), ``root`` and ``downloading`` let a caller say what to do in
+    its own words (``dpswf images`` names ``--download`` and ``--data-root``); ``purpose`` says what needed it, when
+    that is not the run's own dataset."""
+
+    def __init__(self, dataset: str, root: Path, downloading: bool, reason: str, purpose: str | None = None) -> None:
+        self.dataset, self.root, self.downloading, self.reason, self.purpose = dataset, root, downloading, reason, purpose
+        needed = f" ({purpose})" if purpose else ""
+        if downloading:
+            message = f"{dataset} could not be downloaded into {root}{needed}: {reason}"
+        else:
+            message = f"{dataset} is not under {root}{needed}: put torchvision's {dataset}/raw files there, or download=True"
+        super().__init__(message)
+
+
+def _torchvision_dataset(dataset: Callable[..., object], root: str | Path, train: bool, download: bool) -> object:
+    """``dataset(root=..., train=..., download=...)``, with torchvision's "Dataset not found" and a failed download
+    (offline: torchvision's "Error downloading", or the network error itself) as one ``DatasetUnavailable``."""
+    try:
+        return dataset(root=str(root), train=train, download=download)
+    except (RuntimeError, OSError) as error:
+        name = getattr(dataset, "__name__", str(dataset))
+        raise DatasetUnavailable(name, Path(root), download, f"{type(error).__name__}: {error}") from error
+
+
 def _torchvision_tensors(dataset: object) -> tuple[torch.Tensor, torch.Tensor]:
     images = dataset.data  # type: ignore[attr-defined]
     labels = dataset.targets  # type: ignore[attr-defined]
@@ -23,17 +50,18 @@ def _torchvision_tensors(dataset: object) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def load_mnist(root: str | Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """MNIST from a torchvision root: images ``(n, 1, 32, 32)`` in [0, 1] (padded by 2 pixels) and labels."""
+    """MNIST from a torchvision root: images ``(n, 1, 32, 32)`` in [0, 1] (padded by 2 pixels) and labels. Raises
+    ``DatasetUnavailable`` when it is not there (or, with ``download``, cannot be fetched)."""
     from torchvision.datasets import MNIST
 
-    return _torchvision_tensors(MNIST(root=str(root), train=train, download=download))
+    return _torchvision_tensors(_torchvision_dataset(MNIST, root, train, download))
 
 
 def load_fashion_mnist(root: str | Path, train: bool = True, download: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """FashionMNIST from a torchvision root, like ``load_mnist``."""
     from torchvision.datasets import FashionMNIST
 
-    return _torchvision_tensors(FashionMNIST(root=str(root), train=train, download=download))
+    return _torchvision_tensors(_torchvision_dataset(FashionMNIST, root, train, download))
 
 
 IMAGE_LOADERS: dict[str, Callable[..., tuple[torch.Tensor, torch.Tensor]]] = {

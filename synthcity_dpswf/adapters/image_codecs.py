@@ -33,11 +33,11 @@ epsilon = 10 (L = 2,000, G = 32, 3,000 steps: mean CAS 90.9% against 89.7%) and 
 against 85.4%); docs/flows.md, "No public data: the private codec in the package"."""
 PCA_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 2000, "n_bins": 16, "n_steps": 3000})
 """DPSWflow's release and flow settings for the ``"private-pca"`` codec, chosen on the validation split of MNIST
-(docs/flows.md, facts 44 and 49): L = 2,000 directions, G = 16 bins and 3,000 steps tie G = 32 at epsilon = 10
+(docs/flows.md, facts 49 and 54): L = 2,000 directions, G = 16 bins and 3,000 steps tie G = 32 at epsilon = 10
 (mean CAS 92.81% each) and beat it at epsilon = 1 (86.3% against 84.8%); more directions, steps or bins gained
-nothing. FashionMNIST's own validation split preferred G = 32 at epsilon = 10 (fact 45): pass ``--bins 32`` there.
+nothing. FashionMNIST's own validation split preferred G = 32 at epsilon = 10 (fact 50): pass ``--bins 32`` there.
 The generator's own defaults (L = 500, 1,500 steps, chosen for the public autoencoder) sit 1.8 points of CNN CAS
-lower on this codec (fact 50)."""
+lower on this codec (fact 55)."""
 CODEC_SHARE = 0.2
 """The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP where its release is an entry of the
 flow's accounting (DPSWflow everywhere; every generator through a plugin), of epsilon and delta where ``dpswf

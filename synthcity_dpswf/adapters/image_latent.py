@@ -44,7 +44,7 @@ REFINER_AVERAGE_DECAY = 0.99
 MNIST's public half, scored on the other 5,000. Weight 0.2: FID of 2,000 refined reconstructions 16.6 against 18.4
 at 0.05 and 30.9 without a refiner. Decay 0.99 (weights averaged over about the last 100 steps): FID of 2,000 decoded
 flow samples 19.4 / 16.8 over two training seeds against 21.4 / 20.6 with the last weights; latent noise 0.05 gave
-17.7 / 24.2 and is left off (docs/flows.md, "A refiner for the public autoencoder" and fact 56;
+17.7 / 24.2 and is left off (docs/flows.md, "A refiner for the public autoencoder" and fact 61;
 ``benchmarks/results/refiner_validation.md``)."""
 
 REFINER_ADVERSARIAL_WEIGHTS: Mapping[str, float] = MappingProxyType({"mnist": REFINER_ADVERSARIAL_WEIGHT, "fashion_mnist": 0.05})
@@ -52,8 +52,8 @@ REFINER_ADVERSARIAL_WEIGHTS: Mapping[str, float] = MappingProxyType({"mnist": RE
 chosen on that dataset's public half only (25,000 refining images, 5,000 held out, the flow's decoded samples
 scored by FID; ``benchmarks/refiner_validation.py --dataset``). FashionMNIST: 0.05 gives FID 36.1 / 36.8 and recall
 0.33 / 0.28 over two training seeds against 0.2's 46.2 / 38.8 and 0.22 / 0.23, the same CNN CAS (docs/flows.md,
-fact 65; ``benchmarks/results/refiner_validation_fashion_mnist.md``). MNIST at 0.05: 18.0 / 18.7 against 0.2's 19.8,
-within its training seeds' spread, so it keeps 0.2 (fact 70)."""
+fact 70; ``benchmarks/results/refiner_validation_fashion_mnist.md``). MNIST at 0.05: 18.0 / 18.7 against 0.2's 19.8,
+within its training seeds' spread, so it keeps 0.2 (fact 75)."""
 
 
 def refiner_adversarial_weight(dataset: str) -> float:

@@ -43,7 +43,7 @@ from synthcity_dpswf.adapters.image_codecs import (
     PrivatePCAImageCodec,
 )
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS
-from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, public_private_split
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, DatasetUnavailable, public_private_split
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
     cached_inception_features,
@@ -264,17 +264,31 @@ def codec_assumption(codec: str, dataset: str) -> str:
     raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
 
 
+def check_public_split(codec: str, neighbouring: str) -> None:
+    """Refuse a public half drawn from the training set (``codec="public-half"``) under add/remove neighbours: one
+    image more or less redraws the seeded split, so the guarantee would hold only for neighbours of the private half
+    with the split fixed, not for the training set's add/remove neighbours that the report would name (the image
+    plugins refuse the same without ``image_adapter``: privacy.md, "Add/remove neighbours")."""
+    if codec == "public-half" and neighbouring == "add_remove":
+        raise ValueError(
+            "codec 'public-half' under add/remove: the public half is drawn from the training set, so one image more or "
+            "less redraws it, and add/remove would hold only for neighbours of the private half with the split fixed; "
+            "use replace_one, or a codec that takes no half of the training set ('other-dataset', 'dct', 'private-pca')."
+        )
+
+
 def load_other_training_set(dataset: str, data_root: Path, download: bool = False) -> tuple[str, torch.Tensor]:
     """The name and the whole training set of ``dataset``'s other dataset: the ``"other-dataset"`` codec's
-    public images. Raises ``FileNotFoundError`` when they are not under ``data_root`` (and ``download`` is off)."""
+    public images. Raises ``DatasetUnavailable`` (a ``FileNotFoundError``) when they are not under ``data_root`` (and
+    ``download`` is off, or fails)."""
     other = OTHER_DATASET[dataset]
     try:
         images, _ = IMAGE_LOADERS[other](data_root, train=True, download=download)
-    except RuntimeError as error:  # torchvision's "Dataset not found" (nothing is downloaded)
-        raise FileNotFoundError(
+    except DatasetUnavailable as error:
+        raise DatasetUnavailable(
+            error.dataset, error.root, error.downloading, error.reason,
             f"codec 'other-dataset' trains the {DATASET_NAMES[dataset]} run's autoencoder on {DATASET_NAMES[other]}'s "
-            f"training set, which is not under {data_root}; put torchvision's "
-            f"{DATASET_NAMES[other]}/raw files there (--data-root), or choose codec 'public-half' or 'dct'."
+            "training set; or choose codec 'public-half' or 'dct'",
         ) from error
     return other, images
 
@@ -329,6 +343,7 @@ def run_images(
         raise ValueError(f"device must be 'auto', 'cpu' or 'cuda' (or 'cuda:N'), got {config.device!r}.")
     if config.device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"device {config.device!r} was asked for but torch sees no CUDA device: use 'auto' or 'cpu'.")
+    check_public_split(config.codec, config.neighbouring)
     config = dataclasses.replace(config, device=resolved_device(config.device))
     if config.start == "public" and config.codec != "public-half":
         raise ValueError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import warnings
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -48,21 +49,31 @@ from synthcity_dpswf.privacy.releases import Boundary
 Labelling = Literal["conditional", "joint"]
 
 
-def check_privacy_target(epsilon: float, delta: float, n_records: int | None) -> None:
-    """Validate (epsilon, delta) for n records: epsilon > 0 (inf allowed), delta in (0, 1), warn if delta >= 1/n
-    (``n_records=None``, n private under add/remove: no comparison with n)."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or math.isnan(epsilon) or epsilon <= 0:
+def check_privacy_target(epsilon: float, delta: float | None, n_records: int | None) -> None:
+    """Validate (epsilon, delta) for n records: epsilon a number > 0 (inf allowed), delta a number in (0, 1), warn if
+    delta >= 1/n (``n_records=None``, n private under add/remove or not known yet: no comparison with n).
+    ``delta=None`` (a plugin's default, chosen from n at fit) checks epsilon alone. The one check of a budget: the
+    plugins call it where the user gives the budget and again at fit, where n is known."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise ValueError(f"epsilon must be a number (float('inf') for no privacy), got {epsilon!r} "
+                         f"({type(epsilon).__name__}).")
+    if math.isnan(epsilon) or epsilon <= 0:
         raise ValueError(f"epsilon must be > 0 (float('inf') for no privacy), got {epsilon!r}.")
+    if delta is None:
+        return
     if math.isfinite(epsilon):
         check_delta(delta, n_records)
-    elif isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}; a common choice is below 1/n.")
+    else:
+        check_delta(delta, None)
 
 
 def check_delta(delta: float, n_records: int | None) -> None:
-    """Validate delta in (0, 1) for n records; warn if delta >= 1/n (never when n is private, ``None``: a warning
-    whose condition one record can change would be a release)."""
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+    """Validate delta, a number in (0, 1), for n records; warn if delta >= 1/n (never when n is private, ``None``: a
+    warning whose condition one record can change would be a release)."""
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise ValueError(f"delta must be a number in (0, 1), got {delta!r} ({type(delta).__name__}); a common choice "
+                         "is below 1/n.")
+    if not 0 < delta < 1:
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}; a common choice is below 1/n.")
     if n_records is not None and delta >= 1 / n_records:
         warnings.warn(

@@ -32,7 +32,10 @@ class ReleasePool:
         one_way: for marginal releases, another release's measurements of some columns' one-way tables (a DP
             domain's: ``SlicedGenerator.add_one_way``): ``{column: (noisy counts (K_j,), their noise stds (K_j,),
             the records they count)}``, combined with the pool's own tables by ``models.marginals``.
-        cache: post-processing computed once from the releases (e.g. the marginal estimates); never saved.
+        cache: post-processing computed once from the releases: the marginal estimates and the quantile grids of
+            their slices (``models.marginals``). Left out of ``state_dict`` (``SlicedGenerator.save``), but pickled
+            with the model by a plugin's ``save()`` (synthcity serialises the whole plugin): it holds only
+            functions of the releases, public like them, no private record.
     """
 
     kind: str

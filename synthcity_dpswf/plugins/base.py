@@ -11,6 +11,9 @@ generator only ever sees encoded records.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import inspect
+import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,8 +27,9 @@ from synthcity.utils.constants import DEVICE
 from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, DCT_FREQUENCIES, PCA_COMPONENTS
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, ImageLatentAdapter
 from synthcity_dpswf.extensions import image_codecs, load_accountants
-from synthcity_dpswf.math.checks import check_positive
+from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
+from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.plugins.paths import Codec, DataPath
@@ -57,7 +61,10 @@ class SlicedFlowPlugin(Plugin):
         n_release_directions: directions per release (``None``: the generator's default for the kind).
         n_bins: bins per direction of histogram releases.
         n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``;
-            ``n_steps=None`` takes the release kind's default (``models.kinds.KINDS``).
+            ``n_steps=None`` takes the release kind's default (``models.kinds.KINDS``); for DPSWgen ``n_steps`` counts
+            the network's training steps.
+        n_iter: synthcity's usual name for the number of training iterations: the same as ``n_steps`` (give one of
+            the two).
         domain: a public ``TabularDomain``, description dict (one-line form ``{"age": (17, 90), "sex": ["F", "M"]}``;
             ``(17, 90, None)`` or ``["F", "M", None]`` for a column that may be missing) or JSON path, for all the
             columns or some of them; the columns it leaves out get a DP domain, paid with ``domain_epsilon_share`` of
@@ -91,7 +98,7 @@ class SlicedFlowPlugin(Plugin):
             ``n_release_directions`` and ``n_steps`` are left ``None`` (DPSWflow through ``"private-pca"``: L = 2,000
             directions, 3,000 steps). Only for one-channel images; ``None``: ``image_adapter`` or the public split.
         refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
-            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 43 and 65). The plugin cannot tell which
+            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 48 and 70). The plugin cannot tell which
             images it is given: choose it on public images like yours.
         latent_dim: latent size of that autoencoder (unused with ``image_adapter``, which has its own); ``None``:
             16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:
@@ -100,7 +107,11 @@ class SlicedFlowPlugin(Plugin):
             releases that support it (``labelling="conditional"``), else joined into the record.
         labelling: ``"conditional"`` or ``"joint"`` (see ``SlicedGenerator``).
         feature_weight: weight of the latent beside the scaled one-hot label in a joint record.
-        device, random_state, workspace, sampling_patience, strict, compress_dataset: synthcity's.
+        device: synthcity's; ``"cuda"`` where torch sees no CUDA device warns and runs on the CPU.
+        random_state, workspace, sampling_patience, strict, compress_dataset: synthcity's.
+
+    Every argument is checked here, where it is given (``Plugins().get``), except what needs the data: delta
+    against 1/n, and the domain against the table.
     """
 
     generator_class: ClassVar[type[SlicedGenerator]]
@@ -118,6 +129,7 @@ class SlicedFlowPlugin(Plugin):
         max_pairs: int | None = 120,
         n_directions: int = 70,
         n_steps: int | None = None,
+        n_iter: int | None = None,
         step_size: float = 1.0,
         entropy: float = 0.0,
         smoothing: float | None = None,
@@ -151,14 +163,41 @@ class SlicedFlowPlugin(Plugin):
         compress_dataset: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            device=device, random_state=random_state, sampling_patience=sampling_patience, workspace=workspace,
-            strict=strict, compress_dataset=compress_dataset, **kwargs,
-        )
+        self.check_keywords(kwargs)
+        check_privacy_target(epsilon, delta, None)  # delta against 1/n waits for the data, at fit
+        if n_iter is not None:
+            if n_steps is not None:
+                raise ValueError(f"give n_steps or its synthcity name n_iter, not both (got n_steps={n_steps!r}, "
+                                 f"n_iter={n_iter!r}).")
+            n_steps = n_iter
+        if n_steps is not None:
+            check_positive_int("n_steps" if n_iter is None else "n_iter", n_steps)
         if domain_epsilon_share is not None and not 0 < domain_epsilon_share < 1:
             raise ValueError(f"domain_epsilon_share must lie in (0, 1), got {domain_epsilon_share!r}.")
         if release is not None and release not in MECHANISMS:
             raise ValueError(f"release must be None or one of {sorted(MECHANISMS)}, got {release!r}.")
+        if image_codec is not None and image_codec not in image_codecs():
+            raise ValueError(f"image_codec must be None or one of {sorted(image_codecs())}, got {image_codec!r}.")
+        if image_codec is not None and image_adapter is not None:
+            raise ValueError("give image_adapter (an autoencoder trained on public images) or image_codec (a codec built "
+                             "from the private images alone), not both.")
+        if not 0 < codec_share < 1:
+            raise ValueError(f"codec_share must lie in (0, 1), got {codec_share!r}.")
+        check_positive_int("dct_frequencies", dct_frequencies)
+        check_positive_int("pca_components", pca_components)
+        if refiner_epochs < 0:
+            raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {refiner_epochs!r}.")
+        check_positive("refiner_weight", refiner_weight)
+        check_time_horizons(time_horizons)
+        check_neighbouring(neighbouring)
+        super().__init__(
+            device=device, random_state=random_state, sampling_patience=sampling_patience, workspace=workspace,
+            strict=strict, compress_dataset=compress_dataset, **kwargs,
+        )
+        if str(device).startswith("cuda") and not torch.cuda.is_available():
+            warnings.warn(f"device={str(device)!r} was asked for but torch sees no CUDA device: running on the CPU.",
+                          stacklevel=2)
+            self.device = torch.device("cpu")
         self.epsilon = epsilon
         self.delta = delta
         self.release = release
@@ -170,36 +209,24 @@ class SlicedFlowPlugin(Plugin):
         self.max_pairs = max_pairs
         self.n_steps = n_steps
         self.settings = FlowSettings(
-            n_steps=n_steps or KINDS["projected_histogram"].steps, step_size=step_size, entropy=entropy, smoothing=smoothing,
-            batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
+            n_steps=KINDS["projected_histogram"].steps if n_steps is None else n_steps, step_size=step_size,
+            entropy=entropy, smoothing=smoothing, batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
         )
         self.domain = domain
         self.domain_epsilon_share = domain_epsilon_share
         self.numeric_histograms = numeric_histograms
-        check_time_horizons(time_horizons)
         self.time_horizons = time_horizons
         self.max_one_hot = max_one_hot
         self.accountant = accountant
-        check_neighbouring(neighbouring)
         self.neighbouring = neighbouring
         self.image_adapter = image_adapter
-        if image_codec is not None and image_codec not in image_codecs():
-            raise ValueError(f"image_codec must be None or one of {sorted(image_codecs())}, got {image_codec!r}.")
-        if image_codec is not None and image_adapter is not None:
-            raise ValueError("give image_adapter (an autoencoder trained on public images) or image_codec (a codec built "
-                             "from the private images alone), not both.")
-        if not 0 < codec_share < 1:
-            raise ValueError(f"codec_share must lie in (0, 1), got {codec_share!r}.")
         self.image_codec = image_codec
         self.codec_share = codec_share
         self.dct_frequencies = dct_frequencies
         self.pca_components = pca_components
         self.public_fraction = public_fraction
         self.autoencoder_epochs = autoencoder_epochs
-        if refiner_epochs < 0:
-            raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {refiner_epochs!r}.")
         self.refiner_epochs = refiner_epochs
-        check_positive("refiner_weight", refiner_weight)
         self.refiner_weight = refiner_weight
         self.latent_dim = latent_dim
         self.n_classes = n_classes
@@ -212,6 +239,18 @@ class SlicedFlowPlugin(Plugin):
         self.domain_part_: PrivacyPart | None = None
         self.domain_rows_: float | None = None
         self.flow_defaults_: dict[str, int] = {}
+
+    @classmethod
+    def check_keywords(cls, given: dict[str, Any]) -> None:
+        """Refuse a keyword that neither this plugin nor synthcity's ``Plugin`` takes, naming the closest ones it
+        does (synthcity's own message names neither the plugin nor an alternative)."""
+        accepted = {name for klass in cls.__mro__ if "__init__" in vars(klass)
+                    for name, parameter in inspect.signature(vars(klass)["__init__"]).parameters.items()
+                    if parameter.kind is not inspect.Parameter.VAR_KEYWORD and name != "self"}
+        for name in sorted(set(given) - accepted):
+            close = difflib.get_close_matches(name, sorted(accepted), n=3)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else f"; it takes {sorted(accepted)}."
+            raise TypeError(f"{cls.name()} has no argument {name!r}{hint}")
 
     @staticmethod
     def type() -> str:

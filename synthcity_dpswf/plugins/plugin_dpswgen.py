@@ -12,7 +12,8 @@ from synthcity_dpswf.plugins.plugin_dpswflow_r import DPSWFlowRPlugin
 
 class DPSWGenPlugin(DPSWFlowRPlugin):
     """DPSWgen as a synthcity plugin: the releases of DPSWflow-r, then the paper's generator network trained
-    with Adam on them (``n_steps`` training steps).
+    with Adam on them (``n_steps`` training steps). The paper's baseline, kept for comparison: the weakest of the
+    three plugins, on tables by far; ``dpswflow`` is the one to pick for data (docs/guide.md, "Which plugin").
 
     Args:
         noise_dim: size of the network's Gaussian input.

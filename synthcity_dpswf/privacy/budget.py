@@ -76,7 +76,7 @@ integer target got exactly its three levels in 28.8%, 84.3%, 97.1% and 98.6% of 
 
 ADD_REMOVE_SHARE = 0.2
 """The domain's share when n is private (add/remove): the largest share the rule below chose on the validation tables
-(docs/flows.md, fact 71)."""
+(docs/flows.md, fact 76)."""
 
 SHARES = (0.05, 0.1, 0.15, 0.2, 0.3)
 """The shares ``default_domain_share`` tries, smallest first (the rule chose 0.05 on fair and 0.2 on the stand-in,

@@ -610,7 +610,7 @@ def histogram_edges(low: float, high: float, integer: bool) -> np.ndarray:
     linearly, and keeps zero's atom, the bins between 0 and +-2^-16 (``adapters.tabular.snapped_to_zero``: the
     exact zeros of an amount). A public function of the (released or declared) range. A declared range from zero
     once kept every octave down to 2^-16: 136 of its 176 cells below 1, where no value of a count, a duration or an
-    amount lies, each of them pure noise (docs/flows.md, fact 75)."""
+    amount lies, each of them pure noise (docs/flows.md, fact 80)."""
     edges = integer_bin_edges() if integer else log_bin_edges()
     inner = edges[(edges > low) & (edges < high)]
     finest = 2.0**LOG2_MIN
@@ -651,7 +651,7 @@ def significant_runs(counts: np.ndarray, noise_std: float, kept: np.ndarray) -> 
     of k bins whose counts' sum has the largest z = sum / (s sqrt(k)) among the runs that touch no kept bin, while z
     exceeds Phi^{-1}(1 - 0.001 / B^2) (module docstring), then the next among the bins left. Fair's ``affairs`` (68%
     zeros, the rest spread over ten octaves at about 3 stds each) kept its zeros only, and every positive amount was
-    clipped to zero, until such runs were read too (docs/flows.md, fact 75). Post-processing of the released
+    clipped to zero, until such runs were read too (docs/flows.md, fact 80). Post-processing of the released
     counts."""
     n_bins = len(counts)
     level = float(norm.isf(0.001 / max(n_bins, 1) ** 2))

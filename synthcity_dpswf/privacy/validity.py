@@ -1,5 +1,6 @@
 """The domain of valid datasets (privacy.md, "The domain of valid datasets"): a table is checked before any private
-computation, and refused as a whole on conditions that name the column and the reason, never a value."""
+computation, and refused as a whole with a message that names the column, the reason and at most the column's dtype
+and the Python types of its entries outside the domain, never an entry's value."""
 
 from __future__ import annotations
 

@@ -115,6 +115,9 @@ def test_grids_refuse_what_they_cannot_run(tmp_path: Path) -> None:
         load_grid(config, ['codecs=["pca:30"]', 'generators=["dpsgd_gan"]'])
     with pytest.raises(ValueError, match="replace-one only"):
         load_grid(config, ['generators=["dpsgd_gan"]', 'neighbourings=["replace_one", "add_remove"]'])
+    with pytest.raises(ValueError, match="codec 'public-half' under add/remove: .* neighbours of the private half"):
+        load_grid(config, ['codecs=["dct:12", "ae:16:10"]', 'neighbourings=["replace_one", "add_remove"]'])
+    assert load_grid(config, ['codecs=["dct:12", "other:16:10"]', 'neighbourings=["add_remove"]']).neighbourings == ("add_remove",)
     with pytest.raises(ValueError, match="must not exceed it"):
         load_grid(config, ['split="validation"', "fid_samples=6000", "samples=6000"])
     with pytest.raises(ValueError, match="select_from chooses the rows of a test grid"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.error import URLError
 
 import pytest
 import torch
@@ -91,3 +92,43 @@ def test_images_applies_the_flow_settings_chosen_for_the_codec(
         main(["images", "--data-root", "data", *arguments])
     (config,) = built
     assert (config.n_release_directions, config.n_bins, config.n_steps) == expected
+
+
+def test_images_without_the_dataset_ends_in_one_line_naming_download_and_data_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty --data-root without --download: one line with the CLI's own flags, not torchvision's
+    "You can use download=True"."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["images", "--data-root", str(tmp_path), "--codec", "dct", "--quiet", "--device", "cpu"])
+    line = str(exit_info.value.code)
+    assert "\n" not in line and line.startswith("dpswf images: error: MNIST is not under --data-root")
+    assert "pass --download" in line and "download=True" not in line
+
+
+@pytest.mark.parametrize("failure", [URLError("[Errno -3] Temporary failure in name resolution"),
+                                     ConnectionResetError(104, "Connection reset by peer")])
+def test_images_download_offline_ends_in_one_line_naming_download_and_data_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    """--download with no network (torchvision turns a URLError into "Error downloading ..."; other socket errors come
+    through raw): one line, no traceback."""
+    import torchvision.datasets.mnist
+
+    def offline(*args: object, **kwargs: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(torchvision.datasets.mnist, "download_and_extract_archive", offline)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["images", "--data-root", str(tmp_path / "data"), "--codec", "dct", "--quiet", "--device", "cpu",
+              "--download"])
+    line = str(exit_info.value.code)
+    assert "\n" not in line and line.startswith(f"dpswf images: error: MNIST could not be downloaded into {tmp_path / 'data'}")
+    assert "--data-root" in line and "without --download" in line
+
+
+def test_images_refuses_the_public_half_under_add_remove_before_reading_data(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["images", "--data-root", str(tmp_path), "--neighbouring", "add_remove", "--quiet"])
+    line = str(exit_info.value.code)
+    assert line.startswith("dpswf images: error: codec 'public-half' under add/remove") and "private half" in line

@@ -233,6 +233,36 @@ def test_bad_plugin_arguments_fail_clearly() -> None:
         Plugins().get("dpswflow", domain=IRIS_DOMAIN).fit(GenericDataLoader(iris()), cond=iris()["target"])
 
 
+@pytest.mark.parametrize(("arguments", "error", "message"), [
+    ({"n_steps": 0}, ValueError, "n_steps must be a positive integer, got 0"),  # was 1,500 steps (`n_steps or ...`)
+    ({"n_iter": 0}, ValueError, "n_iter must be a positive integer, got 0"),
+    ({"n_iter": 5, "n_steps": 5}, ValueError, "n_steps or its synthcity name n_iter, not both"),
+    ({"epsilon": "1.0"}, ValueError, r"epsilon must be a number .* got '1.0' \(str\)"),
+    ({"epsilon": 0.0}, ValueError, "epsilon must be > 0"),
+    ({"delta": 1.5}, ValueError, r"delta must lie in \(0, 1\), got 1.5"),
+    ({"delta": "1e-5"}, ValueError, r"delta must be a number in \(0, 1\), got '1e-5' \(str\)"),
+    ({"batch_size": 100}, TypeError, "dpswflow has no argument 'batch_size'; did you mean 'flow_batch_size'"),
+])
+def test_arguments_are_checked_where_they_are_given(arguments: dict[str, object], error: type[Exception],
+                                                    message: str) -> None:
+    """``Plugins().get`` refuses what ``fit`` could not use, naming the problem, before any data is seen."""
+    with pytest.raises(error, match=message):
+        Plugins().get("dpswflow", **arguments)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_synthcity_s_n_iter_is_the_number_of_flow_or_training_steps(name: str) -> None:
+    assert Plugins().get(name, n_iter=7).settings.n_steps == 7
+    assert Plugins().get(name, n_iter=7).generator_arguments(100)["settings"].n_steps == 7
+
+
+def test_a_cuda_device_that_is_not_there_warns_and_runs_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.warns(UserWarning, match="torch sees no CUDA device: running on the CPU"):
+        plugin = Plugins().get("dpswflow", device="cuda")
+    assert str(plugin.device) == "cpu" and plugin.generator_arguments(100)["device"] == "cpu"
+
+
 # ------------------------------------------------------------------------------------------ extensions
 class _DummyAdapter:
     dim = 2

@@ -158,3 +158,19 @@ def test_pure_noise_beside_a_column_gains_no_run() -> None:
         (low, high), _ = numeric_bounds(exact + rng.normal(0.0, 50.0, len(exact)), edges[:-1], edges[1:], 50.0)
         widened += low < edges[78] or high > edges[83]
     assert widened <= 1, widened
+
+
+@pytest.mark.parametrize(("entries", "named"), [
+    ([["secret-token"]] + [["x"]] * 3, "['list']"),
+    ([10**400] + [1] * 3, "['int']"),
+    ([b"secret-token"] + [b"x"] * 3, "['bytes']"),
+])
+def test_a_refusal_names_the_column_and_the_types_of_its_entries_never_a_value(entries: list[object], named: str) -> None:
+    """What privacy.md, "The domain of valid datasets", says a refusal names: the column and the Python types of the
+    entries outside the domain, never an entry's value."""
+    frame = pd.DataFrame({"age": [30, 40, 50, 60], "notes": pd.Series(entries, dtype=object)})
+    with pytest.raises(ValueError) as refused:
+        check_table(frame)
+    message = str(refused.value)
+    assert "'notes'" in message and named in message
+    assert "secret-token" not in message and str(10**400)[:20] not in message
