@@ -174,14 +174,6 @@ def build_generator(config: ImageRunConfig, progress: bool, release_seed: int | 
     return GENERATORS[config.generator](batch_size=config.batch_size, passes=config.passes, **common)  # type: ignore[arg-type]
 
 
-def dct_codec(height: int, width: int, n_frequencies: int = DCT_FREQUENCIES) -> FixedDCTCodec:
-    """The ``"dct"`` codec of ``height`` x ``width`` images, from the image codec registry (``extensions.
-    image_codecs``), K = ``n_frequencies``."""
-    codec = image_codecs()["dct"].build(torch.zeros(0, 1, height, width), CodecRequest(0.0, 0.0, dct_frequencies=n_frequencies))
-    assert isinstance(codec, FixedDCTCodec), "an extension's 'dct' entry must build a FixedDCTCodec"
-    return codec
-
-
 @dataclass(frozen=True)
 class CodecBudget:
     """How a run's (epsilon, delta) is shared between a codec learned from the private images and the flow's release:

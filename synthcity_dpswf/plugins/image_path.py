@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import torch
 from synthcity.plugins.core.dataloader import DataLoader
@@ -21,13 +20,11 @@ from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import LoaderPath
-from synthcity_dpswf.plugins.paths import Codec, PreparedData
+from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
 from synthcity_dpswf.privacy import MECHANISMS, PrivacyPart, analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.budget import default_delta
 from synthcity_dpswf.privacy.composition import gaussian_split
 
-if TYPE_CHECKING:
-    from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 
 
 class ImagePath:
@@ -36,7 +33,7 @@ class ImagePath:
     default_release = "projected_histogram"
     """Class-conditional histograms of the latents' projections (docs/flows.md, "Flow settings for histogram releases")."""
 
-    def prepare(self, plugin: "SlicedFlowPlugin", X: DataLoader, loader: LoaderPath) -> PreparedData:
+    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath) -> PreparedData:
         """Refuse what images cannot take, settle the codec (paying for it where it is learned from the private
         images) and encode the private images."""
         if plugin.release is not None and MECHANISMS[plugin.release].takes_level_codes:
@@ -64,7 +61,7 @@ class ImagePath:
         )
 
     @staticmethod
-    def private_codec(plugin: "SlicedFlowPlugin", X: DataLoader, loader: LoaderPath, images: torch.Tensor,
+    def private_codec(plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, images: torch.Tensor,
                       labels: torch.Tensor, entry: ImageCodecEntry) -> PreparedData:
         """Every image private, encoded by the registry's codec ``entry``; a codec that releases a statistic of the
         images takes ``codec_share`` of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the analytic Gaussian
@@ -92,7 +89,7 @@ class ImagePath:
         )
 
     @staticmethod
-    def autoencoder(plugin: "SlicedFlowPlugin", images: torch.Tensor) -> tuple[ImageLatentAdapter, torch.Tensor]:
+    def autoencoder(plugin: FittingPlugin, images: torch.Tensor) -> tuple[ImageLatentAdapter, torch.Tensor]:
         """The plugin's ``image_adapter`` (every image private), or one trained on a random ``public_fraction`` of
         ``images`` (the rest private), as the paper does, with its refiner on the same images."""
         if isinstance(plugin.image_adapter, ImageLatentAdapter):
@@ -114,7 +111,7 @@ class ImagePath:
                                 seed=plugin.random_state)
         return adapter, private
 
-    def generate(self, plugin: "SlicedFlowPlugin", generator: SlicedGenerator, codec: Codec, count: int,
+    def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema) -> DataLoader:
         """``count`` generated (image, label) pairs, decoded by the autoencoder, through synthcity's image sampler."""
         def sample_images(n: int) -> TensorDataset:
@@ -124,7 +121,7 @@ class ImagePath:
         return plugin._safe_generate_images(sample_images, count, syn_schema)
 
     def public_line(self, codec: Codec) -> str:
-        description = getattr(codec, "public_description")
+        description = codec.public_description
         if isinstance(codec, ImageLatentAdapter):
             return f"the autoencoder, trained on {description}"
         return f"the image codec: {description}"

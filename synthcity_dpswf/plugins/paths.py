@@ -2,7 +2,8 @@
 (``plugins.image_path``).
 
 ``SlicedFlowPlugin.fit`` picks one per loader (``plugins.base.path_for``, the one line that tests a loader's
-kind of data). A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels,
+kind of data). A path reads of the plugin only what ``FittingPlugin`` lists (its settings and synthcity's
+generation glue), so the paths sit below the plugin base and never import it. A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels,
 the flow's share of the budget, the codec, the marginal layout, the public schema and info, and the part of the
 budget it paid itself) and turns samples back into the loader's kind of data (``generate``). The rest of the plugin
 base is the synthcity glue around them.
@@ -11,24 +12,30 @@ base is the synthcity glue around them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Callable, Protocol
 
 import torch
 from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.schema import Schema
 
-from synthcity_dpswf.adapters import MarginalTableCodec, TabularEncoder
-from synthcity_dpswf.adapters.image_codecs import ImageCodec
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart
 
-if TYPE_CHECKING:
-    from synthcity_dpswf.plugins.base import SlicedFlowPlugin
+class Codec(Protocol):
+    """What maps a loader's data to records and back, and says what it assumes public: a table's codec
+    (``adapters.MarginalTableCodec``, ``adapters.TabularEncoder``) or an image codec (``adapters.image_codecs.
+    ImageCodec``: an autoencoder, or one of the registry's, ``extensions.image_codecs``)."""
 
-Codec = TabularEncoder | MarginalTableCodec | ImageCodec
-"""What maps the loader's data to records and back: a table's encoder or codec, or an image codec (an autoencoder,
-or one of the registry's: ``extensions.image_codecs``)."""
+    @property
+    def public_description(self) -> str:
+        """What the codec assumes public, in the privacy report's words."""
+
+    def encode(self, data: Any) -> torch.Tensor:
+        """Records of the data (a table's rows, images), one per item."""
+
+    def decode(self, records: torch.Tensor) -> Any:
+        """The data of records (generated ones included): post-processing."""
 
 
 @dataclass(frozen=True)
@@ -58,17 +65,69 @@ class PreparedData:
     where the plugin's own are left at ``None``."""
 
 
+class FittingPlugin(Protocol):
+    """What a ``DataPath`` reads of the plugin it prepares data for and generates through (``plugins.base.
+    SlicedFlowPlugin`` is one): its arguments (documented there), two public facts of the fit, and synthcity's
+    generation glue."""
+
+    # the budget and how records are released
+    epsilon: float
+    delta: float | None
+    neighbouring: str
+    release: str | None
+    random_state: int
+    generator_class: type[SlicedGenerator]
+    # tables
+    domain: Any
+    domain_epsilon_share: float | None
+    numeric_histograms: bool
+    max_one_hot: int
+    fine_bins: int | None
+    coarse_bins: int | None
+    max_pairs: int | None
+    # images
+    image_adapter: Any
+    image_codec: str | None
+    codec_share: float
+    dct_frequencies: int
+    pca_components: int
+    public_fraction: float
+    autoencoder_epochs: int
+    refiner_epochs: int
+    refiner_weight: float
+    latent_dim: int | None
+    n_classes: int
+    # synthcity's generation settings and state
+    sampling_patience: int
+    strict: bool
+    data_info: dict[str, Any]
+
+    def name(self) -> str: ...
+
+    def release_kind(self) -> str: ...
+
+    def public_size(self, n_records: int) -> int | None: ...
+
+    def generator_arguments(self, n_records: int) -> dict[str, Any]: ...
+
+    def training_schema(self) -> Schema: ...
+
+    def draw_seed(self) -> int: ...
+
+    def _safe_generate_images(self, sampler: Callable[[int], Any], count: int, syn_schema: Schema) -> DataLoader: ...
+
+
 class DataPath(Protocol):
     """How one kind of data goes through a plugin."""
 
     default_release: str
-    """The release kind a plugin uses for this data when its ``release`` is ``None`` (``SlicedFlowPlugin.release_kind``)."""
+    """The release kind a plugin uses for this data when its ``release`` is ``None`` (``FittingPlugin.release_kind``)."""
 
-    def prepare(self, plugin: "SlicedFlowPlugin", X: DataLoader, loader: LoaderPath) -> PreparedData:
+    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath) -> PreparedData:
         """Check ``X``, pay for what must be released before the generator (if anything) and encode it."""
         ...
 
-    def generate(self, plugin: "SlicedFlowPlugin", generator: SlicedGenerator, codec: Codec, count: int,
+    def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema) -> DataLoader:
         """``count`` generated items as a loader of the kind that was fitted (post-processing of the releases)."""
         ...

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import TYPE_CHECKING
 
 import pandas as pd
 from synthcity.plugins.core.constraints import Constraints
@@ -17,7 +16,7 @@ from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, ta
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import LoaderPath
-from synthcity_dpswf.plugins.paths import Codec, PreparedData
+from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
 from synthcity_dpswf.plugins.schema import resolve_domain, synthcity_schema
 from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, secret_generator
 from synthcity_dpswf.privacy.budget import TableBudget, default_delta, default_domain_share
@@ -25,8 +24,6 @@ from synthcity_dpswf.privacy.domain import release_domain_at
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease
 from synthcity_dpswf.privacy.validity import check_table
 
-if TYPE_CHECKING:
-    from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 
 
 CONSTRAINT_PROBE_DRAWS = 3
@@ -44,7 +41,7 @@ class TablePath:
     default_release = "marginal"
     """Noisy one- and two-way tables of the level-coded rows (docs/flows.md: ahead of the record releases on tables)."""
 
-    def prepare(self, plugin: "SlicedFlowPlugin", X: DataLoader, loader: LoaderPath) -> PreparedData:
+    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath) -> PreparedData:
         """Check the table, settle its domain (a DP domain, accounted with the releases, where columns are
         undeclared) and encode it."""
         frame = X.dataframe()
@@ -82,7 +79,7 @@ class TablePath:
             prior=prior, one_way=one_way,
         )
 
-    def generate(self, plugin: "SlicedFlowPlugin", generator: SlicedGenerator, codec: Codec, count: int,
+    def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema) -> DataLoader:
         """``count`` generated rows that meet ``syn_schema``'s constraints (with ``strict``), as synthcity's
         ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat rows (one of a
@@ -90,7 +87,6 @@ class TablePath:
         flowing ``count`` rows each time). At most ``sampling_patience`` draws; rows that meet the constraints are
         kept in the order drawn; fewer, with a warning, where the rate of kept rows says that ``count`` would take more
         than ``CONSTRAINT_MAX_DRAWS`` draws."""
-        assert isinstance(codec, (TabularEncoder, MarginalTableCodec))
         # The rows' dtypes are the domain's by construction; synthcity's schema, rebuilt from constraints, would ask a
         # nullable integer column for "float" (``NullableInteger``): its dtype rules are left out.
         constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
@@ -119,15 +115,11 @@ class TablePath:
         return create_from_info(schema.adapt_dtypes(frame), plugin.data_info)
 
     def public_line(self, codec: Codec) -> str:
-        assert isinstance(codec, (TabularEncoder, MarginalTableCodec))
-        return (
-            f"the column names; the domain (kinds, ranges, categories, hence dtypes): {codec.domain.source}; per column: "
-            f"{codec.domain.describe()}"
-        )
+        return codec.public_description
 
 
 def table_domain(
-    plugin: "SlicedFlowPlugin", frame: pd.DataFrame, epsilon: float, delta: float
+    plugin: FittingPlugin, frame: pd.DataFrame, epsilon: float, delta: float
 ) -> tuple[TabularDomain, PrivacyPart | None, DomainRelease | None, TableBudget | None]:
     """The domain of ``frame``, the part of the budget it is (``None``: nothing paid), the DP domain's release and the
     ``TableBudget`` the releases share with it: the declared (public) domain where given, a DP domain for the
@@ -175,7 +167,7 @@ def table_domain(
 
 
 def marginal_resolution(
-    plugin: "SlicedFlowPlugin", n_public: int | None, released_rows: float | None, epsilon: float, delta: float,
+    plugin: FittingPlugin, n_public: int | None, released_rows: float | None, epsilon: float, delta: float,
     n_columns: int, prior: float | None = None,
 ) -> tuple[int, int]:
     """``(fine_bins, coarse_bins)`` of the marginal release: the plugin's where given, else ``table_resolution`` from

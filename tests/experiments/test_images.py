@@ -462,7 +462,7 @@ def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.Monk
 
     from synthcity_dpswf import extensions
     from synthcity_dpswf.adapters import DCTImageCodec
-    from synthcity_dpswf.experiments.images import dct_codec
+    from synthcity_dpswf.adapters.image_codecs import CodecRequest
 
     class CoarseDCT(DCTImageCodec):
         """An extension's replacement: never more than 4 frequencies."""
@@ -479,10 +479,11 @@ def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.Monk
     manager.add_hookspecs(extensions.DPSWFSpec)
     manager.register(extensions.BuiltinAdapters(), name="builtin")
     manager.register(Extension())
-    assert dct_codec(32, 32).codec.dim == 77  # the built-in, K = 12
-    monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)
-    codec = dct_codec(32, 32)
     images, _ = blobs(5)
+    request = CodecRequest(0.0, 0.0)
+    assert extensions.image_codecs()["dct"].build(images, request).codec.dim == 77  # the built-in, K = 12
+    monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)
+    codec = extensions.image_codecs()["dct"].build(images, request)
     assert isinstance(codec.codec, CoarseDCT) and codec.encode(images).shape == (5, 9)
     decoded = codec.decode(codec.encode(images))
     assert decoded.shape == (5, 1, 32, 32) and float(decoded.min()) >= 0 and float(decoded.max()) <= 1

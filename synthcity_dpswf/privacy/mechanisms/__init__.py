@@ -4,7 +4,8 @@ private records. ``create_mechanism(name, options)`` builds one; ``register_mech
 from __future__ import annotations
 
 from synthcity_dpswf.privacy.mechanisms.base import Release, ReleaseMechanism, ReleaseOptions
-from synthcity_dpswf.privacy.mechanisms.marginal import MarginalLayout, MarginalRelease, marginal_sensitivity
+from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout
+from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease, marginal_sensitivity
 from synthcity_dpswf.privacy.mechanisms.projected import ProjectedRelease, projected_sensitivity
 from synthcity_dpswf.privacy.mechanisms.projected_histogram import ProjectedHistogramRelease, histogram_sensitivity
 from synthcity_dpswf.privacy.mechanisms.record import RecordRelease, record_sensitivity

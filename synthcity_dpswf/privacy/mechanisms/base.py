@@ -9,17 +9,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import torch
 
 from synthcity_dpswf.math import random_directions
 from synthcity_dpswf.math.checks import check_non_negative, check_positive, check_positive_int
+from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout
 from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
 from synthcity_dpswf.privacy.releases import Boundary, bound_records, gaussian_noise
-
-if TYPE_CHECKING:
-    from synthcity_dpswf.privacy.mechanisms.marginal import MarginalLayout
 
 
 @dataclass(frozen=True)
@@ -30,13 +28,13 @@ class ReleaseOptions:
         radius: r, records are bounded to the ball (or sphere) of this radius before any release.
         n_directions: directions per release (projected kinds).
         n_bins: G, bins over [-r, r] per direction (histogram kinds).
-        layout: the public tables of the marginal kind (``marginal.MarginalLayout``).
+        layout: the public tables of the marginal kind (``layout.MarginalLayout``).
     """
 
     radius: float = 1.0
     n_directions: int = 70
     n_bins: int = 16
-    layout: "MarginalLayout | None" = None
+    layout: MarginalLayout | None = None
 
     def __post_init__(self) -> None:
         check_positive("radius", self.radius)
@@ -46,8 +44,6 @@ class ReleaseOptions:
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> "ReleaseOptions":
         """Rebuild options saved with ``dataclasses.asdict`` (the layout comes back as a dict of lists)."""
-        from synthcity_dpswf.privacy.mechanisms.marginal import MarginalLayout
-
         state = dict(state)
         layout = state.pop("layout", None)
         if isinstance(layout, dict):

@@ -1,0 +1,105 @@
+"""Which tables a marginal release holds (``MarginalLayout``): fine and coarse levels per column and the column
+pairs, all public. Its own module because the release options (``mechanisms.base.ReleaseOptions``) carry a layout
+and the marginal release (``mechanisms.marginal``) reads one: both import it, neither the other."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import torch
+
+from synthcity_dpswf.math.checks import check_positive_int
+from synthcity_dpswf.math.marginals import coarse_index
+
+Pair = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class MarginalLayout:
+    """Which tables a marginal release holds, all public: fine and coarse levels per column, and the pairs.
+
+    Attributes:
+        levels: :math:`K_j`, fine levels of each column (one-way tables).
+        coarse_levels: :math:`\\bar K_j \\le K_j`, levels of each column in the two-way tables.
+        pairs: the column pairs ``(j, k)``, ``j < k``, of the two-way tables.
+    """
+
+    levels: tuple[int, ...]
+    coarse_levels: tuple[int, ...]
+    pairs: tuple[Pair, ...]
+    missing: tuple[bool, ...] = ()
+    """Per column (empty: none): whether its last fine level holds the missing entries, alone in its last coarse
+    level (``math.marginals.coarse_index``)."""
+
+    def __post_init__(self) -> None:
+        if not self.levels or len(self.levels) != len(self.coarse_levels):
+            raise ValueError("levels and coarse_levels need one entry per column (and at least one column).")
+        if self.missing and len(self.missing) != len(self.levels):
+            raise ValueError("missing needs one entry per column (or none).")
+        for column, (fine, coarse) in enumerate(zip(self.levels, self.coarse_levels)):
+            check_positive_int(f"levels[{column}]", fine)
+            check_positive_int(f"coarse_levels[{column}]", coarse)
+            if coarse > fine:
+                raise ValueError(f"column {column}: coarse_levels ({coarse}) exceeds levels ({fine}).")
+        for pair in self.pairs:
+            if len(pair) != 2 or not 0 <= pair[0] < pair[1] < len(self.levels):
+                raise ValueError(f"pair {pair!r} must be two column indices j < k below {len(self.levels)}.")
+        if len(set(self.pairs)) != len(self.pairs):
+            raise ValueError("pairs must not repeat (a repeated table would double its weight in the sensitivity).")
+
+    def has_missing(self, column: int) -> bool:
+        """Whether ``column`` has a missing level."""
+        return bool(self.missing) and self.missing[column]
+
+    def coarse(self, codes: torch.Tensor, column: int) -> torch.Tensor:
+        """The coarse levels of fine level codes of ``column`` (``math.marginals.coarse_index``)."""
+        return coarse_index(codes, self.levels[column], self.coarse_levels[column], self.has_missing(column))
+
+    @classmethod
+    def build(
+        cls,
+        levels: tuple[int, ...],
+        coarse_bins: int,
+        max_pairs: int | None = None,
+        seed: int = 0,
+        missing: tuple[bool, ...] = (),
+    ) -> "MarginalLayout":
+        """Coarse levels ``min(K_j, coarse_bins)`` (a column with a missing level: ``min(K_j - 1, coarse_bins)`` for
+        its values and one for its missing level); all pairs, or ``max_pairs`` of them chosen uniformly at random from
+        the public ``seed`` when there are more (no data is read)."""
+        check_positive_int("coarse_bins", coarse_bins)
+        pairs = list(itertools.combinations(range(len(levels)), 2))
+        if max_pairs is not None and len(pairs) > max_pairs:
+            check_positive_int("max_pairs", max_pairs)
+            chosen = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(seed))[:max_pairs]
+            pairs = sorted(pairs[i] for i in chosen.tolist())
+        if missing and len(missing) != len(levels):
+            raise ValueError("missing needs one entry per column (or none).")
+        flags = tuple(missing) or (False,) * len(levels)
+        coarse = tuple(min(k - 1, coarse_bins) + 1 if flag else min(k, coarse_bins) for k, flag in zip(levels, flags))
+        return cls(tuple(levels), coarse, tuple(pairs), tuple(missing))
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.levels)
+
+    @property
+    def n_tables(self) -> int:
+        """m = d one-way tables + P two-way tables."""
+        return self.n_columns + len(self.pairs)
+
+    @property
+    def sizes(self) -> list[int]:
+        """Cells of each table, one-way tables first, in the order of the released vector."""
+        return list(self.levels) + [self.coarse_levels[j] * self.coarse_levels[k] for j, k in self.pairs]
+
+    def split(self, values: torch.Tensor) -> tuple[list[torch.Tensor], dict[Pair, torch.Tensor]]:
+        """The released vector ``(..., cells)`` as one-way tables ``(..., K_j)`` and two-way ``(..., K_j, K_k)``."""
+        parts = torch.split(values, self.sizes, dim=-1)
+        one_way = list(parts[: self.n_columns])
+        two_way = {
+            (j, k): part.reshape(*part.shape[:-1], self.coarse_levels[j], self.coarse_levels[k])
+            for (j, k), part in zip(self.pairs, parts[self.n_columns :])
+        }
+        return one_way, two_way
