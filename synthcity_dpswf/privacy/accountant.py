@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable
 
@@ -60,12 +61,118 @@ Theorem 9 with the per-term minimum of their Theorem 27): valid when the base me
 (a deterministic statistic of replace-one sensitivity Delta plus N(0, (z Delta)^2) noise), whatever the geometry
 of the per-record contributions."""
 
-ACCOUNTANTS: dict[str, str] = {
-    "rdp": "Opacus RDPAccountant (orders up to 1024)",
-    REPLACE_ONE_RDP: "dp-accounting RDP, replace-one, sampling without replacement (Wang, Balle & Kasiviswanathan "
-    "2019, Theorems 9 and 27: a Gaussian base mechanism)",
-}
-"""Accountants selectable by name, with the description the report shows. Extensions add to it with
+
+@dataclass(frozen=True)
+class Sampling:
+    """How each release's batch is drawn: exactly ``batch_size`` of the public ``n_records`` (replace-one), or every
+    record independently with probability ``sample_rate`` (Poisson, add/remove: n private, ``n_records`` None)."""
+
+    sample_rate: float
+    n_records: int | None = None
+    batch_size: int | None = None
+
+    @property
+    def poisson(self) -> bool:
+        return self.n_records is None
+
+
+class AccountingMethod(ABC):
+    """One accountant of the registry (``ACCOUNTANTS``): the epsilon of ``steps`` Gaussian releases of multiplier z on
+    a ``Sampling``'s batches (with a one-shot Gaussian ``prior`` on all records, for a method that ``takes_prior``),
+    and the smallest z that meets a target."""
+
+    description: str
+    """What the report's "accountant" line says."""
+    poisson_proven: bool = False
+    """Whether privacy.md proves the method for Poisson sampling under add/remove ("Add/remove neighbours")."""
+    takes_prior: bool = True
+    """Whether a prior release can join the method's history (privacy.md, "One budget")."""
+    cacheable: bool = True
+    """Whether calibrations may be cached (an extension may be registered anew under its name: never)."""
+
+    @abstractmethod
+    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None) -> float:
+        """Epsilon of the history ``[(z, q, steps)]`` (and ``(prior, 1, 1)``) at ``delta``."""
+
+    def calibrate(self, sampling: Sampling, epsilon: float, delta: float, steps: int, prior: float | None) -> float:
+        """The smallest z (to 0.1%) whose epsilon is at most the target (bisection)."""
+        return smallest_satisfying(lambda z: z > 0 and self.epsilon(sampling, z, delta, steps, prior) <= epsilon, 1e-3)
+
+
+class OpacusRDP(AccountingMethod):
+    """Opacus' RDPAccountant over ``RDP_ORDERS``: the sampled-Gaussian pair (privacy.md, "Sampling and composition"
+    for fixed-size batches under replace-one; "Add/remove neighbours" for Poisson sampling)."""
+
+    description = "Opacus RDPAccountant (orders up to 1024)"
+    poisson_proven = True
+
+    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None) -> float:
+        return _opacus_epsilon("rdp", sampling.sample_rate, float(noise_multiplier), float(delta), steps, prior)
+
+    def calibrate(self, sampling: Sampling, epsilon: float, delta: float, steps: int, prior: float | None) -> float:
+        """Opacus' own binary search (conservative: the result's epsilon is at most the target); with a prior, the
+        bisection, since Opacus' search knows no history but its own."""
+        if prior is not None:
+            return super().calibrate(sampling, epsilon, delta, steps, prior)
+        return float(get_noise_multiplier(
+            target_epsilon=epsilon, target_delta=delta, sample_rate=sampling.sample_rate, steps=steps, accountant="rdp",
+            epsilon_tolerance=0.01, alphas=RDP_ORDERS,
+        ))
+
+
+class ReplaceOneRDP(AccountingMethod):
+    """dp-accounting's replace-one RDP bound for batches sampled without replacement (``REPLACE_ONE_RDP``):
+    fixed-size batches of a public n only."""
+
+    description = ("dp-accounting RDP, replace-one, sampling without replacement (Wang, Balle & Kasiviswanathan "
+                   "2019, Theorems 9 and 27: a Gaussian base mechanism)")
+
+    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None) -> float:
+        return self.bound(sampling, noise_multiplier, delta, steps, prior, REPLACE_ONE_ORDERS)
+
+    @staticmethod
+    def bound(sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None,
+              orders: list[float]) -> float:
+        if sampling.n_records is None or sampling.batch_size is None:
+            raise ValueError("the replace-one bound needs fixed-size batches of a public n; Poisson sampling has none.")
+        return replace_one_rdp_epsilon(sampling.n_records, sampling.batch_size, float(noise_multiplier), float(delta),
+                                       steps, tuple(orders), prior)
+
+    def calibrate(self, sampling: Sampling, epsilon: float, delta: float, steps: int, prior: float | None) -> float:
+        """The smallest z (to 0.2%) whose replace-one RDP epsilon is at most the target, bracketed from Opacus' z (the
+        replace-one bound is the looser one, so its z is larger): each evaluation of dp-accounting's bound takes about
+        a second, and the bracket keeps the search to a handful of them."""
+        holds = lambda z: z > 0 and self.epsilon(sampling, z, delta, steps, prior) <= epsilon  # noqa: E731
+        low = _calibrated(sampling, "rdp", epsilon, delta, steps, prior) * 0.99
+        if holds(low):
+            return super().calibrate(sampling, epsilon, delta, steps, prior)
+        high = low * 1.25
+        while not holds(high):
+            low, high = high, high * 1.25
+        while high - low > 2e-3 * high:
+            middle = (low + high) / 2
+            low, high = (low, middle) if holds(middle) else (middle, high)
+        return high
+
+
+class ExtensionAccountant(AccountingMethod):
+    """An Opacus-style accountant an extension registered (``history`` of (z, q, steps), ``get_epsilon(delta)``):
+    fixed-size batches only, no prior, never cached."""
+
+    takes_prior = False
+    cacheable = False
+
+    def __init__(self, factory: Callable[[], IAccountant], description: str) -> None:
+        self.factory, self.description = factory, description
+
+    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None) -> float:
+        accountant = self.factory()
+        accountant.history = [(noise_multiplier, sampling.sample_rate, steps)]
+        return float(accountant.get_epsilon(delta=delta))
+
+
+ACCOUNTANTS: dict[str, AccountingMethod] = {"rdp": OpacusRDP(), REPLACE_ONE_RDP: ReplaceOneRDP()}
+"""Accountants selectable by name (the report shows each one's ``description``). Extensions add to it with
 ``register_accountant`` (``synthcity_dpswf.extensions`` does so for entry points)."""
 
 WITHDRAWN_ACCOUNTANTS: dict[str, str] = {
@@ -77,8 +184,6 @@ WITHDRAWN_ACCOUNTANTS: dict[str, str] = {
 """Opacus accountants that are refused, with the reason (privacy.md, "Accountants"); their names cannot be
 registered either."""
 
-_EXTENSION_FACTORIES: dict[str, Callable[[], IAccountant]] = {}
-
 
 def register_accountant(name: str, factory: Callable[[], IAccountant], description: str) -> None:
     """Make an Opacus-style accountant (``history`` list of (z, q, steps), ``get_epsilon(delta)``) selectable
@@ -87,10 +192,9 @@ def register_accountant(name: str, factory: Callable[[], IAccountant], descripti
         raise ValueError(
             f"accountant {name!r} is withdrawn ({WITHDRAWN_ACCOUNTANTS[name]}); register yours under another name."
         )
-    if name in ACCOUNTANTS and name not in _EXTENSION_FACTORIES:
+    if name in ACCOUNTANTS and not isinstance(ACCOUNTANTS[name], ExtensionAccountant):
         raise ValueError(f"accountant {name!r} is built in; register yours under another name.")
-    ACCOUNTANTS[name] = description
-    _EXTENSION_FACTORIES[name] = factory
+    ACCOUNTANTS[name] = ExtensionAccountant(factory, description)
 
 
 def check_accountant(name: str) -> None:
@@ -126,81 +230,67 @@ class ReleaseAccountant:
     Args:
         n_records: n, the (public) number of private records.
         batch_size: b, records per release.
-        accountant: ``"rdp"`` (default, Opacus' RDP), ``"replace_one_rdp"`` or an extension's name; ``"gdp"`` and
-            ``"prv"`` are refused (``WITHDRAWN_ACCOUNTANTS``).
+        accountant: a name of ``ACCOUNTANTS``: ``"rdp"`` (default, Opacus' RDP), ``"replace_one_rdp"`` or an
+            extension's; ``"gdp"`` and ``"prv"`` are refused (``WITHDRAWN_ACCOUNTANTS``).
         prior: the multiplier z_0 of a one-shot Gaussian mechanism on all the records released before the schedule
-            (a DP domain), accounted with it (module docstring); ``None``: none. Extensions' accountants take none.
+            (a DP domain, a private codec), accounted with it (module docstring); ``None``: none. Extensions'
+            accountants take none.
     """
 
-    def __init__(self, n_records: int, batch_size: int, accountant: str = "rdp", prior: float | None = None) -> None:
-        check_positive_int("n_records", n_records)
-        check_positive_int("batch_size", batch_size)
-        if batch_size > n_records:
-            raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
+    def __init__(self, n_records: int | None, batch_size: int | None, accountant: str = "rdp",
+                 prior: float | None = None, *, sample_rate: float | None = None) -> None:
         check_accountant(accountant)
-        self.n_records: int | None = n_records
-        self.batch_size: int | None = batch_size
-        self.accountant = accountant
-        self.neighbouring: Neighbouring = "replace_one"
-        self._sample_rate = batch_size / n_records
-        self.prior = _checked_prior(prior, accountant)
+        if n_records is None:  # Poisson sampling at ``sample_rate`` (``ReleaseAccountant.poisson``): n private
+            if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float)) or not 0 < sample_rate <= 1:
+                raise ValueError(f"sample_rate must lie in (0, 1] (Poisson sampling, no n_records), got {sample_rate!r}.")
+            if batch_size is not None:
+                raise ValueError("Poisson sampling has no batch_size; give n_records and batch_size, or sample_rate.")
+            if not ACCOUNTANTS[accountant].poisson_proven:
+                raise ValueError(
+                    f"accountant {accountant!r} is not proven for Poisson sampling under add/remove (privacy.md, "
+                    "\"Add/remove neighbours\"); use 'rdp'."
+                )
+            sampling = Sampling(float(sample_rate))
+        else:
+            check_positive_int("n_records", n_records)
+            check_positive_int("batch_size", batch_size)
+            assert batch_size is not None
+            if batch_size > n_records:
+                raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
+            sampling = Sampling(batch_size / n_records, n_records, batch_size)
+        self.sampling, self.accountant, self.method = sampling, accountant, ACCOUNTANTS[accountant]
+        self.n_records, self.batch_size = sampling.n_records, sampling.batch_size
+        self.neighbouring: Neighbouring = "add_remove" if sampling.poisson else "replace_one"
+        self.prior = _checked_prior(prior, self.method, accountant)
 
     @classmethod
     def poisson(cls, sample_rate: float, accountant: str = "rdp", prior: float | None = None) -> "ReleaseAccountant":
         """Releases on Poisson samples of rate q (every record independently), under add/remove neighbours: n is
-        private and never given. Opacus' sampled-Gaussian RDP ("rdp") is the bound (privacy.md, "Add/remove
-        neighbours"); every other accountant is refused."""
-        if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float)) or not 0 < sample_rate <= 1:
-            raise ValueError(f"sample_rate must lie in (0, 1], got {sample_rate!r}.")
-        check_accountant(accountant)
-        if accountant != "rdp":  # the proof covers Opacus' sampled-Gaussian RDP only
-            raise ValueError(
-                f"accountant {accountant!r} is not proven for Poisson sampling under add/remove (privacy.md, \"Add/remove "
-                "neighbours\"); use 'rdp'."
-            )
-        accounting = cls.__new__(cls)
-        accounting.n_records, accounting.batch_size, accounting.accountant = None, None, accountant
-        accounting.neighbouring, accounting._sample_rate = "add_remove", float(sample_rate)
-        accounting.prior = _checked_prior(prior, accountant)
-        return accounting
+        private and never given. Only an accountant proven for it (``poisson_proven``: Opacus' sampled-Gaussian RDP,
+        privacy.md, "Add/remove neighbours") is accepted."""
+        return cls(None, None, accountant, prior, sample_rate=sample_rate)
 
     @property
     def sample_rate(self) -> float:
         """q: b / n for fixed-size batches, the Poisson rate under add/remove."""
-        return self._sample_rate
+        return self.sampling.sample_rate
 
     def _single_release(self, steps: int) -> bool:
         return steps == 1 and self.sample_rate == 1
 
-    def _opacus_kwargs(self) -> dict[str, object]:
-        return {"alphas": RDP_ORDERS} if self.accountant == "rdp" else {}
-
-    def opacus_epsilon(self, noise_multiplier: float, delta: float, steps: int) -> float:
-        """Epsilon from the chosen Opacus accountant with history ``[(z, q, steps)]``."""
+    def composed_epsilon(self, noise_multiplier: float, delta: float, steps: int) -> float:
+        """Epsilon of the ``steps`` releases (and the prior) from the chosen accountant."""
         check_positive("noise_multiplier", noise_multiplier)
         check_positive_int("steps", steps)
-        if self.accountant == REPLACE_ONE_RDP:
-            raise ValueError("the replace-one RDP accountant is dp-accounting's, not Opacus'; call composed_epsilon.")
-        if self.accountant not in _EXTENSION_FACTORIES:
-            return _opacus_epsilon(self.accountant, self.sample_rate, float(noise_multiplier), float(delta), steps, self.prior)
-        accountant = _EXTENSION_FACTORIES[self.accountant]()
-        accountant.history = [(noise_multiplier, self.sample_rate, steps)]
-        return float(accountant.get_epsilon(delta=delta))
-
-    def composed_epsilon(self, noise_multiplier: float, delta: float, steps: int) -> float:
-        """Epsilon of the ``steps`` releases from the chosen accountant (Opacus', an extension's, or the
-        replace-one RDP bound)."""
-        if self.accountant == REPLACE_ONE_RDP:
-            return self.conservative_epsilon(noise_multiplier, delta, steps, REPLACE_ONE_ORDERS)
-        return self.opacus_epsilon(noise_multiplier, delta, steps)
+        return self.method.epsilon(self.sampling, float(noise_multiplier), float(delta), steps, self.prior)
 
     def epsilon(self, noise_multiplier: float, delta: float, steps: int) -> Accounting:
         """The epsilon to report: for a single release the tighter of the analytic Gaussian and the composed
         figure, otherwise the composed figure. ``noise_multiplier = inf`` (no release noise: impossible) is not
         accepted; a flow without noise is reported as not private by the report, not here."""
-        opacus = Accounting(self.composed_epsilon(noise_multiplier, delta, steps), ACCOUNTANTS[self.accountant])
+        composed = Accounting(self.composed_epsilon(noise_multiplier, delta, steps), self.method.description)
         if not self._single_release(steps):
-            return opacus
+            return composed
         if self.prior is None:
             analytic = Accounting(
                 analytic_gaussian_epsilon(noise_multiplier, delta), "analytic Gaussian mechanism (Balle & Wang 2018)"
@@ -210,38 +300,24 @@ class ReleaseAccountant:
                 analytic_gaussian_epsilon(composed_multiplier(noise_multiplier, self.prior), delta),
                 "Gaussian DP composition with the prior release, exact (analytic Gaussian mechanism at the composed z)",
             )
-        return analytic if analytic.epsilon <= opacus.epsilon else opacus
+        return analytic if analytic.epsilon <= composed.epsilon else composed
 
     def calibrate(self, epsilon: float, delta: float, steps: int) -> float:
-        """The noise multiplier z for a target (epsilon, delta) over ``steps`` releases.
-
-        A single release is calibrated exactly with the analytic Gaussian mechanism; otherwise
-        ``opacus.accountants.utils.get_noise_multiplier`` (binary search, conservative: the result's epsilon is
-        at most the target)."""
+        """The noise multiplier z for a target (epsilon, delta) over ``steps`` releases: a single release exactly with
+        the analytic Gaussian mechanism (with a prior: the remaining multiplier in Gaussian DP); otherwise the
+        accountant's own calibration (its epsilon at most the target)."""
         _check_epsilon_delta(epsilon, delta)
         check_positive_int("steps", steps)
-        if self.accountant in _EXTENSION_FACTORIES:  # an extension may be registered anew: never cached
+        if not self.method.cacheable:
             return self._calibrate(float(epsilon), float(delta), steps)
-        return _calibrated(
-            self.n_records, self.batch_size, self.sample_rate, self.accountant, float(epsilon), float(delta), steps,
-            self.prior,
-        )
+        return _calibrated(self.sampling, self.accountant, float(epsilon), float(delta), steps, self.prior)
 
     def _calibrate(self, epsilon: float, delta: float, steps: int) -> float:
         if self._single_release(steps):
             z = analytic_gaussian_noise_multiplier(epsilon, delta)
             return z if self.prior is None else remaining_multiplier(z, self.prior)
-        if self.accountant == REPLACE_ONE_RDP:
-            return self._bisect_from_opacus(epsilon, delta, steps)
-        if self.accountant in _EXTENSION_FACTORIES or self.prior is not None:
-            self._check_prior_leaves_budget(epsilon, delta, steps)
-            return self._bisect(epsilon, delta, steps)
-        return float(
-            get_noise_multiplier(
-                target_epsilon=epsilon, target_delta=delta, sample_rate=self.sample_rate, steps=steps,
-                accountant=self.accountant, epsilon_tolerance=0.01, **self._opacus_kwargs(),
-            )
-        )
+        self._check_prior_leaves_budget(epsilon, delta, steps)
+        return self.method.calibrate(self.sampling, epsilon, delta, steps, self.prior)
 
     def _check_prior_leaves_budget(self, epsilon: float, delta: float, steps: int) -> None:
         """Raise when the prior alone spends the budget under this accountant: the releases at a huge multiplier
@@ -249,28 +325,6 @@ class ReleaseAccountant:
         if self.prior is not None and self.composed_epsilon(1e6, delta, steps) > epsilon:
             raise ValueError(f"the prior release (z = {self.prior:.4g}) spends the whole budget under the {self.accountant!r} "
                              "accountant; give it a smaller share.")
-
-    def _bisect(self, epsilon: float, delta: float, steps: int) -> float:
-        """The smallest z (to 0.1%) whose epsilon under an extension (or the replace-one RDP) accountant is at
-        most the target."""
-        return smallest_satisfying(lambda z: z > 0 and self.composed_epsilon(z, delta, steps) <= epsilon, 1e-3)
-
-    def _bisect_from_opacus(self, epsilon: float, delta: float, steps: int) -> float:
-        """The smallest z (to 0.2%) whose replace-one RDP epsilon is at most the target, bracketed from Opacus'
-        z (the replace-one bound is the looser one, so its z is larger): each evaluation of dp-accounting's
-        bound takes about a second, and the bracket keeps the search to a handful of them."""
-        holds = lambda z: z > 0 and self.composed_epsilon(z, delta, steps) <= epsilon  # noqa: E731
-        self._check_prior_leaves_budget(epsilon, delta, steps)
-        low = _calibrated(self.n_records, self.batch_size, self.sample_rate, "rdp", epsilon, delta, steps, self.prior) * 0.99
-        if holds(low):
-            return self._bisect(epsilon, delta, steps)
-        high = low * 1.25
-        while not holds(high):
-            low, high = high, high * 1.25
-        while high - low > 2e-3 * high:
-            middle = (low + high) / 2
-            low, high = (low, middle) if holds(middle) else (middle, high)
-        return high
 
     def conservative_epsilon(
         self, noise_multiplier: float, delta: float, steps: int, orders: list[float] | None = None
@@ -280,21 +334,17 @@ class ReleaseAccountant:
         figure, which a test checks."""
         check_positive("noise_multiplier", noise_multiplier)
         check_positive_int("steps", steps)
-        if self.n_records is None or self.batch_size is None:
-            raise ValueError("the replace-one bound needs fixed-size batches of a public n; Poisson sampling has none.")
-        return replace_one_rdp_epsilon(
-            self.n_records, self.batch_size, float(noise_multiplier), float(delta), steps, tuple(orders or RDP_ORDERS),
-            self.prior,
-        )
+        return ReplaceOneRDP.bound(self.sampling, noise_multiplier, delta, steps, self.prior, orders or RDP_ORDERS)
 
 
-def _checked_prior(prior: float | None, accountant: str) -> float | None:
-    """``prior`` as a float, checked positive; extensions' accountants are refused one (their histories are theirs)."""
+def _checked_prior(prior: float | None, method: AccountingMethod, name: str) -> float | None:
+    """``prior`` as a float, checked positive; a method that does not ``take_prior`` (an extension's: its history is
+    its own) is refused one."""
     if prior is None:
         return None
     check_positive("prior", prior)
-    if accountant in _EXTENSION_FACTORIES:
-        raise ValueError(f"accountant {accountant!r} is an extension's: a prior release cannot join its history; use 'rdp'.")
+    if not method.takes_prior:
+        raise ValueError(f"accountant {name!r} is an extension's: a prior release cannot join its history; use 'rdp'.")
     return float(prior)
 
 
@@ -307,22 +357,19 @@ def _opacus_epsilon(
     reports it, and audits fit the same schedule hundreds of times."""
     opacus = create_accountant(mechanism=accountant)
     opacus.history = [(noise_multiplier, sample_rate, steps)] + ([] if prior is None else [(prior, 1.0, 1)])
-    kwargs = {"alphas": RDP_ORDERS} if accountant == "rdp" else {}
-    return float(opacus.get_epsilon(delta=delta, **kwargs))
+    return float(opacus.get_epsilon(delta=delta, alphas=RDP_ORDERS))
 
 
 @functools.lru_cache(maxsize=1024)
 def _calibrated(
-    n_records: int | None, batch_size: int | None, sample_rate: float, accountant: str, epsilon: float, delta: float,
-    steps: int, prior: float | None = None,
+    sampling: Sampling, accountant: str, epsilon: float, delta: float, steps: int, prior: float | None = None
 ) -> float:
-    """``ReleaseAccountant.calibrate`` of a built-in accountant (Poisson sampling when ``n_records`` is None), a pure
-    function of its arguments, cached: audits and benchmarks fit the same schedule many times, and one calibration
-    runs dozens of accountings."""
-    if n_records is None:
-        return ReleaseAccountant.poisson(sample_rate, accountant, prior)._calibrate(epsilon, delta, steps)
-    assert batch_size is not None
-    return ReleaseAccountant(n_records, batch_size, accountant, prior)._calibrate(epsilon, delta, steps)
+    """``ReleaseAccountant.calibrate`` of a cacheable accountant, a pure function of its arguments, cached: audits and
+    benchmarks fit the same schedule many times, and one calibration runs dozens of accountings."""
+    if sampling.poisson:
+        return ReleaseAccountant.poisson(sampling.sample_rate, accountant, prior)._calibrate(epsilon, delta, steps)
+    assert sampling.n_records is not None and sampling.batch_size is not None
+    return ReleaseAccountant(sampling.n_records, sampling.batch_size, accountant, prior)._calibrate(epsilon, delta, steps)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -97,7 +97,7 @@ def test_single_release_matches_the_analytic_formula_and_beats_rdp(z: float) -> 
     rdp = compute_rdp(q=1.0, noise_multiplier=z, steps=1, orders=RDP_ORDERS)
     np.testing.assert_allclose(rdp, np.array(RDP_ORDERS) / (2 * z**2), rtol=1e-12)
     accountant = ReleaseAccountant(100, 100)
-    assert accountant.opacus_epsilon(z, delta, 1) > epsilon
+    assert accountant.composed_epsilon(z, delta, 1) > epsilon
     assert accountant.epsilon(z, delta, 1).epsilon == epsilon
 
 
@@ -146,7 +146,7 @@ def test_the_replace_one_bound_states_what_it_assumes_of_the_base_mechanism() ->
     """dp-accounting's sampling-without-replacement bound takes, per term, the minimum of Wang, Balle &
     Kasiviswanathan's general term (Theorem 9) and their subsampled-Gaussian one (Theorem 27): it holds for Gaussian
     base mechanisms, not for any. The report's accountant line and privacy.md say so."""
-    description = ACCOUNTANTS["replace_one_rdp"]
+    description = ACCOUNTANTS["replace_one_rdp"].description
     assert "any base mechanism" not in description and "Theorems 9 and 27: a Gaussian base mechanism" in description
     contract = (Path(__file__).resolve().parents[2] / "docs" / "privacy.md").read_text()
     assert "any base mechanism" not in contract and "Theorem 27" in contract
@@ -178,7 +178,7 @@ def test_the_extended_orders_tighten_small_budgets() -> None:
     accountant = ReleaseAccountant(100, 10)
     default = RDPAccountant()
     default.history = [(30.0, 0.1, 2)]
-    assert accountant.opacus_epsilon(30.0, 1e-5, 2) < default.get_epsilon(delta=1e-5)
+    assert accountant.composed_epsilon(30.0, 1e-5, 2) < default.get_epsilon(delta=1e-5)
 
 
 def test_report_of_an_unprivate_model_says_so() -> None:
