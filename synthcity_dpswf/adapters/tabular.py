@@ -295,11 +295,11 @@ class TabularEncoder:
         self.scale = 1.0 / math.sqrt(len(self.numeric) + len(self.categorical))
 
     @property
-
-    @property
     def public_description(self) -> str:
         """What this codec assumes public: the column names and the domain (``TabularDomain.public_description``)."""
         return self.domain.public_description()
+
+    @property
     def dim(self) -> int:
         """Record dimension: one per numeric column (two with a missing level), one per category (and one for a
         categorical column's missing level)."""
@@ -485,11 +485,11 @@ class MarginalTableCodec:
             for column in domain.columns
         )
 
-
     @property
     def public_description(self) -> str:
         """What this codec assumes public: the column names and the domain (``TabularDomain.public_description``)."""
         return self.domain.public_description()
+
     def one_way_measurements(self, release: DomainRelease) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """The DP domain's measurements of columns' one-way marginals on this codec's fine levels (``DomainRelease.
         one_way``): ``{column position: (noisy counts (K_j,), noise stds (K_j,))}`` for every column whose levels are
