@@ -32,15 +32,8 @@ import pandas as pd
 import torch
 
 from synthcity_dpswf.math.histograms import quantile_edges
-from synthcity_dpswf.privacy.domain import (
-    LOG2_MIN,
-    OTHER_CATEGORY,
-    DomainRelease,
-    category_key,
-    is_missing,
-    missing_mask,
-    number_mask,
-)
+from synthcity_dpswf.privacy.counts import category_key, is_missing, missing_mask, number_mask
+from synthcity_dpswf.privacy.domain import LOG2_MIN, OTHER_CATEGORY, DomainRelease
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,7 @@ import torch
 from scipy.stats import norm
 
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.counts import FrameCounts, TableCounts
 from synthcity_dpswf.privacy.neighbouring import (
     NEIGHBOURINGS,
     Neighbouring,
@@ -169,6 +170,11 @@ def integer_bin_edges() -> np.ndarray:
     then 32 .. 2^48."""
     magnitudes = 2.0 ** np.arange(5, LOG2_MAX + 1)
     return np.concatenate([-magnitudes[::-1], np.arange(-16.5, 17.0), magnitudes])
+
+
+def stage_two_edges(kind: Kind) -> np.ndarray:
+    """The stage-2 bins of a numeric column of ``kind`` (``integer_bin_edges`` or ``log_bin_edges``)."""
+    return integer_bin_edges() if kind == "integer" else log_bin_edges()
 
 
 @dataclass(frozen=True)
@@ -322,51 +328,6 @@ class DomainRelease:
         return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], epsilon, delta, "the same counts")
 
 
-def is_finite_number(value: object) -> bool:
-    """Whether one entry is a finite number (an int or float, numpy's included, not a bool)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int beyond float range
-        return False
-
-
-def is_missing(value: object) -> bool:
-    """Whether one entry is missing: None, NaN, pandas' NA or NaT (privacy.md, "Missing values")."""
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):  # a list or an array is not one missing entry
-        return False
-
-
-def missing_mask(values: pd.Series) -> np.ndarray:
-    """Which entries are missing (``is_missing``, entry by entry; pandas' own test is the same per entry)."""
-    return np.asarray(values.isna(), dtype=bool)
-
-
-def number_mask(values: pd.Series) -> np.ndarray:
-    """Which entries are finite numbers (``is_finite_number``): a per-record test (numeric dtypes take a
-    vectorised path with the same result)."""
-    if pd.api.types.is_bool_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
-        return np.array([is_finite_number(value) for value in values.to_numpy(dtype=object)], dtype=bool)
-    if pd.api.types.is_numeric_dtype(values):
-        return np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
-    return np.array([is_finite_number(value) for value in values], dtype=bool)
-
-
-def category_key(value: object) -> tuple[str, object]:
-    """The key a category is counted and looked up by: its kind and canonical value, so that 1, 1.0, True and
-    numpy's 1 (equal under Python's ``==`` and hash) are told apart by kind (bool vs number) and merged only where
-    they are the same number, whichever record comes first."""
-    if isinstance(value, (bool, np.bool_)):
-        return ("bool", bool(value))
-    if is_finite_number(value):
-        number = float(value)
-        return ("number", int(number) if number.is_integer() else number)
-    return (type(value).__name__, value)
-
-
 def category_value(key: tuple[str, object]) -> object:
     """The published category of a key (``category_key``): a bool, an int or float, or the entry itself."""
     return key[1]
@@ -470,21 +431,23 @@ def release_domain(
 
 
 def release_domain_at(
-    frame: pd.DataFrame,
+    table: pd.DataFrame | TableCounts,
     budget: DomainBudget,
     secret: torch.Generator,
     neighbouring: Neighbouring = "replace_one",
     declared: dict[str, tuple[float, float, bool]] | None = None,
 ) -> DomainRelease:
-    """Release every column's kind, numeric bounds, value histogram and category set of ``frame`` under
-    ``neighbouring``, calibrated by ``budget`` (module docstring). ``declared``: numeric columns of ``frame`` whose
+    """Release every column's kind, numeric bounds, value histogram and category set of ``table`` (a frame, or the
+    ``TableCounts`` of a table stored otherwise: the releases read nothing but those counts, ``privacy.counts``) under
+    ``neighbouring``, calibrated by ``budget`` (module docstring). ``declared``: numeric columns of the table whose
     bounds ``(low, high, integer)`` a public domain gives; they get only their value histogram (stage 3).
 
     Never raises on the data: a column that the noise hides gets the stated defaults (module docstring) and
     ``located[column] = False`` (read from the released counts: saying so is post-processing).
     """
+    counts = FrameCounts(table) if isinstance(table, pd.DataFrame) else table
     declared = dict(declared or {})
-    typed = [column for column in frame.columns if column not in declared]
+    typed = [column for column in counts.columns if column not in declared]
     if not typed and not declared:
         raise ValueError("release_domain needs at least one column.")
     check_neighbouring(neighbouring)
@@ -492,7 +455,6 @@ def release_domain_at(
     noise_std, _ = stage_noise(z, len(typed), 0, 0, len(declared), neighbouring)
 
     kinds: dict[str, Kind] = {}
-    numbers: dict[str, np.ndarray] = {}
     type_totals: dict[str, float] = {}
     missing_counts: dict[str, float] = {}
     present_totals: dict[str, float] = {}
@@ -501,13 +463,9 @@ def release_domain_at(
     number_counts: dict[str, float] = {}
     other_counts: dict[str, float] = {}
     placed: dict[str, bool] = {}
+    exact_types = counts.type_counts(typed)
     for column in typed:  # stage 1: the kinds (and whether the column has missing entries)
-        values = frame[column]
-        is_number, is_missing_entry = number_mask(values), missing_mask(values)
-        numbers[column] = values[is_number].to_numpy(dtype=float, na_value=np.nan)
-        is_integer = numbers[column] == np.round(numbers[column])
-        other = ~is_number & ~is_missing_entry
-        type_counts = np.array([is_integer.sum(), (~is_integer).sum(), other.sum(), is_missing_entry.sum()], dtype=float)
+        type_counts = exact_types[column].astype(float)
         integer_count, float_count, other_count, missing_count = noisy_counts(type_counts, noise_std, secret, TYPE_WEIGHT)
         type_totals[column] = integer_count + float_count + other_count + missing_count  # every row counted once
         present_totals[column] = integer_count + float_count + other_count  # every row that is not missing
@@ -531,16 +489,18 @@ def release_domain_at(
     hidden_missing: dict[str, float] = {}
     one_way: dict[str, tuple[tuple[object, float, float], ...]] = {}
     missing_estimates: dict[str, float] = {}
+    plan = {column: None if kinds[column] == "categorical" else stage_two_edges(kinds[column]) for column in typed}
+    exact_values = counts.value_counts(plan)
     for column in typed:  # stage 2: categories, or the numeric bins; each with the column's missing cell last
-        n_missing = float(missing_mask(frame[column]).sum())
+        n_missing = float(exact_values[column].missing)
         if kinds[column] == "categorical":
-            present = [value for value in frame[column].to_numpy(dtype=object) if not is_missing(value)]
-            keys = pd.Series([category_key(value) for value in present], dtype=object).value_counts()
-            released = noisy_counts(np.append(keys.to_numpy(dtype=float), n_missing), category_std, secret)
+            observed = dict(exact_values[column].categories or {})
+            keys = list(observed)
+            released = noisy_counts(np.append(np.array(list(observed.values()), dtype=float), n_missing), category_std, secret)
             missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], category_std)
             released = released[:-1]
             passed = released > threshold
-            kept = [category_value(key) for key in keys.index[passed]]
+            kept = [category_value(key) for key, published in zip(keys, passed) if published]
             located[column] = len(kept) > 0
             # Only categories above the threshold may be published (an observed category is private): where none
             # passed, the column gets a placeholder, a function of the (empty) released set. The order is a total
@@ -560,10 +520,9 @@ def release_domain_at(
             if kept:
                 one_way[column] = tuple(measured)
         else:
-            edges = integer_bin_edges() if kinds[column] == "integer" else log_bin_edges()
-            index = np.clip(np.searchsorted(edges, numbers[column], side="right") - 1, 0, len(edges) - 2)
-            counts = np.append(np.bincount(index, minlength=len(edges) - 1).astype(float), n_missing)
-            released = noisy_counts(counts, bins_std, secret)
+            edges = plan[column]
+            assert edges is not None and exact_values[column].bins is not None
+            released = noisy_counts(np.append(exact_values[column].bins.astype(float), n_missing), bins_std, secret)
             missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], bins_std)
             bounds[column], located[column] = numeric_bounds(released[:-1], edges[:-1], edges[1:], bins_std)
         missing_estimates[column] = estimate
@@ -574,25 +533,21 @@ def release_domain_at(
             hidden_missing[column] = estimate
     histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
     ranges = {**{column: (*bounds[column], kinds[column] == "integer") for column in bounds}, **declared}
+    cells = {column: histogram_edges(low, high, integer) for column, (low, high, integer) in ranges.items()}
+    exact_histograms = counts.histogram_counts(cells)  # numbers only: missing entries are counted in no histogram
     for column, (low, high, integer) in ranges.items():  # stage 3: the value histograms inside the ranges
-        edges = histogram_edges(low, high, integer)
-        if column in numbers:
-            values = numbers[column]
-        else:  # a declared column: its numbers only (missing entries are counted in no histogram)
-            declared_values = frame[column]
-            values = declared_values[number_mask(declared_values)].to_numpy(dtype=float, na_value=np.nan)
-        index = np.clip(np.searchsorted(edges, np.clip(values, edges[0], edges[-1]), side="right") - 1, 0, len(edges) - 2)
-        counts = noisy_counts(np.bincount(index, minlength=len(edges) - 1).astype(float), histogram_std, secret)
-        histograms[column] = (tuple(float(edge) for edge in edges), tuple(float(count) for count in counts))
+        edges = cells[column]
+        noisy = noisy_counts(exact_histograms[column].astype(float), histogram_std, secret)
+        histograms[column] = (tuple(float(edge) for edge in edges), tuple(float(count) for count in noisy))
         if integer and column in kinds and np.all(np.diff(np.ceil(edges)) == 1):  # unit bins: one integer each
-            one_way[column] = tuple((int(math.ceil(left)), float(count), histogram_std) for left, count in zip(edges, counts))
+            one_way[column] = tuple((int(math.ceil(left)), float(count), histogram_std) for left, count in zip(edges, noisy))
     for column in one_way:  # a column's missing level is measured too: stage 1's and stage 2's counts, combined
         if missing[column]:
             one_way[column] += ((None, missing_estimates[column], 0.0),)
     rows = max(float(np.mean(list(type_totals.values()))), 0.0) if type_totals else None
     # A table whose rows, all in one bin, would not reach the run's threshold has no numeric column that stands out
     # of the noise but by noise: none is placed (n where it is public, replace-one; else its released estimate).
-    table_rows = float(len(frame)) if neighbouring == "replace_one" else (rows or 0.0)
+    table_rows = float(exact_types[typed[0]].sum()) if neighbouring == "replace_one" and typed else (rows or 0.0)
     if table_rows < bins_std * float(norm.isf(0.01 / WINDOW)):
         placed.update({column: False for column in placed if kinds[column] != "categorical"})
     return DomainRelease(

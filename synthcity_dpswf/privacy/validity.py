@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from synthcity_dpswf.privacy.domain import is_finite_number, is_missing
+from synthcity_dpswf.privacy.counts import is_finite_number, is_missing
 
 
 def is_valid_entry(value: object) -> bool:

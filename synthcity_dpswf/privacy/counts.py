@@ -1,0 +1,142 @@
+"""What the DP domain counts of a table, stage by stage (privacy.md, "The DP domain"; "Tables on Dask"): exact
+integer counts, each a sum over records of a per-record contribution, computed here and nowhere else, so that a
+table in one frame (``FrameCounts``) and a table in partitions (``plugins.partitioned``, whose partitions each use
+``FrameCounts`` and whose sums are these counts) give the same sufficient statistics. Noise is added by the caller
+(``privacy.domain``), once, to the totals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+
+
+def is_finite_number(value: object) -> bool:
+    """Whether one entry is a finite number (an int or float, numpy's included, not a bool)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond float range
+        return False
+
+
+def is_missing(value: object) -> bool:
+    """Whether one entry is missing: None, NaN, pandas' NA or NaT (privacy.md, "Missing values")."""
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # a list or an array is not one missing entry
+        return False
+
+
+def missing_mask(values: pd.Series) -> np.ndarray:
+    """Which entries are missing (``is_missing``, entry by entry; pandas' own test is the same per entry)."""
+    return np.asarray(values.isna(), dtype=bool)
+
+
+def number_mask(values: pd.Series) -> np.ndarray:
+    """Which entries are finite numbers (``is_finite_number``): a per-record test (numeric dtypes take a
+    vectorised path with the same result)."""
+    if pd.api.types.is_bool_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
+        return np.array([is_finite_number(value) for value in values.to_numpy(dtype=object)], dtype=bool)
+    if pd.api.types.is_numeric_dtype(values):
+        return np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
+    return np.array([is_finite_number(value) for value in values], dtype=bool)
+
+
+def category_key(value: object) -> tuple[str, object]:
+    """The key a category is counted and looked up by: its kind and canonical value, so that 1, 1.0, True and
+    numpy's 1 (equal under Python's ``==`` and hash) are told apart by kind (bool vs number) and merged only where
+    they are the same number, whichever record comes first."""
+    if isinstance(value, (bool, np.bool_)):
+        return ("bool", bool(value))
+    if is_finite_number(value):
+        number = float(value)
+        return ("number", int(number) if number.is_integer() else number)
+    return (type(value).__name__, value)
+
+
+def numbers_of(values: pd.Series) -> np.ndarray:
+    """A column's finite numbers as floats (its other entries left out)."""
+    return values[number_mask(values)].to_numpy(dtype=float, na_value=np.nan)
+
+
+def cell_index(numbers: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The cell ``[edges[i], edges[i + 1])`` of each number, values beyond the ends in the end cells."""
+    return np.clip(np.searchsorted(edges, numbers, side="right") - 1, 0, len(edges) - 2)
+
+
+@dataclass(frozen=True)
+class ValueCounts:
+    """A column's stage-2 counts: per category key (a categorical column; in first-seen order within a frame, totals
+    merged by key across partitions) or per bin (a numeric column), and its missing entries."""
+
+    categories: Mapping[tuple[str, object], int] | None
+    bins: np.ndarray | None
+    missing: int
+
+
+class TableCounts(Protocol):
+    """The exact counts the DP domain releases, of one table however it is stored: each method one pass over the
+    records, all columns at once."""
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names, in order (public)."""
+
+    def type_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
+        """Stage 1, per column: (integer-valued finite numbers, other finite numbers, anything else, missing)."""
+
+    def value_counts(self, plan: Mapping[str, np.ndarray | None]) -> dict[str, ValueCounts]:
+        """Stage 2, per column of ``plan``: its categories (``None``) or its numbers in the cells of the given edges."""
+
+    def histogram_counts(self, plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Stage 3, per column of ``plan``: its numbers clipped into the edges' range, counted in their cells."""
+
+
+class FrameCounts:
+    """``TableCounts`` of one pandas frame (in memory, or one partition of a partitioned table)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.frame.columns)
+
+    def type_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
+        counts = {}
+        for column in columns:
+            values = self.frame[column]
+            is_number, is_missing_entry = number_mask(values), missing_mask(values)
+            numbers = values[is_number].to_numpy(dtype=float, na_value=np.nan)
+            integer = int((numbers == np.round(numbers)).sum())
+            other = int((~is_number & ~is_missing_entry).sum())
+            counts[column] = np.array([integer, len(numbers) - integer, other, int(is_missing_entry.sum())], dtype=np.int64)
+        return counts
+
+    def value_counts(self, plan: Mapping[str, np.ndarray | None]) -> dict[str, ValueCounts]:
+        counts = {}
+        for column, edges in plan.items():
+            values = self.frame[column]
+            missing = int(missing_mask(values).sum())
+            if edges is None:
+                present = [value for value in values.to_numpy(dtype=object) if not is_missing(value)]
+                keys = pd.Series([category_key(value) for value in present], dtype=object).value_counts()
+                counts[column] = ValueCounts({key: int(count) for key, count in keys.items()}, None, missing)
+            else:
+                index = cell_index(numbers_of(values), edges)
+                counts[column] = ValueCounts(None, np.bincount(index, minlength=len(edges) - 1).astype(np.int64), missing)
+        return counts
+
+    def histogram_counts(self, plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        counts = {}
+        for column, edges in plan.items():
+            numbers = np.clip(numbers_of(self.frame[column]), edges[0], edges[-1])
+            counts[column] = np.bincount(cell_index(numbers, edges), minlength=len(edges) - 1).astype(np.int64)
+        return counts
