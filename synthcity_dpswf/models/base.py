@@ -22,7 +22,7 @@ from synthcity_dpswf.math import LabelledCodec, TargetSource, run_flow
 from synthcity_dpswf.math.checks import check_matrix, check_positive, check_positive_int
 from synthcity_dpswf.models.chunks import ChunkSpec, SampleChunk, chunk_plan
 from synthcity_dpswf.models.pool import ReleasePool
-from synthcity_dpswf.models.releasing import release_batches
+from synthcity_dpswf.models.releasing import release_batches, release_total
 from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.kinds import build_target, kind_spec, particle_space
 from synthcity_dpswf.models.targets import class_weights
@@ -243,6 +243,39 @@ class SlicedGenerator(ABC):
             neighbouring=self.neighbouring, **sampling,
         )
         del bounded, release_labels
+        self.report_ = self._report(self.pool_, float(delta), accountant, noise_multiplier, steps)
+        self._after_release()
+        return self
+
+    def fit_total(
+        self,
+        statistic: torch.Tensor,
+        n_columns: int,
+        epsilon: float,
+        delta: float,
+        *,
+        n_records: int | None = None,
+        prior: float | None = None,
+    ) -> "SlicedGenerator":
+        """Fit from the exact statistic of all records, summed outside this process (a partitioned table's
+        partitions, each counted by ``mechanism.statistic`` of its bounded records): one release with the noise added
+        once, here (privacy.md, "Tables on Dask"). For one-release generators (DPSWflow) of kinds that sum per-record
+        contributions without directions (the marginal release). ``n_records``: n, public under replace-one (the
+        partitions' row counts summed), ``None`` under add/remove (never read). ``prior`` as in ``fit``."""
+        if self.per_step:
+            raise ValueError(f"{type(self).__name__} releases fresh batches at every step, drawn from all records; a "
+                             "table summed partition by partition is fitted by DPSWflow (privacy.md, \"Tables on Dask\").")
+        public_n = n_records if self.neighbouring == "replace_one" else None
+        if self.neighbouring == "replace_one" and n_records is None:
+            raise ValueError("under replace-one n is public and the schedule reads it: pass n_records.")
+        check_privacy_target(epsilon, delta, public_n)
+        self.labels_, self.n_classes_ = None, None
+        accountant, steps = self._accountant(public_n, prior)
+        noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
+        self.pool_ = release_total(
+            statistic, mechanism=self.mechanism, noise_multiplier=noise_multiplier,
+            secret=secret_generator(self.release_seed), dim=n_columns, neighbouring=self.neighbouring,
+        )
         self.report_ = self._report(self.pool_, float(delta), accountant, noise_multiplier, steps)
         self._after_release()
         return self

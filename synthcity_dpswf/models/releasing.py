@@ -1,9 +1,10 @@
 """Release schedules: the per-step releases of DPSWflow-r and DPSWgen, and the one release of DPSWflow
 (``batch_size = n``, one step: all records).
 
-This function is the models layer's only contact with private records: it turns bounded records into a
-``ReleasePool`` through a release kind of ``synthcity_dpswf.privacy.mechanisms`` and returns nothing else
-derived from them.
+These functions are the models layer's only contact with private records: ``release_batches`` turns bounded
+records into a ``ReleasePool`` through a release kind of ``synthcity_dpswf.privacy.mechanisms``, ``release_total``
+the exact statistic of all records summed elsewhere (a partitioned table's partitions: privacy.md, "Tables on
+Dask"), and they return nothing else derived from them.
 """
 
 from __future__ import annotations
@@ -58,4 +59,27 @@ def release_batches(
         directions=torch.stack(directions) if directions else None,
         dim=dim,
         n_classes=n_classes if labels is not None else None,
+    )
+
+
+def release_total(
+    statistic: torch.Tensor,
+    *,
+    mechanism: ReleaseMechanism,
+    noise_multiplier: float,
+    secret: torch.Generator,
+    dim: int,
+    neighbouring: Neighbouring = "replace_one",
+) -> ReleasePool:
+    """One release of all records (q = 1, one step) from their exact ``statistic``, summed outside this process
+    (partition by partition), with the noise of ``mechanism.noised`` added once, here: the pool ``release_batches``
+    makes of the same records at ``batch_size = n``, one step, for a kind whose statistic is a sum of per-record
+    contributions and that draws no directions."""
+    if not mechanism.sums_contributions or mechanism.uses_directions:
+        raise ValueError(f"a summed statistic is released only by kinds that sum per-record contributions and draw no "
+                         f"directions ('marginal'); got {mechanism.name!r}.")
+    release = mechanism.noised(statistic.to(torch.float64), None, noise_multiplier, secret, neighbouring)
+    return ReleasePool(
+        kind=mechanism.name, options=mechanism.options, releases=release.values.unsqueeze(0),
+        noise_std=torch.tensor([release.noise_std], dtype=torch.float64), directions=None, dim=dim, n_classes=None,
     )

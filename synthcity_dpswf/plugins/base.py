@@ -25,6 +25,7 @@ from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
 from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, DCT_FREQUENCIES, PCA_COMPONENTS
+from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_partitioned, read_partitioned
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, ImageLatentAdapter
 from synthcity_dpswf.extensions import image_codecs, load_accountants
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
@@ -32,7 +33,7 @@ from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
-from synthcity_dpswf.plugins.paths import Codec, DataPath
+from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
 from synthcity_dpswf.plugins.schema import DomainSpec
 from synthcity_dpswf.plugins.table_path import TablePath
 from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, PrivacyReport, check_neighbouring
@@ -284,33 +285,69 @@ class SlicedFlowPlugin(Plugin):
             "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
         }
 
-    def fit(self, X: DataLoader | pd.DataFrame, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
-        """Fit on a tabular DataLoader (or DataFrame) or an ImageDataLoader, with no non-private statistic of it."""
-        if isinstance(X, pd.DataFrame):
-            X = GenericDataLoader(X)
+    def fit(self, X: Any, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
+        """Fit on a tabular DataLoader (or DataFrame) or an ImageDataLoader, with no non-private statistic of it; or
+        on a table beyond one process, a Dask DataFrame or the path of a Parquet dataset (DPSWflow: counted partition
+        by partition, on the running Dask client or a local cluster started for the call; privacy.md, "Tables on
+        Dask")."""
         if kwargs.get("cond") is not None:
             raise ValueError(f"{self.name()} does not support conditional generation; drop `cond`.")
-        loader = loader_path(X, self.name(), self.time_horizons)
         load_accountants()
+        if is_partitioned(X) or isinstance(X, (str, Path)):
+            return self._fit_partitioned(read_partitioned(X))
+        if isinstance(X, pd.DataFrame):
+            X = GenericDataLoader(X)
+        loader = loader_path(X, self.name(), self.time_horizons)
         previous, self.path_ = self.path_, path_for(X)  # generator_arguments reads the path being fitted
         try:
             prepared = self.path_.prepare(self, X, loader)
         except BaseException:
             self.path_ = previous  # a refused fit leaves an earlier fit usable
             raise
+        self._keep(prepared)
+        assert prepared.records is not None
+        self._fit_generator(prepared.records, prepared.epsilon, prepared.delta, prepared.labels, prepared.prior)
+        self._finish(prepared, float(len(prepared.records)))
+        return self
+
+    def _fit_partitioned(self, frame: Any) -> "SlicedFlowPlugin":
+        """Fit on a Dask DataFrame: the table path's domain and codec from summed counts, then one release summed
+        from the partitions' level codes, its noise added once (``SlicedGenerator.fit_total``)."""
+        path = TablePath()
+        previous, self.path_ = self.path_, path
+        try:
+            with computing():
+                prepared = path.prepare_partitioned(self, DaskCounts(frame))
+                self._keep(prepared)
+                self.generator_ = self.generator_class(**self.generator_arguments(int(prepared.info["len"]) or 1))
+                statistic = prepared.partitioned.marginal_statistic(prepared.codec, self.generator_.mechanism)
+        except BaseException:
+            self.path_ = previous
+            raise
+        n_records = int(prepared.info["len"]) or None
+        self.generator_.fit_total(statistic, len(prepared.codec.domain.columns), prepared.epsilon, prepared.delta,
+                                  n_records=n_records, prior=prepared.prior)
+        self._finish(prepared, None if n_records is None else float(n_records))
+        return self
+
+    def _keep(self, prepared: PreparedData) -> None:
+        """What the plugin keeps of a prepared table or image set: the public schema, the codec and layout, the
+        domain's part of the budget."""
         self._schema = prepared.schema
         self._training_schema = self._schema
         self._data_encoders = None
         self.encoder_, self.layout_ = prepared.codec, prepared.layout
         self.domain_part_, self.domain_rows_ = prepared.paid, prepared.released_rows
         self.flow_defaults_ = prepared.flow_defaults
-        self._fit_generator(prepared.records, prepared.epsilon, prepared.delta, prepared.labels, prepared.prior)
-        counted = float(len(prepared.records)) if self.neighbouring == "replace_one" else prepared.released_rows
-        if prepared.one_way and counted:  # n where it is public, else the domain's released estimate of it
+
+    def _finish(self, prepared: PreparedData, n_records: float | None) -> None:
+        """After the release: the DP domain's one-way counts joined to a marginal release (counting n where it is
+        public, else the domain's released estimate of it), and synthcity's loader info."""
+        counted = n_records if self.neighbouring == "replace_one" else prepared.released_rows
+        if prepared.one_way and counted:
             self.generator_.add_one_way(prepared.one_way, counted)  # type: ignore[union-attr]
         self.data_info = self.released_info(prepared.info)
         self.fitted = True
-        return self
 
     def public_size(self, n_records: int) -> int | None:
         """n where it is public (replace-one); ``None`` under add/remove, where no default may read it."""

@@ -46,7 +46,8 @@ class PreparedData:
     less its threshold's delta; ``released_rows`` is the domain's
     estimate of n (``None`` without a DP domain)."""
 
-    records: torch.Tensor
+    records: torch.Tensor | None
+    """The encoded private records (``None`` for a partitioned table: its release is summed from the partitions)."""
     labels: torch.Tensor | None
     epsilon: float
     delta: float
@@ -60,6 +61,9 @@ class PreparedData:
     one_way: dict[int, tuple[Any, Any]] = field(default_factory=dict)
     """The DP domain's measurements of columns' one-way tables on the codec's levels (``MarginalTableCodec.
     one_way_measurements``), for the marginal release's post-processing; they count ``released_rows`` records."""
+    partitioned: Any = None
+    """A partitioned table's ``adapters.partitioned.DaskCounts``, from which the generator's release is summed
+    (privacy.md, "Tables on Dask"); ``None`` in memory."""
     flow_defaults: dict[str, int] = field(default_factory=dict)
     """Release and flow settings measured for this codec and generator (``ImageCodecEntry.flow_defaults``), used
     where the plugin's own are left at ``None``."""

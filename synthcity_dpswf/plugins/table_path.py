@@ -3,19 +3,21 @@ release kind takes, and generated rows back under synthcity's constraints."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
 import pandas as pd
 from synthcity.plugins.core.constraints import Constraints
-from synthcity.plugins.core.dataloader import DataLoader, create_from_info
+from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader, create_from_info
 from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
-from synthcity_dpswf.plugins.loaders import LoaderPath
+from synthcity_dpswf.plugins.loaders import LoaderPath, loader_path
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
 from synthcity_dpswf.plugins.schema import resolve_domain, synthcity_schema
 from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, secret_generator
@@ -46,7 +48,34 @@ class TablePath:
         undeclared) and encode it."""
         frame = X.dataframe()
         check_table(frame)
-        n_public = plugin.public_size(len(frame))
+        prepared = self.settle(plugin, X, loader, frame, len(frame))
+        return dataclasses.replace(prepared, records=prepared.codec.encode(frame))
+
+    def prepare_partitioned(self, plugin: FittingPlugin, table: DaskCounts) -> PreparedData:
+        """A partitioned table (privacy.md, "Tables on Dask"): the same checks, domain and codec as ``prepare``, from
+        counts summed over the partitions; no record is encoded here (the generator's release is summed from the
+        partitions' level codes: ``DaskCounts.marginal_statistic``). DPSWflow with the marginal release only. n is
+        the partitions' row counts summed under replace-one, and not read under add/remove."""
+        if plugin.generator_class.per_step:
+            raise ValueError(f"{plugin.name()} releases fresh batches at every step, drawn from all records, which a "
+                             "partitioned table does not give; fit it with dpswflow (one release, summed partition by "
+                             "partition: privacy.md, \"Tables on Dask\").")
+        if not MECHANISMS[plugin.release_kind()].takes_level_codes:
+            raise ValueError(f"a partitioned table is released as summed counts: leave release=None (the marginal "
+                             f"release), not {plugin.release_kind()!r}.")
+        n_records = table.n_rows() if plugin.neighbouring == "replace_one" else None
+        if n_records is not None and n_records < 2:
+            raise ValueError(f"the table has {n_records} row(s); differential privacy over fewer than 2 rows is meaningless.")
+        X = GenericDataLoader(table.meta())  # column names and declared dtypes only: no row
+        prepared = self.settle(plugin, X, loader_path(X, plugin.name()), table, n_records)
+        info = dict(prepared.info, len=n_records or 0)
+        return dataclasses.replace(prepared, info=info, partitioned=table)
+
+    def settle(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, table: pd.DataFrame | DaskCounts,
+               n_records: int | None) -> PreparedData:
+        """The domain, codec and layout of a table (a frame, or a partitioned table's counts) of ``n_records`` rows
+        (``None``: not read, add/remove), with the part of the budget the domain paid; no record encoded."""
+        n_public = None if n_records is None else plugin.public_size(n_records)
         delta = default_delta(n_public) if plugin.delta is None else plugin.delta
         check_privacy_target(plugin.epsilon, delta, n_public)
         # The loader's rules on declared columns are checked before any release (``table_domain`` checks them first).
@@ -54,7 +83,7 @@ class TablePath:
         declared = set() if public is None else set(public.names)
         if public is not None:
             loader.public_domain(X, public, declared)
-        domain, paid, release, budget = table_domain(plugin, frame, plugin.epsilon, delta)
+        domain, paid, release, budget = table_domain(plugin, table, n_public, plugin.epsilon, delta)
         released_rows = None if release is None else release.released_rows
         domain = loader.public_domain(X, domain, declared)
         flow_delta = delta if budget is None else budget.gaussian_delta
@@ -74,9 +103,9 @@ class TablePath:
         else:
             codec = TabularEncoder(domain, unknown)
         return PreparedData(
-            records=codec.encode(X.dataframe()), labels=None, epsilon=plugin.epsilon, delta=flow_delta, codec=codec,
-            layout=layout, schema=synthcity_schema(domain), info=info, paid=paid, released_rows=released_rows,
-            prior=prior, one_way=one_way,
+            records=None, labels=None, epsilon=plugin.epsilon, delta=flow_delta, codec=codec, layout=layout,
+            schema=synthcity_schema(domain), info=info, paid=paid, released_rows=released_rows, prior=prior,
+            one_way=one_way,
         )
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
@@ -119,7 +148,7 @@ class TablePath:
 
 
 def table_domain(
-    plugin: FittingPlugin, frame: pd.DataFrame, epsilon: float, delta: float
+    plugin: FittingPlugin, table: pd.DataFrame | DaskCounts, n_public: int | None, epsilon: float, delta: float
 ) -> tuple[TabularDomain, PrivacyPart | None, DomainRelease | None, TableBudget | None]:
     """The domain of ``frame``, the part of the budget it is (``None``: nothing paid), the DP domain's release and the
     ``TableBudget`` the releases share with it: the declared (public) domain where given, a DP domain for the
@@ -127,13 +156,13 @@ def table_domain(
     unless ``numeric_histograms=False``), with ``domain_epsilon_share`` of mu^2 of the one budget (privacy.md, "One
     budget"); nothing paid when the declared domain covers everything."""
     declared = None if plugin.domain is None else resolve_domain(plugin.domain, plugin.max_one_hot)
-    undeclared = [column for column in frame.columns if declared is None or column not in declared.names]
+    undeclared = [column for column in table.columns if declared is None or column not in declared.names]
     histograms = {} if declared is None or not plugin.numeric_histograms or math.isinf(epsilon) else {
         column.name: (column.low, column.high, column.integer)
         for column in declared.columns if needs_histogram(column, FINE_LEVELS[1])
     }
     if declared is not None:  # a declared column's values must lie in it: refused before any release
-        MarginalTableCodec(declared, FINE_LEVELS[1], "error").encode(frame)
+        check_encodes(table, MarginalTableCodec(declared, FINE_LEVELS[1], "error"))
     if not undeclared and not histograms:
         assert declared is not None
         return declared, None, None, None
@@ -142,12 +171,10 @@ def table_domain(
                          "declares every column.")
     share = plugin.domain_epsilon_share
     if share is None:
-        share = default_domain_share(
-            plugin.public_size(len(frame)), len(undeclared), len(histograms), epsilon, delta, plugin.neighbouring
-        )
+        share = default_domain_share(n_public, len(undeclared), len(histograms), epsilon, delta, plugin.neighbouring)
     budget = TableBudget(epsilon, delta, share, typed=bool(undeclared))
     release = release_domain_at(
-        frame[undeclared + list(histograms)], budget.domain(), secret_generator(), plugin.neighbouring,  # type: ignore[arg-type]
+        columns_of(table, undeclared + list(histograms)), budget.domain(), secret_generator(), plugin.neighbouring,  # type: ignore[arg-type]
         declared=histograms,
     )
     warn_about(release, epsilon, share)
@@ -162,8 +189,21 @@ def table_domain(
         release.other_adjacency(), threshold_delta=budget.threshold_delta, threshold_epsilon=epsilon, accounted=True,
     )
     released = TabularDomain.from_release(release)
-    domain = released if declared is None else declared.merged(released, list(frame.columns))
+    domain = released if declared is None else declared.merged(released, list(table.columns))
     return domain, paid, release, budget
+
+
+def check_encodes(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec) -> None:
+    """Raise unless every row of ``table`` lies in ``codec``'s (declared) domain: before any release."""
+    if isinstance(table, pd.DataFrame):
+        codec.encode(table)
+    else:
+        table.check_encodes(codec)
+
+
+def columns_of(table: pd.DataFrame | DaskCounts, columns: list[str]) -> pd.DataFrame | DaskCounts:
+    """The counts the DP domain reads of ``columns`` of ``table`` (a frame's columns, or a partitioned table's)."""
+    return table[columns] if isinstance(table, pd.DataFrame) else table.select(columns)
 
 
 def marginal_resolution(

@@ -15,14 +15,14 @@ def is_valid_entry(value: object) -> bool:
     return isinstance(value, (str, bool, np.bool_)) or is_finite_number(value) or is_missing(value)
 
 
-def check_table(frame: pd.DataFrame) -> None:
-    """Reject a table outside the domain of valid datasets (privacy.md) before any private computation: no rows or
-    one row, no columns or duplicated names, a column of a type no domain describes, infinite values, entries that
-    are not strings, bools, finite numbers or missing. The message names the column and the reason, never a
-    value."""
+def check_table(frame: pd.DataFrame, min_rows: int = 2) -> None:
+    """Reject a table outside the domain of valid datasets (privacy.md) before any private computation: fewer than
+    ``min_rows`` rows (0 for one partition of a partitioned table, whose size is the total's), no columns or
+    duplicated names, a column of a type no domain describes, infinite values, entries that are not strings, bools,
+    finite numbers or missing. The message names the column and the reason, never a value."""
     if frame.shape[1] == 0:
         raise ValueError("the table has no columns; pass a table with at least one column.")
-    if len(frame) < 2:
+    if len(frame) < min_rows:
         raise ValueError(f"the table has {len(frame)} row(s); differential privacy over fewer than 2 rows is meaningless.")
     duplicated = sorted({str(name) for name in frame.columns[frame.columns.duplicated()]})
     if duplicated:

@@ -164,6 +164,20 @@ class ReleaseMechanism(ABC):
                 f"the {self.name!r} release takes no labels; join them into the record (LabelledCodec) or use a "
                 "class-conditional release such as 'projected_histogram'."
             )
+        return self.noised(self.statistic(batch, directions, labels, n_classes), directions, noise_multiplier, secret,
+                           neighbouring)
+
+    def noised(
+        self,
+        exact: torch.Tensor,
+        directions: torch.Tensor | None,
+        noise_multiplier: float,
+        secret: torch.Generator,
+        neighbouring: Neighbouring = "replace_one",
+    ) -> Release:
+        r"""The exact statistic of a batch plus :math:`\mathcal{N}(0, s^2)` on every entry, :math:`s = z\,\Delta`:
+        the one place noise is added, whether the statistic was computed here (``release``) or summed from a
+        partitioned table's partitions (privacy.md, "Tables on Dask": noise once, on the total)."""
+        check_non_negative("noise_multiplier", noise_multiplier)
         noise_std = noise_multiplier * self.sensitivity_for(directions, neighbouring)
-        exact = self.statistic(batch, directions, labels, n_classes)
         return Release(exact + gaussian_noise(tuple(exact.shape), noise_std, secret, exact), noise_std, directions)

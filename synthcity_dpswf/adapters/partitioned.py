@@ -1,0 +1,202 @@
+"""Tables beyond one process: a Dask DataFrame (or a Parquet dataset read by Dask) counted partition by partition
+(privacy.md, "Tables on Dask").
+
+Each partition computes exact integer counts (the DP domain's stages through ``privacy.counts.FrameCounts``, the
+marginal release's tables through the release kind's own ``statistic`` of the partition's level codes); Dask sums
+them in a tree; the caller adds the noise once, to the totals. Nothing else of a partition leaves the worker that
+reads it. Dask is an optional dependency (``pip install -e ".[dask]"``): this module imports it only when a
+partitioned table is fitted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+import pandas as pd
+import torch
+
+from synthcity_dpswf.adapters.tabular import MarginalTableCodec
+from synthcity_dpswf.privacy.counts import FrameCounts, ValueCounts
+from synthcity_dpswf.privacy.mechanisms import ReleaseMechanism
+from synthcity_dpswf.privacy.validity import check_table
+
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+
+LOCAL_WORKERS = 2
+"""Workers of the local cluster started for a call when no Dask client is running (one thread each)."""
+
+Total = TypeVar("Total")
+
+
+def is_partitioned(data: object) -> bool:
+    """Whether ``data`` is a Dask DataFrame (without importing Dask when it is not installed or not used)."""
+    module = type(data).__module__
+    return module.startswith("dask") and hasattr(data, "to_delayed") and hasattr(data, "npartitions")
+
+
+def read_partitioned(source: object) -> "dd.DataFrame":
+    """A Dask DataFrame as given, or the Parquet dataset at a path (a file or a folder of files), read by Dask."""
+    if is_partitioned(source):
+        return source  # type: ignore[return-value]
+    if isinstance(source, (str, Path)):
+        dd = import_dask()
+        return dd.read_parquet(str(source))
+    raise TypeError(f"a partitioned table is a Dask DataFrame or a path to a Parquet dataset, got {type(source).__name__}.")
+
+
+def import_dask() -> Any:
+    """``dask.dataframe``, or an error that says how to install it."""
+    try:
+        import dask.dataframe as dd
+    except ImportError as error:
+        raise ImportError("fitting a Dask DataFrame or a Parquet dataset needs Dask: pip install -e \".[dask]\" "
+                          "(dask[dataframe], distributed, pyarrow).") from error
+    return dd
+
+
+@contextlib.contextmanager
+def computing() -> Iterator[None]:
+    """The Dask client the counts run on: the running one (a multi-machine ``dask.distributed`` cluster needs no
+    change), else a local cluster of ``LOCAL_WORKERS`` processes started for the call and closed after it."""
+    from distributed import Client, LocalCluster, get_client
+
+    try:
+        get_client()
+    except ValueError:  # no client: an embedded local cluster for this call
+        with LocalCluster(n_workers=LOCAL_WORKERS, threads_per_worker=1, dashboard_address=None,
+                          silence_logs=logging.WARNING) as cluster:
+            with Client(cluster):
+                yield
+        return
+    yield
+
+
+def tree_sum(parts: list[Any], merge: Callable[[Total, Total], Total]) -> Total:
+    """The sum of delayed per-partition results, merged pairwise in a balanced tree of delayed tasks, computed once:
+    every partition's counts are in the total before anything is returned (a failed task fails the whole)."""
+    import dask
+
+    if not parts:
+        raise ValueError("the partitioned table has no partitions.")
+    level = parts
+    while len(level) > 1:
+        paired = [dask.delayed(merge)(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        level = paired + ([level[-1]] if len(level) % 2 else [])
+    (total,) = dask.compute(level[0])
+    return total  # type: ignore[no-any-return]
+
+
+def checked(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """A partition with exactly the table's columns, in order, and inside the domain of valid datasets (its size
+    aside: a partition may be empty or hold one row; the table's size is checked on the total)."""
+    if list(part.columns) != columns:
+        raise ValueError(f"a partition has columns {list(part.columns)} where the table has {columns}; every partition "
+                         "must hold the same columns in the same order.")
+    check_table(part, min_rows=0)
+    return part
+
+
+def merge_arrays(first: dict[str, np.ndarray], second: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {column: first[column] + second[column] for column in first}
+
+
+def merge_values(first: dict[str, ValueCounts], second: dict[str, ValueCounts]) -> dict[str, ValueCounts]:
+    merged = {}
+    for column, one in first.items():
+        other = second[column]
+        categories = None
+        if one.categories is not None and other.categories is not None:
+            keys = dict(one.categories)
+            for key, count in other.categories.items():
+                keys[key] = keys.get(key, 0) + count
+            categories = keys
+        bins = None if one.bins is None or other.bins is None else one.bins + other.bins
+        merged[column] = ValueCounts(categories, bins, one.missing + other.missing)
+    return merged
+
+
+def _type_counts(part: pd.DataFrame, table: list[str], columns: list[str]) -> dict[str, np.ndarray]:
+    return FrameCounts(checked(part, table)).type_counts(columns)
+
+
+def _value_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, np.ndarray | None]) -> dict[str, ValueCounts]:
+    return FrameCounts(checked(part, table)).value_counts(plan)
+
+
+def _histogram_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return FrameCounts(checked(part, table)).histogram_counts(plan)
+
+
+def _rows(part: pd.DataFrame, table: list[str]) -> int:
+    return len(checked(part, table))
+
+
+def _encodes(part: pd.DataFrame, table: list[str], codec: MarginalTableCodec) -> bool:
+    codec.encode(checked(part, table))
+    return True
+
+
+def _marginal_statistic(part: pd.DataFrame, table: list[str], codec: MarginalTableCodec,
+                        mechanism: ReleaseMechanism) -> torch.Tensor:
+    codes = codec.encode(checked(part, table))
+    return mechanism.statistic(mechanism.prepare(codes, "ball"), None)
+
+
+class DaskCounts:
+    """``privacy.counts.TableCounts`` of a Dask DataFrame: each stage one pass over the partitions, their exact
+    counts summed by ``tree_sum`` (the sum over partitions is the sum over records: the same totals as one frame's,
+    whatever the partitioning)."""
+
+    def __init__(self, frame: "dd.DataFrame") -> None:
+        self.frame = frame
+        self._columns = [str(column) for column in frame.columns]
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._columns)
+
+    def _partitions(self) -> list[Any]:
+        return list(self.frame.to_delayed())
+
+    def _each(self, function: Callable[..., Any], *arguments: Any) -> list[Any]:
+        import dask
+
+        return [dask.delayed(function)(part, self._columns, *arguments) for part in self._partitions()]
+
+    def type_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
+        return tree_sum(self._each(_type_counts, columns), merge_arrays)
+
+    def value_counts(self, plan: Mapping[str, np.ndarray | None]) -> dict[str, ValueCounts]:
+        return tree_sum(self._each(_value_counts, dict(plan)), merge_values)
+
+    def histogram_counts(self, plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return tree_sum(self._each(_histogram_counts, dict(plan)), merge_arrays)
+
+    def n_rows(self) -> int:
+        """n, the partitions' row counts summed: public under replace-one only (under add/remove never call it)."""
+        return int(tree_sum(self._each(_rows), lambda first, second: first + second))
+
+    def marginal_statistic(self, codec: MarginalTableCodec, mechanism: ReleaseMechanism) -> torch.Tensor:
+        """The marginal release's exact statistic of all records: each partition's level codes (``codec``) counted by
+        ``mechanism.statistic``, summed (float64 holding integers, exact up to 2^53 records)."""
+        return tree_sum(self._each(_marginal_statistic, codec, mechanism), lambda first, second: first + second)
+
+    def select(self, columns: list[str]) -> "DaskCounts":
+        """The counts of some columns (a lazy column selection: nothing is read)."""
+        return DaskCounts(self.frame[columns])
+
+    def check_encodes(self, codec: MarginalTableCodec) -> None:
+        """Raise unless every partition's rows lie in ``codec``'s domain (``unknown="error"``): one pass, before any
+        release (the first partition that refuses ends it, naming the column, never a value)."""
+        tree_sum(self._each(_encodes, codec), lambda first, second: first and second)
+
+    def meta(self) -> pd.DataFrame:
+        """The table's empty frame (column names and Dask's declared dtypes): what synthcity's loader info is built
+        from, with no row read."""
+        return self.frame._meta.copy()

@@ -1,0 +1,90 @@
+"""Issue 37 through synthcity's API: DPSWflow fits a Dask DataFrame or a Parquet dataset on a two-worker local
+cluster (privacy.md, "Tables on Dask"); the per-step generators refuse one; bad input ends the fit before any
+release."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+from synthcity.plugins import Plugins  # noqa: E402
+
+import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
+from synthcity_dpswf.adapters import partitioned  # noqa: E402
+from synthcity_dpswf.privacy import domain as dp_domain  # noqa: E402
+
+
+def survey(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": rng.integers(18, 90, n), "income": np.round(rng.lognormal(10, 1, n), 2),
+        "home": rng.choice(["own", "rent", "other"], n, p=[0.5, 0.4, 0.1]), "flag": rng.choice([True, False], n),
+    })
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    """One two-worker local cluster for the module (``adapters.partitioned.computing`` uses a running client)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as local:
+        with distributed.Client(local):
+            yield
+
+
+FAST = {"epsilon": 1.0, "n_steps": 100, "n_directions": 20}
+
+
+def fitted(plugin: object, data: object) -> object:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return plugin.fit(data)  # type: ignore[attr-defined]
+
+
+def test_dpswflow_fits_a_dask_dataframe_and_a_parquet_dataset(cluster: None, tmp_path: Path) -> None:
+    frame = survey()
+    plugin = fitted(Plugins().get("dpswflow", **FAST), dd.from_pandas(frame, npartitions=5))
+    rows = plugin.generate(200).dataframe()
+    assert len(rows) == 200 and list(rows.columns) == list(frame.columns)
+    assert rows["age"].dtype.kind == "i" and rows["flag"].dtype == bool and set(rows["home"]) <= {"own", "rent", "other"}
+    report = str(plugin.privacy_report())
+    assert "one release of all n = 3000 records" in report and "DP domain" in report
+    folder = tmp_path / "survey"
+    folder.mkdir()
+    for part, chunk in enumerate(np.array_split(frame, 3)):
+        chunk.to_parquet(folder / f"part-{part}.parquet")
+    from_path = fitted(Plugins().get("dpswflow", **FAST), str(folder))
+    assert len(from_path.generate(50).dataframe()) == 50
+
+
+def test_add_remove_reads_no_row_count(cluster: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: object) -> int:
+        raise AssertionError("n was read under add/remove")
+
+    monkeypatch.setattr(partitioned.DaskCounts, "n_rows", refuse)
+    plugin = fitted(Plugins().get("dpswflow", neighbouring="add_remove", **FAST), dd.from_pandas(survey(), npartitions=3))
+    assert "add/remove" in str(plugin.privacy_report()) and len(plugin.generate(20).dataframe()) == 20
+
+
+@pytest.mark.parametrize("name", ["dpswflow_r", "dpswgen"])
+def test_the_per_step_generators_refuse_a_partitioned_table(name: str) -> None:
+    with pytest.raises(ValueError, match="fit it with dpswflow"):
+        Plugins().get(name).fit(dd.from_pandas(survey(50), npartitions=2))
+
+
+def test_values_outside_a_declared_domain_end_the_fit_before_any_release(
+    cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_noise(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a release was made")
+
+    monkeypatch.setattr(dp_domain, "noisy_counts", no_noise)
+    declared = {"age": (18, 90), "income": (0.0, 1e7), "home": ["own", "rent"], "flag": [True, False]}
+    with pytest.raises(ValueError, match="home"):  # a category outside the declared list (a range clips instead)
+        Plugins().get("dpswflow", domain=declared, **FAST).fit(dd.from_pandas(survey(), npartitions=4))
