@@ -1,6 +1,8 @@
-"""Shared fixtures: the path of the offline data copies, and a CUDA marker helper. Puts ``benchmarks/`` on the
-import path, where the baselines that are not our product live (``baselines.dpsgd_gan``), and marks the tests that
-run a user-facing command or benchmark script whole as ``end_to_end`` (``pytest -m end_to_end``).
+"""Shared fixtures: the path of the offline data copies, and a CUDA marker helper; marks the tests that run a
+user-facing command or benchmark script whole as ``end_to_end`` (``pytest -m end_to_end``). ``benchmarks/`` is on
+the tests' import path through pytest's ``pythonpath`` option in pyproject.toml, so the tests import the benchmark
+modules (``common``, ``table_runner``) and the baselines that are not our product (``baselines.dpsgd_gan``) by
+name, as a script in ``benchmarks/`` does.
 
 The tests mirror the package: ``tests/<subpackage>/`` for ``synthcity_dpswf/<subpackage>/``, ``tests/benchmarks/``
 for ``benchmarks/``, and at the top the checks that span the project (the README, CUDA)."""
@@ -8,7 +10,6 @@ for ``benchmarks/``, and at the top the checks that span the project (the README
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -18,7 +19,6 @@ import torch
 from pandas._libs import lib
 from pandas.core.arrays.masked import BaseMaskedArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 SHARED = Path(os.environ.get("DPSWF_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
