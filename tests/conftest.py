@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 import pytest
 import torch
 from pandas._libs import lib
 from pandas.core.arrays.masked import BaseMaskedArray
+
+if TYPE_CHECKING:  # matplotlib is imported by the tests that draw
+    from matplotlib.figure import Figure
 
 SHARED = Path(os.environ.get("DPSWF_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 
@@ -93,6 +96,19 @@ def blobs(n: int, seed: int = 0, size: int = 32) -> tuple[torch.Tensor, torch.Te
         row, column = divmod(label, 2)
         images[index, 0, 4 + 14 * row : 14 + 14 * row, 4 + 14 * column : 14 + 14 * column] = 0.9
     return images, labels
+
+
+def drawn_aspects(figure: Figure) -> list[tuple[float, float]]:
+    """For each image a matplotlib ``figure`` draws: (its drawn width / height on the canvas, its array's width /
+    height). The two agree when the image keeps its own aspect (square pixels); a stretched image's do not."""
+    figure.canvas.draw()
+    aspects = []
+    for ax in figure.axes:
+        for image in ax.images:
+            drawn = image.get_window_extent()
+            height, width = image.get_array().shape[:2]
+            aspects.append((drawn.width / drawn.height, width / height))
+    return aspects
 
 
 @pytest.fixture
