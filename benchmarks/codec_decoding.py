@@ -20,22 +20,20 @@ Run: ``python benchmarks/codec_decoding.py --data-root ../shared/data --inceptio
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DELTA, RESULTS, choose_device, environment, write_results  # noqa: E402
+from common import DELTA, RESULTS, choose_device, environment, write_results
 
-from synthcity_dpswf.adapters.dct import DCTImageCodec  # noqa: E402
-from synthcity_dpswf.adapters.pixel_range import PIXEL_SCALINGS  # noqa: E402
-from synthcity_dpswf.adapters.private_pca import PrivatePCACodec  # noqa: E402
-from synthcity_dpswf.evaluation import InceptionFeatures, classification_accuracies, frechet_distance, inception_features  # noqa: E402
-from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS  # noqa: E402
-from synthcity_dpswf.experiments.images import (  # noqa: E402
+from synthcity_dpswf.adapters.dct import DCTImageCodec
+from synthcity_dpswf.adapters.pixel_range import PIXEL_SCALINGS
+from synthcity_dpswf.adapters.private_pca import PrivatePCACodec
+from synthcity_dpswf.evaluation import InceptionFeatures, classification_accuracies, frechet_distance, inception_features
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS
+from synthcity_dpswf.experiments.images import (
     CODEC_SHARE,
     DCT_FREQUENCIES,
     PCA_COMPONENTS,
@@ -43,7 +41,7 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
     codec_budget,
     split_training_set,
 )
-from synthcity_dpswf.privacy import secret_generator  # noqa: E402
+from synthcity_dpswf.privacy import secret_generator
 
 VALIDATION = 5000
 

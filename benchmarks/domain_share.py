@@ -14,7 +14,6 @@ Run: ``python benchmarks/domain_share.py [--fits 3]``. Writes ``benchmarks/resul
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -23,14 +22,13 @@ from typing import Any
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_results  # noqa: E402
-from stand_in import TEST_ROWS, scored, stand_in  # noqa: E402
-from table_metrics import QuantileCellMetrics  # noqa: E402
-from tables import Target, holdout_split, load_table  # noqa: E402
+from common import RESULTS, environment, write_results
+from stand_in import TEST_ROWS, scored, stand_in
+from table_metrics import QuantileCellMetrics
+from tables import Target, holdout_split, load_table
 
-import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
-from synthcity_dpswf.privacy.budget import default_domain_share  # noqa: E402
+import synthcity_dpswf  # noqa: F401  (registers the plugins)
+from synthcity_dpswf.privacy.budget import default_domain_share
 
 EPSILON, DELTA = 1.0, 1e-5
 

@@ -13,19 +13,16 @@ Run: ``python benchmarks/dp_domain.py`` (under a minute). Writes ``benchmarks/re
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
-from pathlib import Path
 
 import torch
 from sklearn.datasets import load_iris
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_json  # noqa: E402
+from common import RESULTS, environment, write_json
 
-from synthcity_dpswf.adapters import NumericColumn, TabularDomain  # noqa: E402
-from synthcity_dpswf.privacy.budget import TableBudget, default_delta  # noqa: E402
-from synthcity_dpswf.privacy.domain import release_domain_at  # noqa: E402
+from synthcity_dpswf.adapters import NumericColumn, TabularDomain
+from synthcity_dpswf.privacy.budget import TableBudget, default_delta
+from synthcity_dpswf.privacy.domain import release_domain_at
 
 EPSILON = 3.0
 

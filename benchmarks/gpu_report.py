@@ -22,14 +22,12 @@ import math
 import platform
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ElementTree
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import METHOD_NAMES, mean_std  # noqa: E402
+from common import METHOD_NAMES, mean_std
 
 FLOOR_SHAPE = (1_000_000, 1_000)
 FLOOR_TARGET = 2.0

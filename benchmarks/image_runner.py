@@ -41,7 +41,6 @@ import dataclasses
 import functools
 import json
 import math
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -50,22 +49,21 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DELTA, RESULTS, environment, finite_or_text, read_config  # noqa: E402
-from image_results import RELEASE_DEFAULTS, markdown, merge_rows, pixels_of, replace_row, write  # noqa: E402
-from paper_protocol import SampleGrids, fid_cas_figure, method_label, paper_noise_multiplier  # noqa: E402
+from common import DELTA, RESULTS, environment, finite_or_text, read_config
+from image_results import RELEASE_DEFAULTS, markdown, merge_rows, pixels_of, replace_row, write
+from paper_protocol import SampleGrids, fid_cas_figure, method_label, paper_noise_multiplier
+from baselines.dpsgd_gan import DPSGDGAN
 
-from baselines.dpsgd_gan import DPSGDGAN  # noqa: E402
-from synthcity_dpswf.adapters import LabelledCodec  # noqa: E402
-from synthcity_dpswf.adapters.image_codecs import ImageCodec  # noqa: E402
-from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET  # noqa: E402
-from synthcity_dpswf.evaluation import (  # noqa: E402
+from synthcity_dpswf.adapters import LabelledCodec
+from synthcity_dpswf.adapters.image_codecs import ImageCodec
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET
+from synthcity_dpswf.evaluation import (
     InceptionFeatures,
     cached_inception_features,
     classification_accuracies,
     fid_precision_recall,
 )
-from synthcity_dpswf.experiments.images import (  # noqa: E402
+from synthcity_dpswf.experiments.images import (
     CODEC_SHARE,
     GENERATORS,
     CodecBudget,
@@ -78,8 +76,8 @@ from synthcity_dpswf.experiments.images import (  # noqa: E402
     load_other_training_set,
     split_training_set,
 )
-from synthcity_dpswf.models import Generator, SlicedGenerator  # noqa: E402
-from synthcity_dpswf.privacy import MECHANISMS  # noqa: E402
+from synthcity_dpswf.models import Generator, SlicedGenerator
+from synthcity_dpswf.privacy import MECHANISMS
 
 VALIDATION = 5000
 """Private images a validation grid holds out and scores on (never released)."""

@@ -15,22 +15,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DELTA, RESULTS, environment, write_json  # noqa: E402
-from table_metrics import coarse  # noqa: E402
-from tables import load_table  # noqa: E402
+from common import DELTA, RESULTS, environment, write_json
+from table_metrics import coarse
+from tables import load_table
 
-from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain  # noqa: E402
-from synthcity_dpswf.evaluation import marginal_tv_distance  # noqa: E402
-from synthcity_dpswf.models import DPSWFlow  # noqa: E402
-from synthcity_dpswf.privacy import MarginalLayout  # noqa: E402
+from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain
+from synthcity_dpswf.evaluation import marginal_tv_distance
+from synthcity_dpswf.models import DPSWFlow
+from synthcity_dpswf.privacy import MarginalLayout
 
 SAMPLES = 5_000
 

@@ -17,7 +17,6 @@ Target: kept's 2-way TV within 10% of dropped's. Run: ``python benchmarks/missin
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -27,12 +26,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_results  # noqa: E402
-from table_metrics import QuantileCellMetrics  # noqa: E402
-from tables import Target  # noqa: E402
+from common import RESULTS, environment, write_results
+from table_metrics import QuantileCellMetrics
+from tables import Target
 
-import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
+import synthcity_dpswf  # noqa: F401  (registers the plugins)
 
 EPSILON, DELTA = 1.0, 1e-5
 COLUMNS = ("income", "age", "home")

@@ -28,26 +28,24 @@ import argparse
 import copy
 import itertools
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_results  # noqa: E402
+from common import RESULTS, environment, write_results
 
-import torch  # noqa: E402
+import torch
 
-from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder  # noqa: E402
-from synthcity_dpswf.adapters.image_latent import (  # noqa: E402
+from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder
+from synthcity_dpswf.adapters.image_latent import (
     MNIST_LATENT_DIM, REFINER_AVERAGE_DECAY, REFINER_EPOCHS, REFINER_LATENT_NOISE, ImageLatentAdapter,
     refiner_adversarial_weight,
 )
-from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, public_private_split  # noqa: E402
-from synthcity_dpswf.evaluation import (  # noqa: E402
+from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, public_private_split
+from synthcity_dpswf.evaluation import (
     InceptionFeatures, cached_inception_features, classification_accuracies, fid_precision_recall,
 )
-from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator  # noqa: E402
+from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator
 
 REFINE, HELD_OUT, CAS_IMAGES = 25_000, 5_000, 5_000
 

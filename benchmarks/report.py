@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import METHOD_NAMES, RESULTS, refiner_weight_in  # noqa: E402
+from common import METHOD_NAMES, RESULTS, refiner_weight_in
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}

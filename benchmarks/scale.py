@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import resource
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -34,12 +33,11 @@ import pandas as pd
 import torch
 from sklearn.datasets import load_iris
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_json  # noqa: E402
+from common import RESULTS, environment, write_json
 
-from synthcity_dpswf.adapters.tabular import MarginalTableCodec, TabularDomain  # noqa: E402
-from synthcity_dpswf.models import KINDS, DPSWFlow, FlowSettings  # noqa: E402
-from synthcity_dpswf.privacy import MarginalLayout  # noqa: E402
+from synthcity_dpswf.adapters.tabular import MarginalTableCodec, TabularDomain
+from synthcity_dpswf.models import KINDS, DPSWFlow, FlowSettings
+from synthcity_dpswf.privacy import MarginalLayout
 
 EPSILON, DELTA = 10.0, 1e-5
 COARSE_BINS, FINE_BINS, MAX_PAIRS, FLOW_STEPS = 8, 100, 120, 300

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -27,15 +26,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_results  # noqa: E402
-from table_metrics import QuantileCellMetrics  # noqa: E402
-from tables import holdout_split, load_table  # noqa: E402
+from common import RESULTS, environment, write_results
+from table_metrics import QuantileCellMetrics
+from tables import holdout_split, load_table
 
-import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
-from synthcity_dpswf.privacy import secret_generator  # noqa: E402
-from synthcity_dpswf.privacy.budget import TableBudget, default_domain_share  # noqa: E402
-from synthcity_dpswf.privacy.domain import release_domain_at  # noqa: E402
+import synthcity_dpswf  # noqa: F401  (registers the plugins)
+from synthcity_dpswf.privacy import secret_generator
+from synthcity_dpswf.privacy.budget import TableBudget, default_domain_share
+from synthcity_dpswf.privacy.domain import release_domain_at
 
 EPSILON, DELTA = 1.0, 1e-5
 

@@ -21,7 +21,6 @@ Run: ``python benchmarks/stand_in.py [--releases 1000] [--fits 3]``. Writes ``be
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -31,15 +30,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_results  # noqa: E402
-from table_metrics import QuantileCellMetrics  # noqa: E402
-from tables import Target  # noqa: E402
+from common import RESULTS, environment, write_results
+from table_metrics import QuantileCellMetrics
+from tables import Target
 
-import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
-from synthcity_dpswf.privacy.budget import TableBudget, default_domain_share  # noqa: E402
-from synthcity_dpswf.privacy import secret_generator  # noqa: E402
-from synthcity_dpswf.privacy.domain import release_domain_at  # noqa: E402
+import synthcity_dpswf  # noqa: F401  (registers the plugins)
+from synthcity_dpswf.privacy.budget import TableBudget, default_domain_share
+from synthcity_dpswf.privacy import secret_generator
+from synthcity_dpswf.privacy.domain import release_domain_at
 
 EPSILON, DELTA = 1.0, 1e-5
 TEST_ROWS = 1000

@@ -46,7 +46,6 @@ import argparse
 import dataclasses
 import json
 import math
-import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -56,11 +55,10 @@ from typing import Any
 import pandas as pd
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DELTA, RESULTS, MEMORY_HEADROOM, environment, memory_cap, read_config, time_limit, write_json  # noqa: E402
-from table_metrics import SUITES, TableMetrics  # noqa: E402
-from tables import Schema, Table, holdout_split, load_table, subsample  # noqa: E402
-from peer_runs import (PEER_ADJACENCY as END_TO_END_ADJACENCY, PEER_LABELS, PEER_MODES, PEER_READS, PEERS,  # noqa: E402
+from common import DELTA, RESULTS, MEMORY_HEADROOM, environment, memory_cap, read_config, time_limit, write_json
+from table_metrics import SUITES, TableMetrics
+from tables import Schema, Table, holdout_split, load_table, subsample
+from peer_runs import (PEER_ADJACENCY as END_TO_END_ADJACENCY, PEER_LABELS, PEER_MODES, PEER_READS, PEERS,
                        PeerFailure, PeerTable, check_environments, peer_schema_label, run_peer)
 
 OURS = ("dpswflow", "dpswflow_r", "dpswgen")

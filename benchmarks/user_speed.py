@@ -13,7 +13,6 @@ Run: ``python benchmarks/user_speed.py --data-root ../shared/data [--repeats 3]`
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -23,10 +22,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, environment, write_results  # noqa: E402
+from common import RESULTS, environment, write_results
 
-import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
+import synthcity_dpswf  # noqa: F401  (registers the plugins)
 
 
 def seconds(call: Callable[[], Any]) -> float:

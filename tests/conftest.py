@@ -1,6 +1,8 @@
-"""Shared fixtures: the path of the offline data copies, and a CUDA marker helper. Puts ``benchmarks/`` on the
-import path, where the baselines that are not our product live (``baselines.dpsgd_gan``), and marks the tests that
-run a user-facing command or benchmark script whole as ``end_to_end`` (``pytest -m end_to_end``).
+"""Shared fixtures: the path of the offline data copies, and a CUDA marker helper; marks the tests that run a
+user-facing command or benchmark script whole as ``end_to_end`` (``pytest -m end_to_end``). ``benchmarks/`` is on
+the tests' import path through pytest's ``pythonpath`` option in pyproject.toml, so the tests import the benchmark
+modules (``common``, ``table_runner``) and the baselines that are not our product (``baselines.dpsgd_gan``) by
+name, as a script in ``benchmarks/`` does.
 
 The tests mirror the package: ``tests/<subpackage>/`` for ``synthcity_dpswf/<subpackage>/``, ``tests/benchmarks/``
 for ``benchmarks/``, and at the top the checks that span the project (the README, CUDA)."""
@@ -8,9 +10,8 @@ for ``benchmarks/``, and at the top the checks that span the project (the README
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 import pytest
@@ -18,7 +19,9 @@ import torch
 from pandas._libs import lib
 from pandas.core.arrays.masked import BaseMaskedArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+if TYPE_CHECKING:  # matplotlib is imported by the tests that draw
+    from matplotlib.figure import Figure
+
 SHARED = Path(os.environ.get("DPSWF_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 
 requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -93,6 +96,19 @@ def blobs(n: int, seed: int = 0, size: int = 32) -> tuple[torch.Tensor, torch.Te
         row, column = divmod(label, 2)
         images[index, 0, 4 + 14 * row : 14 + 14 * row, 4 + 14 * column : 14 + 14 * column] = 0.9
     return images, labels
+
+
+def drawn_aspects(figure: Figure) -> list[tuple[float, float]]:
+    """For each image a matplotlib ``figure`` draws: (its drawn width / height on the canvas, its array's width /
+    height). The two agree when the image keeps its own aspect (square pixels); a stretched image's do not."""
+    figure.canvas.draw()
+    aspects = []
+    for ax in figure.axes:
+        for image in ax.images:
+            drawn = image.get_window_extent()
+            height, width = image.get_array().shape[:2]
+            aspects.append((drawn.width / drawn.height, width / height))
+    return aspects
 
 
 @pytest.fixture

@@ -3,27 +3,18 @@ and the code keeps release-kind knowledge in the registries."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+import report  # benchmarks/report.py (pyproject.toml's pytest pythonpath puts benchmarks/ on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 KIND_NAMES = ("marginal", "projected_histogram", "projected", "record")
-
-
-def load_report() -> object:
-    spec = importlib.util.spec_from_file_location("report", ROOT / "benchmarks" / "report.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_readme_starts_with_the_two_commands() -> None:
@@ -38,7 +29,7 @@ def test_the_results_section_is_what_report_py_writes_from_the_committed_results
     text = README.read_text()
     section = text[text.index(START) + len(START) : text.index(END)]
     generated = section.split("-->", 1)[1].strip()
-    assert generated == load_report().headline().strip(), "run `python benchmarks/report.py` and commit README.md"  # type: ignore[attr-defined]
+    assert generated == report.headline().strip(), "run `python benchmarks/report.py` and commit README.md"
 
 
 def test_the_fid_table_names_each_run_s_adjacency_and_delta(tmp_path: Path) -> None:
@@ -57,7 +48,7 @@ def test_the_fid_table_names_each_run_s_adjacency_and_delta(tmp_path: Path) -> N
     paths = [path, tmp_path / "refined.json", tmp_path / "last_weights.json"]
     paths[1].write_text(json.dumps(refined))
     paths[2].write_text(json.dumps(last_weights))
-    table = load_report().cli_fid_headline(paths)  # type: ignore[attr-defined]
+    table = report.cli_fid_headline(paths)
     assert ("| a fixed DCT codec: no public data | DPSWflow-r | add/remove | 1 | 1e-06 | 30.0 | 0.50 / 0.25 | "
             "90.0% / 95.0% | cuda | `dpswf_images_mnist_dct_eps1_fid10k` |") in table
     assert "| public half (refiner at weight 0.2, averaged weights) | DPSWflow-r |" in table

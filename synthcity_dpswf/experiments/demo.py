@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -26,6 +27,9 @@ from synthcity_dpswf.adapters import DCTImageCodec
 from synthcity_dpswf.evaluation import classification_accuracy
 from synthcity_dpswf.models import DPSWFlow
 from synthcity_dpswf.privacy import PrivacyReport
+
+if TYPE_CHECKING:  # matplotlib is imported when the grid is drawn, not with the package
+    from matplotlib.figure import Figure
 
 N_TEST = 500
 DIRECTIONS, BINS = 50, 8
@@ -78,27 +82,59 @@ def run_demo(
     return runs
 
 
-def write_grid(out: Path, blocks: dict[str, tuple[torch.Tensor, torch.Tensor]], per_block: int = 5) -> Path:
-    """A PNG with one row per class and one block of ``per_block`` columns per entry of ``blocks``
-    (title -> (images, labels)): the images of that block that carry the row's label."""
+def grid_figure(blocks: dict[str, tuple[torch.Tensor, torch.Tensor]], per_block: int = 5) -> Figure:
+    """The figure of ``write_grid``: one row per class, named on its left ("digit 3"), and one titled block of
+    ``per_block`` columns per entry of ``blocks`` (title -> (images ``(n, H, W)``, labels)), holding the images of
+    that block that carry the row's label. Each image keeps its own aspect (square pixels) inside a thin frame, so
+    an 8 x 8 digit reads as the square it is rather than as the narrow stroke it draws on a white ground."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    n_columns = per_block * len(blocks)
-    fig, axes = plt.subplots(10, n_columns, figsize=(n_columns * 0.6, 10 * 0.6 + 0.4))
+    if not blocks or per_block < 1:
+        raise ValueError("grid_figure needs at least one block and per_block >= 1.")
+    height, width = next(iter(blocks.values()))[0].shape[-2:]
+    cell = 0.6 / max(height, width)  # inches per pixel: the longer side of an image is 0.6 inch
+    gap = 0.3  # width of the empty column between two blocks, in images
+    ratios = ([1.0] * per_block + [gap]) * len(blocks)
+    ratios.pop()
+    fig, axes = plt.subplots(
+        10, len(ratios), squeeze=False, gridspec_kw={"width_ratios": ratios, "wspace": 0.08, "hspace": 0.08},
+        figsize=(sum(ratios) * cell * width * 1.08, 10 * cell * height * 1.08),
+    )
+    fig.subplots_adjust(left=0, right=1, bottom=0, top=1)  # the names and titles lie outside; savefig's tight box keeps them
+    for column in range(per_block, len(ratios), per_block + 1):  # the gaps between blocks
+        for digit in range(10):
+            axes[digit][column].axis("off")
     for block, (title, (images, labels)) in enumerate(blocks.items()):
-        axes[0][block * per_block + per_block // 2].set_title(title, fontsize=8)
+        first = block * (per_block + 1)
+        axes[0][first + per_block // 2].set_title(title, fontsize=9)
         for digit in range(10):
             chosen = images[labels == digit][:per_block]
             for index in range(per_block):
-                ax = axes[digit][block * per_block + index]
-                ax.axis("off")
+                ax = axes[digit][first + index]
+                ax.set_xticks([])
+                ax.set_yticks([])
+                for spine in ax.spines.values():
+                    spine.set(color="0.8", linewidth=0.5, visible=index < len(chosen))
                 if index < len(chosen):
-                    ax.imshow(chosen[index].numpy(), cmap="gray_r", vmin=0, vmax=float(images.max()))
-    fig.tight_layout()
+                    ax.imshow(chosen[index].numpy(), cmap="gray_r", vmin=0, vmax=float(images.max()), aspect="equal",
+                              interpolation="nearest")
+                else:  # an empty cell still spans an image's shape, so the row keeps its height
+                    ax.set(xlim=(0, width), ylim=(height, 0), aspect="equal")
+                if block == 0 and index == 0:
+                    ax.set_ylabel(f"digit {digit}", rotation=0, ha="right", va="center", fontsize=9)
+    return fig
+
+
+def write_grid(out: Path, blocks: dict[str, tuple[torch.Tensor, torch.Tensor]], per_block: int = 5) -> Path:
+    """A PNG with one row per class, named on its left, and one titled block of ``per_block`` columns per entry of
+    ``blocks`` (title -> (images, labels)): the images of that block that carry the row's label (``grid_figure``)."""
+    import matplotlib.pyplot as plt
+
+    fig = grid_figure(blocks, per_block)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
+    fig.savefig(out, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return out

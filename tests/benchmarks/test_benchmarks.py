@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,6 @@ def test_raw_adult_domain_covers_the_published_table(shared_dir: Path) -> None:
 
 
 def test_the_stand_in_and_missing_values_suites_run_at_a_toy_scale(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     import missing_values
     import stand_in
 
@@ -46,7 +44,6 @@ def test_the_stand_in_and_missing_values_suites_run_at_a_toy_scale(tmp_path: Pat
 
 
 def test_refiner_validation_merges_runs_of_one_dataset_and_names_it(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
     import refiner_validation
 
     def part(dataset: str | None, weight: float | None, fid: float) -> dict[str, Any]:

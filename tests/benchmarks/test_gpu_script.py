@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
+import gpu_report
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -108,9 +110,6 @@ def test_whole_smoke_run_with_the_image_suite(shared_dir: Path, tmp_path: Path) 
 def test_the_image_summary_reads_the_runners_rows_and_the_earlier_scripts(tmp_path: Path) -> None:
     """The images stage's rows from the image runner (mean and spread over generation runs, fit + the slowest run
     against the target), and the committed folder of the script before it, read as it was written."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import gpu_report
-
     run = {"mlp": 0.9, "cnn": 0.95, "fid": 40.0, "precision": 0.6, "recall": 0.5, "sample_seconds": 2.0}
     cell = {**run, "fit_seconds": 1.0, "reported_epsilon": 9.99, "runs": [run, {**run, "fid": 42.0, "sample_seconds": 3.0}]}
     row = {"codec": "ae:8:10", "description": "an autoencoder", "codec_seconds": 10.0, "n_released": 30000, "samples": 10000,
@@ -128,9 +127,6 @@ def test_the_image_summary_reads_the_runners_rows_and_the_earlier_scripts(tmp_pa
 def test_the_table_summary_reads_the_image_runners_rows(tmp_path: Path) -> None:
     """The table stage's public-half job is the image runner's full_table grid: its ceiling once, then one line per
     generator and epsilon, beside the no-public-data rows of ``dpswf images``."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import gpu_report
-
     folder = tmp_path / "table_mnist"
     (folder / "private").mkdir(parents=True)
     cell = {"mlp": 0.9, "cnn": 0.95, "fid": 30.0, "reported_epsilon": 9.99, "seconds": 4.0}

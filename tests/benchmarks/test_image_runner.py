@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
+import image_runner
+from image_runner import FlowChoice, ImageGrid, load_grid, row_generators, select_settings
+from paper_protocol import method_label
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import image_runner  # noqa: E402
-from image_runner import FlowChoice, ImageGrid, load_grid, row_generators, select_settings  # noqa: E402
-from paper_protocol import method_label  # noqa: E402
 
 INCEPTION = "weights/inception_fid_torchscript.pt"
 

@@ -13,11 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import peer_runs  # noqa: E402
-import table_runner  # noqa: E402
+import peer_runs
+import table_runner
 
 
 def environment_with(tmp_path: Path, peer: str, script: str) -> Path:

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
+import table_runner
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "benchmarks" / "configs" / "tables"
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-import table_runner  # noqa: E402
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS.glob("*.toml")), ids=lambda path: path.stem)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib
 import pytest
 import torch
 from PIL import Image
@@ -17,8 +18,9 @@ from synthcity_dpswf.evaluation import (
     sample_space_frechet_distance,
     save_image_grid,
 )
+from synthcity_dpswf.evaluation.plots import labelled_grid_figure
 
-from conftest import blobs
+from conftest import blobs, drawn_aspects
 
 INCEPTION = "weights/inception_fid_torchscript.pt"
 
@@ -37,6 +39,20 @@ def test_classification_accuracy_and_grid(tmp_path: Path) -> None:
         classification_accuracy(images, labels, test_images, test_labels, classifier="svm")
     grid = save_image_grid(images[:20], tmp_path / "grid.png", per_row=10)
     assert Image.open(grid).size == (10 * 34 + 2, 2 * 34 + 2)
+
+
+@pytest.mark.parametrize("setting", ["equal", "auto"])
+def test_a_labelled_grid_names_its_rows_and_columns_and_keeps_each_image_s_aspect(setting: str) -> None:
+    # The image runner's and dpswf images' grids: square MNIST-like images and a wide one, named rows and columns.
+    rows = {"DPSWflow": torch.rand(3, 1, 28, 28), "wide": torch.rand(2, 3, 10, 30)}
+    with matplotlib.rc_context({"image.aspect": setting}):
+        figure = labelled_grid_figure(rows, ["label 0", "label 1", "label 2"], title="MNIST")
+        aspects = drawn_aspects(figure)
+    assert len(aspects) == 5
+    for drawn, own in aspects:
+        assert drawn == pytest.approx(own, rel=0.03)
+    assert [ax.get_ylabel() for ax in figure.axes if ax.get_ylabel()] == ["DPSWflow", "wide"]
+    assert [ax.get_title() for ax in figure.axes if ax.get_title()] == ["label 0", "label 1", "label 2"]
 
 
 def test_fid_with_the_local_inception_file(shared_dir: Path) -> None:

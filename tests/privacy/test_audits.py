@@ -19,7 +19,7 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity_dpswf.models import DPSWFlowR, releasing
 from synthcity_dpswf.models import base as model_base
-from baselines.dpsgd_gan import DPSGDGAN  # benchmarks/baselines (conftest puts benchmarks/ on the path)
+from baselines.dpsgd_gan import DPSGDGAN  # benchmarks/baselines (pyproject.toml's pytest pythonpath puts benchmarks/ on the path)
 from synthcity_dpswf.plugins import table_path
 from synthcity_dpswf.privacy import (
     MECHANISMS,
