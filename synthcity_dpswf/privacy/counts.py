@@ -39,9 +39,16 @@ def missing_mask(values: pd.Series) -> np.ndarray:
     return np.asarray(values.isna(), dtype=bool)
 
 
+def all_strings(values: pd.Series) -> bool:
+    """Whether every entry that is not missing is a string (pandas' type inference, in C: no per-entry Python)."""
+    return values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) == "string"
+
+
 def number_mask(values: pd.Series) -> np.ndarray:
-    """Which entries are finite numbers (``is_finite_number``): a per-record test (numeric dtypes take a
-    vectorised path with the same result)."""
+    """Which entries are finite numbers (``is_finite_number``): a per-record test (numeric dtypes and columns of
+    strings take a vectorised path with the same result)."""
+    if all_strings(values):
+        return np.zeros(len(values), dtype=bool)
     if pd.api.types.is_bool_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
         return np.array([is_finite_number(value) for value in values.to_numpy(dtype=object)], dtype=bool)
     if pd.api.types.is_numeric_dtype(values):
@@ -125,7 +132,10 @@ class FrameCounts:
         for column, edges in plan.items():
             values = self.frame[column]
             missing = int(missing_mask(values).sum())
-            if edges is None:
+            if edges is None and all_strings(values):  # strings are their own keys: pandas counts them in C
+                keys = values.dropna().value_counts()
+                counts[column] = ValueCounts({("str", key): int(count) for key, count in keys.items()}, None, missing)
+            elif edges is None:
                 present = [value for value in values.to_numpy(dtype=object) if not is_missing(value)]
                 keys = pd.Series([category_key(value) for value in present], dtype=object).value_counts()
                 counts[column] = ValueCounts({key: int(count) for key, count in keys.items()}, None, missing)
