@@ -1,5 +1,5 @@
 """Evaluation, one metric a module: ``fid`` (FID and precision / recall with a local Inception file), ``cas``
-(classification accuracy score), ``marginals`` (total-variation distance of table marginals), ``plots`` (image
+(classification accuracy score), ``marginal_tv`` (total-variation distance of table marginals), ``plots`` (image
 grids). Nothing here downloads."""
 
 from synthcity_dpswf.evaluation.cas import CLASSIFIERS, classification_accuracies, classification_accuracy, small_cnn
@@ -13,7 +13,7 @@ from synthcity_dpswf.evaluation.fid import (
     precision_recall,
     sample_space_frechet_distance,
 )
-from synthcity_dpswf.evaluation.marginals import marginal_tv_distance
+from synthcity_dpswf.evaluation.marginal_tv import marginal_tv_distance
 from synthcity_dpswf.evaluation.plots import save_image_grid, save_labelled_grid
 
 __all__ = [

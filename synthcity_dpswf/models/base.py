@@ -349,7 +349,7 @@ class SlicedGenerator(ABC):
     def add_one_way(self, measurements: dict[int, tuple[Any, Any]], counted: float) -> None:
         """Another release's noisy counts of some columns' fine one-way tables (``{column: (counts, noise stds)}``,
         counting ``counted`` records: a DP domain's, ``adapters.MarginalTableCodec.one_way_measurements``), combined
-        with the marginal release's own tables by inverse variance when generating (``models.marginals``).
+        with the marginal release's own tables by inverse variance when generating (``models.marginal_target``).
         Post-processing of both releases: nothing is released and no budget is spent."""
         pool = self._pool()
         if not self.mechanism.takes_level_codes or pool.options.layout is None:

@@ -11,7 +11,7 @@ from typing import Callable
 import torch
 
 from synthcity_dpswf.math import TargetSource
-from synthcity_dpswf.models.marginals import MarginalParticleSpace
+from synthcity_dpswf.models.marginal_target import MarginalParticleSpace
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.targets import (

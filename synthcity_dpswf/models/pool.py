@@ -31,9 +31,9 @@ class ReleasePool:
         n_classes: C for class-conditional releases (``None`` otherwise).
         one_way: for marginal releases, another release's measurements of some columns' one-way tables (a DP
             domain's: ``SlicedGenerator.add_one_way``): ``{column: (noisy counts (K_j,), their noise stds (K_j,),
-            the records they count)}``, combined with the pool's own tables by ``models.marginals``.
+            the records they count)}``, combined with the pool's own tables by ``models.marginal_target``.
         cache: post-processing computed once from the releases: the marginal estimates and the quantile grids of
-            their slices (``models.marginals``). Left out of ``state_dict`` (``SlicedGenerator.save``), but pickled
+            their slices (``models.marginal_target``). Left out of ``state_dict`` (``SlicedGenerator.save``), but pickled
             with the model by a plugin's ``save()`` (synthcity serialises the whole plugin): it holds only
             functions of the releases, public like them, no private record.
     """

@@ -15,7 +15,7 @@ import torch
 from synthcity_dpswf.math import EmpiricalTarget, TargetSlice, TargetSource, quantile_levels, smoothed_quantiles
 from synthcity_dpswf.math.checks import check_non_negative, check_positive_int
 from synthcity_dpswf.math.histograms import CountEstimator, bin_edges, bin_probabilities, histogram_quantiles
-from synthcity_dpswf.models.marginals import MarginalReleaseTarget
+from synthcity_dpswf.models.marginal_target import MarginalReleaseTarget
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
 

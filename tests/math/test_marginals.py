@@ -23,7 +23,7 @@ from synthcity_dpswf.math.marginals import (
     to_probabilities,
 )
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings
-from synthcity_dpswf.models.marginals import marginal_estimates
+from synthcity_dpswf.models.marginal_target import marginal_estimates
 from synthcity_dpswf.models.kinds import particle_space
 from synthcity_dpswf.privacy import MarginalLayout, MarginalRelease, ReleaseOptions, marginal_sensitivity
 

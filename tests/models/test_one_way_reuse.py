@@ -1,5 +1,5 @@
 """The DP domain's released counts reused as measurements of the marginal release's one-way tables (privacy.md, "One
-budget"; ``models.marginals.combine_one_way``): post-processing that leaves the release and its sensitivity as they
+budget"; ``models.marginal_target.combine_one_way``): post-processing that leaves the release and its sensitivity as they
 were, and lowers the one-way tables' error."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from synthcity.plugins import Plugins
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain
 from synthcity_dpswf.models import DPSWFlow
-from synthcity_dpswf.models.marginals import combine_one_way, marginal_estimates
+from synthcity_dpswf.models.marginal_target import combine_one_way, marginal_estimates
 from synthcity_dpswf.plugins import table_path
 from synthcity_dpswf.privacy import MarginalLayout, secret_generator
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, release_domain
