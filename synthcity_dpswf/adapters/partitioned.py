@@ -21,12 +21,15 @@ import pandas as pd
 import torch
 
 from synthcity_dpswf.adapters.tabular import MarginalTableCodec
+from synthcity_dpswf.models.chunks import ChunkSpec, chunk_plan
 from synthcity_dpswf.privacy.counts import FrameCounts, ValueCounts
 from synthcity_dpswf.privacy.mechanisms import ReleaseMechanism
 from synthcity_dpswf.privacy.validity import check_table
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
+
+    from synthcity_dpswf.models import SlicedGenerator
 
 LOCAL_WORKERS = 2
 """Workers of the local cluster started for a call when no Dask client is running (one thread each)."""
@@ -200,3 +203,26 @@ class DaskCounts:
         """The table's empty frame (column names and Dask's declared dtypes): what synthcity's loader info is built
         from, with no row read."""
         return self.frame._meta.copy()
+
+
+def write_chunk(generator: "SlicedGenerator", codec: MarginalTableCodec, spec: ChunkSpec, folder: Path) -> int:
+    """Chunk ``spec`` of a run: its rows flowed with the chunk's own seed, decoded with the domain's dtypes and written
+    as ``part-<index>.parquet``; the number of rows written (post-processing of the releases: no private data)."""
+    rows = codec.decode(generator.sample(spec.size, seed=spec.seed).cpu())
+    rows.to_parquet(folder / f"part-{spec.index:06d}.parquet", index=False)
+    return spec.size
+
+
+def generate_parquet(generator: "SlicedGenerator", codec: MarginalTableCodec, count: int, chunk_size: int, seed: int,
+                     folder: Path) -> int:
+    """``count`` rows written to the Parquet dataset ``folder``, one Dask task per chunk of ``models.chunks.
+    chunk_plan`` (chunk i flowed with ``chunk_seed(seed, i)``, so the rows do not depend on the number of workers),
+    each task's memory bounded by the chunk size. Returns the rows written."""
+    import dask
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if any(folder.glob("part-*.parquet")):
+        raise FileExistsError(f"{folder} already holds part-*.parquet files; write to an empty folder.")
+    shared = dask.delayed(generator)  # one copy of the fitted model per worker, not one per task
+    tasks = [dask.delayed(write_chunk)(shared, codec, spec, folder) for spec in chunk_plan(count, chunk_size, seed)]
+    return int(tree_sum(tasks, lambda first, second: first + second))

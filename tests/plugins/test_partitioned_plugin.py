@@ -88,3 +88,18 @@ def test_values_outside_a_declared_domain_end_the_fit_before_any_release(
     declared = {"age": (18, 90), "income": (0.0, 1e7), "home": ["own", "rent"], "flag": [True, False]}
     with pytest.raises(ValueError, match="home"):  # a category outside the declared list (a range clips instead)
         Plugins().get("dpswflow", domain=declared, **FAST).fit(dd.from_pandas(survey(), npartitions=4))
+
+
+def test_generation_to_parquet_does_not_depend_on_the_workers(cluster: None, tmp_path: Path) -> None:
+    """Rows written chunk by chunk on the cluster are the rows of the same chunks made in this process (chunk i flowed
+    with its own seed), with the domain's dtypes; a folder that already holds parts is refused."""
+    plugin = fitted(Plugins().get("dpswflow", **FAST), survey())
+    written = plugin.generate_parquet(tmp_path / "rows", count=2500, chunk_size=1000, seed=7)
+    rows = pd.read_parquet(tmp_path / "rows")
+    assert written == len(rows) == 2500 and len(list((tmp_path / "rows").glob("part-*.parquet"))) == 3
+    here = pd.concat([plugin.encoder_.decode(chunk.records) for chunk in plugin.generator_.sample_chunks(2500, 1000, seed=7)],
+                     ignore_index=True)
+    assert list(rows.dtypes) == list(here.dtypes)
+    pd.testing.assert_frame_equal(rows, here, check_exact=False, atol=1e-6)
+    with pytest.raises(FileExistsError, match="empty folder"):
+        plugin.generate_parquet(tmp_path / "rows", count=10)
