@@ -80,6 +80,13 @@ def computing() -> Iterator[None]:
     yield
 
 
+def dask_delayed(function: Callable[..., Any]) -> Any:
+    """``dask.delayed(function)``, importing Dask only when a partitioned table is used."""
+    import dask
+
+    return dask.delayed(function)
+
+
 def tree_sum(parts: list[Any], merge: Callable[[Total, Total], Total]) -> Total:
     """The sum of delayed per-partition results, merged pairwise in a balanced tree of delayed tasks, computed once:
     every partition's counts are in the total before anything is returned (a failed task fails the whole)."""
@@ -136,10 +143,6 @@ def _histogram_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, n
     return FrameCounts(checked(part, table)).histogram_counts(plan)
 
 
-def _rows(part: pd.DataFrame, table: list[str]) -> int:
-    return len(checked(part, table))
-
-
 def _encodes(part: pd.DataFrame, table: list[str], codec: MarginalTableCodec) -> bool:
     codec.encode(checked(part, table))
     return True
@@ -182,8 +185,10 @@ class DaskCounts:
         return tree_sum(self._each(_histogram_counts, dict(plan)), merge_arrays)
 
     def n_rows(self) -> int:
-        """n, the partitions' row counts summed: public under replace-one only (under add/remove never call it)."""
-        return int(tree_sum(self._each(_rows), lambda first, second: first + second))
+        """n, the partitions' row counts summed (one column read): public under replace-one only (under add/remove
+        never call it)."""
+        first = self.frame[self._columns[:1]]
+        return int(tree_sum([dask_delayed(len)(part) for part in first.to_delayed()], lambda one, two: one + two))
 
     def marginal_statistic(self, codec: MarginalTableCodec, mechanism: ReleaseMechanism) -> torch.Tensor:
         """The marginal release's exact statistic of all records: each partition's level codes (``codec``) counted by

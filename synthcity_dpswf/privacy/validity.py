@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from synthcity_dpswf.privacy.counts import is_finite_number, is_missing
+from synthcity_dpswf.privacy.counts import all_strings, is_finite_number, is_missing
 
 
 def is_valid_entry(value: object) -> bool:
@@ -37,7 +37,7 @@ def check_table(frame: pd.DataFrame, min_rows: int = 2) -> None:
             )
         if kind in "iuf" and bool(np.isinf(values.to_numpy(dtype=float, na_value=np.nan)).any()):
             raise ValueError(f"column {column!r} has infinite values; clip or drop them before fitting.")
-        if kind == "O" or isinstance(values.dtype, pd.CategoricalDtype):
+        if (kind == "O" and not all_strings(values)) or isinstance(values.dtype, pd.CategoricalDtype):
             odd = {type(value).__name__ for value in values.to_numpy(dtype=object) if not is_valid_entry(value)}
             if odd:
                 raise ValueError(
