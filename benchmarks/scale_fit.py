@@ -3,7 +3,8 @@ a local two-worker Dask cluster (privacy.md, "Tables on Dask"), beside the same 
 
 The table: ``--rows`` rows with UCI Adult's 15 columns, made by the package from a public model: DPSWflow fitted on
 UCI Adult's published training split (public data, ``--data-root``/adult/adult.csv) with no privacy (epsilon = inf:
-the model is not private, and need not be: it only makes a public test table), its rows streamed by
+the model is not private, and need not be: it only makes a public test table; 10,000 flowed particles per chunk,
+the tables' default), its rows streamed by
 ``sample_chunks`` and written as Parquet files of ``--partition-rows`` rows each (memory bounded by the chunk).
 Then, per size: DPSWflow fitted with no schema (DP domain and marginal release, epsilon = 1, delta = 1e-5,
 replace-one) from the Parquet folder, and 10^5 rows generated; the wall time of each, the fit time per row, and the
@@ -54,7 +55,7 @@ def make_table(data_root: Path, rows: int, partition_rows: int, folder: Path) ->
     domain = TabularDomain.from_dict(json.loads((Path(__file__).parent / "domains" / "adult_raw_domain.json").read_text()))
     codec = MarginalTableCodec(domain, 100)
     layout = MarginalLayout.build(codec.levels, 16)
-    model = DPSWFlow(release="marginal", marginals=layout, settings=FlowSettings(n_steps=300))
+    model = DPSWFlow(release="marginal", marginals=layout, settings=FlowSettings(n_steps=300, flow_particles=10_000))
     model.fit(codec.encode(adult[domain.names]), float("inf"), 1e-5)
     folder.mkdir(parents=True, exist_ok=True)
     for chunk in model.sample_chunks(rows, partition_rows, seed=0):

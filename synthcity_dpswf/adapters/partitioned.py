@@ -204,10 +204,6 @@ class DaskCounts:
         release (the first partition that refuses ends it, naming the column, never a value)."""
         tree_sum(self._each(_encodes, codec), lambda first, second: first and second)
 
-    def meta(self) -> pd.DataFrame:
-        """The table's empty frame (column names and Dask's declared dtypes): what synthcity's loader info is built
-        from, with no row read."""
-        return self.frame._meta.copy()
 
 
 def write_chunk(generator: "SlicedGenerator", codec: MarginalTableCodec, spec: ChunkSpec, folder: Path) -> int:

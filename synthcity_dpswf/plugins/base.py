@@ -52,6 +52,11 @@ def path_for(X: DataLoader) -> DataPath:
     return ImagePath() if X.data_type == "images" else TablePath()
 
 
+FITTED_STATE = ("path_", "generator_", "encoder_", "layout_", "domain_part_", "domain_rows_", "flow_defaults_",
+                "_schema", "_training_schema", "_data_encoders", "data_info", "fitted")
+"""What a fit sets on the plugin: restored as it was when a fit fails (``SlicedFlowPlugin.fit``)."""
+
+
 class SlicedFlowPlugin(Plugin):
     """Base of the dpswflow, dpswflow_r and dpswgen plugins (every argument has a default).
 
@@ -296,46 +301,45 @@ class SlicedFlowPlugin(Plugin):
         """Fit on a tabular DataLoader (or DataFrame) or an ImageDataLoader, with no non-private statistic of it; or
         on a table beyond one process, a Dask DataFrame or the path of a Parquet dataset (DPSWflow: counted partition
         by partition, on the running Dask client or a local cluster started for the call; privacy.md, "Tables on
-        Dask")."""
+        Dask"). A fit that fails leaves the plugin as it was (an earlier fit stays usable)."""
         if kwargs.get("cond") is not None:
             raise ValueError(f"{self.name()} does not support conditional generation; drop `cond`.")
         load_accountants()
-        if is_partitioned(X) or isinstance(X, (str, Path)):
-            return self._fit_partitioned(read_partitioned(X))
-        if isinstance(X, pd.DataFrame):
-            X = GenericDataLoader(X)
-        loader = loader_path(X, self.name(), self.time_horizons)
-        previous, self.path_ = self.path_, path_for(X)  # generator_arguments reads the path being fitted
+        kept = {name: getattr(self, name, None) for name in FITTED_STATE}
         try:
-            prepared = self.path_.prepare(self, X, loader)
+            if is_partitioned(X) or isinstance(X, (str, Path)):
+                self._fit_partitioned(read_partitioned(X))
+            else:
+                self._fit_in_memory(GenericDataLoader(X) if isinstance(X, pd.DataFrame) else X)
         except BaseException:
-            self.path_ = previous  # a refused fit leaves an earlier fit usable
+            for name, value in kept.items():
+                setattr(self, name, value)
             raise
+        return self
+
+    def _fit_in_memory(self, X: DataLoader) -> None:
+        """Fit on a loader: its data path prepares the records, the generator releases them."""
+        loader = loader_path(X, self.name(), self.time_horizons)
+        self.path_ = path_for(X)  # generator_arguments reads the path being fitted
+        prepared = self.path_.prepare(self, X, loader)
         self._keep(prepared)
         assert prepared.records is not None
         self._fit_generator(prepared.records, prepared.epsilon, prepared.delta, prepared.labels, prepared.prior)
         self._finish(prepared, float(len(prepared.records)))
-        return self
 
-    def _fit_partitioned(self, frame: Any) -> "SlicedFlowPlugin":
+    def _fit_partitioned(self, frame: Any) -> None:
         """Fit on a Dask DataFrame: the table path's domain and codec from summed counts, then one release summed
         from the partitions' level codes, its noise added once (``SlicedGenerator.fit_total``)."""
-        path = TablePath()
-        previous, self.path_ = self.path_, path
-        try:
-            with computing():
-                prepared = path.prepare_partitioned(self, DaskCounts(frame))
-                self._keep(prepared)
-                self.generator_ = self.generator_class(**self.generator_arguments(int(prepared.info["len"]) or 1))
-                statistic = prepared.partitioned.marginal_statistic(prepared.codec, self.generator_.mechanism)
-        except BaseException:
-            self.path_ = previous
-            raise
+        self.path_ = path = TablePath()
+        with computing():
+            prepared = path.prepare_partitioned(self, DaskCounts(frame))
+            self._keep(prepared)
+            self.generator_ = self.generator_class(**self.generator_arguments(int(prepared.info["len"]) or 1))
+            statistic = prepared.partitioned.marginal_statistic(prepared.codec, self.generator_.mechanism)
         n_records = int(prepared.info["len"]) or None
         self.generator_.fit_total(statistic, len(prepared.codec.domain.columns), prepared.epsilon, prepared.delta,
                                   n_records=n_records, prior=prepared.prior)
         self._finish(prepared, None if n_records is None else float(n_records))
-        return self
 
     def _keep(self, prepared: PreparedData) -> None:
         """What the plugin keeps of a prepared table or image set: the public schema, the codec and layout, the

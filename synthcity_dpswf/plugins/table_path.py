@@ -66,7 +66,7 @@ class TablePath:
         n_records = table.n_rows() if plugin.neighbouring == "replace_one" else None
         if n_records is not None and n_records < 2:
             raise ValueError(f"the table has {n_records} row(s); differential privacy over fewer than 2 rows is meaningless.")
-        X = GenericDataLoader(table.meta())  # column names and declared dtypes only: no row
+        X = GenericDataLoader(pd.DataFrame(columns=table.columns))  # the column names only: no row, no dtype
         prepared = self.settle(plugin, X, loader_path(X, plugin.name()), table, n_records)
         info = dict(prepared.info, len=n_records or 0)
         return dataclasses.replace(prepared, info=info, partitioned=table)

@@ -40,7 +40,10 @@ def missing_mask(values: pd.Series) -> np.ndarray:
 
 
 def all_strings(values: pd.Series) -> bool:
-    """Whether every entry that is not missing is a string (pandas' type inference, in C: no per-entry Python)."""
+    """Whether every entry that is not missing is a string: a pandas string dtype (Dask's default for text, Arrow
+    backed), or an object column that pandas' type inference (in C: no per-entry Python) finds all strings."""
+    if isinstance(values.dtype, pd.StringDtype):
+        return True
     return values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) == "string"
 
 
@@ -59,9 +62,13 @@ def number_mask(values: pd.Series) -> np.ndarray:
 def category_key(value: object) -> tuple[str, object]:
     """The key a category is counted and looked up by: its kind and canonical value, so that 1, 1.0, True and
     numpy's 1 (equal under Python's ``==`` and hash) are told apart by kind (bool vs number) and merged only where
-    they are the same number, whichever record comes first."""
+    they are the same number, whichever record comes first; a string and numpy's ``str_`` of it are one key (the
+    column's fast path for strings, ``FrameCounts.value_counts``, counts them as one, and which path runs may not
+    re-key the others: one record would move every count)."""
     if isinstance(value, (bool, np.bool_)):
         return ("bool", bool(value))
+    if isinstance(value, str):  # numpy's str_ too: one key per string, as pandas' value_counts has it
+        return ("str", str(value))
     if is_finite_number(value):
         number = float(value)
         return ("number", int(number) if number.is_integer() else number)

@@ -69,9 +69,10 @@ composes with stage 1. Then:
   bins inside the anchor at the same level are not kept: on iris' integer target (n = 150, epsilon = 0.9) they
   widened the range in 1.4% of releases (an extra class, which synthcity's classifier evaluation scores 0).
   A run of k bins that touches no kept bin is kept too when its counts sum to more than
-  :math:`s\sqrt{k}\,\Phi^{-1}(1 - 0.001 / B^2)` (``significant_runs``: a spread-out mode, as the positive amounts
-  of a zero-inflated column, each of whose octaves is below the single-bin level; each of the at most B^2 / 2 runs
-  of pure noise passes with probability 0.1% / B^2, so an empty column gains a run in under 0.05% of releases).
+  :math:`s\sqrt{k}\,\Phi^{-1}(1 - 0.001 / (B (B + 1)))` (``significant_runs``: a spread-out mode, as the positive
+  amounts of a zero-inflated column, each of whose octaves is below the single-bin level; each of the B (B + 1) / 2
+  runs of pure noise passes with probability 0.1% / (B (B + 1)), so an empty column gains a run in at most 0.05% of
+  releases).
   If no bin is kept, the anchor's central bins are (``located`` is then False: the release could not place the
   column at this budget, and the caller says so).
 
@@ -604,12 +605,12 @@ def densest_run(gains: np.ndarray) -> tuple[int, int]:
 def significant_runs(counts: np.ndarray, noise_std: float, kept: np.ndarray) -> list[tuple[int, int]]:
     """The first and last index of each run of bins outside ``kept`` that stands out of the noise as a whole: the run
     of k bins whose counts' sum has the largest z = sum / (s sqrt(k)) among the runs that touch no kept bin, while z
-    exceeds Phi^{-1}(1 - 0.001 / B^2) (module docstring), then the next among the bins left. Fair's ``affairs`` (68%
+    exceeds Phi^{-1}(1 - 0.001 / (B (B + 1))) (module docstring), then the next among the bins left. Fair's ``affairs`` (68%
     zeros, the rest spread over ten octaves at about 3 stds each) kept its zeros only, and every positive amount was
     clipped to zero, until such runs were read too (docs/flows.md, fact 80). Post-processing of the released
     counts."""
     n_bins = len(counts)
-    level = float(norm.isf(0.001 / max(n_bins, 1) ** 2))
+    level = float(norm.isf(0.001 / max(n_bins * (n_bins + 1), 1)))
     taken = kept.copy()
     runs: list[tuple[int, int]] = []
     while True:

@@ -195,8 +195,10 @@ class PrivacyReport:
                 )
         if self.parts and self.composition == "accounted":
             for part in self.parts:
-                lines.append(f"  composition        exact: {part.name}'s Gaussian counts are one more Gaussian mechanism in the "
-                             f"accounting above; its category threshold adds {part.threshold_delta:.3g} to delta")
+                threshold = (f"; its category threshold adds {part.threshold_delta:.3g} to delta" if part.threshold_delta > 0
+                             else "")
+                lines.append(f"  composition        exact: {part.name}'s Gaussian release is one more Gaussian mechanism in the "
+                             f"accounting above{threshold}")
                 lines.append(f"                     ({part.name} alone: ({part.epsilon:.4g}, {part.delta:.3g}): {part.detail})")
         elif self.parts and self.composition == "gaussian":
             lines.append(f"  composition        Gaussian DP, exact (mu^2 add): the release above ({self.release_epsilon:.4g}, "

@@ -116,3 +116,18 @@ def test_the_summed_release_adds_the_noise_once(monkeypatch: pytest.MonkeyPatch)
     assert draws == [pytest.approx(z * math.sqrt(2 * layout.n_tables))]
     assert torch.equal(spread.pool_.noise_std, memory.pool_.noise_std)
     assert str(spread.privacy_report) == str(memory.privacy_report)
+
+
+def test_a_string_and_numpy_s_str_are_one_category_whichever_path_counts_them() -> None:
+    """One record must not re-key the others (the second reader's case): 50 'a' and 50 numpy str_ 'a' are 100 of
+    one category with or without a number beside them, in one frame and split so that one partition holds only
+    strings and the other the number."""
+    strings = ["a"] * 50 + [np.str_("a")] * 50
+    only = FrameCounts(pd.DataFrame({"c": pd.Series(strings, dtype=object)})).value_counts({"c": None})["c"]
+    frame = pd.DataFrame({"c": pd.Series(strings + [5], dtype=object)})
+    mixed = FrameCounts(frame).value_counts({"c": None})["c"]
+    assert dict(only.categories) == {("str", "a"): 100}
+    assert dict(mixed.categories) == {("str", "a"): 100, ("number", 5): 1}
+    with dask.config.set({"scheduler": "sync", "dataframe.convert-string": False}):  # Dask would make 5 a "5"
+        summed = DaskCounts(partitioned(frame, [60])).value_counts({"c": None})["c"]
+    assert dict(summed.categories) == dict(mixed.categories)

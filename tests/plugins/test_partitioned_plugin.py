@@ -103,3 +103,20 @@ def test_generation_to_parquet_does_not_depend_on_the_workers(cluster: None, tmp
     pd.testing.assert_frame_equal(rows, here, check_exact=False, atol=1e-6)
     with pytest.raises(FileExistsError, match="empty folder"):
         plugin.generate_parquet(tmp_path / "rows", count=10)
+
+
+def test_a_fit_that_fails_after_the_domain_leaves_the_earlier_fit(cluster: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure of the cluster after the DP domain was released (here: the marginal pass) ends the fit with the error
+    and the plugin keeps nothing of it: its earlier fit, report and domain stay as they were."""
+    plugin = fitted(Plugins().get("dpswflow", **FAST), survey())
+    report, domain = str(plugin.privacy_report()), plugin.released_domain()
+
+    def lost(*args: object) -> None:
+        raise RuntimeError("worker lost")
+
+    monkeypatch.setattr(partitioned.DaskCounts, "marginal_statistic", lost)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        fitted(plugin, dd.from_pandas(survey(seed=1), npartitions=3))
+    assert str(plugin.privacy_report()) == report
+    pd.testing.assert_frame_equal(plugin.released_domain(), domain)
+    assert len(plugin.generate(10).dataframe()) == 10

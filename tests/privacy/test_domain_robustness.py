@@ -143,7 +143,7 @@ def test_a_zero_inflated_amount_keeps_its_spread_out_positive_values_in_range() 
 
 
 def test_pure_noise_beside_a_column_gains_no_run() -> None:
-    """Runs apart from the anchor need Phi^{-1}(1 - 0.001 / B^2) of their noise: on 2,000 draws of a column whose
+    """Runs apart from the anchor need Phi^{-1}(1 - 0.001 / (B (B + 1))) of their noise: on 2,000 draws of a column whose
     rows all sit in one bin, a bin beyond its two neighbours on either side is kept in at most the one draw the union
     bound allows (0.05% of releases; measured 0.005% on 20,000 draws; neighbours join the densest run in 0.6% of
     releases per side, as before)."""
