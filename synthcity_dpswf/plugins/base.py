@@ -25,14 +25,7 @@ from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
 from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, DCT_FREQUENCIES, PCA_COMPONENTS
-from synthcity_dpswf.adapters import MarginalTableCodec
-from synthcity_dpswf.adapters.partitioned import (
-    DaskCounts,
-    computing,
-    generate_parquet,
-    is_partitioned,
-    read_partitioned,
-)
+from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_partitioned, read_partitioned
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, ImageLatentAdapter
 from synthcity_dpswf.extensions import image_codecs, load_accountants
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
@@ -403,13 +396,11 @@ class SlicedFlowPlugin(Plugin):
         ``seed`` (default ``random_state``), so the rows do not depend on the number of workers, and each task's
         memory is bounded by the chunk size. Output dtypes are the domain's; synthcity's constraints are not applied
         (``generate`` applies them). Post-processing of the releases. Returns the rows written."""
-        if self.generator_ is None or not isinstance(self.encoder_, MarginalTableCodec):
-            raise RuntimeError("generate_parquet writes a table fitted with the marginal release; fit the plugin on a "
-                               "table first (release=None).")
-        total = self.data_info["len"] if count is None else count
-        with computing():
-            return generate_parquet(self.generator_, self.encoder_, int(total), chunk_size,
-                                    self.random_state if seed is None else seed, Path(path))
+        if self.generator_ is None or self.encoder_ is None or self.path_ is None:
+            raise RuntimeError("fit the plugin first")
+        total = int(self.data_info["len"] if count is None else count)
+        return self.path_.generate_parquet(self.generator_, self.encoder_, Path(path), total, chunk_size,
+                                           self.random_state if seed is None else seed)
 
     def released_domain(self) -> pd.DataFrame:
         """The domain a fitted table plugin generates from, one row per column (``TabularDomain.summary``): kind, range

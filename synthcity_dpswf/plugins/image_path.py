@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import torch
 from synthcity.plugins.core.dataloader import DataLoader
@@ -119,6 +120,10 @@ class ImagePath:
             return TensorDataset(images=codec.decode(latents.cpu()), targets=labels)
 
         return plugin._safe_generate_images(sample_images, count, syn_schema)
+
+    def generate_parquet(self, generator: SlicedGenerator, codec: Codec, folder: Path, count: int, chunk_size: int,
+                         seed: int) -> int:
+        raise ValueError("generate_parquet writes tables; for images use generate() or the model's sample_chunks.")
 
     def public_line(self, codec: Codec) -> str:
         description = codec.public_description

@@ -12,6 +12,7 @@ base is the synthcity glue around them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import torch
@@ -138,5 +139,10 @@ class DataPath(Protocol):
 
     def public_line(self, codec: Codec) -> str:
         """The report's line on what this path assumed public."""
+        ...
+
+    def generate_parquet(self, generator: SlicedGenerator, codec: Codec, folder: Path, count: int, chunk_size: int,
+                         seed: int) -> int:
+        """``count`` generated items written to a Parquet dataset, chunk by chunk on Dask (tables only)."""
         ...
 

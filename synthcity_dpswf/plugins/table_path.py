@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from pathlib import Path
 
 import pandas as pd
 from synthcity.plugins.core.constraints import Constraints
@@ -13,7 +14,7 @@ from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader, cre
 from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularEncoder
-from synthcity_dpswf.adapters.partitioned import DaskCounts
+from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, generate_parquet
 from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.base import check_privacy_target
@@ -145,6 +146,15 @@ class TablePath:
 
     def public_line(self, codec: Codec) -> str:
         return codec.public_description
+
+    def generate_parquet(self, generator: SlicedGenerator, codec: Codec, folder: Path, count: int, chunk_size: int,
+                         seed: int) -> int:
+        """``count`` rows of a table fitted with the marginal release written chunk by chunk on Dask
+        (``adapters.partitioned.generate_parquet``)."""
+        if not isinstance(codec, MarginalTableCodec):
+            raise ValueError("generate_parquet writes tables fitted with the marginal release; leave release=None.")
+        with computing():
+            return generate_parquet(generator, codec, count, chunk_size, seed, folder)
 
 
 def table_domain(
