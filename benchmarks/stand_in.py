@@ -104,7 +104,7 @@ def fits(train: pd.DataFrame, test: pd.DataFrame, count: int) -> list[dict[str, 
             tv = evaluator.tv(scored(synthetic))
             rows.append({"schema": "declared" if declared else "none", "random_state": state, "seconds": seconds,
                          "tstr": evaluator.tstr(scored(synthetic), scored(test)), "tv2": tv["tv2"],
-                         "minority_share": float((synthetic["target"] == "minority").mean())})
+                         "minority_share": float(synthetic["target"].isin(["minority"]).mean())})  # NA: not minority
             print(rows[-1], flush=True)
     return rows
 

@@ -136,7 +136,7 @@ def test_a_plugin_with_a_dp_domain_reports_exactly_its_budget(name: str, neighbo
     prior = analytic_gaussian_noise_multiplier(part.epsilon, gaussian_delta)  # z_D, from the part's own claim
     assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
     assert report.epsilon <= EPSILON * (1 + 1e-6)
-    assert "exact: DP domain's Gaussian counts are one more Gaussian mechanism" in str(report)
+    assert "exact: DP domain's Gaussian release is one more Gaussian mechanism" in str(report)
 
 
 def test_the_other_adjacency_of_a_one_shot_run_composes_the_domain_and_its_threshold() -> None:
