@@ -158,7 +158,6 @@ class ReleaseMechanism(ABC):
     ) -> Release:
         r"""The statistic plus :math:`\mathcal{N}(0, s^2)` on every entry, :math:`s = z\,\Delta`, with
         :math:`\Delta` the sensitivity under ``neighbouring``; noise from ``secret``."""
-        check_non_negative("noise_multiplier", noise_multiplier)
         if labels is not None and not self.class_conditional:
             raise ValueError(
                 f"the {self.name!r} release takes no labels; join them into the record (LabelledCodec) or use a "
