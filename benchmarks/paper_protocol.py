@@ -47,7 +47,7 @@ def paper_noise_multiplier(
     """The noise multiplier that gives ``model``'s projected releases of ``n_records`` records (``feature_dim``
     features, the label joined into each record unless the kind releases per class) the noise std of the paper's
     convention at ``epsilon``, and the facts a row states about it (``paper_sigma``, ``paper_epsilon``)."""
-    batch_size, steps = model.release_schedule(n_records)
+    batch_size, steps = model.schedule.batches(n_records)
     sigma = ReleaseAccountant(n_records, batch_size).calibrate(epsilon, DELTA, steps)
     per_class = model.mechanism.class_conditional and model.labelling == "conditional"
     dim = feature_dim + (0 if per_class else n_classes)

@@ -4,9 +4,10 @@
 from synthcity_dpswf.models.base import SlicedGenerator
 from synthcity_dpswf.models.chunks import SampleChunk, chunk_plan, chunk_seed
 from synthcity_dpswf.models.dpswflow import DPSWFlow
-from synthcity_dpswf.models.dpswflow_r import PAPER_PRESET, DPSWFlowR, release_steps
+from synthcity_dpswf.models.dpswflow_r import PAPER_PRESET, DPSWFlowR
 from synthcity_dpswf.models.dpswgen import DPSWGen
 from synthcity_dpswf.models.pool import ReleasePool
+from synthcity_dpswf.models.schedule import ReleaseSchedule, release_steps
 from synthcity_dpswf.models.protocol import Generator
 from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.kinds import KINDS, KindSpec
@@ -24,6 +25,7 @@ __all__ = [
     "PAPER_PRESET",
     "ProjectedReleaseTarget",
     "ReleasePool",
+    "ReleaseSchedule",
     "SampleChunk",
     "SlicedGenerator",
     "chunk_plan",

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
-import warnings
-from abc import ABC, abstractmethod
+from abc import ABC
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Literal
+from typing import Any, ClassVar, Iterator, Literal, Mapping
 
 import torch
 
@@ -23,13 +21,13 @@ from synthcity_dpswf.math.checks import check_matrix, check_positive, check_posi
 from synthcity_dpswf.models.chunks import ChunkSpec, SampleChunk, chunk_plan
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.releasing import release_batches, release_total
+from synthcity_dpswf.models.schedule import ReleaseSchedule
 from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.kinds import build_target, kind_spec, particle_space
 from synthcity_dpswf.models.targets import class_weights
 from synthcity_dpswf.privacy import (
     MECHANISMS,
     NEIGHBOURINGS,
-    REPLACE_ONE_RDP,
     MarginalLayout,
     Neighbouring,
     OtherAdjacency,
@@ -43,44 +41,35 @@ from synthcity_dpswf.privacy import (
 )
 from synthcity_dpswf.privacy.neighbouring import group_of_two, one_shot_other_multiplier, other
 from synthcity_dpswf.privacy.accountant import check_accountant
+from synthcity_dpswf.privacy.budget import check_delta, check_privacy_target
 from synthcity_dpswf.privacy.composition import composed_multiplier
 from synthcity_dpswf.privacy.releases import Boundary
 
 Labelling = Literal["conditional", "joint"]
 
 
-def check_privacy_target(epsilon: float, delta: float | None, n_records: int | None) -> None:
-    """Validate (epsilon, delta) for n records: epsilon a number > 0 (inf allowed), delta a number in (0, 1), warn if
-    delta >= 1/n (``n_records=None``, n private under add/remove or not known yet: no comparison with n).
-    ``delta=None`` (a plugin's default, chosen from n at fit) checks epsilon alone. The one check of a budget: the
-    plugins call it where the user gives the budget and again at fit, where n is known."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise ValueError(f"epsilon must be a number (float('inf') for no privacy), got {epsilon!r} "
-                         f"({type(epsilon).__name__}).")
-    if math.isnan(epsilon) or epsilon <= 0:
-        raise ValueError(f"epsilon must be > 0 (float('inf') for no privacy), got {epsilon!r}.")
-    if delta is None:
+def check_noise_target(epsilon: float | None, delta: float, noise_multiplier: float | None,
+                       n_records: int | None) -> None:
+    """Validate what a fit's noise is set from: exactly one of a target epsilon (with delta: ``check_privacy_target``)
+    and a noise multiplier z >= 0 already calibrated (``privacy.budget.Budget.noise_multiplier``; 0: no noise)."""
+    if (epsilon is None) == (noise_multiplier is None):
+        raise ValueError("give exactly one of epsilon (to calibrate the noise) and noise_multiplier (to set it).")
+    if epsilon is not None:
+        check_privacy_target(epsilon, delta, n_records)
         return
-    if math.isfinite(epsilon):
-        check_delta(delta, n_records)
-    else:
-        check_delta(delta, None)
+    if noise_multiplier != 0:
+        check_positive("noise_multiplier", noise_multiplier)
+    check_delta(delta, n_records)
 
 
-def check_delta(delta: float, n_records: int | None) -> None:
-    """Validate delta, a number in (0, 1), for n records; warn if delta >= 1/n (never when n is private, ``None``: a
-    warning whose condition one record can change would be a release)."""
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise ValueError(f"delta must be a number in (0, 1), got {delta!r} ({type(delta).__name__}); a common choice "
-                         "is below 1/n.")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}; a common choice is below 1/n.")
-    if n_records is not None and delta >= 1 / n_records:
-        warnings.warn(
-            f"delta={delta:g} >= 1/n = {1 / n_records:.3g}: a mechanism that publishes a random record would meet "
-            "it; choose delta well below 1/n.",
-            stacklevel=3,
-        )
+def calibrated(accountant: ReleaseAccountant, steps: int, epsilon: float | None, delta: float,
+               noise_multiplier: float | None) -> float:
+    """The fit's noise multiplier: the one given, or ``steps`` releases of ``accountant`` calibrated to (epsilon,
+    delta), 0 for epsilon = inf (``check_noise_target`` says which is given)."""
+    if noise_multiplier is not None:
+        return float(noise_multiplier)
+    assert epsilon is not None
+    return 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
 
 
 class SlicedGenerator(ABC):
@@ -196,11 +185,12 @@ class SlicedGenerator(ABC):
         noise_multiplier: float | None = None,
         prior: float | None = None,
     ) -> "SlicedGenerator":
-        """Bound ``records`` (``(n, d)``), make the releases of ``release_schedule``, keep only them and their
+        """Bound ``records`` (``(n, d)``), make the releases of its ``schedule``, keep only them and their
         report.
 
         The noise is calibrated to (epsilon, delta); or, with ``epsilon=None``, set by ``noise_multiplier``
-        z (noise std s = z Delta) and the report gives the epsilon it achieves at ``delta`` (as Opacus'
+        z (noise std s = z Delta; 0: no noise, reported as not private), as the plugins do with the one calibration
+        of their ``privacy.budget.Budget``, and the report gives the epsilon it achieves at ``delta`` (as Opacus'
         ``make_private`` does beside ``make_private_with_epsilon``). ``prior``: the multiplier of a one-shot Gaussian
         mechanism of the same records released before (a DP domain), accounted with the releases as one more entry
         of the accountant (``ReleaseAccountant``'s ``prior``; privacy.md, "One budget"): (epsilon, delta) is then
@@ -211,14 +201,8 @@ class SlicedGenerator(ABC):
         with ``sample_labelled`` then.
         """
         check_matrix("records", records)
-        if (epsilon is None) == (noise_multiplier is None):
-            raise ValueError("give exactly one of epsilon (to calibrate the noise) and noise_multiplier (to set it).")
         public_n = records.shape[0] if self.neighbouring == "replace_one" else None  # n is private under add/remove
-        if epsilon is None:
-            check_positive("noise_multiplier", noise_multiplier)
-            check_delta(delta, public_n)
-        else:
-            check_privacy_target(epsilon, delta, public_n)
+        check_noise_target(epsilon, delta, noise_multiplier, public_n)
         as_float = records.detach().to("cpu", torch.float32)
         check_matrix("records (as float32)", as_float)  # values beyond float32's range are outside the domain
         if labels is not None and self.mechanism.takes_level_codes:
@@ -228,14 +212,12 @@ class SlicedGenerator(ABC):
         if self.labels_ == "joint":
             bounded = bound_records(self.codec.encode(bounded, release_labels), self.radius, "ball")
             release_labels = None
-        accountant, steps = self._accountant(bounded.shape[0], prior)
+        accountant, steps = self.plan(bounded.shape[0], prior)
         if self.neighbouring == "replace_one":
             sampling: dict[str, Any] = {"batch_size": accountant.batch_size}
         else:
             sampling = {"sample_rate": accountant.sample_rate}
-        if noise_multiplier is None:
-            assert epsilon is not None
-            noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
+        noise_multiplier = calibrated(accountant, steps, epsilon, delta, noise_multiplier)
         self.pool_ = release_batches(
             bounded, mechanism=self.mechanism, steps=steps, noise_multiplier=noise_multiplier,
             directions_generator=torch.Generator().manual_seed(self.seed), secret=secret_generator(self.release_seed),
@@ -251,27 +233,29 @@ class SlicedGenerator(ABC):
         self,
         statistic: torch.Tensor,
         n_columns: int,
-        epsilon: float,
+        epsilon: float | None,
         delta: float,
         *,
         n_records: int | None = None,
+        noise_multiplier: float | None = None,
         prior: float | None = None,
     ) -> "SlicedGenerator":
         """Fit from the exact statistic of all records, summed outside this process (a partitioned table's
         partitions, each counted by ``mechanism.statistic`` of its bounded records): one release with the noise added
         once, here (privacy.md, "Tables on Dask"). For one-release generators (DPSWflow) of kinds that sum per-record
         contributions without directions (the marginal release). ``n_records``: n, public under replace-one (the
-        partitions' row counts summed), ``None`` under add/remove (never read). ``prior`` as in ``fit``."""
+        partitions' row counts summed), ``None`` under add/remove (never read). ``noise_multiplier`` (with
+        ``epsilon=None``) and ``prior`` as in ``fit``."""
         if self.per_step:
             raise ValueError(f"{type(self).__name__} releases fresh batches at every step, drawn from all records; a "
                              "table summed partition by partition is fitted by DPSWflow (privacy.md, \"Tables on Dask\").")
         public_n = n_records if self.neighbouring == "replace_one" else None
         if self.neighbouring == "replace_one" and n_records is None:
             raise ValueError("under replace-one n is public and the schedule reads it: pass n_records.")
-        check_privacy_target(epsilon, delta, public_n)
+        check_noise_target(epsilon, delta, noise_multiplier, public_n)
         self.labels_, self.n_classes_ = None, None
-        accountant, steps = self._accountant(public_n, prior)
-        noise_multiplier = 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
+        accountant, steps = self.plan(public_n, prior)
+        noise_multiplier = calibrated(accountant, steps, epsilon, delta, noise_multiplier)
         self.pool_ = release_total(
             statistic, mechanism=self.mechanism, noise_multiplier=noise_multiplier,
             secret=secret_generator(self.release_seed), dim=n_columns, neighbouring=self.neighbouring,
@@ -300,42 +284,23 @@ class SlicedGenerator(ABC):
         self.labels_ = "conditional" if conditional else "joint"
         return labels.detach().cpu().long()
 
-    def accountant_for(self, n_records: int, batch_size: int, steps: int) -> str:
-        """The accountant of a schedule: the chosen one, except for per-step releases of a kind whose Opacus pair
-        privacy.md does not prove (histograms), which the replace-one RDP bound accounts (stated in the report)."""
-        per_step = steps > 1 or batch_size < n_records
-        return REPLACE_ONE_RDP if per_step and not self.mechanism.opacus_pair_proven else self.accountant
+    @classmethod
+    def schedule_of(cls, arguments: Mapping[str, Any]) -> ReleaseSchedule:
+        """The release schedule of this class's generator built with ``arguments`` (its constructor's): public numbers
+        only, asked before a generator is built (the plugins calibrate the noise from it, then lay out the tables).
+        One release of all records; the per-step generators override it."""
+        return ReleaseSchedule()
 
-    @abstractmethod
-    def release_schedule(self, n_records: int) -> tuple[int, int]:
-        """``(b, K)``: records per release and number of releases for ``n_records`` records (public), under
-        replace-one."""
+    @property
+    def schedule(self) -> ReleaseSchedule:
+        """This generator's release schedule (``schedule_of`` its parameters)."""
+        return self.schedule_of(self.get_parameters())
 
-    @abstractmethod
-    def poisson_schedule(self) -> tuple[float, int]:
-        """``(q, K)``: the Poisson sampling rate and number of releases under add/remove (never a function of n)."""
-
-    def _accountant(self, n_records: int | None, prior: float | None = None) -> tuple[ReleaseAccountant, int]:
-        """The accountant of this generator's schedule and its number of releases: fixed-size batches of the public
-        n under replace-one, Poisson batches (n never read) under add/remove; ``prior`` as in ``fit``."""
-        if self.neighbouring == "replace_one":
-            if n_records is None:
-                raise ValueError("replace-one schedules are functions of the public n; pass n_records.")
-            batch_size, steps = self.release_schedule(n_records)
-            accountant = self.accountant_for(n_records, batch_size, steps)
-            return ReleaseAccountant(n_records, batch_size, accountant, prior), steps
-        sample_rate, steps = self.poisson_schedule()
-        return ReleaseAccountant.poisson(sample_rate, self.accountant, prior), steps
-
-    def count_noise(self, n_records: int | None, epsilon: float, delta: float, prior: float | None = None) -> float:
-        r"""The noise std, per unit of sensitivity, of a count pooled over this generator's releases and read on the
-        scale of all n records, at (epsilon, delta) (with ``prior`` as in ``fit``): z for one release of everything,
-        :math:`z / (\sqrt{K} q)` for K releases of q n records each (their counts are summed and divided by K q). A
-        planning figure from public numbers (``n_records`` is None under add/remove, where the schedule does not
-        read n); no record is read."""
-        accountant, steps = self._accountant(n_records, prior)
-        z = accountant.calibrate(float(epsilon), float(delta), steps)
-        return z / (math.sqrt(steps) * accountant.sample_rate)
+    def plan(self, n_records: int | None, prior: float | None = None) -> tuple[ReleaseAccountant, int]:
+        """The accountant of this generator's schedule and its number of releases (``ReleaseSchedule.accountant``):
+        fixed-size batches of the public n under replace-one, Poisson batches (n never read, ``None``) under
+        add/remove; ``prior`` as in ``fit``."""
+        return self.schedule.accountant(n_records, self.neighbouring, self.accountant, self.release, prior)
 
     def released_size(self) -> float:
         """n estimated from the releases alone (post-processing): the records counted over the K releases divided by

@@ -19,9 +19,3 @@ class DPSWFlow(SlicedGenerator):
     """
 
     name = "dpswflow"
-
-    def release_schedule(self, n_records: int) -> tuple[int, int]:
-        return n_records, 1
-
-    def poisson_schedule(self) -> tuple[float, int]:
-        return 1.0, 1

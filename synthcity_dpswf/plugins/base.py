@@ -30,13 +30,13 @@ from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, RE
 from synthcity_dpswf.extensions import image_codecs, load_accountants
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
-from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
 from synthcity_dpswf.plugins.schema import DomainSpec
 from synthcity_dpswf.plugins.table_path import TablePath
-from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, PrivacyReport, check_neighbouring
+from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, PrivacyReport, ReleaseAccountant
+from synthcity_dpswf.privacy.budget import Budget
 
 
 def path_for(X: DataLoader) -> DataPath:
@@ -170,7 +170,7 @@ class SlicedFlowPlugin(Plugin):
         **kwargs: Any,
     ) -> None:
         self.check_keywords(kwargs)
-        check_privacy_target(epsilon, delta, None)  # delta against 1/n waits for the data, at fit
+        budget = Budget(epsilon, delta, neighbouring)  # type: ignore[arg-type]  # checked once, here
         if n_iter is not None:
             if n_steps is not None:
                 raise ValueError(f"give n_steps or its synthcity name n_iter, not both (got n_steps={n_steps!r}, "
@@ -195,7 +195,6 @@ class SlicedFlowPlugin(Plugin):
             raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {refiner_epochs!r}.")
         check_positive("refiner_weight", refiner_weight)
         check_time_horizons(time_horizons)
-        check_neighbouring(neighbouring)
         super().__init__(
             device=device, random_state=random_state, sampling_patience=sampling_patience, workspace=workspace,
             strict=strict, compress_dataset=compress_dataset, **kwargs,
@@ -206,6 +205,7 @@ class SlicedFlowPlugin(Plugin):
             self.device = torch.device("cpu")
         self.epsilon = epsilon
         self.delta = delta
+        self.budget = budget
         self.release = release
         self.radius = radius
         self.n_release_directions = n_release_directions
@@ -290,6 +290,13 @@ class SlicedFlowPlugin(Plugin):
             "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
         }
 
+    def release_plan(self, n_public: int | None, prior: float | None) -> tuple[ReleaseAccountant, int]:
+        """The accountant of the releases this plugin's generator will make for the data being fitted (``n_public``
+        records, ``None`` under add/remove) and their number, asked of the generator class's schedule before any
+        generator is built (``SlicedGenerator.schedule_of``): what ``Budget.noise_multiplier`` calibrates."""
+        schedule = self.generator_class.schedule_of(self.generator_arguments(n_public or 1))
+        return schedule.accountant(n_public, self.budget.neighbouring, self.accountant, self.release_kind(), prior)
+
     def fit(self, X: Any, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
         """Fit on a tabular DataLoader (or DataFrame) or an ImageDataLoader, with no non-private statistic of it; or
         on a table beyond one process, a Dask DataFrame or the path of a Parquet dataset (DPSWflow: counted partition
@@ -317,7 +324,7 @@ class SlicedFlowPlugin(Plugin):
         prepared = self.path_.prepare(self, X, loader)
         self._keep(prepared)
         assert prepared.records is not None
-        self._fit_generator(prepared.records, prepared.epsilon, prepared.delta, prepared.labels, prepared.prior)
+        self._fit_generator(prepared.records, prepared.budget, prepared.noise_multiplier, prepared.labels)
         self._finish(prepared, float(len(prepared.records)))
 
     def _fit_partitioned(self, frame: Any) -> None:
@@ -330,8 +337,9 @@ class SlicedFlowPlugin(Plugin):
             self.generator_ = self.generator_class(**self.generator_arguments(int(prepared.info["len"]) or 1))
             statistic = prepared.partitioned.marginal_statistic(prepared.codec, self.generator_.mechanism)
         n_records = int(prepared.info["len"]) or None
-        self.generator_.fit_total(statistic, len(prepared.codec.domain.columns), prepared.epsilon, prepared.delta,
-                                  n_records=n_records, prior=prepared.prior)
+        self.generator_.fit_total(statistic, len(prepared.codec.domain.columns), None, prepared.budget.release_delta,
+                                  n_records=n_records, noise_multiplier=prepared.noise_multiplier,
+                                  prior=prepared.budget.prior)
         self._finish(prepared, None if n_records is None else float(n_records))
 
     def _keep(self, prepared: PreparedData) -> None:
@@ -375,13 +383,15 @@ class SlicedFlowPlugin(Plugin):
         the releases."""
         raise NotImplementedError("SlicedFlowPlugin fits through fit(); _fit is not used.")
 
-    def _fit_generator(self, records: torch.Tensor, epsilon: float, delta: float, labels: torch.Tensor | None = None,
-                       prior: float | None = None) -> None:
-        """Build the wrapped generator for these encoded records and fit it (with ``prior``: the DP domain's Gaussian
-        mechanism in its accounting): the releases happen here."""
+    def _fit_generator(self, records: torch.Tensor, budget: Budget, noise_multiplier: float,
+                       labels: torch.Tensor | None = None) -> None:
+        """Build the wrapped generator for these encoded records and fit it at ``noise_multiplier`` (calibrated once,
+        to what ``budget`` leaves; its spent Gaussian mechanisms in the accounting as the prior): the releases happen
+        here."""
         self.generator_ = self.generator_class(**self.generator_arguments(len(records)))
         n_classes = None if labels is None else self.n_classes
-        self.generator_.fit(records, epsilon, delta, labels=labels, n_classes=n_classes, prior=prior)
+        self.generator_.fit(records, None, budget.release_delta, labels=labels, n_classes=n_classes,
+                            noise_multiplier=noise_multiplier, prior=budget.prior)
 
     def _generate(self, count: int, syn_schema: Schema, **kwargs: Any) -> DataLoader:
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:

@@ -19,12 +19,9 @@ from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentA
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import SlicedGenerator
-from synthcity_dpswf.models.base import check_privacy_target
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
 from synthcity_dpswf.privacy import MECHANISMS, PrivacyPart, analytic_gaussian_epsilon
-from synthcity_dpswf.privacy.budget import default_delta
-from synthcity_dpswf.privacy.composition import gaussian_split
 
 
 
@@ -54,11 +51,11 @@ class ImagePath:
             return self.private_codec(plugin, X, loader, images, labels, image_codecs()[plugin.image_codec])
         adapter, private = self.autoencoder(plugin, images)
         n_public = plugin.public_size(len(private))
-        delta = default_delta(n_public) if plugin.delta is None else plugin.delta
-        check_privacy_target(plugin.epsilon, delta, n_public)
+        budget = plugin.budget.for_records(n_public)
         return PreparedData(
-            records=adapter.encode(images[private]), labels=labels[private], epsilon=plugin.epsilon, delta=delta,
-            codec=adapter, layout=None, schema=Schema(domain={}), info=loader.public_info(X, None),
+            records=adapter.encode(images[private]), labels=labels[private], budget=budget,
+            noise_multiplier=budget.noise_multiplier(*plugin.release_plan(n_public, None)), codec=adapter, layout=None,
+            schema=Schema(domain={}), info=loader.public_info(X, None),
         )
 
     @staticmethod
@@ -69,23 +66,24 @@ class ImagePath:
         multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A private image
         codec": through a plugin)."""
         n_public = plugin.public_size(len(images))
-        delta = default_delta(n_public) if plugin.delta is None else plugin.delta
-        check_privacy_target(plugin.epsilon, delta, n_public)
+        budget = plugin.budget.for_records(n_public)
         request = CodecRequest(0.0, 0.0, plugin.neighbouring, plugin.dct_frequencies, plugin.pca_components)  # type: ignore[arg-type]
-        paid, prior = None, None
+        paid = None
         if entry.paid:
-            if math.isinf(plugin.epsilon):
+            if math.isinf(budget.epsilon):
                 raise ValueError(f"image_codec={plugin.image_codec!r} is paid from the budget, and epsilon = inf leaves "
                                  "no noise to share; give a finite epsilon or image_codec='dct'.")
-            codec_multiplier, _ = gaussian_split(plugin.epsilon, delta, plugin.codec_share)
-            request = dataclasses.replace(request, epsilon=analytic_gaussian_epsilon(codec_multiplier, delta), delta=delta)
+            codec_multiplier = budget.share(plugin.codec_share)
+            request = dataclasses.replace(request, epsilon=analytic_gaussian_epsilon(codec_multiplier, budget.release_delta),
+                                          delta=budget.release_delta)
         codec: ImageCodec = entry.build(images, request)
         if entry.paid:
             part: PrivacyPart = codec.privacy_part  # type: ignore[attr-defined]
-            paid, prior = dataclasses.replace(part, accounted=True), float(codec.noise_multiplier)  # type: ignore[attr-defined]
+            paid, budget = dataclasses.replace(part, accounted=True), budget.spend(float(codec.noise_multiplier))  # type: ignore[attr-defined]
         return PreparedData(
-            records=codec.encode(images), labels=labels, epsilon=plugin.epsilon, delta=delta, codec=codec, layout=None,
-            schema=Schema(domain={}), info=loader.public_info(X, None), paid=paid, prior=prior,
+            records=codec.encode(images), labels=labels, budget=budget,
+            noise_multiplier=budget.noise_multiplier(*plugin.release_plan(n_public, budget.prior)), codec=codec,
+            layout=None, schema=Schema(domain={}), info=loader.public_info(X, None), paid=paid,
             flow_defaults=dict(entry.flow_defaults.get((plugin.name(), plugin.release_kind()), {})),
         )
 

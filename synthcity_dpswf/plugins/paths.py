@@ -21,7 +21,8 @@ from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath
-from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart
+from synthcity_dpswf.privacy import MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant
+from synthcity_dpswf.privacy.budget import Budget
 
 class Codec(Protocol):
     """What maps a loader's data to records and back, and says what it assumes public: a table's codec
@@ -42,23 +43,22 @@ class Codec(Protocol):
 @dataclass(frozen=True)
 class PreparedData:
     """A loader made ready for the generator (``DataPath.prepare``): only ``records`` and ``labels`` are private;
-    the rest is public or released. ``epsilon`` and ``delta`` are the generator's releases' budget: with ``prior`` (the
-    multiplier of ``paid``'s Gaussian mechanism, accounted with the releases: privacy.md, "One budget") the whole's,
-    less its threshold's delta; ``released_rows`` is the domain's
-    estimate of n (``None`` without a DP domain)."""
+    the rest is public or released. ``budget`` is the plugin's ``Budget`` for this data, with what ``paid`` spent
+    (a DP domain, a private codec: its Gaussian mechanism the releases' accountant's prior, its threshold's delta
+    taken: privacy.md, "One budget"); ``noise_multiplier`` is the releases' noise, calibrated once to what is left
+    (``Budget.noise_multiplier``); ``released_rows`` is the domain's estimate of n (``None`` without a DP domain)."""
 
     records: torch.Tensor | None
     """The encoded private records (``None`` for a partitioned table: its release is summed from the partitions)."""
     labels: torch.Tensor | None
-    epsilon: float
-    delta: float
+    budget: Budget
+    noise_multiplier: float
     codec: Codec
     layout: MarginalLayout | None
     schema: Schema
     info: dict[str, Any]
     paid: PrivacyPart | None = None
     released_rows: float | None = None
-    prior: float | None = None
     one_way: dict[int, tuple[Any, Any]] = field(default_factory=dict)
     """The DP domain's measurements of columns' one-way tables on the codec's levels (``MarginalTableCodec.
     one_way_measurements``), for the marginal release's post-processing; they count ``released_rows`` records."""
@@ -76,9 +76,8 @@ class FittingPlugin(Protocol):
     generation glue."""
 
     # the budget and how records are released
-    epsilon: float
-    delta: float | None
-    neighbouring: str
+    budget: Budget
+    neighbouring: Neighbouring
     release: str | None
     random_state: int
     generator_class: type[SlicedGenerator]
@@ -114,6 +113,8 @@ class FittingPlugin(Protocol):
     def public_size(self, n_records: int) -> int | None: ...
 
     def generator_arguments(self, n_records: int) -> dict[str, Any]: ...
+
+    def release_plan(self, n_public: int | None, prior: float | None) -> tuple[ReleaseAccountant, int]: ...
 
     def training_schema(self) -> Schema: ...
 

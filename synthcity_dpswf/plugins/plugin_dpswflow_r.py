@@ -15,12 +15,12 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
 
     Args:
         batch_size: b, records per release (uniform subsets of exactly b, independent across releases);
-            ``None`` (default): ``models.dpswflow_r.default_batch_size(n)``; a given b is capped at n / 2 on
+            ``None`` (default): ``models.schedule.default_batch_size(n)``; a given b is capped at n / 2 on
             small tables (the report states the b used).
         sample_rate: q, the Poisson rate of each release under ``neighbouring="add_remove"`` (``None``: 0.1,
-            ``models.dpswflow_r.DEFAULT_SAMPLE_RATE``); replace-one takes ``batch_size`` instead.
+            ``models.schedule.DEFAULT_SAMPLE_RATE``); replace-one takes ``batch_size`` instead.
         passes: K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove); the default 10 with the default b (n / 10 from 10,000 rows,
-            all rows below 1,000: ``models.dpswflow_r.default_batch_size``) makes K = 100 on large data (the
+            all rows below 1,000: ``models.schedule.default_batch_size``) makes K = 100 on large data (the
             per-step histogram form measured on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's preset)
             and K = 10 on small tables.
         **kwargs: the ``SlicedFlowPlugin`` arguments (epsilon, delta, domain, flow settings, ...).

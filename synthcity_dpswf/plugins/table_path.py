@@ -17,12 +17,12 @@ from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularE
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, generate_parquet
 from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models import SlicedGenerator
-from synthcity_dpswf.models.base import check_privacy_target
+from synthcity_dpswf.models.schedule import pooled_count_noise
 from synthcity_dpswf.plugins.loaders import LoaderPath, loader_path
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
 from synthcity_dpswf.plugins.schema import resolve_domain, synthcity_schema
 from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, secret_generator
-from synthcity_dpswf.privacy.budget import TableBudget, default_delta, default_domain_share
+from synthcity_dpswf.privacy.budget import Budget, TableBudget, default_domain_share
 from synthcity_dpswf.privacy.domain import release_domain_at
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease
 from synthcity_dpswf.privacy.validity import check_table
@@ -75,28 +75,27 @@ class TablePath:
     def settle(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, table: pd.DataFrame | DaskCounts,
                n_records: int | None) -> PreparedData:
         """The domain, codec and layout of a table (a frame, or a partitioned table's counts) of ``n_records`` rows
-        (``None``: not read, add/remove), with the part of the budget the domain paid; no record encoded."""
+        (``None``: not read, add/remove), with the part of the budget the domain paid and the releases' noise,
+        calibrated once to what it leaves; no record encoded."""
         n_public = None if n_records is None else plugin.public_size(n_records)
-        delta = default_delta(n_public) if plugin.delta is None else plugin.delta
-        check_privacy_target(plugin.epsilon, delta, n_public)
+        budget = plugin.budget.for_records(n_public)
         # The loader's rules on declared columns are checked before any release (``table_domain`` checks them first).
         public = None if plugin.domain is None else resolve_domain(plugin.domain, plugin.max_one_hot)
         declared = set() if public is None else set(public.names)
         if public is not None:
             loader.public_domain(X, public, declared)
-        domain, paid, release, budget = table_domain(plugin, table, n_public, plugin.epsilon, delta)
+        domain, paid, release, budget = table_domain(plugin, table, public, n_public, budget)
         released_rows = None if release is None else release.released_rows
         domain = loader.public_domain(X, domain, declared)
-        flow_delta = delta if budget is None else budget.gaussian_delta
-        prior = None if budget is None else budget.domain().noise_multiplier
         info = loader.public_info(X, domain)
+        accountant, steps = plugin.release_plan(n_public, budget.prior)
+        noise_multiplier = budget.noise_multiplier(accountant, steps)
         unknown = "error" if paid is None else "first"  # a released domain drops rare categories
         codec: TabularEncoder | MarginalTableCodec
         layout, one_way = None, {}
         if MECHANISMS[plugin.release_kind()].takes_level_codes:
-            fine_bins, coarse_bins = marginal_resolution(
-                plugin, n_public, released_rows, plugin.epsilon, flow_delta, len(domain.columns), prior
-            )
+            count_noise = pooled_count_noise(accountant, steps, noise_multiplier)
+            fine_bins, coarse_bins = marginal_resolution(plugin, n_public, released_rows, count_noise, len(domain.columns))
             codec = MarginalTableCodec(domain, fine_bins, unknown)
             layout = MarginalLayout.build(codec.levels, coarse_bins, plugin.max_pairs, plugin.random_state, codec.missing)
             if release is not None and released_rows:
@@ -104,9 +103,8 @@ class TablePath:
         else:
             codec = TabularEncoder(domain, unknown)
         return PreparedData(
-            records=None, labels=None, epsilon=plugin.epsilon, delta=flow_delta, codec=codec, layout=layout,
-            schema=synthcity_schema(domain), info=info, paid=paid, released_rows=released_rows, prior=prior,
-            one_way=one_way,
+            records=None, labels=None, budget=budget, noise_multiplier=noise_multiplier, codec=codec, layout=layout,
+            schema=synthcity_schema(domain), info=info, paid=paid, released_rows=released_rows, one_way=one_way,
         )
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
@@ -158,14 +156,15 @@ class TablePath:
 
 
 def table_domain(
-    plugin: FittingPlugin, table: pd.DataFrame | DaskCounts, n_public: int | None, epsilon: float, delta: float
-) -> tuple[TabularDomain, PrivacyPart | None, DomainRelease | None, TableBudget | None]:
-    """The domain of ``frame``, the part of the budget it is (``None``: nothing paid), the DP domain's release and the
-    ``TableBudget`` the releases share with it: the declared (public) domain where given, a DP domain for the
-    columns it leaves out and the value histograms of declared numeric columns that need them (``needs_histogram``,
-    unless ``numeric_histograms=False``), with ``domain_epsilon_share`` of mu^2 of the one budget (privacy.md, "One
-    budget"); nothing paid when the declared domain covers everything."""
-    declared = None if plugin.domain is None else resolve_domain(plugin.domain, plugin.max_one_hot)
+    plugin: FittingPlugin, table: pd.DataFrame | DaskCounts, declared: TabularDomain | None, n_public: int | None,
+    budget: Budget,
+) -> tuple[TabularDomain, PrivacyPart | None, DomainRelease | None, Budget]:
+    """The domain of ``table``, the part of the budget it is (``None``: nothing paid), the DP domain's release and
+    ``budget`` with that part spent: the ``declared`` (public, parsed) domain where given, a DP domain for the columns
+    it leaves out and the value histograms of declared numeric columns that need them (``needs_histogram``, unless
+    ``numeric_histograms=False``), with ``domain_epsilon_share`` of mu^2 of the one budget (privacy.md, "One budget");
+    nothing paid when the declared domain covers everything."""
+    epsilon = budget.epsilon
     undeclared = [column for column in table.columns if declared is None or column not in declared.names]
     histograms = {} if declared is None or not plugin.numeric_histograms or math.isinf(epsilon) else {
         column.name: (column.low, column.high, column.integer)
@@ -175,16 +174,17 @@ def table_domain(
         check_encodes(table, MarginalTableCodec(declared, FINE_LEVELS[1], "error"))
     if not undeclared and not histograms:
         assert declared is not None
-        return declared, None, None, None
+        return declared, None, None, budget
     if math.isinf(epsilon):
         raise ValueError("with epsilon = inf there is no budget to share with a DP domain; pass a domain that "
                          "declares every column.")
     share = plugin.domain_epsilon_share
     if share is None:
-        share = default_domain_share(n_public, len(undeclared), len(histograms), epsilon, delta, plugin.neighbouring)
-    budget = TableBudget(epsilon, delta, share, typed=bool(undeclared))
+        share = default_domain_share(n_public, len(undeclared), len(histograms), epsilon, budget.resolved_delta,
+                                     budget.neighbouring)
+    split = TableBudget(epsilon, budget.resolved_delta, share, typed=bool(undeclared))
     release = release_domain_at(
-        columns_of(table, undeclared + list(histograms)), budget.domain(), secret_generator(), plugin.neighbouring,  # type: ignore[arg-type]
+        columns_of(table, undeclared + list(histograms)), split.domain(), secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
         declared=histograms,
     )
     warn_about(release, epsilon, share)
@@ -196,11 +196,11 @@ def table_domain(
         f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}, {share:.3g} of mu^2"
         + (f", category threshold {release.threshold:.3g}: a category needs about {release.needed_rows:.0f} rows to be "
            "published)" if undeclared else ")"),
-        release.other_adjacency(), threshold_delta=budget.threshold_delta, threshold_epsilon=epsilon, accounted=True,
+        release.other_adjacency(), threshold_delta=split.threshold_delta, threshold_epsilon=epsilon, accounted=True,
     )
     released = TabularDomain.from_release(release)
     domain = released if declared is None else declared.merged(released, list(table.columns))
-    return domain, paid, release, budget
+    return domain, paid, release, budget.spend(split.domain().noise_multiplier, split.threshold_delta)
 
 
 def check_encodes(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec) -> None:
@@ -217,24 +217,21 @@ def columns_of(table: pd.DataFrame | DaskCounts, columns: list[str]) -> pd.DataF
 
 
 def marginal_resolution(
-    plugin: FittingPlugin, n_public: int | None, released_rows: float | None, epsilon: float, delta: float,
-    n_columns: int, prior: float | None = None,
+    plugin: FittingPlugin, n_public: int | None, released_rows: float | None, count_noise: float, n_columns: int,
 ) -> tuple[int, int]:
     """``(fine_bins, coarse_bins)`` of the marginal release: the plugin's where given, else ``table_resolution`` from
     the expected size (``n_public``, or under add/remove the DP domain's ``released_rows``) and the noise of a pooled
-    count of the plugin's schedule at the releases' budget (with the DP domain's ``prior``: public numbers and
-    released ones only)."""
+    count of the releases (``count_noise``, ``models.schedule.pooled_count_noise`` of the run's calibrated noise: public
+    numbers and released ones only)."""
     if plugin.fine_bins is not None and plugin.coarse_bins is not None:
         return plugin.fine_bins, plugin.coarse_bins
     size = n_public if n_public is not None else released_rows
-    if size is None or math.isinf(epsilon):
+    if size is None or count_noise == 0:
         fine, coarse = table_resolution(None, 1.0)
     else:
         n_tables = n_columns + min(n_columns * (n_columns - 1) // 2, plugin.max_pairs or n_columns**2)
-        probe_layout = MarginalLayout((2,) * n_columns, (2,) * n_columns, ())  # the noise needs no real layout
-        probe = plugin.generator_class(**{**plugin.generator_arguments(n_public or 1), "marginals": probe_layout})
         unit = math.sqrt(2.0 if plugin.neighbouring == "replace_one" else 1.0)
-        fine, coarse = table_resolution(size, probe.count_noise(n_public, epsilon, delta, prior) * unit * math.sqrt(n_tables))
+        fine, coarse = table_resolution(size, count_noise * unit * math.sqrt(n_tables))
     return plugin.fine_bins or fine, plugin.coarse_bins or coarse
 
 

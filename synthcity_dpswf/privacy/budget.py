@@ -1,14 +1,51 @@
-"""How a run's budget is set from public numbers: the default delta, the share a DP domain takes, and one table
-budget for the domain and the generator's releases together (privacy.md, "The DP domain" and "One budget")."""
+"""A run's budget: (epsilon, delta) as the user gives it, checked once (``Budget``); the parts spent before the
+generator's releases; the one calibration of the releases' noise; and how its split is set from public numbers (the
+default delta, the share a DP domain takes: privacy.md, "The DP domain" and "One budget")."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import numbers
+import warnings
 from dataclasses import dataclass
 
+from synthcity_dpswf.privacy.accountant import ReleaseAccountant
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.composition import composed_multiplier
 from synthcity_dpswf.privacy.domain import DomainBudget, rows_needed
-from synthcity_dpswf.privacy.neighbouring import Neighbouring
+from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
+
+
+def check_privacy_target(epsilon: float, delta: float | None, n_records: int | None) -> None:
+    """Validate (epsilon, delta) for n records: epsilon a number > 0 (inf allowed), delta a number in (0, 1), warn if
+    delta >= 1/n (``n_records=None``, n private under add/remove or not known yet: no comparison with n).
+    ``delta=None`` (a default chosen from n later) checks epsilon alone. ``Budget`` calls it where the user gives the
+    budget; the generators' ``fit(records, epsilon, delta)`` for their direct callers."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise ValueError(f"epsilon must be a number (float('inf') for no privacy), got {epsilon!r} "
+                         f"({type(epsilon).__name__}).")
+    if math.isnan(epsilon) or epsilon <= 0:
+        raise ValueError(f"epsilon must be > 0 (float('inf') for no privacy), got {epsilon!r}.")
+    if delta is None:
+        return
+    check_delta(delta, n_records if math.isfinite(epsilon) else None)
+
+
+def check_delta(delta: float, n_records: int | None) -> None:
+    """Validate delta, a number in (0, 1), for n records; warn if delta >= 1/n (never when n is private, ``None``: a
+    warning whose condition one record can change would be a release)."""
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise ValueError(f"delta must be a number in (0, 1), got {delta!r} ({type(delta).__name__}); a common choice "
+                         "is below 1/n.")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}; a common choice is below 1/n.")
+    if n_records is not None and delta >= 1 / n_records:
+        warnings.warn(
+            f"delta={delta:g} >= 1/n = {1 / n_records:.3g}: a mechanism that publishes a random record would meet "
+            "it; choose delta well below 1/n.",
+            stacklevel=3,
+        )
 
 
 def default_delta(n_records: int | None) -> float:
@@ -16,6 +53,84 @@ def default_delta(n_records: int | None) -> float:
     random record would meet (1e-5 up to about 35,000 rows, then n^-1.1: 6.9e-6 for Adult's 48,842); 1e-5 when n is
     private (``None``, add/remove)."""
     return 1e-5 if n_records is None else min(1e-5, n_records**-1.1)
+
+
+@dataclass(frozen=True)
+class Budget:
+    r"""A run's budget, (epsilon, delta) under ``neighbouring``, checked once, here, where the user gives it (a
+    plugin's constructor), then handed down: what the run may spend in all.
+
+    ``delta=None`` is chosen from n when the data comes (``for_records``: ``default_delta``). Parts spent before the
+    generator's releases are recorded by ``spend``: one-shot Gaussian mechanisms of the same records (a DP domain, a
+    private image codec), each by its multiplier :math:`z_i`, and a category threshold's delta :math:`\delta_T`. What
+    is left for the releases is (epsilon, ``release_delta`` = :math:`\delta - \sum \delta_T`) with the spent
+    Gaussians as their accountant's ``prior``, :math:`z_0 = (\sum_i z_i^{-2})^{-1/2}` (privacy.md, "One budget"):
+    ``noise_multiplier`` calibrates a schedule's noise to it, once."""
+
+    epsilon: float
+    delta: float | None = None
+    neighbouring: Neighbouring = "replace_one"
+    priors: tuple[float, ...] = ()
+    """The multipliers of the one-shot Gaussian mechanisms spent before the releases."""
+    threshold_delta: float = 0.0
+    """The delta spent by thresholds before the releases (outside the Gaussian accounting)."""
+
+    def __post_init__(self) -> None:
+        check_privacy_target(self.epsilon, self.delta, None)  # delta against 1/n waits for the data
+        check_neighbouring(self.neighbouring)
+
+    def for_records(self, n_public: int | None) -> "Budget":
+        """This budget for a table of ``n_public`` records (``None``: n private, add/remove): delta chosen from n
+        where it was left ``None`` (``default_delta``)."""
+        if self.delta is not None:
+            return self
+        return dataclasses.replace(self, delta=default_delta(n_public))
+
+    @property
+    def resolved_delta(self) -> float:
+        if self.delta is None:
+            raise ValueError("delta is chosen from n: call for_records(n) first.")
+        return self.delta
+
+    @property
+    def release_delta(self) -> float:
+        """The delta the releases are calibrated at: delta less the thresholds' deltas spent."""
+        return self.resolved_delta - self.threshold_delta
+
+    @property
+    def prior(self) -> float | None:
+        """The multiplier of the spent Gaussian mechanisms composed, the releases' accountant's prior (``None``:
+        nothing spent)."""
+        return composed_multiplier(*self.priors) if self.priors else None
+
+    def share(self, share: float, threshold_delta: float = 0.0) -> float:
+        r"""The multiplier of a one-shot Gaussian mechanism taking ``share`` s of :math:`\mu^2` of this budget after a
+        threshold's ``threshold_delta``: :math:`z / \sqrt{s}`, z the analytic Gaussian multiplier at (epsilon,
+        ``release_delta`` - ``threshold_delta``): the releases then get the rest exactly (``spend`` it)."""
+        if not 0 < share < 1:
+            raise ValueError(f"a share of the budget must lie in (0, 1), got {share!r}.")
+        if math.isinf(self.epsilon):
+            raise ValueError("with epsilon = inf there is no noise to share: declare what would be released, or give "
+                             "a finite epsilon.")
+        return analytic_gaussian_noise_multiplier(self.epsilon, self.release_delta - threshold_delta) / math.sqrt(share)
+
+    def spend(self, multiplier: float | None, threshold_delta: float = 0.0) -> "Budget":
+        """This budget after a one-shot Gaussian mechanism of multiplier ``multiplier`` (``None``: none) and a
+        threshold's ``threshold_delta`` were spent."""
+        if threshold_delta < 0 or threshold_delta >= self.release_delta:
+            raise ValueError(f"a threshold's delta must lie in [0, {self.release_delta:g}), got {threshold_delta!r}.")
+        priors = self.priors if multiplier is None else (*self.priors, float(multiplier))
+        return dataclasses.replace(self, priors=priors, threshold_delta=self.threshold_delta + threshold_delta)
+
+    def noise_multiplier(self, accountant: ReleaseAccountant, steps: int) -> float:
+        """The releases' noise multiplier z: ``steps`` releases of ``accountant``'s sampling calibrated to what is
+        left (epsilon, ``release_delta``, with ``prior``); 0 when epsilon is inf (no noise, not private). The one
+        calibration of a run."""
+        if accountant.prior != self.prior:
+            raise ValueError(f"the accountant's prior ({accountant.prior}) is not this budget's ({self.prior}).")
+        if math.isinf(self.epsilon):
+            return 0.0
+        return accountant.calibrate(float(self.epsilon), self.release_delta, steps)
 
 
 THRESHOLD_DELTA_SHARE = 0.25

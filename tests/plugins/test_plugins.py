@@ -61,7 +61,7 @@ def test_sanity_name_and_type(name: str) -> None:
 # Import hygiene, checked in the same fresh processes: transformers' two "PyTorch was not found" notices (emitted
 # when torch.onnx imports transformers on the way to synthcity.plugins) are dropped; every other message stays.
 OTHER_MESSAGES = (
-    "import logging, warnings; from synthcity_dpswf.models.base import check_delta; "
+    "import logging, warnings; from synthcity_dpswf.privacy.budget import check_delta; "
     "logging.getLogger('transformers').warning('another transformers message'); "
     "warnings.simplefilter('always'); check_delta(0.5, 10)"
 )
