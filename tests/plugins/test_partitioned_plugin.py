@@ -14,6 +14,7 @@ import pytest
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
+dask_config = pytest.importorskip("dask").config
 
 from synthcity.plugins import Plugins  # noqa: E402
 
@@ -120,3 +121,49 @@ def test_a_fit_that_fails_after_the_domain_leaves_the_earlier_fit(cluster: None,
     assert str(plugin.privacy_report()) == report
     pd.testing.assert_frame_equal(plugin.released_domain(), domain)
     assert len(plugin.generate(10).dataframe()) == 10
+
+
+def killing_partition(marker: Path, every_time: bool) -> object:
+    """A partition function that ends its worker's process (as a machine lost mid-fit would) when it computes
+    partition 1: once (then a marker file says so) or every time. Nested, so it is pickled by value to the workers."""
+    import os
+
+    def kill(partition: pd.DataFrame, partition_info: dict | None = None) -> pd.DataFrame:
+        if partition_info is not None and partition_info["number"] == 1 and (every_time or not marker.exists()):
+            marker.touch()
+            os._exit(1)
+        return partition
+
+    return kill
+
+
+@pytest.mark.parametrize("every_time", [False, True])
+def test_a_worker_lost_mid_fit_is_recomputed_or_ends_the_fit_before_any_release(
+    every_time: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker process that dies while counting a partition: Dask recomputes the partition elsewhere and the fit
+    counts every row (the report's n is the table's); a partition that kills every worker it meets ends the fit
+    with Dask's error, before any release (the domain's noise is never drawn), never with a sum of some partitions."""
+    frame = survey()
+    table = dd.from_pandas(frame, npartitions=3).map_partitions(killing_partition(tmp_path / "killed", every_time),
+                                                                meta=frame.iloc[:0])
+    released: list[int] = []
+    noisy_counts = dp_domain.noisy_counts
+
+    def counted(*args: object, **kwargs: object) -> object:
+        released.append(1)
+        return noisy_counts(*args, **kwargs)
+
+    monkeypatch.setattr(dp_domain, "noisy_counts", counted)
+    with dask_config.set({"distributed.scheduler.allowed-failures": 1}):
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as local:
+            with distributed.Client(local):
+                plugin = Plugins().get("dpswflow", **FAST)
+                if every_time:
+                    with pytest.raises(distributed.scheduler.KilledWorker):
+                        fitted(plugin, table)
+                    assert not released and not plugin.fitted
+                    return
+                fitted(plugin, table)
+    assert (tmp_path / "killed").exists() and released  # a worker was lost, and the fit went on
+    assert "one release of all n = 3000 records" in str(plugin.privacy_report())
