@@ -373,6 +373,16 @@ def table_markdown(payload: dict[str, Any], name: str) -> str:
     ])
 
 
+def runs_line(payload: dict[str, Any]) -> str:
+    """The runs merged into ``payload`` (each a ``--set`` of the grid), newest last: when each ran and what it set; a
+    row is its latest run's."""
+    parts = payload.get("parts", [])
+    if len(parts) < 2:
+        return ""
+    listed = "; ".join(f"{part['environment']['date']} ({', '.join(part['overrides']) or 'the whole grid'})" for part in parts)
+    return f" Runs merged (a row is from the latest run that made it): {listed}."
+
+
 def markdown(payload: dict[str, Any]) -> str:
     env = payload["environment"]
     caps = sorted({part["cap"] for part in payload.get("parts", [])}) or [payload["cap"]]
@@ -381,7 +391,7 @@ def markdown(payload: dict[str, Any]) -> str:
         + (" --data-root ../shared/data" if any(name.startswith("adult") for name in payload["tables"]) else "") + "`)\n\n"
         + (f"{payload['description']}\n\n" if payload.get("description") else "")
         + f"Last run: {env['device']} ({env['hardware']}, {env['cpu_threads']} CPU threads), synthcity "
-        f"{env['versions']['synthcity']}, {env['date']}. delta = {payload['delta']:g} (privbayes: pure epsilon-DP); fit + "
+        f"{env['versions']['synthcity']}, {env['date']}.{runs_line(payload)} delta = {payload['delta']:g} (privbayes: pure epsilon-DP); fit + "
         f"generation capped per cell at {', '.join(f'{cap} s' if cap else 'no limit' for cap in caps)}. Metrics: the "
         f"`{payload['metrics']}` suite of `benchmarks/table_metrics.py`. Schema: none (ours pay for a DP domain from "
         "epsilon), declared (the plugin's `domain=`: a public domain file or one written from public documentation), "
@@ -542,6 +552,7 @@ def merge_rows(source: dict[str, Any], out: Path) -> Path:
     replaced = {row_key(row) for row in source["results"]}
     payload["results"] = [row for row in payload["results"] if row_key(row) not in replaced] + source["results"]
     payload["parts"] = [*payload.get("parts", []), *(part for part in source.get("parts", []) if part not in payload.get("parts", []))]
+    payload["environment"] = source["environment"]  # "Last run": the merged run, the latest
     write(path, payload)
     print(f"{len(source['results'])} row(s) merged into {path}")
     return path
