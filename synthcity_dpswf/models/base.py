@@ -50,8 +50,9 @@ Labelling = Literal["conditional", "joint"]
 
 def check_noise_target(epsilon: float | None, delta: float, noise_multiplier: float | None,
                        n_records: int | None) -> None:
-    """Validate what a fit's noise is set from: exactly one of a target epsilon (with delta: ``check_privacy_target``)
-    and a noise multiplier z >= 0 already calibrated (``privacy.budget.Budget.noise_multiplier``; 0: no noise)."""
+    """Validate what a fit's noise is set from: exactly one of a target epsilon (with delta: ``check_privacy_target``,
+    which warns when delta >= 1/n) and a noise multiplier z >= 0 already calibrated (``privacy.budget.Budget.
+    noise_multiplier``, whose ``for_records`` warned about the user's delta; 0: no noise), with delta in (0, 1)."""
     if (epsilon is None) == (noise_multiplier is None):
         raise ValueError("give exactly one of epsilon (to calibrate the noise) and noise_multiplier (to set it).")
     if epsilon is not None:
@@ -59,7 +60,7 @@ def check_noise_target(epsilon: float | None, delta: float, noise_multiplier: fl
         return
     if noise_multiplier != 0:
         check_positive("noise_multiplier", noise_multiplier)
-    check_delta(delta, n_records)
+    check_delta(delta, None)
 
 
 def calibrated(accountant: ReleaseAccountant, steps: int, epsilon: float | None, delta: float,

@@ -297,6 +297,16 @@ class SlicedFlowPlugin(Plugin):
         schedule = self.generator_class.schedule_of(self.generator_arguments(n_public or 1))
         return schedule.accountant(n_public, self.budget.neighbouring, self.accountant, self.release_kind(), prior)
 
+    def built_generator(self, n_records: int) -> SlicedGenerator:
+        """The wrapped generator for ``n_records`` records of the data being fitted, refused before any release unless
+        its schedule is the one ``release_plan`` calibrated the noise for."""
+        arguments = self.generator_arguments(n_records)
+        generator = self.generator_class(**arguments)
+        if generator.schedule != self.generator_class.schedule_of(arguments):
+            raise RuntimeError(f"{type(generator).__name__}'s schedule {generator.schedule} is not the one its noise was "
+                               f"calibrated for ({self.generator_class.schedule_of(arguments)}); nothing was released.")
+        return generator
+
     def fit(self, X: Any, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
         """Fit on a tabular DataLoader (or DataFrame) or an ImageDataLoader, with no non-private statistic of it; or
         on a table beyond one process, a Dask DataFrame or the path of a Parquet dataset (DPSWflow: counted partition
@@ -334,7 +344,7 @@ class SlicedFlowPlugin(Plugin):
         with computing():
             prepared = path.prepare_partitioned(self, DaskCounts(frame))
             self._keep(prepared)
-            self.generator_ = self.generator_class(**self.generator_arguments(int(prepared.info["len"]) or 1))
+            self.generator_ = self.built_generator(int(prepared.info["len"]) or 1)
             statistic = prepared.partitioned.marginal_statistic(prepared.codec, self.generator_.mechanism)
         n_records = int(prepared.info["len"]) or None
         self.generator_.fit_total(statistic, len(prepared.codec.domain.columns), None, prepared.budget.release_delta,
@@ -388,7 +398,7 @@ class SlicedFlowPlugin(Plugin):
         """Build the wrapped generator for these encoded records and fit it at ``noise_multiplier`` (calibrated once,
         to what ``budget`` leaves; its spent Gaussian mechanisms in the accounting as the prior): the releases happen
         here."""
-        self.generator_ = self.generator_class(**self.generator_arguments(len(records)))
+        self.generator_ = self.built_generator(len(records))
         n_classes = None if labels is None else self.n_classes
         self.generator_.fit(records, None, budget.release_delta, labels=labels, n_classes=n_classes,
                             noise_multiplier=noise_multiplier, prior=budget.prior)

@@ -80,9 +80,12 @@ class Budget:
         check_neighbouring(self.neighbouring)
 
     def for_records(self, n_public: int | None) -> "Budget":
-        """This budget for a table of ``n_public`` records (``None``: n private, add/remove): delta chosen from n
-        where it was left ``None`` (``default_delta``)."""
+        """This budget for data of ``n_public`` records (``None``: n private, add/remove): delta chosen from n where
+        it was left ``None`` (``default_delta``); a given delta >= 1/n is warned about here, once (never when n is
+        private, nor at epsilon = inf)."""
         if self.delta is not None:
+            if math.isfinite(self.epsilon):
+                check_delta(self.delta, n_public)
             return self
         return dataclasses.replace(self, delta=default_delta(n_public))
 
@@ -101,7 +104,9 @@ class Budget:
     def prior(self) -> float | None:
         """The multiplier of the spent Gaussian mechanisms composed, the releases' accountant's prior (``None``:
         nothing spent)."""
-        return composed_multiplier(*self.priors) if self.priors else None
+        if len(self.priors) < 2:  # one part: its multiplier itself, not 1 / sqrt(1 / z^2) rounded
+            return self.priors[0] if self.priors else None
+        return composed_multiplier(*self.priors)
 
     def share(self, share: float, threshold_delta: float = 0.0) -> float:
         r"""The multiplier of a one-shot Gaussian mechanism taking ``share`` s of :math:`\mu^2` of this budget after a

@@ -106,3 +106,23 @@ def test_a_plugin_fit_calibrates_the_noise_once(name: str, monkeypatch: pytest.M
     assert len(calls) == 1 and calls[0][0] == EPSILON
     report = plugin.privacy_report()
     assert report.epsilon == pytest.approx(EPSILON, rel=1e-3) and report.epsilon <= EPSILON * (1 + 1e-9)
+
+
+def test_a_given_delta_above_one_over_n_is_warned_about_once_with_the_users_delta() -> None:
+    """n = 300, delta = 4e-3: the DP domain's threshold takes delta / 4, so the releases' delta (3e-3) is below 1/n
+    while the user's is not; the warning names the user's delta, once; never under add/remove."""
+    table = small_table(300)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Plugins().get("dpswflow", epsilon=EPSILON, delta=4e-3, n_steps=20).fit(table)
+    about_n = [str(warning.message) for warning in caught if "1/n" in str(warning.message)]
+    assert len(about_n) == 1 and about_n[0].startswith("delta=0.004 >= 1/n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Plugins().get("dpswflow", epsilon=EPSILON, delta=4e-3, n_steps=20, neighbouring="add_remove").fit(table)
+    assert not [warning for warning in caught if "1/n" in str(warning.message)]
+
+
+def test_one_spent_part_is_the_prior_exactly() -> None:
+    for z in np.random.default_rng(0).uniform(0.5, 50.0, 200):
+        assert Budget(EPSILON, DELTA).spend(float(z)).prior == float(z)
