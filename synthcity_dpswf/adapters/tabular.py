@@ -120,6 +120,9 @@ class CategoricalColumn:
 
 Column = Union[NumericColumn, CategoricalColumn]
 
+DomainSpec = Union["TabularDomain", dict, str, Path, None]
+"""What a user may pass as a table's domain (``TabularDomain.parse``); ``None``: none declared."""
+
 
 @dataclass(frozen=True)
 class TabularDomain:
@@ -203,6 +206,21 @@ class TabularDomain:
             else:
                 raise ValueError(f"column {name!r}: type must be 'numeric' or 'categorical', got {kind!r}.")
         return cls(tuple(columns))
+
+    @classmethod
+    def parse(cls, domain: "DomainSpec", max_one_hot: int = 20) -> "TabularDomain":
+        """A ``TabularDomain`` from what a user passes: a domain object, a description dict (``from_dict``; the
+        one-line form ``{"age": (17, 90), "sex": ["F", "M"]}`` too) or a JSON file of either form, or
+        private-pgm's ``{name: n_levels}`` (``from_levels``, with ``max_one_hot``)."""
+        if isinstance(domain, TabularDomain):
+            return domain
+        if isinstance(domain, (str, Path)):
+            domain = json.loads(Path(domain).read_text())
+        if not isinstance(domain, dict):
+            raise ValueError(f"domain must be a TabularDomain, a dict or a JSON path, got {type(domain).__name__}.")
+        if all(isinstance(value, int) for value in domain.values()):
+            return cls.from_levels(domain, max_one_hot)
+        return cls.from_dict(domain)
 
     @classmethod
     def from_levels(cls, levels: dict[str, int] | str | Path, max_one_hot: int = 20) -> "TabularDomain":

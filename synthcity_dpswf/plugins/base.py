@@ -25,6 +25,7 @@ from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
 from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, DCT_FREQUENCIES, PCA_COMPONENTS
+from synthcity_dpswf.adapters.tabular import DomainSpec, TabularDomain
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_partitioned, read_partitioned
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, ImageLatentAdapter
 from synthcity_dpswf.extensions import image_codecs, load_accountants
@@ -33,7 +34,6 @@ from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
-from synthcity_dpswf.plugins.schema import DomainSpec
 from synthcity_dpswf.plugins.table_path import TablePath
 from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, PrivacyReport, ReleaseAccountant
 from synthcity_dpswf.privacy.budget import Budget
@@ -219,6 +219,7 @@ class SlicedFlowPlugin(Plugin):
             entropy=entropy, smoothing=smoothing, batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
         )
         self.domain = domain
+        self.declared_domain = None if domain is None else TabularDomain.parse(domain, max_one_hot)  # parsed once, here
         self.domain_epsilon_share = domain_epsilon_share
         self.numeric_histograms = numeric_histograms
         self.time_horizons = time_horizons

@@ -19,6 +19,7 @@ import torch
 from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.schema import Schema
 
+from synthcity_dpswf.adapters.tabular import TabularDomain
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.privacy import MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant
@@ -82,10 +83,9 @@ class FittingPlugin(Protocol):
     random_state: int
     generator_class: type[SlicedGenerator]
     # tables
-    domain: Any
+    declared_domain: TabularDomain | None
     domain_epsilon_share: float | None
     numeric_histograms: bool
-    max_one_hot: int
     fine_bins: int | None
     coarse_bins: int | None
     max_pairs: int | None

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,23 +18,6 @@ from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain
 from synthcity_dpswf.adapters.tabular import output_categories
-
-DomainSpec = TabularDomain | dict | str | Path | None
-
-
-def resolve_domain(domain: DomainSpec, max_one_hot: int) -> TabularDomain:
-    """A ``TabularDomain`` from a domain object, a description dict, or a JSON file of either form
-    (``{name: n_levels}`` as written by private-pgm, or ``{name: {"type": ...}}``)."""
-    if isinstance(domain, TabularDomain):
-        return domain
-    if isinstance(domain, (str, Path)):
-        domain = json.loads(Path(domain).read_text())
-    if not isinstance(domain, dict):
-        raise ValueError(f"domain must be a TabularDomain, a dict or a JSON path, got {type(domain).__name__}.")
-    if all(isinstance(value, int) for value in domain.values()):
-        return TabularDomain.from_levels(domain, max_one_hot)
-    return TabularDomain.from_dict(domain)
-
 
 class DomainCategorical(CategoricalDistribution):
     """synthcity's ``CategoricalDistribution`` whose constraints also state the dtype (and the range of

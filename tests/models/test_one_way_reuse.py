@@ -16,7 +16,7 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain
 from synthcity_dpswf.models import DPSWFlow
 from synthcity_dpswf.models.marginal_target import combine_one_way, marginal_estimates
-from synthcity_dpswf.plugins import table_path
+from synthcity_dpswf.recipes import tables as table_recipe
 from synthcity_dpswf.privacy import MarginalLayout, secret_generator
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, release_domain
 
@@ -64,7 +64,7 @@ def test_reuse_changes_no_release_and_lowers_the_one_way_error(monkeypatch: pyte
         for reuse in (True, False):
             if not reuse:
                 monkeypatch.setattr(MarginalTableCodec, "one_way_measurements", lambda self, release: {})
-            monkeypatch.setattr(table_path, "secret_generator", lambda seed_=None, s=seed: secret_generator(100 + s))
+            monkeypatch.setattr(table_recipe, "secret_generator", lambda seed_=None, s=seed: secret_generator(100 + s))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 plugin = Plugins().get("dpswflow", epsilon=0.5, delta=1e-5, n_steps=5, random_state=0)

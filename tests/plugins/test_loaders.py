@@ -102,9 +102,9 @@ def test_survival_takes_declared_horizons_and_refuses_a_declared_time_range_that
 
 @pytest.mark.parametrize("kind", ["time series", "time series survival"])
 def test_time_series_loaders_are_refused_before_any_private_computation(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from synthcity_dpswf.plugins import table_path
+    from synthcity_dpswf.recipes import tables as table_recipe
 
-    monkeypatch.setattr(table_path, "release_domain_at", lambda *args, **kwargs: pytest.fail("a private computation ran"))
+    monkeypatch.setattr(table_recipe, "release_domain_at", lambda *args, **kwargs: pytest.fail("a private computation ran"))
     sequences = [pd.DataFrame({"a": [1.0, CANARY], "b": [0.5, 0.25]}) for _ in range(6)]
     times = [[0, 1]] * 6
     if kind == "time series":

@@ -11,7 +11,7 @@ import pytest
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
-from synthcity_dpswf.plugins.table_path import warn_about
+from synthcity_dpswf.recipes.tables import warn_about
 from synthcity_dpswf.privacy import release_domain, secret_generator
 
 
@@ -29,12 +29,12 @@ def nullable_table(n: int = 400) -> pd.DataFrame:
 def seeded_domain(monkeypatch: pytest.MonkeyPatch) -> None:
     """The DP domain's noise from a known seed, so that a test's outcome does not hang on a rare draw (the plugins'
     other releases keep theirs)."""
-    from synthcity_dpswf.plugins import table_path
+    from synthcity_dpswf.recipes import tables as table_recipe
 
     seeds = iter(range(100, 10_000))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        monkeypatch.setattr(table_path, "secret_generator", lambda: secret_generator(next(seeds)))
+        monkeypatch.setattr(table_recipe, "secret_generator", lambda: secret_generator(next(seeds)))
 
 
 def inside_released_domain(plugin, synthetic: pd.DataFrame) -> None:  # type: ignore[no-untyped-def]

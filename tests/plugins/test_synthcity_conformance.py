@@ -146,11 +146,11 @@ BAD_TABLES: dict[str, Callable[[], pd.DataFrame]] = {
 
 @pytest.mark.parametrize("problem", BAD_TABLES)
 def test_bad_tables_fail_clearly_before_any_release(problem: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from synthcity_dpswf.plugins import table_path
+    from synthcity_dpswf.recipes import tables as table_recipe
 
     def no_release(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a private computation ran on a table outside the domain of valid inputs")
 
-    monkeypatch.setattr(table_path, "release_domain_at", no_release)
+    monkeypatch.setattr(table_recipe, "release_domain_at", no_release)
     with pytest.raises(ValueError, match=problem):
         Plugins().get("dpswflow").fit(GenericDataLoader(BAD_TABLES[problem]()))

@@ -68,11 +68,11 @@ def test_rare_categories_are_grouped_named_in_a_warning_and_reported() -> None:
 def test_a_partial_one_line_schema_declares_some_columns_and_releases_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
     frame = wide_table(1500)[["x0", "x1", "flag", "colour"]]
     schema = {"flag": ["no", "yes"], "x1": (0.0, 3000.0)}
-    from synthcity_dpswf.plugins import table_path
+    from synthcity_dpswf.recipes import tables as table_recipe
 
     released: list[list[str]] = []
-    release = table_path.release_domain_at
-    monkeypatch.setattr(table_path, "release_domain_at", lambda table, *args, **kwargs: (released.append(list(table.columns)), release(table, *args, **kwargs))[1])
+    release = table_recipe.release_domain_at
+    monkeypatch.setattr(table_recipe, "release_domain_at", lambda table, *args, **kwargs: (released.append(list(table.columns)), release(table, *args, **kwargs))[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin = Plugins().get("dpswflow", epsilon=2.0, domain=schema, n_steps=20).fit(frame)

@@ -20,7 +20,7 @@ from synthcity.plugins import Plugins
 from synthcity_dpswf.models import DPSWFlowR, releasing
 from synthcity_dpswf.models import base as model_base
 from baselines.dpsgd_gan import DPSGDGAN  # benchmarks/baselines (pyproject.toml's pytest pythonpath puts benchmarks/ on the path)
-from synthcity_dpswf.plugins import table_path
+from synthcity_dpswf.recipes import tables as table_recipe
 from synthcity_dpswf.privacy import (
     MECHANISMS,
     MarginalLayout,
@@ -363,13 +363,13 @@ def plugin_noise(name: str, domain: dict | None, monkeypatch: pytest.MonkeyPatch
     pair of rows attains, and the reported epsilon."""
     shared = secret_generator(SEED)  # the releases' and the domain's noise, seeded for a reproducible audit
     monkeypatch.setattr(model_base, "secret_generator", lambda seed=None: shared)
-    monkeypatch.setattr(table_path, "secret_generator", lambda seed=None: shared)
+    monkeypatch.setattr(table_recipe, "secret_generator", lambda seed=None: shared)
     batches: list[torch.Tensor] = []
     sampler = releasing.sample_batch
     monkeypatch.setattr(releasing, "sample_batch", lambda n, b, generator: (batches.append(sampler(n, b, generator)), batches[-1])[1])
     drawn: list[tuple[np.ndarray, float]] = []  # the domain's vectors: released-scale noise and weight, in order
     releases: list[dp_domain.DomainRelease] = []
-    noisy, release_domain_used = dp_domain.noisy_counts, table_path.release_domain_at
+    noisy, release_domain_used = dp_domain.noisy_counts, table_recipe.release_domain_at
 
     def recording(counts: np.ndarray, noise_std: float, secret: torch.Generator, weight: float = 1.0) -> np.ndarray:
         released = noisy(counts, noise_std, secret, weight)
@@ -377,7 +377,7 @@ def plugin_noise(name: str, domain: dict | None, monkeypatch: pytest.MonkeyPatch
         return released
 
     monkeypatch.setattr(dp_domain, "noisy_counts", recording)
-    monkeypatch.setattr(table_path, "release_domain_at", lambda *args, **kwargs: (releases.append(release_domain_used(*args, **kwargs)), releases[-1])[1])
+    monkeypatch.setattr(table_recipe, "release_domain_at", lambda *args, **kwargs: (releases.append(release_domain_used(*args, **kwargs)), releases[-1])[1])
     frame, noise, separations = plugin_table(), [], []
     for _ in range(3):
         batches.clear()

@@ -201,11 +201,11 @@ def test_no_add_remove_path_reads_n(name: str, monkeypatch: pytest.MonkeyPatch) 
     """999 and 1,000 rows (where every default that reads n changes under replace-one): under add/remove the report,
     the layout, the generator's parameters, the noise and the directions, the DP domain's budget and the public info
     are the same; only the released values, and the row count estimated from them, differ."""
-    from synthcity_dpswf.plugins import table_path
+    from synthcity_dpswf.recipes import tables as table_recipe
 
     budgets = []
-    release_domain = table_path.release_domain_at
-    monkeypatch.setattr(table_path, "release_domain_at", lambda frame, *args, **kwargs: (
+    release_domain = table_recipe.release_domain_at
+    monkeypatch.setattr(table_recipe, "release_domain_at", lambda frame, *args, **kwargs: (
         budgets.append((args[0], *args[2:], tuple(kwargs.get("declared", {})))), release_domain(frame, *args, **kwargs))[1])
     seen = {}
     for n in (999, 1000):

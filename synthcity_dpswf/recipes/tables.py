@@ -1,0 +1,227 @@
+"""A table becomes what its generator is fitted on, with no synthcity here (a pandas frame, or a partitioned table's
+counts): the domain (declared, released, or both) and the part of the budget it paid, the releases' noise calibrated
+once to what is left, and the codec and marginal layout the release kind takes (privacy.md, "The DP domain" and "One
+budget"). The plugins' table path (``plugins.table_path``) wraps it in synthcity's loaders and schema."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pandas as pd
+
+from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters.partitioned import DaskCounts
+from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
+from synthcity_dpswf.models.schedule import pooled_count_noise
+from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant, secret_generator
+from synthcity_dpswf.privacy.budget import Budget, TableBudget, default_domain_share
+from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, release_domain_at
+
+ReleasePlan = Callable[[int | None, float | None], tuple[ReleaseAccountant, int]]
+"""The releases' accountant and number for ``(n_public, prior)``, from the generator class's schedule before any
+generator is built (``plugins.base.SlicedFlowPlugin.release_plan``)."""
+
+
+@dataclass(frozen=True)
+class TableChoices:
+    """A table fit's public choices (the plugin's arguments of the same meaning: ``plugins.base.SlicedFlowPlugin``)."""
+
+    release: str
+    """The release kind (``privacy.MECHANISMS``)."""
+    declared: TabularDomain | None = None
+    """The public domain, parsed once (``TabularDomain.parse``), for all the columns or some; ``None``: none."""
+    domain_share: float | None = None
+    numeric_histograms: bool = True
+    fine_bins: int | None = None
+    coarse_bins: int | None = None
+    max_pairs: int | None = 120
+    random_state: int = 0
+
+
+@dataclass(frozen=True)
+class SettledTable:
+    """What ``settle_table`` decided: the domain and codec (with the marginal ``layout``), ``budget`` with what the DP
+    domain spent (``paid``, ``None``: nothing), the releases' ``noise_multiplier``, and the DP domain's estimate of n
+    and one-way measurements (``MarginalTableCodec.one_way_measurements``) for the marginal release's
+    post-processing."""
+
+    domain: TabularDomain
+    codec: TabularEncoder | MarginalTableCodec
+    layout: MarginalLayout | None
+    budget: Budget
+    noise_multiplier: float
+    paid: PrivacyPart | None = None
+    released_rows: float | None = None
+    one_way: dict[int, tuple[Any, Any]] = field(default_factory=dict)
+
+
+def settle_table(
+    table: pd.DataFrame | DaskCounts, n_public: int | None, budget: Budget, choices: TableChoices,
+    release_plan: ReleasePlan, public_rules: Callable[[TabularDomain], TabularDomain] = lambda domain: domain,
+) -> SettledTable:
+    """The domain, codec and layout of ``table`` (``n_public`` rows; ``None``: not read, add/remove) at ``budget``
+    (delta resolved for n), and the releases' noise, calibrated once to what the DP domain leaves; no record
+    encoded. ``public_rules`` is applied to the declared domain before any release and to the final one (a loader's
+    rules on its columns: ``plugins.loaders``)."""
+    if choices.declared is not None:  # refused before any release
+        public_rules(choices.declared)
+    domain, paid, release, budget = table_domain(table, choices, n_public, budget)
+    released_rows = None if release is None else release.released_rows
+    domain = public_rules(domain)
+    accountant, steps = release_plan(n_public, budget.prior)
+    noise_multiplier = budget.noise_multiplier(accountant, steps)
+    unknown = "error" if paid is None else "first"  # a released domain drops rare categories
+    if not MECHANISMS[choices.release].takes_level_codes:
+        return SettledTable(domain, TabularEncoder(domain, unknown), None, budget, noise_multiplier, paid, released_rows)
+    count_noise = pooled_count_noise(accountant, steps, noise_multiplier)
+    fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
+                                                 len(domain.columns))
+    codec = MarginalTableCodec(domain, fine_bins, unknown)
+    layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing)
+    one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
+    return SettledTable(domain, codec, layout, budget, noise_multiplier, paid, released_rows, one_way)
+
+
+def table_domain(
+    table: pd.DataFrame | DaskCounts, choices: TableChoices, n_public: int | None, budget: Budget,
+) -> tuple[TabularDomain, PrivacyPart | None, DomainRelease | None, Budget]:
+    """The domain of ``table``, the part of the budget it is (``None``: nothing paid), the DP domain's release and
+    ``budget`` with that part spent: ``choices.declared`` (the public domain) where given, a DP domain for the columns
+    it leaves out and the value histograms of declared numeric columns that need them (``needs_histogram``, unless
+    ``numeric_histograms=False``), with ``domain_epsilon_share`` of mu^2 of the one budget (privacy.md, "One budget");
+    nothing paid when the declared domain covers everything."""
+    epsilon, declared = budget.epsilon, choices.declared
+    undeclared = [column for column in table.columns if declared is None or column not in declared.names]
+    histograms = {} if declared is None or not choices.numeric_histograms or math.isinf(epsilon) else {
+        column.name: (column.low, column.high, column.integer)
+        for column in declared.columns if needs_histogram(column, FINE_LEVELS[1])
+    }
+    if declared is not None:  # a declared column's values must lie in it: refused before any release
+        check_encodes(table, MarginalTableCodec(declared, FINE_LEVELS[1], "error"))
+    if not undeclared and not histograms:
+        assert declared is not None
+        return declared, None, None, budget
+    if math.isinf(epsilon):
+        raise ValueError("with epsilon = inf there is no budget to share with a DP domain; pass a domain that "
+                         "declares every column.")
+    share = choices.domain_share
+    if share is None:
+        share = default_domain_share(n_public, len(undeclared), len(histograms), epsilon, budget.resolved_delta,
+                                     budget.neighbouring)
+    split = TableBudget(epsilon, budget.resolved_delta, share, typed=bool(undeclared))
+    release = release_domain_at(
+        columns_of(table, undeclared + list(histograms)), split.domain(), secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
+        declared=histograms,
+    )
+    warn_about(release, epsilon, share)
+    what = f"kinds, ranges, value histograms and category sets of {len(undeclared)} columns" if undeclared else ""
+    if histograms:
+        what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
+    paid = PrivacyPart(
+        "DP domain", release.epsilon, release.delta,
+        f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}, {share:.3g} of mu^2"
+        + (f", category threshold {release.threshold:.3g}: a category needs about {release.needed_rows:.0f} rows to be "
+           "published)" if undeclared else ")"),
+        release.other_adjacency(), threshold_delta=split.threshold_delta, threshold_epsilon=epsilon, accounted=True,
+    )
+    released = TabularDomain.from_release(release)
+    domain = released if declared is None else declared.merged(released, list(table.columns))
+    return domain, paid, release, budget.spend(split.domain().noise_multiplier, split.threshold_delta)
+
+
+def check_encodes(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec) -> None:
+    """Raise unless every row of ``table`` lies in ``codec``'s (declared) domain: before any release."""
+    if isinstance(table, pd.DataFrame):
+        codec.encode(table)
+    else:
+        table.check_encodes(codec)
+
+
+def columns_of(table: pd.DataFrame | DaskCounts, columns: list[str]) -> pd.DataFrame | DaskCounts:
+    """The counts the DP domain reads of ``columns`` of ``table`` (a frame's columns, or a partitioned table's)."""
+    return table[columns] if isinstance(table, pd.DataFrame) else table.select(columns)
+
+
+def marginal_resolution(
+    choices: TableChoices, neighbouring: Neighbouring, n_public: int | None, released_rows: float | None,
+    count_noise: float, n_columns: int,
+) -> tuple[int, int]:
+    """``(fine_bins, coarse_bins)`` of the marginal release: the ``choices``' where given, else ``table_resolution`` from
+    the expected size (``n_public``, or under add/remove the DP domain's ``released_rows``) and the noise of a pooled
+    count of the releases (``count_noise``, ``models.schedule.pooled_count_noise`` of the run's calibrated noise: public
+    numbers and released ones only)."""
+    if choices.fine_bins is not None and choices.coarse_bins is not None:
+        return choices.fine_bins, choices.coarse_bins
+    size = n_public if n_public is not None else released_rows
+    if size is None or count_noise == 0:
+        fine, coarse = table_resolution(None, 1.0)
+    else:
+        n_tables = n_columns + min(n_columns * (n_columns - 1) // 2, choices.max_pairs or n_columns**2)
+        unit = math.sqrt(2.0 if neighbouring == "replace_one" else 1.0)
+        fine, coarse = table_resolution(size, count_noise * unit * math.sqrt(n_tables))
+    return choices.fine_bins or fine, choices.coarse_bins or coarse
+
+
+def warn_about(release: DomainRelease, epsilon: float, share: float | None = None) -> None:
+    """Say what the DP domain could not place or publish, read from released counts and public numbers
+    (post-processing). A noisy estimate is printed as one, with its noise std, never as a count. No warning names a
+    column's missing entries: a column without any has an estimate between one and four stds in 16% of releases, so
+    such a warning would mostly name columns with none (privacy.md, "Missing values")."""
+    rough = [column for column, located in release.located.items() if not located and release.placed.get(column, True)]
+    if rough:
+        warnings.warn(
+            f"the DP domain could not place the ranges of columns {rough} above its noise at the run's epsilon = {epsilon:.3g}: "
+            "each is the densest window of its noisy bins, a rough range (plugin.released_domain() shows it). Declare "
+            "them (domain={...}), or raise domain_epsilon_share.",
+            stacklevel=6,
+        )
+    hidden = [column for column, placed in release.placed.items() if not placed]
+    if hidden:
+        kinds = {release.kinds[column] for column in hidden}
+        needs = []
+        if kinds - {"categorical"}:
+            needs.append(
+                f"a numeric column about {release.placement_rows:.0f} rows within one octave of values (k times as many "
+                "spread over k octaves)"
+            )
+        if "categorical" in kinds:
+            needs.append(f"a category about {release.needed_rows:.0f} rows")
+        warnings.warn(
+            f"the DP domain could not place columns {hidden} above its noise at the run's epsilon = {epsilon:.3g}: no range or "
+            "category was released for them, so their synthetic values are missing entries only (the released domain, "
+            f"per column: plugin.released_domain()). At this budget {' and '.join(needs)} to be placed with probability "
+            f"95%. Declaring the columns (domain={{...}}: a range, categories) needs none of these rows, and declaring "
+            "every column gives the flow the share of the budget the DP domain takes"
+            + ("" if share is None else f" ({share:.0%} of mu^2, privacy.md \"One budget\")") + "; or raise "
+            "domain_epsilon_share.",
+            stacklevel=6,
+        )
+    if release.mixed:
+        listed = ", ".join(
+            f"{column!r} ({release.kinds[column]}; an estimated {100 * fraction:.0f}% of its entries, a noisy estimate, "
+            f"are {'numbers' if release.kinds[column] == 'categorical' else 'not numbers'})"
+            for column, fraction in release.mixed.items()
+        )
+        warnings.warn(
+            f"the DP domain found columns that mix numbers and other entries: {listed}. Entries that do not fit a "
+            "column's kind are mapped to a stated default (a numeric column's lower bound, a categorical column's "
+            f"{OTHER_CATEGORY!r}). Convert them before fitting, or declare the column (categories as strings).",
+            stacklevel=6,
+        )
+    if release.lost:
+        def spread(column: str) -> float:  # the estimate's noise std (privacy.md, "The DP domain")
+            published = len(release.categories[column]) - 1
+            return math.sqrt(3 * release.count_std**2 + published * release.category_std**2)
+
+        lost = ", ".join(
+            f"{column!r} (an estimated {rows:.0f} rows, noise std {spread(column):.0f})" for column, rows in release.lost.items()
+        )
+        warnings.warn(
+            f"the DP domain published no category below about {release.needed_rows:.0f} rows: the rarer categories of "
+            f"{lost} are grouped as {OTHER_CATEGORY!r}. Declare those columns' categories (domain={{column: [...]}}) "
+            "to keep them.",
+            stacklevel=6,
+        )
