@@ -51,7 +51,7 @@ def paper_noise_multiplier(
     sigma = ReleaseAccountant(n_records, batch_size).calibrate(epsilon, DELTA, steps)
     per_class = model.mechanism.class_conditional and model.labelling == "conditional"
     dim = feature_dim + (0 if per_class else n_classes)
-    return sigma / mean_projected_sensitivity(dim, model.mechanism.options.n_directions), {
+    return sigma / mean_projected_sensitivity(dim, model.mechanism.options.n_release_directions), {
         "paper_sigma": sigma, "paper_epsilon": epsilon}
 
 

@@ -64,7 +64,7 @@ def _statistic_gap(mechanism, first: torch.Tensor, second: torch.Tensor, directi
 
 @pytest.mark.parametrize("kind", sorted(MECHANISMS))
 def test_every_release_kind_bounds_random_pairs_and_attains_its_sensitivity(kind: str) -> None:
-    mechanism = create_mechanism(kind, _options(kind, radius=1.0, n_directions=40, n_bins=16))
+    mechanism = create_mechanism(kind, _options(kind, radius=1.0, n_release_directions=40, n_bins=16))
     generator = torch.Generator().manual_seed(0)
     directions = mechanism.draw_directions(DIM, generator)
     sensitivity = mechanism.sensitivity(directions)
@@ -76,7 +76,7 @@ def test_every_release_kind_bounds_random_pairs_and_attains_its_sensitivity(kind
 
 
 def test_histogram_sensitivity_is_sqrt_2l_and_classes_cost_nothing_more() -> None:
-    mechanism = ProjectedHistogramRelease(ReleaseOptions(radius=1.0, n_directions=25, n_bins=8))
+    mechanism = ProjectedHistogramRelease(ReleaseOptions(radius=1.0, n_release_directions=25, n_bins=8))
     directions = mechanism.draw_directions(DIM, torch.Generator().manual_seed(1))
     assert mechanism.sensitivity(directions) == histogram_sensitivity(25) == math.sqrt(50)
     same = torch.tensor([[0.2, 0.1, -0.4]])
@@ -157,7 +157,7 @@ def one_shot_scores(kind: str, runs: int, secret: torch.Generator) -> tuple[np.n
     (the analytic Gaussian at the multiplier calibrated to AUDIT_EPSILON, as a one-shot model reports it)."""
     accountant = ReleaseAccountant(1, 1)
     z = accountant.calibrate(AUDIT_EPSILON, AUDIT_DELTA, 1)
-    mechanism = create_mechanism(kind, _options(kind, n_directions=6, n_bins=4))
+    mechanism = create_mechanism(kind, _options(kind, n_release_directions=6, n_bins=4))
     directions = mechanism.draw_directions(DIM, torch.Generator().manual_seed(0))
     canary, replacement = _worst_pair(kind, directions)
     gap = (mechanism.statistic(canary, directions) - mechanism.statistic(replacement, directions)).double().reshape(-1)

@@ -49,7 +49,7 @@ def random_records(kind: str, count: int, generator: torch.Generator) -> torch.T
 # ------------------------------------------------------------------------------------------ sensitivity
 @pytest.mark.parametrize("kind", SUM_KINDS)
 def test_every_record_moves_a_sum_kind_by_exactly_its_add_remove_sensitivity(kind: str) -> None:
-    mechanism = mechanism_of(kind, n_directions=30, n_bins=8)
+    mechanism = mechanism_of(kind, n_release_directions=30, n_bins=8)
     generator = torch.Generator().manual_seed(0)
     directions = mechanism.draw_directions(3, generator)
     sensitivity = mechanism.add_remove_sensitivity(directions)
@@ -67,7 +67,7 @@ def test_every_record_moves_a_sum_kind_by_exactly_its_add_remove_sensitivity(kin
 
 @pytest.mark.parametrize("kind", ["record", "projected"])
 def test_kinds_that_publish_rows_have_no_add_remove_form(kind: str) -> None:
-    mechanism = mechanism_of(kind, n_directions=5)
+    mechanism = mechanism_of(kind, n_release_directions=5)
     assert mechanism.add_remove_sensitivity(mechanism.draw_directions(3, torch.Generator())) is None
     with pytest.raises(ValueError, match="one noisy row per record.*'projected_histogram' or 'marginal'"):
         DPSWFlow(release=kind, neighbouring="add_remove")
@@ -147,7 +147,7 @@ def add_remove_scores(kind: str, runs: int, secret: torch.Generator) -> tuple[np
     """Scores <R, f(c)> of one-shot add/remove releases on D = {c} and on D' = {} (an empty batch), at the multiplier
     calibrated to AUDIT_EPSILON (the analytic Gaussian, as a one-shot model reports it)."""
     z = ReleaseAccountant.poisson(1.0).calibrate(AUDIT_EPSILON, AUDIT_DELTA, 1)
-    mechanism = mechanism_of(kind, n_directions=6, n_bins=4)
+    mechanism = mechanism_of(kind, n_release_directions=6, n_bins=4)
     directions = mechanism.draw_directions(3, torch.Generator().manual_seed(0))
     canary = random_records(kind, 1, torch.Generator().manual_seed(1))
     direction = mechanism.statistic(canary, directions).double().reshape(-1)

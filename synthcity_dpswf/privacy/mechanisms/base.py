@@ -26,19 +26,20 @@ class ReleaseOptions:
 
     Attributes:
         radius: r, records are bounded to the ball (or sphere) of this radius before any release.
-        n_directions: directions per release (projected kinds).
+        n_release_directions: L, directions per release (projected kinds; the flow's own are ``FlowSettings.
+            n_directions``).
         n_bins: G, bins over [-r, r] per direction (histogram kinds).
         layout: the public tables of the marginal kind (``layout.MarginalLayout``).
     """
 
     radius: float = 1.0
-    n_directions: int = 70
+    n_release_directions: int = 70
     n_bins: int = 16
     layout: MarginalLayout | None = None
 
     def __post_init__(self) -> None:
         check_positive("radius", self.radius)
-        check_positive_int("n_directions", self.n_directions)
+        check_positive_int("n_release_directions", self.n_release_directions)
         check_positive_int("n_bins", self.n_bins)
 
     @classmethod
@@ -100,7 +101,7 @@ class ReleaseMechanism(ABC):
         """Fresh public directions ``(d, L)`` for one release (from the public seed), or ``None``."""
         if not self.uses_directions:
             return None
-        return random_directions(dim, self.options.n_directions, generator, dtype=dtype)
+        return random_directions(dim, self.options.n_release_directions, generator, dtype=dtype)
 
     @abstractmethod
     def statistic(

@@ -42,6 +42,6 @@ class ProjectedRelease(ReleaseMechanism):
 
     def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
         return (
-            f"projected release R = Y_B Theta_k + N(0, s_k^2), L = {self.options.n_directions}, "
+            f"projected release R = Y_B Theta_k + N(0, s_k^2), L = {self.options.n_release_directions}, "
             "Delta_k = 2r ||Theta_k||_2 (exact spectral norm), s_k = z Delta_k (largest shown)"
         )

@@ -28,10 +28,10 @@ from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
 
 
-def histogram_sensitivity(n_directions: int) -> float:
+def histogram_sensitivity(n_release_directions: int) -> float:
     r"""Replace-one sensitivity of L directions' histograms (per class or not): :math:`\Delta = \sqrt{2L}`."""
-    check_positive_int("n_directions", n_directions)
-    return math.sqrt(2.0 * n_directions)
+    check_positive_int("n_release_directions", n_release_directions)
+    return math.sqrt(2.0 * n_release_directions)
 
 
 class ProjectedHistogramRelease(ReleaseMechanism):
@@ -78,7 +78,7 @@ class ProjectedHistogramRelease(ReleaseMechanism):
 
     def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
         return (
-            f"projected-histogram release: per class and for each of L = {self.options.n_directions} directions, "
+            f"projected-histogram release: per class and for each of L = {self.options.n_release_directions} directions, "
             f"the counts of the projections in G = {self.options.n_bins} bins over [-r, r] + N(0, s^2) per count, "
             f"Delta = {'sqrt(2L)' if neighbouring == 'replace_one' else 'sqrt(L)'}"
         )
