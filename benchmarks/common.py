@@ -92,6 +92,17 @@ def mean_std(values: list[float], form: str = ".3g") -> str:
     return f"{mean:{form}} ± {spread:{'.2g' if form == '.3g' else form}}"
 
 
+def results_page(title: str, description: str, columns: list[tuple[str, bool]], rows: list[list[str]]) -> str:
+    """A results file's Markdown: ``# title``, the ``description`` paragraph, and a table of ``columns`` (name, whether
+    right-aligned: numbers) with one line per row of already formatted cells."""
+    return "\n".join([
+        f"# {title}", "", description, "",
+        "| " + " | ".join(name for name, _ in columns) + " |",
+        "|" + "|".join("---:" if numeric else "---" for _, numeric in columns) + "|",
+        *("| " + " | ".join(cells) + " |" for cells in rows),
+    ]) + "\n"
+
+
 def write_results(out: Path, stem: str, payload: dict[str, Any], text: str) -> None:
     """A suite's results: ``out/<stem>.json`` (the payload) and ``out/<stem>.md`` (its table), and the table printed."""
     out.mkdir(parents=True, exist_ok=True)

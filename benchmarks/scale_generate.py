@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from common import RESULTS, environment, write_results
+from common import RESULTS, environment, results_page, write_results
 from scale_fit import DELTA, EPSILON, make_table, peak_mib
 
 FIT_ROWS = 1_000_000
@@ -82,22 +82,20 @@ def main(argv: list[str] | None = None) -> None:
             row = json.loads(done.stdout.strip().splitlines()[-1])
             results.append(row)
             print(row, flush=True)
-    lines = [
-        f"# Generating beyond one process (`python benchmarks/scale_generate.py --rows {' '.join(map(str, args.rows))} "
+    text = results_page(
+        f"Generating beyond one process (`python benchmarks/scale_generate.py --rows {' '.join(map(str, args.rows))} "
         f"--chunk-sizes {' '.join(map(str, args.chunk_sizes))}`)",
-        "",
         f"DPSWflow, no schema, epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one, fitted from the {FIT_ROWS:,}-row "
         "Adult-shaped Parquet table of `scale_fit.py`; `plugin.generate_parquet` on a local two-worker Dask cluster "
         "(one thread each), one task per chunk. Each run a fresh process; worker peaks are over the fit and the write.",
-        "",
-        "| rows written | chunk | write s | rows / s | client peak MiB | worker peaks MiB | dataset MiB |",
-        "|---:|---:|---:|---:|---:|---|---:|",
-        *(f"| {row['rows']:,} | {row['chunk_size']:,} | {row['write_s']:.1f} | {row['rows_per_s']:,.0f} | "
-          f"{row['client_peak_mib']:.0f} | {', '.join(f'{peak:.0f}' for peak in row['worker_peak_mib'])} | "
-          f"{row['dataset_mib']:.0f} |" for row in results),
-    ]
+        [("rows written", True), ("chunk", True), ("write s", True), ("rows / s", True), ("client peak MiB", True),
+         ("worker peaks MiB", False), ("dataset MiB", True)],
+        [[f"{row['rows']:,}", f"{row['chunk_size']:,}", f"{row['write_s']:.1f}", f"{row['rows_per_s']:,.0f}",
+          f"{row['client_peak_mib']:.0f}", ", ".join(f"{peak:.0f}" for peak in row["worker_peak_mib"]),
+          f"{row['dataset_mib']:.0f}"] for row in results],
+    )
     write_results(args.out, "scale_generate", {"suite": "scale_generate", "environment": environment(torch.device("cpu")),
-                                               "rows": results}, "\n".join(lines) + "\n")
+                                               "rows": results}, text)
 
 
 if __name__ == "__main__":

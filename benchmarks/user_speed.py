@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from common import RESULTS, environment, write_results
+from common import RESULTS, environment, results_page, write_results
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 
@@ -69,20 +69,18 @@ def main(argv: list[str] | None = None) -> None:
                    "generate_s": float(np.median([run["generate"] for run in runs]))}
             rows.append(row)
             print(row, flush=True)
-    lines = [
-        f"# fit(df) with no schema, then generate, on one CPU thread (`python benchmarks/user_speed.py --repeats "
+    text = results_page(
+        f"fit(df) with no schema, then generate, on one CPU thread (`python benchmarks/user_speed.py --repeats "
         f"{args.repeats}`)",
-        "",
         f"epsilon = 1, delta = 1e-5, defaults otherwise; median of {args.repeats} runs. wine's generate is timed after "
         "a first call.",
-        "",
-        "| table | rows x columns | method | fit s | generate(n) | generate s | fit + generate s |",
-        "|---|---|---|---:|---:|---:|---:|",
-        *(f"| {row['table']} | {row['rows']:,} x {row['columns']} | {row['method']} | {row['fit_s']:.2f} | "
-          f"{row['count']:,} | {row['generate_s']:.2f} | {row['fit_s'] + row['generate_s']:.2f} |" for row in rows),
-    ]
+        [("table", False), ("rows x columns", False), ("method", False), ("fit s", True), ("generate(n)", True),
+         ("generate s", True), ("fit + generate s", True)],
+        [[row["table"], f"{row['rows']:,} x {row['columns']}", row["method"], f"{row['fit_s']:.2f}", f"{row['count']:,}",
+          f"{row['generate_s']:.2f}", f"{row['fit_s'] + row['generate_s']:.2f}"] for row in rows],
+    )
     payload = {"suite": "user_speed", "environment": environment(torch.device("cpu")), "rows": rows}
-    write_results(args.out, "user_speed", payload, "\n".join(lines) + "\n")
+    write_results(args.out, "user_speed", payload, text)
 
 
 if __name__ == "__main__":
