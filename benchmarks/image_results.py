@@ -20,7 +20,7 @@ from paper_protocol import cell_values, paper_table
 
 from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING
 from synthcity_dpswf.datasets import DATASET_NAMES
-from synthcity_dpswf.experiments.images import GENERATORS
+from synthcity_dpswf.recipes.images import GENERATORS
 
 RELEASE_DEFAULTS: dict[str, Any] = {"release": "projected_histogram", "batch_size": None, "passes": 10.0,
                                     "reuse": "pooled", "convention": "sound", "codec_share": 0.2}

@@ -63,7 +63,7 @@ from synthcity_dpswf.evaluation import (
     classification_accuracies,
     fid_precision_recall,
 )
-from synthcity_dpswf.experiments.images import (
+from synthcity_dpswf.recipes.images import (
     CODEC_SHARE,
     GENERATORS,
     CodecBudget,

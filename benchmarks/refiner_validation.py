@@ -45,7 +45,7 @@ from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, public_privat
 from synthcity_dpswf.evaluation import (
     InceptionFeatures, cached_inception_features, classification_accuracies, fid_precision_recall,
 )
-from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator
+from synthcity_dpswf.recipes.images import ImageRunConfig, build_generator
 
 REFINE, HELD_OUT, CAS_IMAGES = 25_000, 5_000, 5_000
 

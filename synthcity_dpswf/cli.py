@@ -43,7 +43,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _images(args: argparse.Namespace) -> int:
     from synthcity_dpswf.datasets import DatasetUnavailable
-    from synthcity_dpswf.experiments.images import ImageRunConfig, check_public_split, flow_defaults, run_images
+    from synthcity_dpswf.experiments.images import run_images
+    from synthcity_dpswf.recipes.images import ImageRunConfig, check_public_split, flow_defaults
 
     try:
         check_public_split(args.codec, args.neighbouring)

@@ -56,7 +56,7 @@ def test_model_samples_on_cuda_in_chunks() -> None:
 
 def test_the_images_command_builds_its_flow_on_cuda() -> None:
     """``dpswf images --device cuda`` runs the flow there, not only the autoencoder and the classifiers."""
-    from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator
+    from synthcity_dpswf.recipes.images import ImageRunConfig, build_generator
 
     for generator in ("dpswflow", "dpswflow_r", "dpswgen"):
         model = build_generator(ImageRunConfig(generator=generator, device="cuda"), progress=False)

@@ -25,25 +25,13 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import MappingProxyType
 
 import torch
 
-from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder
-from synthcity_dpswf.adapters.image_codecs import (
-    CODEC_SHARE,
-    DCT_FREQUENCIES,
-    PCA_COMPONENTS,
-    CodecRequest,
-    FixedDCTCodec,
-    ImageCodec,
-    PrivatePCAImageCodec,
-)
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS
-from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, DatasetUnavailable, public_private_split
+from synthcity_dpswf.adapters.image_codecs import PrivatePCAImageCodec
+from synthcity_dpswf.datasets import IMAGE_LOADERS
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
     cached_inception_features,
@@ -51,72 +39,21 @@ from synthcity_dpswf.evaluation import (
     fid_precision_recall,
     save_labelled_grid,
 )
-from synthcity_dpswf.extensions import image_codecs
-from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
-from synthcity_dpswf.privacy import PrivacyReport, analytic_gaussian_epsilon
-from synthcity_dpswf.privacy.composition import gaussian_split
-
-GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
-CODECS = ("public-half", "other-dataset", "dct", "private-pca")
-FULL_FID_SAMPLES = 10000
-"""``fid_samples`` of the image literature's FID protocol: Inception pool3 features of 10,000 generated samples
-against the 10,000 test images, torchmetrics' Frechet distance. The quick default (1,000 against the first 1,000)
-is biased upwards and compares only with itself."""
-@dataclass(frozen=True)
-class ImageRunConfig:
-    """Public settings of one run (all stated in the results).
-
-    Defaults: one class-conditional projected-histogram release (DPSWflow, L = 500 directions, G = 16 bins)
-    and the plain flow (h = 1, 1,500 steps), chosen on a validation split of the MNIST training set
-    (docs/flows.md, "Flow settings for histogram releases") with the public autoencoder; the ``"private-pca"``
-    codec has its own (``PCA_FLOW_SETTINGS``, applied by ``flow_defaults`` and ``dpswf images``). ``None`` for
-    ``n_release_directions`` and ``batch_size`` takes the generator's defaults. With ``release="record"``, h = 3
-    and 3,000 steps measured best (CAS 59.4% at epsilon = 10 against 25.7% at h = 1). ``codec`` is one of ``CODECS`` (the module's
-    docstring says what each assumes public); ``latent_dim`` and ``autoencoder_epochs`` shape its autoencoder:
-    latent 16 and 10 epochs were chosen on the same validation split (docs/flows.md, "A stronger public
-    autoencoder": CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs), and
-    ``refiner_epochs`` its refiner, trained on the same public images (``ImageLatentAdapter.fit_refiner``; 0: none;
-    docs/flows.md, "A refiner for the public autoencoder").
-    ``flow_directions`` (directions per flow step) and ``count_estimator`` are the flow's ``FlowSettings``.
-    ``fid_samples``: generated images scored against as many test images (``FULL_FID_SAMPLES`` for the
-    literature's protocol; 0: no FID). ``dct_frequencies``: K of the ``"dct"`` codec (the frequencies u + v < K;
-    without public data, K = 16 with L = 8,000, G = 32 and 5,000 steps measured best at epsilon = 10 on the
-    validation split, K = 12 with L = 4,000, G = 32, 3,000 steps at epsilon = 1: docs/flows.md). ``device``:
-    where the autoencoder trains, the flow runs and the CAS classifiers train: ``"auto"`` (CUDA when torch sees
-    it, else the CPU), ``"cpu"`` or ``"cuda"``. ``neighbouring``: the adjacency the releases are calibrated for
-    (``"replace_one"``, the default, or ``"add_remove"``: Poisson-sampled per-step releases accounted with Opacus'
-    RDP; privacy.md, "Add/remove neighbours").
-    """
-
-    dataset: str = "mnist"
-    codec: str = "public-half"
-    generator: str = "dpswflow"
-    release: str = "projected_histogram"
-    labelling: str = "conditional"
-    epsilon: float = 10.0
-    delta: float = 1e-5
-    neighbouring: str = "replace_one"
-    feature_weight: float = 0.7
-    autoencoder_epochs: int = 10
-    latent_dim: int = MNIST_LATENT_DIM
-    refiner_epochs: int = REFINER_EPOCHS
-    n_release_directions: int | None = None
-    n_bins: int = 16
-    batch_size: int | None = None
-    passes: float = 10.0
-    n_steps: int = 1500
-    step_size: float = 1.0
-    flow_batch_size: int = 4000
-    flow_directions: int = 70
-    count_estimator: str = "simplex"
-    n_samples: int = 10000
-    fid_samples: int = 1000
-    start: str = "gaussian"
-    dct_frequencies: int = DCT_FREQUENCIES
-    pca_components: int = PCA_COMPONENTS
-    codec_share: float = CODEC_SHARE
-    device: str = "auto"
-    seed: int = 0
+from synthcity_dpswf.models import DPSWGen
+from synthcity_dpswf.privacy import PrivacyReport
+from synthcity_dpswf.recipes.images import (
+    CODECS,
+    ImageRunConfig,
+    build_codec,
+    build_generator,
+    check_public_split,
+    codec_assumption,
+    codec_budget,
+    composed_report,
+    load_other_training_set,
+    resolved_device,
+    split_training_set,
+)
 
 
 @dataclass(frozen=True)
@@ -131,173 +68,6 @@ class ImageRunResult:
     report: PrivacyReport
     grid: Path
     seconds: dict[str, float]
-
-
-def resolved_device(device: str) -> str:
-    """``device`` with ``"auto"`` resolved: CUDA when torch sees it, else the CPU."""
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def flow_defaults(codec: str, generator: str, release: str = "projected_histogram") -> dict[str, int]:
-    """The ``ImageRunConfig`` fields that ``dpswf images`` sets when none is given: the registry entry's
-    ``flow_defaults`` for the (generator, release) where they were measured (``adapters.image_codecs.
-    PCA_FLOW_SETTINGS``: DPSWflow's projected-histogram release through the ``"private-pca"`` codec), else none
-    (``ImageRunConfig``'s defaults apply)."""
-    if codec not in CODECS:
-        raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
-    if generator not in GENERATORS:
-        raise ValueError(f"generator must be one of {sorted(GENERATORS)}, got {generator!r}.")
-    entry = image_codecs().get(codec)
-    return {} if entry is None else dict(entry.flow_defaults.get((generator, release), {}))
-
-
-def build_generator(config: ImageRunConfig, progress: bool, release_seed: int | None = None) -> SlicedGenerator:
-    """The generator of ``config`` with its release kind and flow settings, on ``config.device`` (``"auto"``: CUDA
-    when torch sees it, else the CPU). ``release_seed`` seeds the releases' noise (``None``: from OS entropy, as
-    private data need; a seed only for public data, as in a validation that compares runs on the same release)."""
-    settings = FlowSettings(
-        n_steps=config.n_steps, step_size=config.step_size, batch_size=config.flow_batch_size,
-        n_directions=config.flow_directions, count_estimator=config.count_estimator,  # type: ignore[arg-type]
-    )
-    if config.generator not in GENERATORS:
-        raise ValueError(f"generator must be one of {sorted(GENERATORS)}, got {config.generator!r}.")
-    common: dict[str, object] = dict(
-        release=config.release, n_release_directions=config.n_release_directions, n_bins=config.n_bins,
-        labelling=config.labelling, feature_weight=config.feature_weight, settings=settings, seed=config.seed,
-        neighbouring=config.neighbouring, progress=progress, device=resolved_device(config.device),
-        release_seed=release_seed,
-    )
-    if config.generator == "dpswflow":
-        return DPSWFlow(**common)  # type: ignore[arg-type]
-    return GENERATORS[config.generator](batch_size=config.batch_size, passes=config.passes, **common)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class CodecBudget:
-    """How a run's (epsilon, delta) is shared between a codec learned from the private images and the flow's release:
-    ``gaussian`` when both are one-shot Gaussian mechanisms at one delta (DPSWflow: exact composition in Gaussian DP,
-    ``privacy.composition``), else basic composition of ``codec_share`` and the rest. A codec that releases nothing
-    leaves the whole budget to the flow."""
-
-    codec_epsilon: float
-    codec_delta: float
-    flow_epsilon: float
-    flow_delta: float
-    gaussian: bool
-
-
-def codec_budget(config: ImageRunConfig) -> CodecBudget:
-    """The ``CodecBudget`` of ``config`` (its codec, generator, epsilon and ``codec_share``)."""
-    epsilon, delta, share = config.epsilon, config.delta, config.codec_share
-    if config.codec != "private-pca":
-        return CodecBudget(0.0, 0.0, epsilon, delta, False)
-    if math.isinf(epsilon):  # no noise anywhere: the exact codec, the noiseless flow (not private)
-        return CodecBudget(math.inf, share * delta, math.inf, delta, False)
-    if not GENERATORS[config.generator].per_step:
-        codec_multiplier, flow_multiplier = gaussian_split(epsilon, delta, share)
-        return CodecBudget(analytic_gaussian_epsilon(codec_multiplier, delta), delta,
-                           analytic_gaussian_epsilon(flow_multiplier, delta), delta, True)
-    return CodecBudget(share * epsilon, share * delta, (1 - share) * epsilon, (1 - share) * delta, False)
-
-
-def build_codec(
-    config: ImageRunConfig, images: torch.Tensor, public: torch.Tensor, private: torch.Tensor, budget: CodecBudget,
-    cache: Path, progress: bool, other: tuple[str, torch.Tensor] | None = None,
-) -> ImageCodec:
-    """The codec of ``config.codec`` for the training set ``images`` split into ``public`` and ``private`` indices
-    (``split_training_set``): the public half's autoencoder (kept under ``cache``, with its refiner), the same trained
-    on ``other`` = (name, whole training set of the other dataset) for ``"other-dataset"``
-    (``load_other_training_set``), the fixed DCT codec, or the private codec released from the private images at
-    ``budget``'s codec share."""
-    if config.codec == "other-dataset":
-        if other is None:
-            raise ValueError("codec 'other-dataset' needs the other dataset's training set: pass load_other_training_set's.")
-        name, other_images = other
-        return whole_training_set_autoencoder(
-            cache, name, other_images, config.autoencoder_epochs, config.seed, progress, device=config.device,
-            latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
-        )
-    entry = image_codecs().get(config.codec)
-    if entry is not None:  # a codec built from the private images alone (the registry's: "dct", "private-pca")
-        request = CodecRequest(budget.codec_epsilon, budget.codec_delta, config.neighbouring,  # type: ignore[arg-type]
-                               dct_frequencies=config.dct_frequencies, pca_components=config.pca_components)
-        return entry.build(images[private], request)
-    return public_half_autoencoder(
-        cache, config.dataset, images, public, config.autoencoder_epochs, config.seed, progress, device=config.device,
-        latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
-    )
-
-
-def composed_report(
-    report: PrivacyReport, codec: PrivatePCAImageCodec | None, budget: CodecBudget, neighbouring: str
-) -> PrivacyReport:
-    """The flow's report with the release of ``codec``, a codec learned from the private images (``None``: the codec
-    released nothing), composed as ``budget`` says."""
-    if codec is None:
-        return report
-    if budget.gaussian and report.is_private:
-        return report.compose_gaussian(codec.privacy_part, codec.noise_multiplier, neighbouring)  # type: ignore[arg-type]
-    return report.compose(codec.privacy_part)
-
-
-def codec_assumption(codec: str, dataset: str) -> str:
-    """The public-data assumption of ``codec`` for a run on ``dataset``, as reports and results name it."""
-    name = DATASET_NAMES[dataset]
-    if codec == "public-half":
-        return f"autoencoder trained on the public half of {name}"
-    if codec == "other-dataset":
-        other = DATASET_NAMES[OTHER_DATASET[dataset]]
-        return f"autoencoder trained on {other}'s training set: no {name} image outside the private set"
-    entry = image_codecs().get(codec)
-    if entry is not None and codec in CODECS:
-        return entry.assumption
-    raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
-
-
-def check_public_split(codec: str, neighbouring: str) -> None:
-    """Refuse a public half drawn from the training set (``codec="public-half"``) under add/remove neighbours: one
-    image more or less redraws the seeded split, so the guarantee would hold only for neighbours of the private half
-    with the split fixed, not for the training set's add/remove neighbours that the report would name (the image
-    plugins refuse the same without ``image_adapter``: privacy.md, "Add/remove neighbours")."""
-    if codec == "public-half" and neighbouring == "add_remove":
-        raise ValueError(
-            "codec 'public-half' under add/remove: the public half is drawn from the training set, so one image more or "
-            "less redraws it, and add/remove would hold only for neighbours of the private half with the split fixed; "
-            "use replace_one, or a codec that takes no half of the training set ('other-dataset', 'dct', 'private-pca')."
-        )
-
-
-def load_other_training_set(dataset: str, data_root: Path, download: bool = False) -> tuple[str, torch.Tensor]:
-    """The name and the whole training set of ``dataset``'s other dataset: the ``"other-dataset"`` codec's
-    public images. Raises ``DatasetUnavailable`` (a ``FileNotFoundError``) when they are not under ``data_root`` (and
-    ``download`` is off, or fails)."""
-    other = OTHER_DATASET[dataset]
-    try:
-        images, _ = IMAGE_LOADERS[other](data_root, train=True, download=download)
-    except DatasetUnavailable as error:
-        raise DatasetUnavailable(
-            error.dataset, error.root, error.downloading, error.reason,
-            f"codec 'other-dataset' trains the {DATASET_NAMES[dataset]} run's autoencoder on {DATASET_NAMES[other]}'s "
-            "training set; or choose codec 'public-half' or 'dct'",
-        ) from error
-    return other, images
-
-
-def split_training_set(codec: str, n_images: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The (public, private) indices of a training set of ``n_images`` under ``codec``.
-
-    ``"public-half"``: the seeded halves of ``public_private_split``. The codecs that use no image of the training
-    set outside the private set (``"other-dataset"``, ``"dct"``) make the whole training set private (public
-    empty; the private indices in a seeded order, so that a prefix is a random subset): a user without public
-    data keeps every record, as the no-public-data literature does.
-    """
-    if codec == "public-half":
-        return public_private_split(n_images, 0.5, seed)
-    if codec in CODECS:
-        return torch.zeros(0, dtype=torch.long), torch.randperm(n_images, generator=torch.Generator().manual_seed(seed))
-    raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
 
 
 def run_images(

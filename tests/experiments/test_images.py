@@ -163,7 +163,7 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
     # A small public autoencoder checkpoint (with its refiner) in the output folder is loaded instead of training one:
     # trained on 500 images of the public half of seed 0, the split the run uses, and saying so.
     from synthcity_dpswf.adapters.checkpoints import autoencoder_checkpoint
-    from synthcity_dpswf.experiments.images import ImageRunConfig
+    from synthcity_dpswf.recipes.images import ImageRunConfig
 
     images, _ = load_mnist(shared_dir / "data", train=True)
     public, _ = public_private_split(len(images), 0.5, 0)
@@ -510,7 +510,7 @@ def test_download_reaches_the_dataset_loaders_only_when_asked(tmp_path: Path, mo
 def test_the_flow_is_built_on_the_runs_device() -> None:
     """``build_generator`` hands ``config.device`` to the flow (before, a CUDA run fitted and sampled it on the CPU);
     ``"meta"`` stands in for a device this machine lacks."""
-    from synthcity_dpswf.experiments.images import ImageRunConfig, build_generator
+    from synthcity_dpswf.recipes.images import ImageRunConfig, build_generator
 
     for generator in ("dpswflow", "dpswflow_r", "dpswgen"):
         assert build_generator(ImageRunConfig(generator=generator, device="meta"), progress=False).device.type == "meta"
