@@ -26,6 +26,7 @@ from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.kinds import build_target, kind_spec, particle_space
 from synthcity_dpswf.models.targets import class_weights
 from synthcity_dpswf.privacy import (
+    ACCOUNTANTS,
     MECHANISMS,
     NEIGHBOURINGS,
     MarginalLayout,
@@ -150,7 +151,7 @@ class SlicedGenerator(ABC):
         directions = n_release_directions or (spec.per_step_directions if self.per_step else spec.one_shot_directions)
         self.mechanism = create_mechanism(release, ReleaseOptions(float(radius), directions, n_bins, marginals))
         self.mechanism.check_neighbouring(neighbouring)
-        if neighbouring == "add_remove" and accountant != "rdp":
+        if neighbouring == "add_remove" and not ACCOUNTANTS[accountant].poisson_proven:
             raise ValueError(f"accountant {accountant!r} is not proven for add/remove with Poisson sampling; use 'rdp'.")
         self.codec = LabelledCodec(2, feature_weight)  # validates feature_weight; rebuilt for the class count at fit
         self.release = release
