@@ -38,7 +38,8 @@ from synthcity_dpswf.recipes.images import (
     DCT_FREQUENCIES,
     PCA_COMPONENTS,
     ImageRunConfig,
-    codec_budget,
+    codec_release,
+    run_budget,
     split_training_set,
 )
 from synthcity_dpswf.privacy import secret_generator
@@ -48,13 +49,14 @@ VALIDATION = 5000
 
 def codecs_of(images: torch.Tensor, epsilon: float, seed: int) -> dict[str, torch.Tensor | None]:
     """Name -> the PCA basis (``None``: the DCT codec) of the three codecs of the table, fitted on ``images``."""
-    budget = codec_budget(ImageRunConfig(codec="private-pca", epsilon=epsilon, delta=DELTA, codec_share=CODEC_SHARE))
+    config = ImageRunConfig(codec="private-pca", epsilon=epsilon, delta=DELTA, codec_share=CODEC_SHARE)
+    codec_epsilon, codec_delta = codec_release(config, run_budget(config))
     exact = PrivatePCACodec.fit(images[:, 0], PCA_COMPONENTS, float("inf"), DELTA, torch.Generator().manual_seed(seed))
-    released = PrivatePCACodec.fit(images[:, 0], PCA_COMPONENTS, budget.codec_epsilon, budget.codec_delta,
+    released = PrivatePCACodec.fit(images[:, 0], PCA_COMPONENTS, codec_epsilon, codec_delta,
                                    secret_generator())
     return {
         f"pca:{PCA_COMPONENTS}, exact basis (not private)": exact.basis,
-        f"pca:{PCA_COMPONENTS}, released at epsilon {budget.codec_epsilon:.3g} (DPSWflow's share of {epsilon:g})":
+        f"pca:{PCA_COMPONENTS}, released at epsilon {codec_epsilon:.3g} (the codec's share of {epsilon:g})":
             released.basis,
         f"dct:{DCT_FREQUENCIES}": None,
     }

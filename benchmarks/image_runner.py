@@ -66,18 +66,20 @@ from synthcity_dpswf.evaluation import (
 from synthcity_dpswf.recipes.images import (
     CODEC_SHARE,
     GENERATORS,
-    CodecBudget,
     ImageRunConfig,
     build_codec,
     build_generator,
     check_public_split,
-    codec_budget,
     composed_report,
+    fit_releases,
     load_other_training_set,
+    run_budget,
+    spent,
     split_training_set,
 )
 from synthcity_dpswf.models import Generator, SlicedGenerator
 from synthcity_dpswf.privacy import MECHANISMS
+from synthcity_dpswf.privacy.budget import Budget
 
 VALIDATION = 5000
 """Private images a validation grid holds out and scores on (never released)."""
@@ -455,17 +457,23 @@ def generation_seeds(grid: ImageGrid) -> list[int]:
     return [grid.seed + run for run in range(grid.runs)]
 
 
-def fit_model(grid: ImageGrid, generator: str, choice: FlowChoice, config: ImageRunConfig, budget: CodecBudget,
+def fit_model(grid: ImageGrid, generator: str, choice: FlowChoice, config: ImageRunConfig, budget: Budget,
               latents: torch.Tensor, labels: torch.Tensor) -> tuple[Generator, dict[str, float]]:
-    """The cell's generator fitted on the encoded private set: calibrated to the generator's share of the budget, or,
-    under the paper's convention, with the noise that convention adds (``paper_protocol``); returns it and what the
-    row states about that noise (nothing under the sound convention)."""
+    """The cell's generator fitted on the encoded private set: a flow at what ``budget`` leaves after the codec
+    (``fit_releases``: the private codec as its accountant's prior), the GAN (public codecs only) at the whole
+    budget, or, under the paper's convention, with the noise that convention adds (``paper_protocol``); returns it and
+    what the row states about that noise (nothing under the sound convention)."""
     model = build_model(grid, generator, config, choice.reuse)
+    if choice.convention == "sound" and isinstance(model, SlicedGenerator):
+        return fit_releases(model, latents, labels, budget), {}
+    if budget.prior is not None:  # the grids refuse it (check_setting); a spent codec would be left out of the report
+        raise ValueError("the GAN and the paper's convention take public codecs only: a private codec's release is not "
+                         "in their accounting.")
     if choice.convention == "sound":
-        return model.fit(latents, budget.flow_epsilon, budget.flow_delta, labels=labels, n_classes=10), {}
+        return model.fit(latents, budget.epsilon, budget.release_delta, labels=labels, n_classes=10), {}
     assert isinstance(model, SlicedGenerator)  # check_setting gives the paper's convention to the flows alone
     multiplier, facts = paper_noise_multiplier(model, latents.shape[0], latents.shape[1], 10, config.epsilon)
-    model.fit(latents, None, budget.flow_delta, labels=labels, n_classes=10, noise_multiplier=multiplier)
+    model.fit(latents, None, budget.release_delta, labels=labels, n_classes=10, noise_multiplier=multiplier)
     assert model.pool_ is not None
     return model, {**facts, "noise_multiplier": multiplier, "mean_noise_std": float(model.pool_.noise_std.mean())}
 
@@ -492,7 +500,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
               inception: Path | None, device: str, cache: Path, grids: SampleGrids | None = None) -> Iterator[dict[str, Any]]:
     """The rows of one codec and setting, one per generator and adjacency it runs with, each yielded as soon as it is
     measured (a run stopped by a time limit keeps the rows it finished): the codec's ceiling (computed once; per
-    epsilon for the private codec, released anew at each one with ``codec_budget``'s share) and each generator's
+    epsilon for the private codec, released anew at each one with ``codec_release``'s share) and each generator's
     scores at every epsilon of the setting. ``grids`` gets the first generation run of each row of the sound
     convention."""
     data = private_set(grid, spec, data_root, inception, device, cache)
@@ -504,7 +512,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
         return score(grid, data.scoring, codec.decode(latents[:shown]), private_labels[:shown], device)
 
     def codec_at(config: ImageRunConfig) -> ImageCodec:
-        budget = codec_budget(config)
+        budget = run_budget(config)
         other = load_other_training_set(grid.dataset, data_root) if kind == "other" else None
         with tempfile.TemporaryDirectory() as fresh:
             return build_codec(config, data.images, data.public, data.private, budget,
@@ -518,7 +526,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
     else:
         dim = numbers[0]
         description = (f"the top {dim} eigenvectors of the private images' second moment, released with "
-                       f"{choice.codec_share:g} of the budget (of mu^2 with DPSWflow; privacy.md, \"A private image codec\")")
+                       f"{choice.codec_share:g} of the budget's mu^2 (privacy.md, \"A private image codec\")")
     codec_seconds = time.perf_counter() - started
     common: dict[str, Any] = {
         "codec": spec, "public": public_data(spec, grid.dataset), "description": description, "dim": dim, "pixels": pixels_of(spec),
@@ -541,10 +549,11 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
             for epsilon in cell_epsilons:
                 extra: dict[str, Any] = {}
                 config = cell_config(grid, spec, generator, choice, neighbouring, epsilon, device)
-                budget = codec_budget(config)  # dpswf images' split (all to the generator with a public codec)
+                budget = run_budget(config).for_records(len(data.private) if neighbouring == "replace_one" else None)
                 if kind == "pca":  # the codec's own release at this epsilon, then the generator's
                     released = time.perf_counter()
                     codec = codec_at(config)
+                    budget = spent(budget, codec)
                     latents = codec.encode(data.images[data.private])
                     extra["codec_seconds"] = time.perf_counter() - released
                     extra["ceiling"] = ceiling_of(codec, latents)
@@ -556,7 +565,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                     show = functools.partial(grids.add, epsilon, method_label(row, with_codec=len(grid.codecs) > 1))
                 scores = generation_runs(grid, model, codec, data.scoring, device, show)
                 # The generator's report, composed with the private codec's release when the codec is one.
-                report = composed_report(model.privacy_report, codec if kind == "pca" else None, budget, neighbouring)  # type: ignore[arg-type]
+                report = composed_report(model.privacy_report, codec if kind == "pca" else None)  # type: ignore[arg-type]
                 row["epsilons"][str(finite_or_text(epsilon))] = {
                     **scores, "seconds": fit_seconds + scores["sample_seconds"], "fit_seconds": fit_seconds,
                     "reported_epsilon": finite_or_text(report.epsilon), **facts, **extra,

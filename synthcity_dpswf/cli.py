@@ -157,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "epsilon 10 and G 16 for epsilon 1; FashionMNIST's chose 50 with --bins 32 at epsilon 10: "
                         "docs/flows.md)")
     images.add_argument("--codec-share", type=float, default=0.2,
-                        help="share of epsilon and delta for --codec private-pca's release (default: %(default)s)")
+                        help="share of mu^2 (Gaussian DP) of the budget for --codec private-pca's release, accounted with the "
+                             "generator's releases (default: %(default)s)")
     images.add_argument("--download", action="store_true",
                         help="download the dataset into --data-root with torchvision when it is not there (off by "
                         "default: nothing is fetched unless asked)")

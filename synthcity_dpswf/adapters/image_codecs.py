@@ -39,9 +39,9 @@ nothing. FashionMNIST's own validation split preferred G = 32 at epsilon = 10 (f
 The generator's own defaults (L = 500, 1,500 steps, chosen for the public autoencoder) sit 1.8 points of CNN CAS
 lower on this codec (fact 55)."""
 CODEC_SHARE = 0.2
-"""The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP where its release is an entry of the
-flow's accounting (DPSWflow everywhere; every generator through a plugin), of epsilon and delta where ``dpswf
-images`` composes it with a per-step generator by basic composition (privacy.md, "A private image codec")."""
+"""The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP, its release an entry of the generator's
+accounting (the prior) for every generator, through a plugin and ``dpswf images`` alike (privacy.md, "A private image
+codec")."""
 
 
 class ImageCodec(Protocol):

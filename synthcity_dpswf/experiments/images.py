@@ -48,10 +48,12 @@ from synthcity_dpswf.recipes.images import (
     build_generator,
     check_public_split,
     codec_assumption,
-    codec_budget,
     composed_report,
+    fit_releases,
     load_other_training_set,
     resolved_device,
+    run_budget,
+    spent,
     split_training_set,
 )
 
@@ -118,17 +120,16 @@ def run_images(
     test_images, test_labels = IMAGE_LOADERS[config.dataset](data_root, train=False, download=download)
     public, private = split_training_set(config.codec, len(images), config.seed)
     started = time.perf_counter()
-    budget = codec_budget(config)
+    budget = run_budget(config).for_records(len(private) if config.neighbouring == "replace_one" else None)
     codec = build_codec(config, images, public, private, budget, out, progress, other)
     learned = codec if isinstance(codec, PrivatePCAImageCodec) else None  # its release is in the report
+    budget = spent(budget, codec)
     seconds["autoencoder"] = time.perf_counter() - started
     latents = codec.encode(images[private])
 
     started = time.perf_counter()
-    model = build_generator(config, progress).fit(
-        latents.to(config.device), budget.flow_epsilon, budget.flow_delta, labels=labels[private].to(config.device),
-        n_classes=10,
-    )
+    model = fit_releases(build_generator(config, progress), latents.to(config.device),
+                         labels[private].to(config.device), budget)
     seconds["fit"] = time.perf_counter() - started
     started = time.perf_counter()
     if config.start == "public" and not isinstance(model, DPSWGen):
@@ -163,7 +164,7 @@ def run_images(
     )
     assumption = codec_assumption(config.codec, config.dataset)
     public_line = f"{assumption} ({codec.public_description})"
-    report = composed_report(model.privacy_report, learned, budget, config.neighbouring)
+    report = composed_report(model.privacy_report, learned)
     report = dataclasses.replace(report, public=report.public + (public_line,))
     result = ImageRunResult(fid, precision, recall, cas, report, grid, seconds)
     payload = {

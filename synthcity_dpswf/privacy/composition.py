@@ -7,24 +7,14 @@ A Gaussian mechanism whose noise is :math:`z` times its exact L2 sensitivity is 
 :math:`(\varepsilon, \delta)`-DP exactly where the analytic Gaussian mechanism at :math:`z = 1/\mu` is. So a budget
 :math:`(\varepsilon, \delta)` split as :math:`\mu_1^2 = s\mu^2`, :math:`\mu_2^2 = (1 - s)\mu^2` costs nothing: the two
 releases together are :math:`(\varepsilon, \delta)`-DP, where basic composition of :math:`(s\varepsilon, s\delta)` and
-:math:`((1 - s)\varepsilon, (1 - s)\delta)` would add noise to both.
+:math:`((1 - s)\varepsilon, (1 - s)\delta)` would add noise to both. ``privacy.budget.Budget.share`` gives the first
+release's multiplier :math:`z / \sqrt{s}`; the releases after it are calibrated with it as their prior.
 """
 
 from __future__ import annotations
 
 import math
 
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_noise_multiplier
-
-
-def gaussian_split(epsilon: float, delta: float, share: float) -> tuple[float, float]:
-    r"""The multipliers :math:`(z_1, z_2) = (z / \sqrt{s}, z / \sqrt{1 - s})` of two Gaussian releases that compose to
-    exactly :math:`(\varepsilon, \delta)`, :math:`z` being the analytic Gaussian multiplier at
-    :math:`(\varepsilon, \delta)` and :math:`s` the first release's ``share`` of :math:`\mu^2`."""
-    if not 0 < share < 1:
-        raise ValueError(f"share must lie in (0, 1), got {share!r}.")
-    z = analytic_gaussian_noise_multiplier(epsilon, delta)
-    return z / math.sqrt(share), z / math.sqrt(1 - share)
 
 
 def composed_multiplier(*multipliers: float) -> float:

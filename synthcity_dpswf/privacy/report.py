@@ -6,9 +6,6 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon
-from synthcity_dpswf.privacy.composition import composed_multiplier
-from synthcity_dpswf.privacy.neighbouring import Neighbouring, one_shot_other_multiplier
 
 NOT_COVERED = (
     "choosing hyperparameters on the private data (tuning is not accounted)",
@@ -102,37 +99,11 @@ class PrivacyReport:
     other: OtherAdjacency | None = None
     """The same releases under the other adjacency (a bound), when the run is private."""
     composition: str = "basic"
-    """How ``parts`` compose with the releases: ``"basic"`` (epsilons and deltas add), ``"gaussian"`` (one-shot
-    Gaussian mechanisms at one delta, exactly: ``privacy.composition``) or ``"accounted"`` (the part's Gaussian
-    mechanism is one more entry of the accountant that gave ``epsilon``: ``include``)."""
-    release_epsilon: float | None = None
-    """With Gaussian composition: the releases' own epsilon at ``delta``, before the parts joined them."""
+    """How ``parts`` compose with the releases: ``"basic"`` (epsilons and deltas add) or ``"accounted"`` (the part's
+    Gaussian mechanism is one more entry of the accountant that gave ``epsilon``, exactly: ``include``)."""
     conservative_delta: float | None = None
     """The delta of ``conservative_epsilon`` where it differs from ``delta`` (an included part's threshold costs
     ``threshold_delta_at`` of that epsilon)."""
-
-    def compose_gaussian(self, part: PrivacyPart, part_multiplier: float, neighbouring: Neighbouring) -> "PrivacyReport":
-        """This report, one Gaussian release of all records at multiplier z (the analytic Gaussian mechanism), with
-        ``part``, another one-shot Gaussian mechanism at ``part_multiplier`` and the same delta, composed exactly in
-        Gaussian DP (``privacy.composition``): epsilon is the analytic Gaussian's at the composed multiplier. Under the
-        other adjacency (when this report derives one: both releases are sums whose sensitivities scale by sqrt(2)),
-        the same composition at ``one_shot_other_multiplier`` of the composed multiplier."""
-        if self.steps != 1 or self.sample_rate != 1 or self.parts or not math.isclose(part.delta, self.delta):
-            raise ValueError("Gaussian composition needs one release of all records, no other part, and one delta; "
-                             "use compose (basic composition) otherwise.")
-        composed = composed_multiplier(self.noise_multiplier, part_multiplier)
-        epsilon = analytic_gaussian_epsilon(composed, self.delta)
-        other = self.other
-        if other is not None and other.epsilon is not None and part.other is not None and part.other.epsilon is not None:
-            other_epsilon = analytic_gaussian_epsilon(one_shot_other_multiplier(composed, neighbouring), self.delta)
-            other = OtherAdjacency(other.neighbouring, other_epsilon, self.delta, f"{other.how}; Gaussian composition")
-        elif other is not None:
-            other = other.plus(part.other)
-        conservative = None if self.conservative_epsilon is None else self.conservative_epsilon + part.epsilon
-        return dataclasses.replace(
-            self, epsilon=epsilon, conservative_epsilon=conservative, parts=(part,), other=other,
-            composition="gaussian", release_epsilon=self.epsilon,
-        )
 
     def include(self, part: PrivacyPart) -> "PrivacyReport":
         """This report, whose accounting already holds ``part``'s Gaussian mechanism (the generator was fitted with it
@@ -200,11 +171,6 @@ class PrivacyReport:
                 lines.append(f"  composition        exact: {part.name}'s Gaussian release is one more Gaussian mechanism in the "
                              f"accounting above{threshold}")
                 lines.append(f"                     ({part.name} alone: ({part.epsilon:.4g}, {part.delta:.3g}): {part.detail})")
-        elif self.parts and self.composition == "gaussian":
-            lines.append(f"  composition        Gaussian DP, exact (mu^2 add): the release above ({self.release_epsilon:.4g}, "
-                         f"{self.delta:.3g}) alone")
-            for part in self.parts:
-                lines.append(f"                     with {part.name} ({part.epsilon:.4g}, {part.delta:.3g}) alone: {part.detail}")
         elif self.parts:
             release_epsilon = self.epsilon - sum(part.epsilon for part in self.parts)
             release_delta = self.delta - sum(part.delta for part in self.parts)

@@ -1,10 +1,12 @@
 """Image sets become fitted generators, with no synthcity here: a run's configuration (``ImageRunConfig``), the
-codec each public-data assumption builds (``build_codec``), the codec's share of the budget (``codec_budget``), the
-generator (``build_generator``) and the composed report (``composed_report``). ``dpswf images``
+codec each public-data assumption builds (``build_codec``) at its share of the run's ``Budget`` (``codec_release``), the
+generator (``build_generator``) fitted at what the codec leaves (``fit_releases``) and the report
+(``composed_report``). ``dpswf images``
 (``experiments.images``) and the benchmarks' image runner run them; the codecs are described there."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +27,7 @@ from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
 from synthcity_dpswf.privacy import PrivacyReport, analytic_gaussian_epsilon
-from synthcity_dpswf.privacy.composition import gaussian_split
+from synthcity_dpswf.privacy.budget import Budget
 
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
 CODECS = ("public-half", "other-dataset", "dct", "private-pca")
@@ -133,43 +135,51 @@ def build_generator(config: ImageRunConfig, progress: bool, release_seed: int | 
     return GENERATORS[config.generator](batch_size=config.batch_size, passes=config.passes, **common)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True)
-class CodecBudget:
-    """How a run's (epsilon, delta) is shared between a codec learned from the private images and the flow's release:
-    ``gaussian`` when both are one-shot Gaussian mechanisms at one delta (DPSWflow: exact composition in Gaussian DP,
-    ``privacy.composition``), else basic composition of ``codec_share`` and the rest. A codec that releases nothing
-    leaves the whole budget to the flow."""
-
-    codec_epsilon: float
-    codec_delta: float
-    flow_epsilon: float
-    flow_delta: float
-    gaussian: bool
+def run_budget(config: ImageRunConfig) -> Budget:
+    """The run's ``Budget``: ``config``'s (epsilon, delta) under its adjacency, checked once, here."""
+    return Budget(config.epsilon, config.delta, config.neighbouring)  # type: ignore[arg-type]
 
 
-def codec_budget(config: ImageRunConfig) -> CodecBudget:
-    """The ``CodecBudget`` of ``config`` (its codec, generator, epsilon and ``codec_share``)."""
-    epsilon, delta, share = config.epsilon, config.delta, config.codec_share
+def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]:
+    r"""The (epsilon, delta) of the codec's own release at ``budget``: ``"private-pca"`` takes ``codec_share`` s of
+    :math:`\mu^2`, :math:`z_c = z / \sqrt{s}` (``Budget.share``), stated as the analytic Gaussian epsilon of z_c at
+    delta; an exact codec at epsilon = inf (no noise anywhere: not private); (0, 0) for a codec that releases
+    nothing. The generator's releases then take the rest with the codec as their accountant's prior (``fit_releases``;
+    privacy.md, "A private image codec")."""
     if config.codec != "private-pca":
-        return CodecBudget(0.0, 0.0, epsilon, delta, False)
-    if math.isinf(epsilon):  # no noise anywhere: the exact codec, the noiseless flow (not private)
-        return CodecBudget(math.inf, share * delta, math.inf, delta, False)
-    if not GENERATORS[config.generator].per_step:
-        codec_multiplier, flow_multiplier = gaussian_split(epsilon, delta, share)
-        return CodecBudget(analytic_gaussian_epsilon(codec_multiplier, delta), delta,
-                           analytic_gaussian_epsilon(flow_multiplier, delta), delta, True)
-    return CodecBudget(share * epsilon, share * delta, (1 - share) * epsilon, (1 - share) * delta, False)
+        return 0.0, 0.0
+    delta = budget.resolved_delta
+    if math.isinf(budget.epsilon):
+        return math.inf, delta
+    return analytic_gaussian_epsilon(budget.share(config.codec_share), delta), delta
+
+
+def fit_releases(model: SlicedGenerator, latents: torch.Tensor, labels: torch.Tensor, budget: Budget) -> SlicedGenerator:
+    """Fit ``model`` on the private codes at what ``budget`` leaves: the releases' noise calibrated once from the
+    model's schedule, with the spent codec as the accountant's prior (``Budget.noise_multiplier``), as the plugins do."""
+    n_public = latents.shape[0] if budget.neighbouring == "replace_one" else None
+    accountant, steps = model.plan(n_public, budget.prior)
+    return model.fit(latents, None, budget.release_delta, labels=labels, n_classes=10,
+                     noise_multiplier=budget.noise_multiplier(accountant, steps), prior=budget.prior)
+
+
+def spent(budget: Budget, codec: ImageCodec) -> Budget:
+    """``budget`` after ``codec``'s release (a ``PrivatePCAImageCodec``'s Gaussian mechanism, at its own multiplier;
+    nothing for a codec that releases nothing, or at epsilon = inf)."""
+    if not isinstance(codec, PrivatePCAImageCodec) or math.isinf(budget.epsilon):
+        return budget
+    return budget.spend(float(codec.noise_multiplier))
 
 
 def build_codec(
-    config: ImageRunConfig, images: torch.Tensor, public: torch.Tensor, private: torch.Tensor, budget: CodecBudget,
+    config: ImageRunConfig, images: torch.Tensor, public: torch.Tensor, private: torch.Tensor, budget: Budget,
     cache: Path, progress: bool, other: tuple[str, torch.Tensor] | None = None,
 ) -> ImageCodec:
     """The codec of ``config.codec`` for the training set ``images`` split into ``public`` and ``private`` indices
     (``split_training_set``): the public half's autoencoder (kept under ``cache``, with its refiner), the same trained
     on ``other`` = (name, whole training set of the other dataset) for ``"other-dataset"``
     (``load_other_training_set``), the fixed DCT codec, or the private codec released from the private images at
-    ``budget``'s codec share."""
+    ``budget``'s codec share (``codec_release``)."""
     if config.codec == "other-dataset":
         if other is None:
             raise ValueError("codec 'other-dataset' needs the other dataset's training set: pass load_other_training_set's.")
@@ -180,7 +190,7 @@ def build_codec(
         )
     entry = image_codecs().get(config.codec)
     if entry is not None:  # a codec built from the private images alone (the registry's: "dct", "private-pca")
-        request = CodecRequest(budget.codec_epsilon, budget.codec_delta, config.neighbouring,  # type: ignore[arg-type]
+        request = CodecRequest(*codec_release(config, budget), config.neighbouring,  # type: ignore[arg-type]
                                dct_frequencies=config.dct_frequencies, pca_components=config.pca_components)
         return entry.build(images[private], request)
     return public_half_autoencoder(
@@ -189,15 +199,15 @@ def build_codec(
     )
 
 
-def composed_report(
-    report: PrivacyReport, codec: PrivatePCAImageCodec | None, budget: CodecBudget, neighbouring: str
-) -> PrivacyReport:
-    """The flow's report with the release of ``codec``, a codec learned from the private images (``None``: the codec
-    released nothing), composed as ``budget`` says."""
+def composed_report(report: PrivacyReport, codec: PrivatePCAImageCodec | None) -> PrivacyReport:
+    """The generator's report with the release of ``codec``, a codec learned from the private images (``None``: the
+    codec released nothing): its Gaussian mechanism is inside the generator's accounting as the prior
+    (``fit_releases``), so the report lists it as an accounted part; at epsilon = inf (nothing private) it is
+    composed as a part of its own."""
     if codec is None:
         return report
-    if budget.gaussian and report.is_private:
-        return report.compose_gaussian(codec.privacy_part, codec.noise_multiplier, neighbouring)  # type: ignore[arg-type]
+    if report.is_private:
+        return report.include(dataclasses.replace(codec.privacy_part, accounted=True))
     return report.compose(codec.privacy_part)
 
 

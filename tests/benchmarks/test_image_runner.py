@@ -64,7 +64,7 @@ def test_a_setting_s_codec_share_reaches_the_budget_and_names_its_row() -> None:
     their identity."""
     from image_results import setting_text
     from image_runner import cell_config
-    from synthcity_dpswf.recipes.images import CODEC_SHARE, codec_budget
+    from synthcity_dpswf.recipes.images import CODEC_SHARE, codec_release, run_budget
 
     grid = ImageGrid(name="x", dataset="mnist", split="validation", codecs=("pca:30",),
                      settings=(FlowChoice(2000, 16, 3000), FlowChoice.of({"directions": 2000, "bins": 16, "steps": 3000,
@@ -73,13 +73,13 @@ def test_a_setting_s_codec_share_reaches_the_budget_and_names_its_row() -> None:
     assert default.stored() == {"directions": 2000, "bins": 16, "steps": 3000, "step_size": 1.0, "flow_directions": 70,
                                 "estimator": "simplex", "labelling": "conditional", "label": ""}
     assert shared.stored()["codec_share"] == 0.35 and str(shared) == "2000, 16, 3000, codec_share 0.35"
-    budgets = [codec_budget(cell_config(grid, "pca:30", "dpswflow", choice, "replace_one", 10.0, "cpu"))
-               for choice in grid.settings]
+    configs = [cell_config(grid, "pca:30", "dpswflow", choice, "replace_one", 10.0, "cpu") for choice in grid.settings]
+    codec_epsilons = [codec_release(config, run_budget(config))[0] for config in configs]
     assert cell_config(grid, "pca:30", "dpswflow", default, "replace_one", 10.0, "cpu").codec_share == CODEC_SHARE
     row = {"generator": "dpswflow", "directions": 2000, "bins": 16, "steps": 3000}
     assert setting_text({**row, "setting": shared.stored()}) == "2000, 16, 3000, codec share 0.35"
     assert setting_text({**row, "setting": default.stored()}) == "2000, 16, 3000"
-    assert budgets[1].codec_epsilon > budgets[0].codec_epsilon  # a larger share buys the codec a larger epsilon
+    assert codec_epsilons[1] > codec_epsilons[0]  # a larger share buys the codec a larger epsilon
     with pytest.raises(ValueError, match=r"codec_share must lie in \(0, 1\), got \[1.0\]"):
         ImageGrid(name="x", dataset="mnist", split="validation", codecs=("pca:30",),
                   settings=(FlowChoice(2000, 16, 3000, codec_share=1.0),))

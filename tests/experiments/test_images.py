@@ -390,10 +390,10 @@ def test_each_codec_runs_end_to_end_and_names_its_assumption(
     _fake_datasets(monkeypatch)
     config = experiment.ImageRunConfig(codec=codec, dct_frequencies=16, pca_components=8, **TINY_RUN)  # K reaches the codec
     result = experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
-    if codec == "private-pca":  # the codec's release is a part of the report, composed exactly in Gaussian DP (DPSWflow)
+    if codec == "private-pca":  # the codec's release is the prior of the releases' accounting: exact for DPSWflow
         assert [part.name for part in result.report.parts] == ["private codec"]
         assert result.report.epsilon == pytest.approx(10.0, abs=1e-6) and result.report.epsilon <= 10.0
-        assert 2.0 < result.report.parts[0].epsilon < 10.0 and "Gaussian DP, exact" in str(result.report)
+        assert 2.0 < result.report.parts[0].epsilon < 10.0 and "composition with the prior release, exact" in str(result.report)
     # The public half's codec releases the private half; the others, which need no MNIST image, all 64 images.
     assert assumption in str(result.report) and f"n = {n_private} records" in str(result.report)
     # The autoencoder codecs decode through a refiner trained on the same public images; the linear codecs have none.
@@ -546,3 +546,20 @@ def test_the_fid_network_runs_on_the_runs_device(tmp_path: Path, monkeypatch: py
     config = experiment.ImageRunConfig(codec="dct", dct_frequencies=16, device="cpu", **{**TINY_RUN, "fid_samples": 20})
     result = experiment.run_images(config, tmp_path, tmp_path, inception, progress=False)
     assert moved_to == ["cpu"] and result.fid is not None
+
+
+def test_a_per_step_generator_accounts_the_private_codec_as_its_prior(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """dpswf images with DPSWflow-r and the private codec: the codec takes its share of mu^2 (the same release as with
+    DPSWflow, not a fifth of epsilon by basic composition) and the releases' RDP accounting holds it as its prior, so
+    the whole is the budget (privacy.md, "A private image codec")."""
+    from synthcity_dpswf.experiments import images as experiment
+
+    _fake_datasets(monkeypatch)
+    runs = {}
+    for generator in ("dpswflow", "dpswflow_r"):
+        config = experiment.ImageRunConfig(codec="private-pca", generator=generator, pca_components=8, **TINY_RUN)
+        runs[generator] = experiment.run_images(config, tmp_path / generator, tmp_path, None, progress=False).report
+    codec_part = runs["dpswflow_r"].parts[0]
+    assert codec_part.name == "private codec" and codec_part.epsilon == pytest.approx(runs["dpswflow"].parts[0].epsilon)
+    assert codec_part.epsilon > 3.0  # basic composition gave it 0.2 x 10
+    assert runs["dpswflow_r"].epsilon <= 10.0 * (1 + 1e-9) and runs["dpswflow_r"].epsilon == pytest.approx(10.0, rel=2e-3)

@@ -11,7 +11,9 @@ import torch
 from synthcity_dpswf.adapters.private_pca import PrivatePCACodec, unit_rows
 from synthcity_dpswf.privacy import PrivacyAuditError, analytic_gaussian_noise_multiplier, audit_gaussian_scores, secret_generator
 from synthcity_dpswf.privacy import analytic_gaussian_epsilon, second_moment
-from synthcity_dpswf.privacy.composition import composed_multiplier, gaussian_split
+from synthcity_dpswf.privacy.accountant import ReleaseAccountant
+from synthcity_dpswf.privacy.budget import Budget
+from synthcity_dpswf.privacy.composition import composed_multiplier
 from synthcity_dpswf.privacy.second_moment import release_second_moment, second_moment_sensitivity, upper_triangle
 
 DELTA, CONFIDENCE, EPSILON, RUNS = 1e-5, 0.999, 2.0, 1500
@@ -98,13 +100,15 @@ def test_the_codec_recovers_a_low_rank_image_family_and_codes_lie_on_the_sphere(
     assert codec.encode(torch.zeros(1, 8, 8)).norm() == pytest.approx(1.0)  # an all-zero image: a fixed unit record
 
 
-def test_the_gaussian_split_composes_to_exactly_the_budget_and_beats_basic_composition() -> None:
+def test_the_gaussian_share_composes_to_exactly_the_budget_and_beats_basic_composition() -> None:
     for epsilon in (1.0, 10.0):
-        codec, flow = gaussian_split(epsilon, DELTA, 0.2)
+        budget = Budget(epsilon, DELTA)
+        codec = budget.share(0.2)
+        flow = budget.spend(codec).noise_multiplier(ReleaseAccountant(500, 500, "rdp", prior=codec), 1)
         assert analytic_gaussian_epsilon(composed_multiplier(codec, flow), DELTA) == pytest.approx(epsilon, rel=1e-6)
         assert (1 / codec**2) / (1 / codec**2 + 1 / flow**2) == pytest.approx(0.2)  # the codec's share of mu^2
         # Basic composition of (0.2 eps, 0.2 delta) and (0.8 eps, 0.8 delta) needs more noise on both releases.
         assert codec < analytic_gaussian_noise_multiplier(0.2 * epsilon, 0.2 * DELTA)
         assert flow < analytic_gaussian_noise_multiplier(0.8 * epsilon, 0.8 * DELTA)
-    with pytest.raises(ValueError, match="share must lie in"):
-        gaussian_split(1.0, DELTA, 1.0)
+    with pytest.raises(ValueError, match="share of the budget must lie in"):
+        Budget(1.0, DELTA).share(1.0)
