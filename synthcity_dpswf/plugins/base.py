@@ -35,7 +35,7 @@ from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
 from synthcity_dpswf.plugins.table_path import TablePath
-from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, PrivacyPart, PrivacyReport, ReleaseAccountant
+from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, PrivacyReport, ReleaseAccountant
 from synthcity_dpswf.privacy.budget import Budget
 
 
@@ -203,8 +203,6 @@ class SlicedFlowPlugin(Plugin):
             warnings.warn(f"device={str(device)!r} was asked for but torch sees no CUDA device: running on the CPU.",
                           stacklevel=2)
             self.device = torch.device("cpu")
-        self.epsilon = epsilon
-        self.delta = delta
         self.budget = budget
         self.release = release
         self.radius = radius
@@ -225,7 +223,6 @@ class SlicedFlowPlugin(Plugin):
         self.time_horizons = time_horizons
         self.max_one_hot = max_one_hot
         self.accountant = accountant
-        self.neighbouring = neighbouring
         self.image_adapter = image_adapter
         self.image_codec = image_codec
         self.codec_share = codec_share
@@ -246,6 +243,33 @@ class SlicedFlowPlugin(Plugin):
         self.domain_part_: PrivacyPart | None = None
         self.domain_rows_: float | None = None
         self.flow_defaults_: dict[str, int] = {}
+
+    @property
+    def epsilon(self) -> float:
+        """The budget's epsilon (``budget``; setting it builds a new ``Budget``, checked there)."""
+        return self.budget.epsilon
+
+    @epsilon.setter
+    def epsilon(self, epsilon: float) -> None:
+        self.budget = dataclasses.replace(self.budget, epsilon=epsilon)
+
+    @property
+    def delta(self) -> float | None:
+        """The budget's delta as given (``None``: chosen from n at fit)."""
+        return self.budget.delta
+
+    @delta.setter
+    def delta(self, delta: float | None) -> None:
+        self.budget = dataclasses.replace(self.budget, delta=delta)
+
+    @property
+    def neighbouring(self) -> Neighbouring:
+        """The budget's adjacency."""
+        return self.budget.neighbouring
+
+    @neighbouring.setter
+    def neighbouring(self, neighbouring: Neighbouring) -> None:
+        self.budget = dataclasses.replace(self.budget, neighbouring=neighbouring)
 
     @classmethod
     def check_keywords(cls, given: dict[str, Any]) -> None:

@@ -126,3 +126,17 @@ def test_a_given_delta_above_one_over_n_is_warned_about_once_with_the_users_delt
 def test_one_spent_part_is_the_prior_exactly() -> None:
     for z in np.random.default_rng(0).uniform(0.5, 50.0, 200):
         assert Budget(EPSILON, DELTA).spend(float(z)).prior == float(z)
+
+
+def test_the_plugin_s_epsilon_delta_and_adjacency_are_its_budget_s() -> None:
+    """Setting one of them builds a new Budget, checked there; a fit then uses it (no stale copy)."""
+    plugin = Plugins().get("dpswflow", epsilon=2.0)
+    plugin.epsilon, plugin.delta = 1.0, 1e-6
+    assert plugin.budget == Budget(1.0, 1e-6, "replace_one") and plugin.epsilon == 1.0
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        plugin.epsilon = -1.0
+    plugin.neighbouring = "add_remove"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin.fit(small_table())
+    assert "add/remove" in str(plugin.privacy_report()) and plugin.privacy_report().epsilon <= 1.0 + 1e-9
