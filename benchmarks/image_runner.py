@@ -553,7 +553,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                 if kind == "pca":  # the codec's own release at this epsilon, then the generator's
                     released = time.perf_counter()
                     codec = codec_at(config)
-                    budget = spent(budget, codec)
+                    budget = spent(budget, config, codec)
                     latents = codec.encode(data.images[data.private])
                     extra["codec_seconds"] = time.perf_counter() - released
                     extra["ceiling"] = ceiling_of(codec, latents)

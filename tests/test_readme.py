@@ -163,6 +163,19 @@ def test_no_code_outside_the_registries_switches_on_a_release_kind_name() -> Non
     assert not offenders, f"switches on a release kind's name outside the registries: {offenders}"
 
 
+def test_no_code_compares_a_codec_or_accountant_name() -> None:
+    """Codecs are looked up in their registries (``extensions.image_codecs``, ``recipes.images.AUTOENCODER_CODECS``)
+    and accountants in ``privacy.accountant.ACCOUNTANTS``: no line compares a codec's or an accountant's name."""
+    names = ["public-half", "other-dataset", "dct", "private-pca", "rdp", "replace_one_rdp", "gdp", "prv"]
+    quoted = "|".join(re.escape(name) for name in names)
+    switch = re.compile(rf"""(==|!=)\s*["']({quoted})["']|["']({quoted})["']\s*(==|!=)|in\s*\(\s*["']({quoted})["']""")
+    offenders = []
+    for path in (ROOT / "synthcity_dpswf").rglob("*.py"):
+        relative = path.relative_to(ROOT).as_posix()
+        offenders += [f"{relative}:{number}" for number, line in enumerate(path.read_text().splitlines(), 1) if switch.search(line)]
+    assert not offenders, f"comparisons of a codec's or accountant's name: {offenders}"
+
+
 def test_no_code_outside_the_data_paths_switches_on_the_kind_of_data() -> None:
     """What differs between tables and images lives in ``plugins/table_path.py`` and ``plugins/image_path.py``
     (``DataPath``), chosen once by ``plugins.base.path_for`` (and per loader class in ``plugins/loaders.py``):

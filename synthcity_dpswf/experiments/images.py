@@ -30,7 +30,6 @@ from pathlib import Path
 
 import torch
 
-from synthcity_dpswf.adapters.image_codecs import PrivatePCAImageCodec
 from synthcity_dpswf.datasets import IMAGE_LOADERS
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
@@ -51,10 +50,13 @@ from synthcity_dpswf.recipes.images import (
     composed_report,
     fit_releases,
     load_other_training_set,
+    paid_codec,
     resolved_device,
     run_budget,
     spent,
     split_training_set,
+    uses_other_dataset,
+    uses_public_split,
 )
 
 
@@ -109,21 +111,21 @@ def run_images(
         raise ValueError(f"device {config.device!r} was asked for but torch sees no CUDA device: use 'auto' or 'cpu'.")
     check_public_split(config.codec, config.neighbouring)
     config = dataclasses.replace(config, device=resolved_device(config.device))
-    if config.start == "public" and config.codec != "public-half":
+    if config.start == "public" and not uses_public_split(config.codec):
         raise ValueError(
             f"start 'public' draws the particles from public images of {config.dataset}, and codec {config.codec!r} "
             "assumes none: use start 'gaussian', or codec 'public-half'."
         )
     seconds: dict[str, float] = {}
-    other = load_other_training_set(config.dataset, data_root, download) if config.codec == "other-dataset" else None
+    other = load_other_training_set(config.dataset, data_root, download) if uses_other_dataset(config.codec) else None
     images, labels = IMAGE_LOADERS[config.dataset](data_root, train=True, download=download)
     test_images, test_labels = IMAGE_LOADERS[config.dataset](data_root, train=False, download=download)
     public, private = split_training_set(config.codec, len(images), config.seed)
     started = time.perf_counter()
     budget = run_budget(config).for_records(len(private) if config.neighbouring == "replace_one" else None)
     codec = build_codec(config, images, public, private, budget, out, progress, other)
-    learned = codec if isinstance(codec, PrivatePCAImageCodec) else None  # its release is in the report
-    budget = spent(budget, codec)
+    learned = codec if paid_codec(config.codec) else None  # its release is in the report
+    budget = spent(budget, config, codec)
     seconds["autoencoder"] = time.perf_counter() - started
     latents = codec.encode(images[private])
 
@@ -154,7 +156,7 @@ def run_images(
         fid, precision, recall = fid_precision_recall(real_features, generated[:count], network)
         seconds["fid"] = time.perf_counter() - started
 
-    suffix = "" if config.codec == "public-half" else "_" + config.codec.replace("-", "_")
+    suffix = "" if config.codec == ImageRunConfig.codec else "_" + config.codec.replace("-", "_")  # the default: none
     suffix += "" if config.neighbouring == "replace_one" else "_add_remove"
     tag = f"{config.dataset}_{config.generator}_{config.release}_eps{config.epsilon:g}_{config.start}{suffix}"
     rows = {f"label {digit}": generated[generated_labels == digit][:10] for digit in range(10)}

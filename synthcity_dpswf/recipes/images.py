@@ -20,7 +20,6 @@ from synthcity_dpswf.adapters.image_codecs import (
     PCA_COMPONENTS,
     CodecRequest,
     ImageCodec,
-    PrivatePCAImageCodec,
 )
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, DatasetUnavailable, public_private_split
@@ -30,7 +29,30 @@ from synthcity_dpswf.privacy import PrivacyReport, analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.budget import Budget
 
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
-CODECS = ("public-half", "other-dataset", "dct", "private-pca")
+
+
+@dataclass(frozen=True)
+class AutoencoderCodec:
+    """A codec of ``dpswf images`` trained on public images (beside the registry's, built from the private images
+    alone: ``extensions.image_codecs``): where its public images come from."""
+
+    public_split: bool
+    """A seeded half of the training set (the rest private: ``split_training_set``), which under add/remove one image
+    more or less would redraw (``check_public_split``); else the other dataset's whole training set."""
+
+    def assumption(self, dataset: str) -> str:
+        """The public-data assumption of a run on ``dataset``, as reports and results name it."""
+        name = DATASET_NAMES[dataset]
+        if self.public_split:
+            return f"autoencoder trained on the public half of {name}"
+        other = DATASET_NAMES[OTHER_DATASET[dataset]]
+        return f"autoencoder trained on {other}'s training set: no {name} image outside the private set"
+
+
+AUTOENCODER_CODECS = {"public-half": AutoencoderCodec(public_split=True), "other-dataset": AutoencoderCodec(public_split=False)}
+"""``dpswf images``' codecs trained on public images, by name (the paper's public half first, the default)."""
+CODECS = (*AUTOENCODER_CODECS, "dct", "private-pca")
+"""Every codec ``dpswf images`` takes: the autoencoders, then the registry's built-in codecs (no public data)."""
 FULL_FID_SAMPLES = 10000
 """``fid_samples`` of the image literature's FID protocol: Inception pool3 features of 10,000 generated samples
 against the 10,000 test images, torchmetrics' Frechet distance. The quick default (1,000 against the first 1,000)
@@ -146,7 +168,7 @@ def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]
     delta; an exact codec at epsilon = inf (no noise anywhere: not private); (0, 0) for a codec that releases
     nothing. The generator's releases then take the rest with the codec as their accountant's prior (``fit_releases``;
     privacy.md, "A private image codec")."""
-    if config.codec != "private-pca":
+    if not paid_codec(config.codec):
         return 0.0, 0.0
     delta = budget.resolved_delta
     if math.isinf(budget.epsilon):
@@ -163,12 +185,19 @@ def fit_releases(model: SlicedGenerator, latents: torch.Tensor, labels: torch.Te
                      noise_multiplier=budget.noise_multiplier(accountant, steps), prior=budget.prior)
 
 
-def spent(budget: Budget, codec: ImageCodec) -> Budget:
-    """``budget`` after ``codec``'s release (a ``PrivatePCAImageCodec``'s Gaussian mechanism, at its own multiplier;
-    nothing for a codec that releases nothing, or at epsilon = inf)."""
-    if not isinstance(codec, PrivatePCAImageCodec) or math.isinf(budget.epsilon):
+def paid_codec(codec: str) -> bool:
+    """Whether ``codec`` releases a statistic of the private images, paid from the run's budget (its registry entry's
+    ``paid``: ``"private-pca"``)."""
+    entry = image_codecs().get(codec)
+    return entry is not None and entry.paid
+
+
+def spent(budget: Budget, config: ImageRunConfig, codec: ImageCodec) -> Budget:
+    """``budget`` after ``codec``'s release when ``config.codec`` is paid (its Gaussian mechanism at the codec's own
+    ``noise_multiplier``); unchanged for a codec that releases nothing, or at epsilon = inf."""
+    if not paid_codec(config.codec) or math.isinf(budget.epsilon):
         return budget
-    return budget.spend(float(codec.noise_multiplier))
+    return budget.spend(float(codec.noise_multiplier))  # type: ignore[attr-defined]
 
 
 def build_codec(
@@ -180,7 +209,8 @@ def build_codec(
     on ``other`` = (name, whole training set of the other dataset) for ``"other-dataset"``
     (``load_other_training_set``), the fixed DCT codec, or the private codec released from the private images at
     ``budget``'s codec share (``codec_release``)."""
-    if config.codec == "other-dataset":
+    autoencoder = AUTOENCODER_CODECS.get(config.codec)
+    if autoencoder is not None and not autoencoder.public_split:
         if other is None:
             raise ValueError("codec 'other-dataset' needs the other dataset's training set: pass load_other_training_set's.")
         name, other_images = other
@@ -199,7 +229,7 @@ def build_codec(
     )
 
 
-def composed_report(report: PrivacyReport, codec: PrivatePCAImageCodec | None) -> PrivacyReport:
+def composed_report(report: PrivacyReport, codec: ImageCodec | None) -> PrivacyReport:
     """The generator's report with the release of ``codec``, a codec learned from the private images (``None``: the
     codec released nothing): its Gaussian mechanism is inside the generator's accounting as the prior
     (``fit_releases``), so the report lists it as an accounted part; at epsilon = inf (nothing private) it is
@@ -207,22 +237,28 @@ def composed_report(report: PrivacyReport, codec: PrivatePCAImageCodec | None) -
     if codec is None:
         return report
     if report.is_private:
-        return report.include(dataclasses.replace(codec.privacy_part, accounted=True))
-    return report.compose(codec.privacy_part)
+        return report.include(dataclasses.replace(codec.privacy_part, accounted=True))  # type: ignore[attr-defined]
+    return report.compose(codec.privacy_part)  # type: ignore[attr-defined]
 
 
 def codec_assumption(codec: str, dataset: str) -> str:
     """The public-data assumption of ``codec`` for a run on ``dataset``, as reports and results name it."""
-    name = DATASET_NAMES[dataset]
-    if codec == "public-half":
-        return f"autoencoder trained on the public half of {name}"
-    if codec == "other-dataset":
-        other = DATASET_NAMES[OTHER_DATASET[dataset]]
-        return f"autoencoder trained on {other}'s training set: no {name} image outside the private set"
+    if codec in AUTOENCODER_CODECS:
+        return AUTOENCODER_CODECS[codec].assumption(dataset)
     entry = image_codecs().get(codec)
     if entry is not None and codec in CODECS:
         return entry.assumption
     raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
+
+
+def uses_public_split(codec: str) -> bool:
+    """Whether ``codec`` is trained on a seeded half of the training set (``AutoencoderCodec.public_split``)."""
+    return codec in AUTOENCODER_CODECS and AUTOENCODER_CODECS[codec].public_split
+
+
+def uses_other_dataset(codec: str) -> bool:
+    """Whether ``codec`` is trained on the other dataset's whole training set (``load_other_training_set``)."""
+    return codec in AUTOENCODER_CODECS and not AUTOENCODER_CODECS[codec].public_split
 
 
 def check_public_split(codec: str, neighbouring: str) -> None:
@@ -230,7 +266,7 @@ def check_public_split(codec: str, neighbouring: str) -> None:
     image more or less redraws the seeded split, so the guarantee would hold only for neighbours of the private half
     with the split fixed, not for the training set's add/remove neighbours that the report would name (the image
     plugins refuse the same without ``image_adapter``: privacy.md, "Add/remove neighbours")."""
-    if codec == "public-half" and neighbouring == "add_remove":
+    if uses_public_split(codec) and neighbouring == "add_remove":
         raise ValueError(
             "codec 'public-half' under add/remove: the public half is drawn from the training set, so one image more or "
             "less redraws it, and add/remove would hold only for neighbours of the private half with the split fixed; "
@@ -262,7 +298,7 @@ def split_training_set(codec: str, n_images: int, seed: int) -> tuple[torch.Tens
     empty; the private indices in a seeded order, so that a prefix is a random subset): a user without public
     data keeps every record, as the no-public-data literature does.
     """
-    if codec == "public-half":
+    if uses_public_split(codec):
         return public_private_split(n_images, 0.5, seed)
     if codec in CODECS:
         return torch.zeros(0, dtype=torch.long), torch.randperm(n_images, generator=torch.Generator().manual_seed(seed))
