@@ -28,9 +28,9 @@ import torch
 
 from common import DELTA, RESULTS, choose_device, environment, write_results
 
-from synthcity_dpswf.adapters.dct import DCTImageCodec
+from synthcity_dpswf.adapters.dct import DCTTransform
 from synthcity_dpswf.adapters.pixel_range import PIXEL_SCALINGS
-from synthcity_dpswf.adapters.private_pca import PrivatePCACodec
+from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
 from synthcity_dpswf.evaluation import InceptionFeatures, classification_accuracies, frechet_distance, inception_features
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS
 from synthcity_dpswf.recipes.images import (
@@ -51,8 +51,8 @@ def codecs_of(images: torch.Tensor, epsilon: float, seed: int) -> dict[str, torc
     """Name -> the PCA basis (``None``: the DCT codec) of the three codecs of the table, fitted on ``images``."""
     config = ImageRunConfig(codec="private-pca", epsilon=epsilon, delta=DELTA, codec_share=CODEC_SHARE)
     codec_epsilon, codec_delta = codec_release(config, run_budget(config))
-    exact = PrivatePCACodec.fit(images[:, 0], PCA_COMPONENTS, float("inf"), DELTA, torch.Generator().manual_seed(seed))
-    released = PrivatePCACodec.fit(images[:, 0], PCA_COMPONENTS, codec_epsilon, codec_delta,
+    exact = PrivatePCABasis.fit(images[:, 0], PCA_COMPONENTS, float("inf"), DELTA, torch.Generator().manual_seed(seed))
+    released = PrivatePCABasis.fit(images[:, 0], PCA_COMPONENTS, codec_epsilon, codec_delta,
                                    secret_generator())
     return {
         f"pca:{PCA_COMPONENTS}, exact basis (not private)": exact.basis,
@@ -74,9 +74,9 @@ def run_dataset(name: str, args: argparse.Namespace, network: InceptionFeatures 
         for scaling in PIXEL_SCALINGS:
             started = time.perf_counter()
             if basis is None:
-                codec = DCTImageCodec(height, width, DCT_FREQUENCIES, pixel_scaling=scaling)
+                codec = DCTTransform(height, width, DCT_FREQUENCIES, pixel_scaling=scaling)
             else:
-                codec = PrivatePCACodec(height, width, basis, pixel_scaling=scaling)
+                codec = PrivatePCABasis(height, width, basis, pixel_scaling=scaling)
             decoded = codec.decode(codec.encode(images[shown][:, 0])).unsqueeze(1)
             cas = classification_accuracies(decoded, labels[shown], images[held], labels[held], args.seed,
                                             device=args.device)

@@ -40,11 +40,11 @@ from synthcity_dpswf.models import SlicedGenerator
 
 def demo_model() -> SlicedGenerator:
     """DPSWflow on the digits' DCT features with their labels, as ``dpswf demo`` fits it (epsilon = 10)."""
-    from synthcity_dpswf.adapters import DCTImageCodec
+    from synthcity_dpswf.adapters import DCTTransform
     from synthcity_dpswf.experiments.demo import BINS, DIRECTIONS, load_split
 
     images, labels, _, _ = load_split(seed=0)
-    features = DCTImageCodec(8, 8, n_frequencies=5, max_value=16.0).encode(images)
+    features = DCTTransform(8, 8, n_frequencies=5, max_value=16.0).encode(images)
     return models.DPSWFlow(n_release_directions=DIRECTIONS, n_bins=BINS).fit(features, 10.0, 1e-5, labels=labels, n_classes=10)
 
 

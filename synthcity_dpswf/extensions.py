@@ -29,7 +29,7 @@ from typing import Any, Callable
 import pluggy
 import torch
 
-from synthcity_dpswf.adapters import DCTImageCodec, LabelledCodec, TabularEncoder
+from synthcity_dpswf.adapters import DCTTransform, LabelledCodec, TabularEncoder
 from synthcity_dpswf.adapters.image_codecs import PRIVATE_PCA, CodecRequest, FixedDCTCodec, ImageCodecEntry
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
 from synthcity_dpswf.privacy.accountant import register_accountant
@@ -67,7 +67,7 @@ class BuiltinAdapters:
     @hookimpl
     def dpswf_adapters(self) -> dict[str, AdapterFactory]:
         return {
-            "autoencoder": ImageLatentAdapter, "dct": DCTImageCodec, "labelled": LabelledCodec, "tabular": TabularEncoder,
+            "autoencoder": ImageLatentAdapter, "dct": DCTTransform, "labelled": LabelledCodec, "tabular": TabularEncoder,
         }
 
     @hookimpl
@@ -77,7 +77,7 @@ class BuiltinAdapters:
 
 def fixed_dct_codec(images: torch.Tensor, request: CodecRequest) -> FixedDCTCodec:
     """The ``"dct"`` entry's codec for images of ``images``' size: the DCT adapter of the registry (name ``"dct"``: an
-    extension registering that name replaces the built-in ``DCTImageCodec``), K = ``request.dct_frequencies``; it
+    extension registering that name replaces the built-in ``DCTTransform``), K = ``request.dct_frequencies``; it
     reads nothing of the images but their shape."""
     height, width = images.shape[-2], images.shape[-1]
     return FixedDCTCodec(adapters()["dct"](height, width, n_frequencies=request.dct_frequencies, max_value=1.0),

@@ -4,7 +4,7 @@ Every map here is fixed by public choices (a frequency cut-off, a label weight),
 records, so encoding costs no privacy budget (privacy.md, "Setting").
 """
 
-from synthcity_dpswf.adapters.dct import DCTImageCodec
+from synthcity_dpswf.adapters.dct import DCTTransform
 from synthcity_dpswf.math.labelled import LabelledCodec
 from synthcity_dpswf.adapters.tabular import (
     CategoricalColumn,
@@ -14,4 +14,4 @@ from synthcity_dpswf.adapters.tabular import (
     TabularEncoder,
 )
 
-__all__ = ["CategoricalColumn", "DCTImageCodec", "LabelledCodec", "MarginalTableCodec", "NumericColumn", "TabularDomain", "TabularEncoder"]
+__all__ = ["CategoricalColumn", "DCTTransform", "LabelledCodec", "MarginalTableCodec", "NumericColumn", "TabularDomain", "TabularEncoder"]

@@ -27,8 +27,10 @@ def dct_matrix(size: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     return matrix
 
 
-class DCTImageCodec:
-    """Images ``(n, h, w)`` <-> unit-norm low-frequency DCT features.
+class DCTTransform:
+    """Images ``(n, h, w)`` <-> unit-norm low-frequency DCT features: the transform of the ``"dct"`` codec
+    (``adapters.image_codecs.FixedDCTCodec``, which applies it to one-channel images), replaceable by an extension
+    registering the adapter ``"dct"``.
 
     Args:
         height, width: image size.

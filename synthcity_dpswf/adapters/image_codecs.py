@@ -17,9 +17,9 @@ from typing import Protocol
 
 import torch
 
-from synthcity_dpswf.adapters.dct import DCTImageCodec
+from synthcity_dpswf.adapters.dct import DCTTransform
 from synthcity_dpswf.adapters.image_latent import check_images
-from synthcity_dpswf.adapters.private_pca import PrivatePCACodec
+from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
 from synthcity_dpswf.privacy import PrivacyPart, secret_generator
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
 
@@ -65,7 +65,7 @@ def check_one_channel(images: torch.Tensor, codec: str) -> None:
 
 
 class FixedDCTCodec:
-    """A ``DCTImageCodec`` (or a replacement of the same interface) on one-channel ``(n, 1, H, W)`` images.
+    """A ``DCTTransform`` (or a replacement of the same interface) on one-channel ``(n, 1, H, W)`` images.
 
     A fixed map that uses no statistic of any image, so a run through it needs no public data; decoding puts each
     image on [0, 1] (``adapters.pixel_range``), post-processing of the generated records.
@@ -73,7 +73,7 @@ class FixedDCTCodec:
 
     training_seconds = 0.0
 
-    def __init__(self, codec: DCTImageCodec, n_frequencies: int) -> None:
+    def __init__(self, codec: DCTTransform, n_frequencies: int) -> None:
         self.codec = codec
         self.public_description = (
             f"the {codec.dim} lowest 2-D DCT frequencies (u + v < {n_frequencies}, mean dropped) of each image, "
@@ -91,7 +91,7 @@ class FixedDCTCodec:
 
 
 class PrivatePCAImageCodec:
-    """``PrivatePCACodec`` fitted on the private one-channel ``(n, 1, H, W)`` images at ``(epsilon, delta)``: a
+    """``PrivatePCABasis`` fitted on the private one-channel ``(n, 1, H, W)`` images at ``(epsilon, delta)``: a
     release, listed in the run's report as ``privacy_part`` (noise multiplier ``noise_multiplier``), then a fixed
     map like the DCT codec."""
 
@@ -100,10 +100,10 @@ class PrivatePCAImageCodec:
     def __init__(self, images: torch.Tensor, n_components: int, epsilon: float, delta: float,
                  neighbouring: Neighbouring) -> None:
         check_one_channel(images, "private PCA")
-        self.codec = PrivatePCACodec.fit(images[:, 0], n_components, epsilon, delta, secret_generator(), neighbouring)
+        self.codec = PrivatePCABasis.fit(images[:, 0], n_components, epsilon, delta, secret_generator(), neighbouring)
         release = self.codec.release
         if release is None:
-            raise RuntimeError("PrivatePCACodec.fit returned a codec without its release; it must keep it.")
+            raise RuntimeError("PrivatePCABasis.fit returned a codec without its release; it must keep it.")
         self.noise_multiplier = release.noise_multiplier
         self.public_description = (
             f"the top {n_components} eigenvectors of the private images' second moment, released at epsilon = "

@@ -31,10 +31,12 @@ def unit_rows(images: torch.Tensor) -> torch.Tensor:
     return rows
 
 
-class PrivatePCACodec:
-    """Images ``(n, h, w)`` <-> unit-norm codes on the top ``n_components`` eigenvectors of a released second moment.
+class PrivatePCABasis:
+    """Images ``(n, h, w)`` <-> unit-norm codes on the top ``n_components`` eigenvectors of a released second moment:
+    the basis of the ``"private-pca"`` codec (``adapters.image_codecs.PrivatePCAImageCodec``, which releases it from
+    one-channel images and is the report's part).
 
-    Build it with ``PrivatePCACodec.fit`` (the release, paid at ``(epsilon, delta)``) or from a ``basis`` already
+    Build it with ``PrivatePCABasis.fit`` (the release, paid at ``(epsilon, delta)``) or from a ``basis`` already
     released (``(h w, K)`` orthonormal columns). ``pixel_scaling`` says how a decoded array is put back on
     ``[0, max_value]`` (``adapters.pixel_range``).
     """
@@ -54,7 +56,7 @@ class PrivatePCACodec:
     @classmethod
     def fit(cls, images: torch.Tensor, n_components: int, epsilon: float, delta: float, secret: torch.Generator,
             neighbouring: Neighbouring = "replace_one", max_value: float = 1.0,
-            pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING) -> "PrivatePCACodec":
+            pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING) -> "PrivatePCABasis":
         """Release the second moment of the private ``images`` ``(n, h, w)`` at (epsilon, delta) and keep the top
         ``n_components`` eigenvectors of the noisy matrix (post-processing)."""
         check_positive_int("n_components", n_components)

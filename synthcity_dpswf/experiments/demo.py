@@ -1,6 +1,6 @@
 """The main job, ``dpswf demo``: DPSWflow at epsilon = 10 on scikit-learn's bundled 8 x 8 digits.
 
-Each record is one labelled digit: its lowest DCT frequencies on the unit sphere (``DCTImageCodec``, a fixed
+Each record is one labelled digit: its lowest DCT frequencies on the unit sphere (``DCTTransform``, a fixed
 map: the pixel range 0..16 is public and no statistic of the private digits is used) with its label. The
 digits are split once into a private training part and a real test part. The demo fits DPSWflow (one
 class-conditional projected-histogram release) at the given epsilon and at epsilon = inf, prints the privacy
@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from sklearn.datasets import load_digits
 
-from synthcity_dpswf.adapters import DCTImageCodec
+from synthcity_dpswf.adapters import DCTTransform
 from synthcity_dpswf.evaluation import classification_accuracy
 from synthcity_dpswf.models import DPSWFlow
 from synthcity_dpswf.privacy import PrivacyReport
@@ -64,7 +64,7 @@ def run_demo(
 ) -> dict[float, DemoRun]:
     """Fit at ``epsilon`` and at infinity, evaluate, write the grid to ``out``; return both runs."""
     train_images, train_labels, test_images, test_labels = load_split(seed)
-    codec = DCTImageCodec(8, 8, n_frequencies=5, max_value=16.0)
+    codec = DCTTransform(8, 8, n_frequencies=5, max_value=16.0)
     features = codec.encode(train_images)
     test_features = codec.encode(test_images)
     runs: dict[float, DemoRun] = {}

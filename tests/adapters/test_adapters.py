@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy.fft import dctn
 
-from synthcity_dpswf.adapters import DCTImageCodec, LabelledCodec
+from synthcity_dpswf.adapters import DCTTransform, LabelledCodec
 from synthcity_dpswf.adapters.dct import dct_matrix
 from synthcity_dpswf.adapters.pixel_range import to_pixel_range
 
@@ -36,7 +36,7 @@ def test_dct_matrix_is_scipys_orthonormal_dct() -> None:
 
 
 def test_dct_codec_keeps_the_low_frequencies() -> None:
-    codec = DCTImageCodec(8, 8, n_frequencies=5, max_value=16.0, pixel_scaling="min_max")
+    codec = DCTTransform(8, 8, n_frequencies=5, max_value=16.0, pixel_scaling="min_max")
     assert codec.dim == 14  # 15 frequencies with u + v < 5, minus the mean
     images = torch.rand(20, 8, 8) * 16
     features = codec.encode(images)
@@ -65,7 +65,7 @@ def test_pixel_scalings_put_decoded_arrays_on_the_pixel_range() -> None:
     with pytest.raises(ValueError, match="pixel_scaling must be one of"):
         to_pixel_range(decoded, 1.0, "minmax")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="pixel_scaling must be one of"):
-        DCTImageCodec(8, 8, n_frequencies=5, pixel_scaling="stretch")  # type: ignore[arg-type]
+        DCTTransform(8, 8, n_frequencies=5, pixel_scaling="stretch")  # type: ignore[arg-type]
 
 
 def test_the_clip_scaling_gives_back_a_dark_background() -> None:
@@ -75,7 +75,7 @@ def test_the_clip_scaling_gives_back_a_dark_background() -> None:
     image[0, 4:12, 7:9] = 1.0
     background = image[0] == 0
     for scaling, black_share, grey in (("clip", (0.75, 1.0), (0.0, 0.0)), ("min_max", (0.0, 0.05), (0.1, 0.3))):
-        codec = DCTImageCodec(16, 16, n_frequencies=8, pixel_scaling=scaling)  # type: ignore[arg-type]
+        codec = DCTTransform(16, 16, n_frequencies=8, pixel_scaling=scaling)  # type: ignore[arg-type]
         decoded = codec.decode(codec.encode(image))[0]
         share, median = float((decoded[background] == 0).float().mean()), float(decoded[background].median())
         assert black_share[0] <= share <= black_share[1] and grey[0] <= median <= grey[1], (scaling, share, median)

@@ -461,10 +461,10 @@ def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.Monk
     import pluggy
 
     from synthcity_dpswf import extensions
-    from synthcity_dpswf.adapters import DCTImageCodec
+    from synthcity_dpswf.adapters import DCTTransform
     from synthcity_dpswf.adapters.image_codecs import CodecRequest
 
-    class CoarseDCT(DCTImageCodec):
+    class CoarseDCT(DCTTransform):
         """An extension's replacement: never more than 4 frequencies."""
 
         def __init__(self, height: int, width: int, n_frequencies: int, max_value: float = 1.0) -> None:

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from synthcity_dpswf.adapters.private_pca import PrivatePCACodec, unit_rows
+from synthcity_dpswf.adapters.private_pca import PrivatePCABasis, unit_rows
 from synthcity_dpswf.privacy import PrivacyAuditError, analytic_gaussian_noise_multiplier, audit_gaussian_scores, secret_generator
 from synthcity_dpswf.privacy import analytic_gaussian_epsilon, second_moment
 from synthcity_dpswf.privacy.accountant import ReleaseAccountant
@@ -88,15 +88,15 @@ def test_the_codec_recovers_a_low_rank_image_family_and_codes_lie_on_the_sphere(
     images = images / images.amax(dim=(1, 2), keepdim=True)
     target = images  # non-negative, brightest pixel 1: what the default "clip" scaling gives back from an exact code
 
-    def error(codec: PrivatePCACodec) -> float:
+    def error(codec: PrivatePCABasis) -> float:
         codes = codec.encode(images)
         assert codes.shape == (2000, 3) and torch.allclose(codes.norm(dim=1), torch.ones(2000), atol=1e-5)
         return float((codec.decode(codes) - target).abs().mean())
 
     random_basis, _ = torch.linalg.qr(torch.randn(64, 3, generator=generator, dtype=torch.float64))
-    assert error(PrivatePCACodec.fit(images, 3, math.inf, DELTA, secret_generator(7))) < 1e-4
-    codec = PrivatePCACodec.fit(images, 3, 1.0, DELTA, secret_generator(7))
-    assert error(codec) < 0.5 * error(PrivatePCACodec(8, 8, random_basis))
+    assert error(PrivatePCABasis.fit(images, 3, math.inf, DELTA, secret_generator(7))) < 1e-4
+    codec = PrivatePCABasis.fit(images, 3, 1.0, DELTA, secret_generator(7))
+    assert error(codec) < 0.5 * error(PrivatePCABasis(8, 8, random_basis))
     assert codec.encode(torch.zeros(1, 8, 8)).norm() == pytest.approx(1.0)  # an all-zero image: a fixed unit record
 
 
