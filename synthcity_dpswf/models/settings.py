@@ -29,7 +29,7 @@ class FlowSettings:
         smoothing: total smoothing sigma of target and particles for record and projected releases; ``None``
             uses the release noise, a larger value adds noise to the released data to match. Never below the
             release noise. Histogram releases carry their noise in the counts: ``None`` or 0 only.
-        batch_size: released rows per flow step for record and projected releases (capped at the pool size;
+        flow_batch_size: released rows per flow step for record and projected releases (capped at the pool size;
             ``None``: all rows).
         n_directions: directions per flow step (released directions subsampled per step for projected kinds).
         reuse: ``"pooled"`` (every step draws from all releases) or ``"once"`` (step k uses release k only, in
@@ -47,7 +47,7 @@ class FlowSettings:
     step_size: float = 1.0
     entropy: float = 0.0
     smoothing: float | None = None
-    batch_size: int | None = 4000
+    flow_batch_size: int | None = 4000
     n_directions: int = 70
     reuse: Reuse = "pooled"
     particle_cdf: ParticleCDF = "histogram"
@@ -60,8 +60,8 @@ class FlowSettings:
         check_non_negative("entropy", self.entropy)
         if self.smoothing is not None:
             check_non_negative("smoothing", self.smoothing)
-        if self.batch_size is not None:
-            check_positive_int("batch_size", self.batch_size)
+        if self.flow_batch_size is not None:
+            check_positive_int("flow_batch_size", self.flow_batch_size)
         check_positive_int("n_directions", self.n_directions)
         if self.reuse not in get_args(Reuse):
             raise ValueError(f"reuse must be one of {get_args(Reuse)}, got {self.reuse!r}.")

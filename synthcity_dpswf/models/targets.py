@@ -185,7 +185,7 @@ def record_target(pool: ReleasePool, settings: FlowSettings, n_levels: int, seed
     order = _order(pool, settings)
     release_noise = float(pool.noise_std.max())
     rows = pool.releases.reshape(-1, pool.dim).to(device)
-    batch_size = pool.releases.shape[1] if order == "sequential" else settings.batch_size
+    batch_size = pool.releases.shape[1] if order == "sequential" else settings.flow_batch_size
     if batch_size is not None:
         batch_size = min(batch_size, rows.shape[0])
     smoothing = release_noise if settings.smoothing is None else settings.smoothing
@@ -200,7 +200,7 @@ def projected_target(pool: ReleasePool, settings: FlowSettings, n_levels: int, s
     order = _order(pool, settings)
     return ProjectedReleaseTarget(
         pool, min(settings.n_directions, pool.directions.shape[2]), settings.smoothing, n_levels,
-        settings.batch_size if order == "random" else None, order, seed, device,
+        settings.flow_batch_size if order == "random" else None, order, seed, device,
     )
 
 

@@ -214,7 +214,7 @@ class SlicedFlowPlugin(Plugin):
         self.n_steps = n_steps
         self.settings = FlowSettings(
             n_steps=KINDS["projected_histogram"].steps if n_steps is None else n_steps, step_size=step_size,
-            entropy=entropy, smoothing=smoothing, batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
+            entropy=entropy, smoothing=smoothing, flow_batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
         )
         self.domain = domain
         self.declared_domain = None if domain is None else TabularDomain.parse(domain, max_one_hot)  # parsed once, here

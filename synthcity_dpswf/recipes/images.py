@@ -141,7 +141,7 @@ def build_generator(config: ImageRunConfig, progress: bool, release_seed: int | 
     when torch sees it, else the CPU). ``release_seed`` seeds the releases' noise (``None``: from OS entropy, as
     private data need; a seed only for public data, as in a validation that compares runs on the same release)."""
     settings = FlowSettings(
-        n_steps=config.n_steps, step_size=config.step_size, batch_size=config.flow_batch_size,
+        n_steps=config.n_steps, step_size=config.step_size, flow_batch_size=config.flow_batch_size,
         n_directions=config.flow_directions, count_estimator=config.count_estimator,  # type: ignore[arg-type]
     )
     if config.generator not in GENERATORS:

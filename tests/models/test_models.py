@@ -24,7 +24,7 @@ def mixture(n: int, seed: int, dim: int = 4) -> torch.Tensor:
     return means[component] + 0.1 * torch.randn(n, dim, generator=generator)
 
 
-FAST = FlowSettings(n_steps=150, batch_size=2000, n_directions=30)
+FAST = FlowSettings(n_steps=150, flow_batch_size=2000, n_directions=30)
 LAYOUT = MarginalLayout.build((5, 40, 3, 8), coarse_bins=16)
 
 
@@ -34,7 +34,7 @@ def _inputs(release: str, records: torch.Tensor) -> tuple[torch.Tensor, dict[str
         return records, {}
     levels = torch.tensor(LAYOUT.levels, dtype=torch.float32)
     return ((records.clamp(-1, 1 - 1e-6) + 1) / 2 * levels).floor(), {"marginals": LAYOUT}
-RECORD_FAST = FlowSettings(n_steps=150, step_size=3.0, batch_size=2000, n_directions=30)
+RECORD_FAST = FlowSettings(n_steps=150, step_size=3.0, flow_batch_size=2000, n_directions=30)
 
 
 def _models() -> list[SlicedGenerator | object]:
@@ -43,13 +43,13 @@ def _models() -> list[SlicedGenerator | object]:
         DPSWFlowR(batch_size=250, passes=10, release="record", settings=RECORD_FAST),
         # The projected release carries about 4x more noise at equal epsilon: it needs a smaller step (flows.md).
         DPSWFlowR(batch_size=250, passes=10, release="projected", settings=FlowSettings(
-            n_steps=800, step_size=0.1, batch_size=2000, n_directions=30)),
+            n_steps=800, step_size=0.1, flow_batch_size=2000, n_directions=30)),
         DPSWFlow(settings=FAST),
         DPSWFlow(release="record", settings=RECORD_FAST),
         DPSWGen(settings=FlowSettings(n_steps=800, n_directions=30)),
         # The network's training is covered by the row above; the record release by the flows' rows.
         pytest.param(DPSWGen(batch_size=250, passes=10, release="record", settings=FlowSettings(
-            n_steps=800, batch_size=1000, n_directions=30)), marks=pytest.mark.slow),
+            n_steps=800, flow_batch_size=1000, n_directions=30)), marks=pytest.mark.slow),
     ]
 
 
@@ -82,7 +82,7 @@ def test_saved_state_contains_no_private_record(model_class: type[SlicedGenerato
     records, layout = _inputs(release, mixture(400, seed=3))
     private = records if release == "marginal" else bound_records(records)
     kwargs = {"batch_size": 100, "passes": 2, **layout} if model_class is not DPSWFlow else dict(layout)
-    settings = FlowSettings(n_steps=5, batch_size=100, n_directions=10)
+    settings = FlowSettings(n_steps=5, flow_batch_size=100, n_directions=10)
     model = model_class(release=release, settings=settings, **kwargs)  # type: ignore[arg-type]
     model.fit(records, 10.0, 1e-5)
     model.save(tmp_path / "model.pt")
@@ -99,7 +99,7 @@ def test_saved_state_contains_no_private_record(model_class: type[SlicedGenerato
 def test_save_and_load_round_trip(model_class: type[SlicedGenerator], release: str, tmp_path: Path) -> None:
     records, layout = _inputs(release, mixture(400, seed=3))
     kwargs = {"batch_size": 100, "passes": 2, **layout} if model_class is not DPSWFlow else dict(layout)
-    settings = FlowSettings(n_steps=5, batch_size=100, n_directions=10)
+    settings = FlowSettings(n_steps=5, flow_batch_size=100, n_directions=10)
     model = model_class(release=release, settings=settings, **kwargs)  # type: ignore[arg-type]
     model.fit(records, 5.0, 1e-5)
     model.save(tmp_path / "model.pt")
@@ -110,7 +110,7 @@ def test_save_and_load_round_trip(model_class: type[SlicedGenerator], release: s
 
 def test_infinite_epsilon_is_the_non_private_engine() -> None:
     records = mixture(1000, seed=5)
-    settings = FlowSettings(n_steps=40, batch_size=None, n_directions=20)
+    settings = FlowSettings(n_steps=40, flow_batch_size=None, n_directions=20)
     model = DPSWFlow(release="record", settings=settings, seed=11).fit(records, math.inf, 1e-5)
     samples = model.sample(500)
     # The same flow, written with the engine directly on the (bounded) records.
@@ -123,7 +123,7 @@ def test_infinite_epsilon_is_the_non_private_engine() -> None:
 def test_sampling_settings_are_free_to_change_after_fit() -> None:
     model = DPSWFlowR(batch_size=100, passes=2, release="record", settings=FlowSettings(n_steps=5)).fit(mixture(500, seed=0), 5.0, 1e-5)
     report = str(model.privacy_report)
-    assert model.sample(30, n_steps=3, step_size=0.5, smoothing=3.0, batch_size=50).shape == (30, 4)
+    assert model.sample(30, n_steps=3, step_size=0.5, smoothing=3.0, flow_batch_size=50).shape == (30, 4)
     assert model.sample(30, reuse="once").shape == (30, 4)
     assert str(model.privacy_report) == report  # generation spends nothing
     with pytest.raises(ValueError, match="below the noise"):
