@@ -21,7 +21,7 @@ from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
-from synthcity_dpswf.privacy import MECHANISMS, PrivacyPart, analytic_gaussian_epsilon
+from synthcity_dpswf.privacy import MECHANISMS, PrivacyPart
 
 
 
@@ -73,9 +73,8 @@ class ImagePath:
             if math.isinf(budget.epsilon):
                 raise ValueError(f"image_codec={plugin.image_codec!r} is paid from the budget, and epsilon = inf leaves "
                                  "no noise to share; give a finite epsilon or image_codec='dct'.")
-            codec_multiplier = budget.share(plugin.codec_share)
-            request = dataclasses.replace(request, epsilon=analytic_gaussian_epsilon(codec_multiplier, budget.release_delta),
-                                          delta=budget.release_delta)
+            epsilon, delta = budget.share_guarantee(plugin.codec_share)
+            request = dataclasses.replace(request, epsilon=epsilon, delta=delta)
         codec: ImageCodec = entry.build(images, request)
         if entry.paid:
             part: PrivacyPart = codec.privacy_part  # type: ignore[attr-defined]

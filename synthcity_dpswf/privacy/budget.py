@@ -11,7 +11,7 @@ import warnings
 from dataclasses import dataclass
 
 from synthcity_dpswf.privacy.accountant import ReleaseAccountant
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
 from synthcity_dpswf.privacy.composition import composed_multiplier
 from synthcity_dpswf.privacy.domain import DomainBudget, rows_needed
 from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
@@ -118,6 +118,12 @@ class Budget:
             raise ValueError("with epsilon = inf there is no noise to share: declare what would be released, or give "
                              "a finite epsilon.")
         return analytic_gaussian_noise_multiplier(self.epsilon, self.release_delta - threshold_delta) / math.sqrt(share)
+
+    def share_guarantee(self, share: float) -> tuple[float, float]:
+        """The (epsilon, delta) a one-shot Gaussian mechanism at ``share`` of this budget states as its own guarantee
+        (a private codec's request and its report part): the analytic Gaussian epsilon of ``share(share)`` at
+        ``release_delta``."""
+        return analytic_gaussian_epsilon(self.share(share), self.release_delta), self.release_delta
 
     def spend(self, multiplier: float | None, threshold_delta: float = 0.0) -> "Budget":
         """This budget after a one-shot Gaussian mechanism of multiplier ``multiplier`` (``None``: none) and a

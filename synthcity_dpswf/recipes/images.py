@@ -25,7 +25,7 @@ from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOC
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, DatasetUnavailable, public_private_split
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
-from synthcity_dpswf.privacy import PrivacyReport, analytic_gaussian_epsilon
+from synthcity_dpswf.privacy import PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
 
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
@@ -170,10 +170,9 @@ def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]
     privacy.md, "A private image codec")."""
     if not paid_codec(config.codec):
         return 0.0, 0.0
-    delta = budget.resolved_delta
     if math.isinf(budget.epsilon):
-        return math.inf, delta
-    return analytic_gaussian_epsilon(budget.share(config.codec_share), delta), delta
+        return math.inf, budget.release_delta
+    return budget.share_guarantee(config.codec_share)
 
 
 def fit_releases(model: SlicedGenerator, latents: torch.Tensor, labels: torch.Tensor, budget: Budget) -> SlicedGenerator:
