@@ -3,7 +3,7 @@
 # epsilon 10 and 1, DPSWflow), each stage under its own time limit, everything under one results folder.
 #
 #   bash benchmarks/gpu.sh [--out DIR] [--data-root DIR] [--inception FILE] [--stages LIST] [--pack DIR] [--archive FILE]
-#                          [--table-datasets LIST]
+#                          [--table-datasets LIST] [--private-generators LIST]
 #   bash benchmarks/gpu.sh --smoke [--out DIR] [--data-root DIR] [--inception FILE]     # CPU, tiny sizes
 #
 # Stages (--stages, comma-separated; default all), limits in seconds for the CUDA run (together under 8 minutes):
@@ -29,6 +29,10 @@
 #                30 for MNIST and 50 for FashionMNIST, each chosen on its own validation split), FID on 10,000
 #                vs 10,000 and both CAS (DIR/table_<data>/private/); needs --data-root and --inception. Each job
 #                gets half the cores (OMP_NUM_THREADS; TABLE_THREADS overrides)
+#   private 400  only when named in --stages: the table stage's no-public-data rows alone, for each of --table-datasets
+#                and of --private-generators (comma-separated, default dpswflow_r,dpswgen: the rows the table stage's
+#                280 s never reached), every row a job of its own side by side on the one GPU, the same command and
+#                settings as the table stage (DIR/table_<data>/private/); needs --data-root and --inception
 # Each stage writes DIR/<stage>.log and a line of DIR/stages.tsv (name, exit status, seconds, limit); a stage that
 # fails or overruns does not stop the next. DIR/README.md (benchmarks/gpu_report.py summary) is written at the
 # end, whatever happened. Exit status: 0 when every stage that ran passed, 1 otherwise.
@@ -55,6 +59,7 @@ PY="${DPSWF_PYTHON:-}"
 PACK=""
 STAGES="env,tests,speed,images"
 TABLE_DATASETS=mnist
+PRIVATE_GENERATORS=dpswflow_r,dpswgen
 IMAGE_RUNS=1
 ARCHIVE=""
 
@@ -72,6 +77,7 @@ while [[ $# -gt 0 ]]; do
     --stages) value "$@"; STAGES=$2; shift 2 ;;
     --image-runs) value "$@"; IMAGE_RUNS=$2; shift 2 ;;
     --table-datasets) value "$@"; TABLE_DATASETS=$2; shift 2 ;;
+    --private-generators) value "$@"; PRIVATE_GENERATORS=$2; shift 2 ;;
     --archive) value "$@"; ARCHIVE=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) fail "unknown argument '$1' (see --help)" ;;
@@ -79,8 +85,12 @@ while [[ $# -gt 0 ]]; do
 done
 
 for stage in ${STAGES//,/ }; do
-  [[ $stage =~ ^(env|tests|speed|images|codecs|table)$ ]] \
-    || fail "unknown stage '$stage' in --stages: choose from env,tests,speed,images,codecs,table"
+  [[ $stage =~ ^(env|tests|speed|images|codecs|table|private)$ ]] \
+    || fail "unknown stage '$stage' in --stages: choose from env,tests,speed,images,codecs,table,private"
+done
+for generator in ${PRIVATE_GENERATORS//,/ }; do
+  [[ $generator =~ ^(dpswflow|dpswflow_r|dpswgen)$ ]] \
+    || fail "unknown generator '$generator' in --private-generators: choose from dpswflow,dpswflow_r,dpswgen"
 done
 for dataset in ${TABLE_DATASETS//,/ }; do
   [[ $dataset =~ ^(mnist|fashion_mnist)$ ]] || fail "unknown dataset '$dataset' in --table-datasets: mnist or fashion_mnist"
@@ -121,7 +131,7 @@ if [[ -n $PACK ]]; then
     fi
   done
   for dataset in MNIST FashionMNIST; do  # whichever carried folder holds them, from this call or an earlier one
-    if (wanted images || wanted codecs || wanted table) && compgen -G "$PACK/*/$dataset/raw/*.gz" >/dev/null; then
+    if (wanted images || wanted codecs || wanted table || wanted private) && compgen -G "$PACK/*/$dataset/raw/*.gz" >/dev/null; then
       mkdir -p "$SCRATCH/data/$dataset/raw"
       for file in "$PACK"/*/$dataset/raw/*.gz; do gunzip -c "$file" >"$SCRATCH/data/$dataset/raw/$(basename "${file%.gz}")"; done
       DATA=$SCRATCH/data
@@ -129,7 +139,7 @@ if [[ -n $PACK ]]; then
     fi
   done
   checksum=$(compgen -G "$PACK/*/inception.pt.sha256" | head -n 1 || true)
-  if (wanted images || wanted table) && [[ -n $checksum ]]; then
+  if (wanted images || wanted table || wanted private) && [[ -n $checksum ]]; then
     expected=$(cut -d' ' -f1 "$checksum")
     : >"$SCRATCH/inception.pt"
     for ((index = 1; ; index++)); do  # parts 1, 2, ... in whichever carried folder each one lies
@@ -178,7 +188,7 @@ if [[ $MODE == gpu ]]; then
   TABLE_PRIVATE_ARGS=(--samples 10000 --fid-samples 10000)
   TABLE_FLOW_10=(--directions 2000 --bins 32 --steps 3000)
   TABLE_FLOW_1=(--directions 2000 --bins 16 --steps 3000)
-  LIMITS=(20 100 90 250 540 560)
+  LIMITS=(20 100 90 250 540 560 400)
 else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
   IMAGE_SETS=(--set 'codecs=["ae:8:1"]' --set public_images=500 --set private_images=300 --set 'settings=["default:16:5"]'
@@ -189,7 +199,7 @@ else
   TABLE_PRIVATE_ARGS=(--samples 200 --fid-samples 20)
   TABLE_FLOW_10=(--directions 50 --bins 32 --steps 5)
   TABLE_FLOW_1=(--directions 50 --bins 16 --steps 5)
-  LIMITS=(60 120 60 120 600 600)
+  LIMITS=(60 120 60 120 600 600 300)
 fi
 [[ $IMAGE_RUNS == 1 ]] || IMAGE_SETS+=(--set "runs=$IMAGE_RUNS")
 
@@ -226,8 +236,27 @@ if wanted codecs; then
   fi
 fi
 
+# private_row DATASET GENERATOR EPSILON: one no-public-data row (dpswf images with the private codec), its output in
+# DIR/table_<dataset>/private/log_<generator>_eps<epsilon>.txt, its exit status a line of DIR/table_<dataset>/private.log.
+# DPSWflow takes the validation split's flow settings; the per-step generators their command's defaults.
+private_row() {
+  local dataset=$1 generator=$2 epsilon=$3 folder=$OUT/table_$1
+  local flow=() components=30  # K chosen on each dataset's validation split (docs/flows.md, facts 49-50)
+  if [[ $generator == dpswflow && $epsilon == 10 ]]; then flow=("${TABLE_FLOW_10[@]}"); fi
+  if [[ $generator == dpswflow && $epsilon == 1 ]]; then flow=("${TABLE_FLOW_1[@]}"); fi
+  if [[ $generator != dpswflow && $MODE == smoke ]]; then flow=(--steps 5); fi
+  if [[ $dataset == fashion_mnist ]]; then components=50; fi
+  local log=$folder/private/log_${generator}_eps$epsilon.txt status=0
+  mkdir -p "$folder/private"
+  "$PY" -m synthcity_dpswf.cli images --dataset "$dataset" --codec private-pca --generator "$generator" \
+    --epsilon "$epsilon" --data-root "$DATA" --inception "$INCEPTION" --device "$DEVICE" --out "$folder/private" \
+    --pca-components "$components" --quiet "${TABLE_PRIVATE_ARGS[@]}" "${flow[@]}" >"$log" 2>&1 || status=$?
+  echo "private-pca $generator epsilon $epsilon: exit $status" >>"$folder/private.log"
+  return "$status"
+}
+
 # table: per dataset, the public-half rows (the image runner's full_table grid) and the no-public-data rows
-# (dpswf images) side by side.
+# (dpswf images, one after the other) side by side.
 table_rows() {
   local dataset=$1 epsilon generator status=0
   local folder=$OUT/table_$dataset
@@ -240,27 +269,34 @@ table_rows() {
   local public_half=$!
   for epsilon in 10 1; do
     for generator in dpswflow dpswflow_r dpswgen; do
-      local flow=()
-      if [[ $generator == dpswflow && $epsilon == 10 ]]; then flow=("${TABLE_FLOW_10[@]}"); fi
-      if [[ $generator == dpswflow && $epsilon == 1 ]]; then flow=("${TABLE_FLOW_1[@]}"); fi
-      if [[ $generator != dpswflow && $MODE == smoke ]]; then flow=(--steps 5); fi
-      local components=30  # K chosen on each dataset's validation split (docs/flows.md, facts 49-50)
-      if [[ $dataset == fashion_mnist ]]; then components=50; fi
-      echo "private-pca $generator epsilon $epsilon" >>"$folder/private.log"
-      "$PY" -m synthcity_dpswf.cli images --dataset "$dataset" --codec private-pca --generator "$generator" \
-        --epsilon "$epsilon" --data-root "$DATA" --inception "$INCEPTION" --device "$DEVICE" --out "$folder/private" \
-        --pca-components "$components" --quiet "${TABLE_PRIVATE_ARGS[@]}" "${flow[@]}" >>"$folder/private.log" 2>&1 \
-        || status=1
+      private_row "$dataset" "$generator" "$epsilon" || status=1
     done
   done
   wait "$public_half" || status=1
+  return "$status"
+}
+
+# private: the no-public-data rows alone, every (dataset, generator, epsilon) a job of its own, the cores shared.
+private_rows() {
+  local dataset generator epsilon jobs=() status=0 count
+  count=$(( $(wc -w <<<"${TABLE_DATASETS//,/ }") * $(wc -w <<<"${PRIVATE_GENERATORS//,/ }") * 2 ))
+  export OMP_NUM_THREADS=${TABLE_THREADS:-$(( $(nproc) / count > 0 ? $(nproc) / count : 1 ))}
+  for dataset in ${TABLE_DATASETS//,/ }; do
+    for generator in ${PRIVATE_GENERATORS//,/ }; do
+      for epsilon in 10 1; do
+        private_row "$dataset" "$generator" "$epsilon" &
+        jobs+=($!)
+      done
+    done
+  done
+  for job in "${jobs[@]}"; do wait "$job" || status=1; done
   return "$status"
 }
 if wanted table; then
   if [[ -z $DATA || -z $INCEPTION || ! -f $INCEPTION ]]; then
     skip_stage table "needs --data-root and --inception (or --pack with both)"
   else
-    export -f table_rows
+    export -f table_rows private_row
     export PY ROOT DATA DEVICE OUT SCRATCH INCEPTION MODE
     export TABLE_RUNNER_SETS_LIST="$(printf '%s\n' "${TABLE_RUNNER_SETS[@]}")" TABLE_PRIVATE_ARGS_LIST="$(printf '%s\n' "${TABLE_PRIVATE_ARGS[@]}")"
     export TABLE_FLOW_10_LIST="$(printf '%s\n' "${TABLE_FLOW_10[@]}")" TABLE_FLOW_1_LIST="$(printf '%s\n' "${TABLE_FLOW_1[@]}")"
@@ -269,6 +305,19 @@ if wanted table; then
       mapfile -t TABLE_PRIVATE_ARGS <<<"$TABLE_PRIVATE_ARGS_LIST"; mapfile -t TABLE_FLOW_10 <<<"$TABLE_FLOW_10_LIST";
       mapfile -t TABLE_FLOW_1 <<<"$TABLE_FLOW_1_LIST"; status=0;
       for dataset in '"${TABLE_DATASETS//,/ }"'; do table_rows "$dataset" || status=1; done; exit $status'
+  fi
+fi
+
+if wanted private; then
+  if [[ -z $DATA || -z $INCEPTION || ! -f $INCEPTION ]]; then
+    skip_stage private "needs --data-root and --inception (or --pack with both)"
+  else
+    export -f private_row private_rows
+    export PY ROOT DATA DEVICE OUT INCEPTION MODE TABLE_DATASETS PRIVATE_GENERATORS
+    export TABLE_PRIVATE_ARGS_LIST="$(printf '%s\n' "${TABLE_PRIVATE_ARGS[@]}")"
+    export TABLE_FLOW_10_LIST="$(printf '%s\n' "${TABLE_FLOW_10[@]}")" TABLE_FLOW_1_LIST="$(printf '%s\n' "${TABLE_FLOW_1[@]}")"
+    run_stage private "${LIMITS[6]}" bash -c 'mapfile -t TABLE_PRIVATE_ARGS <<<"$TABLE_PRIVATE_ARGS_LIST";
+      mapfile -t TABLE_FLOW_10 <<<"$TABLE_FLOW_10_LIST"; mapfile -t TABLE_FLOW_1 <<<"$TABLE_FLOW_1_LIST"; private_rows'
   fi
 fi
 

@@ -65,7 +65,10 @@ def cached_inception_features(images: torch.Tensor, network: InceptionFeatures, 
             return stored["features"]
     features = inception_features(images, network)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"key": key, "features": features}, cache)
+    # Written aside and renamed into place, so that runs side by side sharing one cache never read half a file.
+    partial = cache.with_name(f"{cache.name}.{os.getpid()}.partial")
+    torch.save({"key": key, "features": features}, partial)
+    os.replace(partial, cache)
     return features
 
 

@@ -69,7 +69,7 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
         assert gzip.decompress((pack / half / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz").read_bytes()) == b"not really MNIST"
     assert not (pack / "c" / "inception.pt.part1").exists()
 
-    completed = gpu_script("--smoke", "--pack", str(pack), "--stages", "images,codecs", "--out", str(out))
+    completed = gpu_script("--smoke", "--pack", str(pack), "--stages", "images,codecs,private", "--out", str(out))
     assert completed.returncode == 1  # the fake Inception file cannot load, nor can the fake MNIST
     assert "Inception file rebuilt from 1 part(s), sha256" in (out / "pack.log").read_text()
     log = (out / "images.log").read_text()  # every argument parsed, the grid loaded: the run reached the data
@@ -77,7 +77,14 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
     codecs = (out / "codecs.log").read_text()  # the codec search reached the data with every argument parsed
     assert "usage:" not in codecs and "unrecognized arguments" not in codecs and "Traceback" in codecs, codecs[-2000:]
     assert "ImportError" not in codecs and "ModuleNotFoundError" not in codecs and "image_runner.py" in codecs
-    assert stage_statuses(out) == {"images": "1", "codecs": "1"}
+    private = out / "table_mnist" / "private"  # the no-public-data rows side by side, each reached the data
+    assert sorted(path.name for path in private.glob("log_*.txt")) == [
+        "log_dpswflow_r_eps1.txt", "log_dpswflow_r_eps10.txt", "log_dpswgen_eps1.txt", "log_dpswgen_eps10.txt"]
+    for row in private.glob("log_*.txt"):
+        text = row.read_text()
+        assert "usage:" not in text and "unrecognized arguments" not in text and "Traceback" in text, text[-2000:]
+    assert (out / "table_mnist" / "private.log").read_text().count(": exit 1") == 4
+    assert stage_statuses(out) == {"images": "1", "codecs": "1", "private": "1"}
 
 
 def test_bad_arguments_are_refused_before_any_stage() -> None:

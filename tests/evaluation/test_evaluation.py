@@ -94,20 +94,37 @@ def test_both_frechet_routes_agree_with_torchmetrics() -> None:
         frechet_distance(real[:1], fake[:5])
 
 
+class LinearFeatures(InceptionFeatures):
+    """A fixed linear map in place of Inception (the tests using it need no weights file); counts its calls."""
+
+    def __init__(self) -> None:
+        torch.nn.Module.__init__(self)
+        self.network = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(32 * 32, 2048))
+        torch.nn.init.normal_(self.network[1].weight, generator=torch.Generator().manual_seed(0))
+        self.calls = 0
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        return self.network(images[:, :1])
+
+
+def test_reference_features_are_cached_whole_and_recomputed_for_other_images(tmp_path: Path) -> None:
+    """Runs side by side share one cache: it is renamed into place whole (no partial file is ever read or left)."""
+    from synthcity_dpswf.evaluation.fid import cached_inception_features
+
+    network, cache, inception = LinearFeatures(), tmp_path / "features.pt", tmp_path / "inception.pt"
+    real, _ = blobs(60, seed=0)
+    first = cached_inception_features(real, network, inception, cache)
+    assert cache.exists() and [path.name for path in tmp_path.iterdir()] == ["features.pt"]
+    calls = network.calls
+    assert torch.equal(cached_inception_features(real, network, inception, cache), first) and network.calls == calls
+    other, _ = blobs(60, seed=1)
+    assert not torch.equal(cached_inception_features(other, network, inception, cache), first) and network.calls > calls
+
+
 def test_fid_precision_recall_scores_images_against_reference_features() -> None:
     """One pass of features for FID and precision / recall together, the same numbers as each metric alone."""
     from synthcity_dpswf.evaluation import fid_precision_recall, inception_features
-
-    class LinearFeatures(InceptionFeatures):
-        """A fixed linear map in place of Inception (this test needs no weights file)."""
-
-        def __init__(self) -> None:
-            torch.nn.Module.__init__(self)
-            self.network = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(32 * 32, 2048))
-            torch.nn.init.normal_(self.network[1].weight, generator=torch.Generator().manual_seed(0))
-
-        def forward(self, images: torch.Tensor) -> torch.Tensor:
-            return self.network(images[:, :1])
 
     network = LinearFeatures()
     real, _ = blobs(60, seed=0)
