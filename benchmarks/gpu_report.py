@@ -64,6 +64,19 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def stages_run(folder: Path) -> set[str]:
+    """The stages named in ``stages.tsv`` (empty when it is missing)."""
+    stages = folder / "stages.tsv"
+    return {row.split("\t")[0] for row in stages.read_text().splitlines()} if stages.exists() else set()
+
+
+SECTION_STAGES: dict[str, tuple[str, ...]] = {
+    "test_section": ("tests",), "speed_section": ("speed",), "image_section": ("images",), "codec_section": ("codecs",),
+    "table_section": ("table", "private"),
+}
+"""The stages whose results each section reads: a folder whose ``stages.tsv`` names none of them leaves it out."""
+
+
 def stage_section(folder: Path) -> list[str]:
     lines = ["## Stages", "", "| stage | exit | seconds | limit (s) |", "|---|---:|---:|---:|"]
     stages = folder / "stages.tsv"
@@ -280,18 +293,20 @@ def table_rows(folder: Path) -> list[dict[str, Any]]:
 
 
 def table_section(folder: Path) -> list[str]:
-    """The full image table of each dataset the table stage ran (``table_<dataset>/``)."""
+    """The full image table of each dataset the table or private stage ran (``table_<dataset>/``)."""
     lines: list[str] = []
+    stages = [stage for stage in ("table", "private") if stage in stages_run(folder)] or ["table"]
     for dataset, name in TABLE_DATASETS.items():
         subfolder = folder / f"table_{dataset}"
         if not subfolder.is_dir():
             continue
         rows = table_rows(subfolder)
         lines += [
-            f"## The full image table: {name} (`benchmarks/gpu.sh --stages table`)", "",
+            f"## The full image table: {name} (`benchmarks/gpu.sh --stages {'/'.join(stages)}`)", "",
             "Replace-one adjacency, delta = 1e-5, one generation run of 10,000 samples; FID on 10,000 generated vs the "
             "10,000 test images; CAS: classifiers trained on the 10,000 generated pairs, accuracy on the test set. "
-            "Seconds: codec (private codec only) + fit + generate, two jobs sharing the GPU.", "",
+            "Seconds: codec (private codec only) + fit + generate, jobs sharing the GPU (the table stage: two, the "
+            "public half's and the private rows' one after the other; the private stage: one per row).", "",
             "| public data | method | epsilon | reported epsilon | FID | CAS MLP (%) | CAS CNN (%) | seconds |",
             "|---|---|---:|---:|---:|---:|---:|---:|",
         ]
@@ -320,7 +335,11 @@ def summarise(folder: Path) -> str:
              f"{env.get('torch', '?')} (CUDA {env.get('cuda_version')}), numpy {env.get('numpy', '?')}; device memory "
              f"{env.get('device_memory_gib')} GiB. Written by `benchmarks/gpu_report.py summary` from this folder.")
     parts = [title, "", facts, ""]
+    ran = stages_run(folder)
     for section in (stage_section, test_section, speed_section, image_section, codec_section, table_section):
+        wanted = SECTION_STAGES.get(section.__name__)
+        if ran and wanted and not ran.intersection(wanted):
+            continue
         parts += section(folder) + [""]
     text = "\n".join(parts)
     (folder / "README.md").write_text(text)

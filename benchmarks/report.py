@@ -86,34 +86,63 @@ def image_headline(payload: dict[str, Any]) -> str:
     )
 
 
-def gpu_table_headline(folder: Path) -> str:
-    """Every generator and the DP-SGD baseline on MNIST with FID (``benchmarks/gpu.sh --stages table``)."""
+METHOD_ORDER = ("DPSWflow", "DPSWflow-r", "DPSWgen", "DP-SGD GAN")
+
+
+def gpu_rows(dataset: str, folders: list[Path]) -> list[dict[str, Any]]:
+    """The generator rows of ``table_<dataset>/`` in each GPU results folder (the table stage's, then the private
+    stage's), a codec's ceiling left out: public-half rows first, then no public data, each by epsilon (10 before 1)
+    and method."""
     from gpu_report import table_rows
 
-    env = json.loads((folder / "env.json").read_text())
+    rows = [row for folder in folders if (folder / f"table_{dataset}").is_dir() for row in table_rows(folder / f"table_{dataset}")
+            if not row["public"].endswith("ceiling") and row["epsilon"] != "-"]
+    rank = {name: index for index, name in enumerate(METHOD_ORDER)}
+    return sorted(rows, key=lambda row: (row["public"].startswith("none"), -float(row["epsilon"]), rank.get(row["method"], 9)))
+
+
+def gpu_table_lines(rows: list[dict[str, Any]]) -> list[str]:
     lines = ["| public data | method | epsilon | FID | CAS MLP / CNN |", "|---|---|---:|---:|---:|"]
-    for row in table_rows(folder / "table_mnist"):
-        if row["public"].endswith("ceiling") or row["epsilon"] == "-":  # a codec's ceiling, not a generator's row
-            continue
-        epsilon = float(row["epsilon"])
+    for row in rows:
         fid = "-" if row["fid"] is None else f"{row['fid']:.1f}"
-        lines.append(f"| {row['public']} | {row['method']} | {epsilon:g} | {fid} | "
+        lines.append(f"| {row['public']} | {row['method']} | {float(row['epsilon']):g} | {fid} | "
                      f"{100 * row['cas_mlp']:.1f}% / {100 * row['cas_cnn']:.1f}% |")
-    if any((folder / "table_mnist").glob("full_table_*.json")):  # the image runner's grid: the package's codec
+    return lines
+
+
+def gpu_table_headline(folders: list[Path]) -> str:
+    """Every generator and the DP-SGD baseline with FID on one GPU: the table stage's folder
+    (``benchmarks/gpu.sh --stages table``) and the private stage's (``--stages private``: the no-public-data rows the
+    table stage did not reach), MNIST and, where measured, FashionMNIST."""
+    env = json.loads((folders[0] / "env.json").read_text())
+    mnist = gpu_rows("mnist", folders)
+    fashion = gpu_rows("fashion_mnist", folders)
+    if any((folders[0] / "table_mnist").glob("full_table_*.json")):  # the image runner's grid: the package's codec
         public_half = ("the package's autoencoder (latent 16) and its refiner, trained on the public half "
                        "(`configs/images/full_table_mnist.toml`)")
-        missing = ""
     else:  # the run before the runner: images.py's paper protocol
         public_half = ("the paper's latent-8 autoencoder trained on the public half (`images.py --full`), decoded without "
                        "a refiner (measured before it existed; docs/flows.md, fact 48)")
-        missing = (" Not measured for want of device time: the GAN at epsilon 1, the per-step generators with the "
-                   "private codec, FashionMNIST.")
-    return (
+    measured = {(dataset, row["public"].startswith("none"), row["method"], float(row["epsilon"]))
+                for dataset, rows in (("mnist", mnist), ("fashion_mnist", fashion)) for row in rows}
+    # The DP-SGD GAN is a baseline of the public-half codec only: no private-codec row is expected of it.
+    expected = [(False, method) for method in METHOD_ORDER] + [(True, method) for method in METHOD_ORDER[:3]]
+    missing = [f"{method} at epsilon {epsilon:g}{' with the private codec' if private else ''}"
+               for private, method in expected for epsilon in (10.0, 1.0) if ("mnist", private, method, epsilon) not in measured]
+    if not any(not private for dataset, private, _, _ in measured if dataset == "fashion_mnist"):
+        missing.append("FashionMNIST's public-half rows")
+    sources = ", ".join(f"`benchmarks/results/{folder.name}/`" for folder in folders)
+    text = (
         f"**Images with FID, MNIST test set, one {env['device']}, replace-one, delta = 1e-5**: every generator with "
-        f"{public_half} beside the DP-SGD GAN baseline (same codec, sampling and accountant), and DPSWflow with no "
-        "public data (the private codec); FID on 10,000 generated vs the 10,000 test images." + missing
-        + " Full table and how it was run: `benchmarks/results/gpu_table/`.\n\n" + "\n".join(lines) + "\n"
+        f"{public_half} beside the DP-SGD GAN baseline (same codec, sampling and accountant), and every generator with no "
+        "public data (the private codec, paid from the same budget); FID on 10,000 generated vs the 10,000 test images."
+        + (f" Not measured for want of device time: {', '.join(missing)}." if missing else "")
+        + f" Full tables and how they were run: {sources}.\n\n" + "\n".join(gpu_table_lines(mnist)) + "\n"
     )
+    if fashion:
+        text += ("\n**The same, FashionMNIST test set** (the private codec's K = 50, chosen on FashionMNIST's validation "
+                 "split):\n\n" + "\n".join(gpu_table_lines(fashion)) + "\n")
+    return text
 
 
 def cli_fid_headline(paths: list[Path]) -> str:
@@ -226,9 +255,9 @@ def headline() -> str:
     codecs = RESULTS / "image_codecs_mnist_test.json"
     if codecs.exists():
         parts.append(image_headline(json.loads(codecs.read_text())))
-    gpu_table = RESULTS / "gpu_table"
-    if (gpu_table / "table_mnist").is_dir():
-        parts.append(gpu_table_headline(gpu_table))
+    gpu_folders = [RESULTS / name for name in ("gpu_table", "gpu_private") if (RESULTS / name / "env.json").exists()]
+    if gpu_folders and (gpu_folders[0] / "table_mnist").is_dir():
+        parts.append(gpu_table_headline(gpu_folders))
     cli_fid = sorted(RESULTS.glob("dpswf_images_*_fid10k.json"))
     if cli_fid:
         parts.append(cli_fid_headline(cli_fid))

@@ -85,6 +85,9 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
         assert "usage:" not in text and "unrecognized arguments" not in text and "Traceback" in text, text[-2000:]
     assert (out / "table_mnist" / "private.log").read_text().count(": exit 1") == 4
     assert stage_statuses(out) == {"images": "1", "codecs": "1", "private": "1"}
+    summary = (out / "README.md").read_text()  # the sections of the stages that ran, and only those
+    assert "## One flow step" not in summary and "## CUDA tests" not in summary
+    assert "## The full image table: MNIST (`benchmarks/gpu.sh --stages private`)" in summary
 
 
 def test_bad_arguments_are_refused_before_any_stage() -> None:
