@@ -96,7 +96,10 @@ def missing_dataset_line(error: "DatasetUnavailable") -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``dpswf`` (one sub-command per job)."""
+    """The argument parser of ``dpswf`` (one sub-command per job); ``images --codec`` takes the codec registry's
+    names."""
+    from synthcity_dpswf.recipes.images import codec_names
+
     parser = argparse.ArgumentParser(prog="dpswf", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     toy = commands.add_parser("toy", help="the paper's toy flow: 5 Gaussians in 2-D, sigma in {0, 0.5, 1}")
@@ -114,13 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
     images = commands.add_parser("images", help="private images through a public codec: grid, report, FID, CAS")
     images.add_argument("--dataset", choices=["mnist", "fashion_mnist"], default="mnist")
     images.add_argument("--data-root", required=True, help="torchvision root holding the dataset (see --download)")
-    images.add_argument("--codec", choices=["public-half", "other-dataset", "dct", "private-pca"], default="public-half",
-                        help="what encodes the private images, i.e. what is public: public-half (default, the paper's: "
+    images.add_argument("--codec", choices=codec_names(), default="public-half",
+                        help="what encodes the private images, i.e. what is public (the image codec registry's names, "
+                        "an installed extension's too): public-half (default, the paper's: "
                         "an autoencoder trained on the other half of the training set), other-dataset (the same "
                         "autoencoder trained on the other dataset's whole training set, FashionMNIST for MNIST and the "
                         "other way round, also under --data-root), dct (a fixed DCT codec: no public data) or private-pca (a "
                         "linear codec learned from the private images, paid with --codec-share of the budget: no public "
-                        "data); with the last three the whole training set is private")
+                        "data); with any but public-half the whole training set is private")
     images.add_argument("--epsilon", type=float, default=10.0)
     images.add_argument("--neighbouring", choices=["replace_one", "add_remove"], default="replace_one",
                         help="the adjacency epsilon is calibrated for: replace-one (n public, the default) or "

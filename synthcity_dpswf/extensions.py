@@ -15,10 +15,10 @@ and implements hooks in that module::
 
 ``plugin_manager()`` loads every entry point of the group ``synthcity_dpswf`` with pluggy's
 ``load_setuptools_entrypoints``; the built-in adapters are registered through the same hooks
-(``BuiltinAdapters``: ``autoencoder``, ``dct``, ``labelled``, ``tabular``). Image codecs that need no public image
-(``dpswf_image_codecs``: ``dct`` and ``private-pca`` built in) are what the plugins' ``image_codec=`` and ``dpswf
-images --codec`` name. Accountants returned by ``dpswf_accountants`` become selectable by name
-(``accountant="..."``) once ``plugin_manager()`` has run.
+(``BuiltinAdapters``: ``autoencoder``, ``dct``, ``labelled``, ``tabular``). Image codecs (``dpswf_image_codecs``:
+``public-half``, ``other-dataset``, ``dct`` and ``private-pca`` built in) are what ``dpswf images --codec`` names, and
+those that need no public image what the plugins' ``image_codec=`` names. Accountants returned by
+``dpswf_accountants`` become selectable by name (``accountant="..."``) once ``plugin_manager()`` has run.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ import pluggy
 import torch
 
 from synthcity_dpswf.adapters import DCTTransform, LabelledCodec, TabularEncoder
-from synthcity_dpswf.adapters.image_codecs import PRIVATE_PCA, CodecRequest, FixedDCTCodec, ImageCodecEntry
+from synthcity_dpswf.adapters.image_codecs import (
+    OTHER_DATASET, PRIVATE_PCA, PUBLIC_HALF, CodecRequest, FixedDCTCodec, ImageCodecEntry,
+)
 from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
 from synthcity_dpswf.privacy.accountant import register_accountant
 
@@ -52,7 +54,8 @@ class DPSWFSpec:
 
     @hookspec
     def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
-        """Image codecs by name that are built from the private images alone (``adapters.image_codecs``)."""
+        """Image codecs by name (``adapters.image_codecs.ImageCodecEntry``: how each is built, what public images it
+        trains on, whether it is paid)."""
         return {}
 
     @hookspec
@@ -72,7 +75,7 @@ class BuiltinAdapters:
 
     @hookimpl
     def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
-        return {"dct": FIXED_DCT, "private-pca": PRIVATE_PCA}
+        return {"public-half": PUBLIC_HALF, "other-dataset": OTHER_DATASET, "dct": FIXED_DCT, "private-pca": PRIVATE_PCA}
 
 
 def fixed_dct_codec(images: torch.Tensor, request: CodecRequest) -> FixedDCTCodec:
@@ -107,8 +110,8 @@ def adapters(manager: pluggy.PluginManager | None = None) -> dict[str, AdapterFa
 
 
 def image_codecs(manager: pluggy.PluginManager | None = None) -> dict[str, ImageCodecEntry]:
-    """All image codecs built from the private images alone, by name, from every registered extension (a later
-    registration wins a name clash)."""
+    """All image codecs by name, from every registered extension (a later registration wins a name clash), the
+    built-in ones first."""
     found: dict[str, ImageCodecEntry] = {}
     for contribution in reversed((manager or plugin_manager()).hook.dpswf_image_codecs()):
         found.update(contribution)

@@ -164,7 +164,7 @@ def test_no_code_outside_the_registries_switches_on_a_release_kind_name() -> Non
 
 
 def test_no_code_compares_a_codec_or_accountant_name() -> None:
-    """Codecs are looked up in their registries (``extensions.image_codecs``, ``recipes.images.AUTOENCODER_CODECS``)
+    """Codecs are looked up in their registry (``extensions.image_codecs``, whose entries say what public images each takes)
     and accountants in ``privacy.accountant.ACCOUNTANTS``: no line compares a codec's or an accountant's name."""
     names = ["public-half", "other-dataset", "dct", "private-pca", "rdp", "replace_one_rdp", "gdp", "prv"]
     quoted = "|".join(re.escape(name) for name in names)

@@ -1,24 +1,28 @@
 """Image codecs for the image pipeline: one-channel ``(n, 1, H, W)`` images in [0, 1] <-> unit-sphere records.
 
-``ImageCodec`` is what the pipeline (the image plugins, ``experiments.images``) needs of a codec;
-``ImageLatentAdapter`` (an autoencoder trained on public images) satisfies it, and so do the two linear codecs here
-that need no public image: ``FixedDCTCodec`` (trained on nothing) and ``PrivatePCAImageCodec`` (learned from the
-private images and paid for; privacy.md, "A private image codec"). Codecs built from the private images alone are
-listed by name in one registry (``extensions.image_codecs``: ``ImageCodecEntry``, built from a ``CodecRequest``),
-which the plugins (``image_codec=``) and ``dpswf images`` (``--codec``) both read.
+``ImageCodec`` is what the pipeline (the image plugins, ``dpswf images``) needs of a codec. Every codec is an entry of
+one registry (``extensions.image_codecs``: an ``ImageCodecEntry``, built from the private images and a
+``CodecRequest``), which says what public images it trains on (``public_images``): an autoencoder
+(``ImageLatentAdapter``) trained on a public half of the training set (``"public-half"``) or on the other dataset's
+training set (``"other-dataset"``), or one of the two linear codecs that need no public image, ``FixedDCTCodec``
+(``"dct"``: trained on nothing) and ``PrivatePCAImageCodec`` (``"private-pca"``: learned from the private images and
+paid for; privacy.md, "A private image codec"). The plugins (``image_codec=``, the codecs that need no public image)
+and ``dpswf images`` (``--codec``) read the same registry, so an extension's codec reaches both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol
+from typing import Literal, Protocol
 
 import torch
 
+from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder
 from synthcity_dpswf.adapters.dct import DCTTransform
-from synthcity_dpswf.adapters.image_latent import check_images
+from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, check_images
 from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
 from synthcity_dpswf.privacy import PrivacyPart, secret_generator
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
@@ -126,31 +130,70 @@ class PrivatePCAImageCodec:
         return self.codec.decode(latents.cpu()).unsqueeze(1)
 
 
+PublicImages = Literal["none", "training_half", "other_dataset"]
+"""The public images a codec trains on: none (it is built from the private images alone, or from nothing), a seeded
+half of the run's training set (the rest private; under add/remove one image more or less would redraw it), or the
+whole training set of another dataset (every image of the run's own training set private)."""
+
+
+@dataclass(frozen=True)
+class PublicImageSet:
+    """Public images for a codec: ``images[indices]`` of the training set ``images`` of ``dataset`` (the run's own
+    dataset for a public half, the other dataset for ``"other_dataset"``), the set a checkpoint is bound to."""
+
+    dataset: str
+    images: torch.Tensor
+    indices: torch.Tensor
+
+
+@dataclass(frozen=True)
+class AutoencoderRequest:
+    """How a codec trained on public images trains, and where its checkpoint is kept (``adapters.checkpoints``)."""
+
+    cache: Path
+    epochs: int = 10
+    latent_dim: int = MNIST_LATENT_DIM
+    refiner_epochs: int = 0
+    seed: int = 0
+    progress: bool = False
+    device: str | torch.device | None = None
+
+
 @dataclass(frozen=True)
 class CodecRequest:
-    """What building a codec from the private images may use besides them: the budget of a codec that releases a
-    statistic of them (``epsilon``, ``delta``: its own part, already split from the run's; 0 for one that releases
-    nothing), the run's adjacency, and the built-in codecs' sizes."""
+    """What building a codec may use besides the private images: the budget of a codec that releases a statistic of
+    them (``epsilon``, ``delta``: its own part, already split from the run's; 0 for one that releases nothing), the
+    run's adjacency, the built-in codecs' sizes, and for a codec trained on public images (``public_images`` other
+    than ``"none"``) those images and how to train on them."""
 
     epsilon: float
     delta: float
     neighbouring: Neighbouring = "replace_one"
     dct_frequencies: int = DCT_FREQUENCIES
     pca_components: int = PCA_COMPONENTS
+    public: PublicImageSet | None = None
+    autoencoder: AutoencoderRequest | None = None
 
 
 @dataclass(frozen=True)
 class ImageCodecEntry:
-    """A codec built from the private images alone (no public image), as the registry lists it: ``build`` makes it
-    from the private images and a ``CodecRequest``; ``paid`` says whether it releases a statistic of the images
-    (then it takes a share of the run's budget, and the codec has ``privacy_part`` and ``noise_multiplier``);
-    ``assumption`` is what the run assumes public, in the results' words; ``flow_defaults`` the release and flow
-    settings measured for it, per (generator, release kind)."""
+    """An image codec as the registry lists it: ``build`` makes it from the private images and a ``CodecRequest``;
+    ``public_images`` says which public images it trains on (the request's ``public``); ``paid`` whether it releases
+    a statistic of the private images (then it takes a share of the run's budget, and the codec has ``privacy_part``
+    and ``noise_multiplier``); ``assumption`` is what the run assumes public, in the results' words, with
+    ``{dataset}`` and ``{other}`` standing for the run's dataset and the other one (``describe``); ``flow_defaults``
+    the release and flow settings measured for it, per (generator, release kind)."""
 
     build: Callable[[torch.Tensor, CodecRequest], ImageCodec]
     paid: bool
     assumption: str
     flow_defaults: Mapping[tuple[str, str], Mapping[str, int]] = field(default_factory=lambda: MappingProxyType({}))
+    public_images: PublicImages = "none"
+
+    def describe(self, dataset: str, other: str = "") -> str:
+        """The public-data assumption of a run on ``dataset`` (its name as results print it; ``other``: the other
+        dataset's)."""
+        return self.assumption.format(dataset=dataset, other=other)
 
 
 def private_pca_codec(images: torch.Tensor, request: CodecRequest) -> PrivatePCAImageCodec:
@@ -164,3 +207,46 @@ PRIVATE_PCA = ImageCodecEntry(
     flow_defaults=MappingProxyType({("dpswflow", "projected_histogram"): PCA_FLOW_SETTINGS}),
 )
 """The registry's ``"private-pca"`` entry (``extensions.BuiltinAdapters``)."""
+
+
+def public_images_of(request: CodecRequest, codec: str) -> tuple[PublicImageSet, AutoencoderRequest]:
+    """The request's public images and training settings, or ``ValueError`` naming what a codec trained on public
+    images was not given."""
+    if request.public is None or request.autoencoder is None:
+        raise ValueError(f"the {codec} codec trains an autoencoder on public images: the request needs public (a "
+                         "PublicImageSet) and autoencoder (an AutoencoderRequest).")
+    return request.public, request.autoencoder
+
+
+def public_half_codec(images: torch.Tensor, request: CodecRequest) -> ImageLatentAdapter:
+    """The ``"public-half"`` entry's codec: the autoencoder (and its refiner) trained on the public half of the run's
+    training set, kept under the request's cache and bound to that split (``checkpoints.public_half_autoencoder``);
+    it reads no private image."""
+    public, settings = public_images_of(request, "public-half")
+    return public_half_autoencoder(
+        settings.cache, public.dataset, public.images, public.indices, settings.epochs, settings.seed, settings.progress,
+        device=settings.device, latent_dim=settings.latent_dim, refiner_epochs=settings.refiner_epochs,
+    )
+
+
+def other_dataset_codec(images: torch.Tensor, request: CodecRequest) -> ImageLatentAdapter:
+    """The ``"other-dataset"`` entry's codec: the autoencoder (and its refiner) trained on the other dataset's whole
+    training set (``checkpoints.whole_training_set_autoencoder``); it reads no private image."""
+    public, settings = public_images_of(request, "other-dataset")
+    return whole_training_set_autoencoder(
+        settings.cache, public.dataset, public.images[public.indices], settings.epochs, settings.seed, settings.progress,
+        device=settings.device, latent_dim=settings.latent_dim, refiner_epochs=settings.refiner_epochs,
+    )
+
+
+PUBLIC_HALF = ImageCodecEntry(
+    public_half_codec, paid=False, assumption="autoencoder trained on the public half of {dataset}",
+    public_images="training_half",
+)
+"""The registry's ``"public-half"`` entry: the paper's protocol, ``dpswf images``' default."""
+OTHER_DATASET = ImageCodecEntry(
+    other_dataset_codec, paid=False,
+    assumption="autoencoder trained on {other}'s training set: no {dataset} image outside the private set",
+    public_images="other_dataset",
+)
+"""The registry's ``"other-dataset"`` entry."""

@@ -41,12 +41,12 @@ from synthcity_dpswf.evaluation import (
 from synthcity_dpswf.models import DPSWGen
 from synthcity_dpswf.privacy import PrivacyReport
 from synthcity_dpswf.recipes.images import (
-    CODECS,
     ImageRunConfig,
     build_codec,
     build_generator,
     check_public_split,
     codec_assumption,
+    codec_entry,
     composed_report,
     fit_releases,
     load_other_training_set,
@@ -90,8 +90,7 @@ def run_images(
     """
     if config.dataset not in IMAGE_LOADERS:
         raise ValueError(f"dataset must be one of {sorted(IMAGE_LOADERS)}, got {config.dataset!r}.")
-    if config.codec not in CODECS:
-        raise ValueError(f"codec must be one of {list(CODECS)}, got {config.codec!r}.")
+    codec_entry(config.codec)  # a codec the registry has, or ValueError naming those there are
     if inception is not None and config.fid_samples > config.n_samples:
         raise ValueError(
             f"FID scores fid_samples = {config.fid_samples} generated images but n_samples is {config.n_samples}: "

@@ -96,7 +96,7 @@ class SlicedFlowPlugin(Plugin):
             size ``latent_dim``) and its refiner (``refiner_epochs``, 0: none; ``ImageLatentAdapter.fit_refiner``),
             the rest is the private data; the report states it.
         image_codec: for an ``ImageDataLoader`` without public images: a codec of the registry
-            (``extensions.image_codecs``) built from the private images alone: ``"dct"`` (a fixed map, K =
+            (``extensions.image_codecs``) that needs no public image: ``"dct"`` (a fixed map, K =
             ``dct_frequencies``: nothing learned, nothing paid) or ``"private-pca"`` (the top ``pca_components``
             eigenvectors of the images' noisy second moment, paid with ``codec_share`` of mu^2 of the run's budget and
             accounted with the releases: privacy.md, "A private image codec"), or an extension's name. Every image
@@ -182,8 +182,12 @@ class SlicedFlowPlugin(Plugin):
             raise ValueError(f"domain_epsilon_share must lie in (0, 1), got {domain_epsilon_share!r}.")
         if release is not None and release not in MECHANISMS:
             raise ValueError(f"release must be None or one of {sorted(MECHANISMS)}, got {release!r}.")
-        if image_codec is not None and image_codec not in image_codecs():
-            raise ValueError(f"image_codec must be None or one of {sorted(image_codecs())}, got {image_codec!r}.")
+        without_public = sorted(name for name, entry in image_codecs().items() if entry.public_images == "none")
+        if image_codec is not None and image_codec not in without_public:
+            trained = " (an autoencoder on public images: pass image_adapter, or leave both unset to train one on " \
+                "public_fraction of the images)" if image_codec in image_codecs() else ""
+            raise ValueError(f"image_codec must be None or a codec that needs no public image, one of {without_public}; "
+                             f"got {image_codec!r}{trained}.")
         if image_codec is not None and image_adapter is not None:
             raise ValueError("give image_adapter (an autoencoder trained on public images) or image_codec (a codec built "
                              "from the private images alone), not both.")

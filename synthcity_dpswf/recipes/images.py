@@ -13,13 +13,15 @@ from pathlib import Path
 
 import torch
 
-from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder
 from synthcity_dpswf.adapters.image_codecs import (
     CODEC_SHARE,
     DCT_FREQUENCIES,
     PCA_COMPONENTS,
+    AutoencoderRequest,
     CodecRequest,
     ImageCodec,
+    ImageCodecEntry,
+    PublicImageSet,
 )
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, DatasetUnavailable, public_private_split
@@ -31,32 +33,27 @@ from synthcity_dpswf.privacy.budget import Budget
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
 
 
-@dataclass(frozen=True)
-class AutoencoderCodec:
-    """A codec of ``dpswf images`` trained on public images (beside the registry's, built from the private images
-    alone: ``extensions.image_codecs``): where its public images come from."""
-
-    public_split: bool
-    """A seeded half of the training set (the rest private: ``split_training_set``), which under add/remove one image
-    more or less would redraw (``check_public_split``); else the other dataset's whole training set."""
-
-    def assumption(self, dataset: str) -> str:
-        """The public-data assumption of a run on ``dataset``, as reports and results name it."""
-        name = DATASET_NAMES[dataset]
-        if self.public_split:
-            return f"autoencoder trained on the public half of {name}"
-        other = DATASET_NAMES[OTHER_DATASET[dataset]]
-        return f"autoencoder trained on {other}'s training set: no {name} image outside the private set"
+def codec_names() -> tuple[str, ...]:
+    """Every codec ``dpswf images`` takes: the registry's (``extensions.image_codecs``), the built-in ones first
+    (``"public-half"``, the paper's protocol and the default, ``"other-dataset"``, ``"dct"``, ``"private-pca"``), then
+    any extension's."""
+    return tuple(image_codecs())
 
 
-AUTOENCODER_CODECS = {"public-half": AutoencoderCodec(public_split=True), "other-dataset": AutoencoderCodec(public_split=False)}
-"""``dpswf images``' codecs trained on public images, by name (the paper's public half first, the default)."""
-CODECS = (*AUTOENCODER_CODECS, "dct", "private-pca")
-"""Every codec ``dpswf images`` takes: the autoencoders, then the registry's built-in codecs (no public data)."""
+def codec_entry(codec: str) -> ImageCodecEntry:
+    """The registry's entry of ``codec``, or ``ValueError`` listing the names there are."""
+    entry = image_codecs().get(codec)
+    if entry is None:
+        raise ValueError(f"codec must be one of {list(codec_names())}, got {codec!r}.")
+    return entry
+
+
 FULL_FID_SAMPLES = 10000
 """``fid_samples`` of the image literature's FID protocol: Inception pool3 features of 10,000 generated samples
 against the 10,000 test images, torchmetrics' Frechet distance. The quick default (1,000 against the first 1,000)
 is biased upwards and compares only with itself."""
+
+
 @dataclass(frozen=True)
 class ImageRunConfig:
     """Public settings of one run (all stated in the results).
@@ -66,8 +63,8 @@ class ImageRunConfig:
     (docs/flows.md, "Flow settings for histogram releases") with the public autoencoder; the ``"private-pca"``
     codec has its own (``PCA_FLOW_SETTINGS``, applied by ``flow_defaults`` and ``dpswf images``). ``None`` for
     ``n_release_directions`` and ``batch_size`` takes the generator's defaults. With ``release="record"``, h = 3
-    and 3,000 steps measured best (CAS 59.4% at epsilon = 10 against 25.7% at h = 1). ``codec`` is one of ``CODECS`` (the module's
-    docstring says what each assumes public); ``latent_dim`` and ``autoencoder_epochs`` shape its autoencoder:
+    and 3,000 steps measured best (CAS 59.4% at epsilon = 10 against 25.7% at h = 1). ``codec`` is one of ``codec_names()`` (each registry entry's
+    ``assumption`` says what it assumes public); ``latent_dim`` and ``autoencoder_epochs`` shape its autoencoder:
     latent 16 and 10 epochs were chosen on the same validation split (docs/flows.md, "A stronger public
     autoencoder": CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs), and
     ``refiner_epochs`` its refiner, trained on the same public images (``ImageLatentAdapter.fit_refiner``; 0: none;
@@ -128,12 +125,10 @@ def flow_defaults(codec: str, generator: str, release: str = "projected_histogra
     ``flow_defaults`` for the (generator, release) where they were measured (``adapters.image_codecs.
     PCA_FLOW_SETTINGS``: DPSWflow's projected-histogram release through the ``"private-pca"`` codec), else none
     (``ImageRunConfig``'s defaults apply)."""
-    if codec not in CODECS:
-        raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
+    entry = codec_entry(codec)
     if generator not in GENERATORS:
         raise ValueError(f"generator must be one of {sorted(GENERATORS)}, got {generator!r}.")
-    entry = image_codecs().get(codec)
-    return {} if entry is None else dict(entry.flow_defaults.get((generator, release), {}))
+    return dict(entry.flow_defaults.get((generator, release), {}))
 
 
 def build_generator(config: ImageRunConfig, progress: bool, release_seed: int | None = None) -> SlicedGenerator:
@@ -187,8 +182,7 @@ def fit_releases(model: SlicedGenerator, latents: torch.Tensor, labels: torch.Te
 def paid_codec(codec: str) -> bool:
     """Whether ``codec`` releases a statistic of the private images, paid from the run's budget (its registry entry's
     ``paid``: ``"private-pca"``)."""
-    entry = image_codecs().get(codec)
-    return entry is not None and entry.paid
+    return codec_entry(codec).paid
 
 
 def spent(budget: Budget, config: ImageRunConfig, codec: ImageCodec) -> Budget:
@@ -203,29 +197,27 @@ def build_codec(
     config: ImageRunConfig, images: torch.Tensor, public: torch.Tensor, private: torch.Tensor, budget: Budget,
     cache: Path, progress: bool, other: tuple[str, torch.Tensor] | None = None,
 ) -> ImageCodec:
-    """The codec of ``config.codec`` for the training set ``images`` split into ``public`` and ``private`` indices
-    (``split_training_set``): the public half's autoencoder (kept under ``cache``, with its refiner), the same trained
-    on ``other`` = (name, whole training set of the other dataset) for ``"other-dataset"``
-    (``load_other_training_set``), the fixed DCT codec, or the private codec released from the private images at
-    ``budget``'s codec share (``codec_release``)."""
-    autoencoder = AUTOENCODER_CODECS.get(config.codec)
-    if autoencoder is not None and not autoencoder.public_split:
+    """The codec of ``config.codec``, built by its registry entry from the private images ``images[private]`` of the
+    training set ``images`` (split into ``public`` and ``private`` indices by ``split_training_set``) and the public
+    images its entry trains on (``public_images``): the public half ``images[public]``, or ``other`` = (name, whole
+    training set of the other dataset; ``load_other_training_set``); an autoencoder is kept under ``cache``. A paid
+    codec is released at ``budget``'s codec share (``codec_release``)."""
+    entry = codec_entry(config.codec)
+    public_set = None
+    if entry.public_images == "training_half":
+        public_set = PublicImageSet(config.dataset, images, public)
+    elif entry.public_images == "other_dataset":
         if other is None:
-            raise ValueError("codec 'other-dataset' needs the other dataset's training set: pass load_other_training_set's.")
+            raise ValueError(f"codec {config.codec!r} trains on the other dataset's training set: pass "
+                             "load_other_training_set's as other.")
         name, other_images = other
-        return whole_training_set_autoencoder(
-            cache, name, other_images, config.autoencoder_epochs, config.seed, progress, device=config.device,
-            latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
-        )
-    entry = image_codecs().get(config.codec)
-    if entry is not None:  # a codec built from the private images alone (the registry's: "dct", "private-pca")
-        request = CodecRequest(*codec_release(config, budget), config.neighbouring,  # type: ignore[arg-type]
-                               dct_frequencies=config.dct_frequencies, pca_components=config.pca_components)
-        return entry.build(images[private], request)
-    return public_half_autoencoder(
-        cache, config.dataset, images, public, config.autoencoder_epochs, config.seed, progress, device=config.device,
-        latent_dim=config.latent_dim, refiner_epochs=config.refiner_epochs,
-    )
+        public_set = PublicImageSet(name, other_images, torch.arange(len(other_images)))
+    training = AutoencoderRequest(cache, config.autoencoder_epochs, config.latent_dim, config.refiner_epochs, config.seed,
+                                  progress, config.device)
+    request = CodecRequest(*codec_release(config, budget), config.neighbouring,  # type: ignore[arg-type]
+                           dct_frequencies=config.dct_frequencies, pca_components=config.pca_components,
+                           public=public_set, autoencoder=training)
+    return entry.build(images[private], request)
 
 
 def composed_report(report: PrivacyReport, codec: ImageCodec | None) -> PrivacyReport:
@@ -242,22 +234,17 @@ def composed_report(report: PrivacyReport, codec: ImageCodec | None) -> PrivacyR
 
 def codec_assumption(codec: str, dataset: str) -> str:
     """The public-data assumption of ``codec`` for a run on ``dataset``, as reports and results name it."""
-    if codec in AUTOENCODER_CODECS:
-        return AUTOENCODER_CODECS[codec].assumption(dataset)
-    entry = image_codecs().get(codec)
-    if entry is not None and codec in CODECS:
-        return entry.assumption
-    raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
+    return codec_entry(codec).describe(DATASET_NAMES[dataset], DATASET_NAMES[OTHER_DATASET[dataset]])
 
 
 def uses_public_split(codec: str) -> bool:
-    """Whether ``codec`` is trained on a seeded half of the training set (``AutoencoderCodec.public_split``)."""
-    return codec in AUTOENCODER_CODECS and AUTOENCODER_CODECS[codec].public_split
+    """Whether ``codec`` is trained on a seeded half of the training set (its entry's ``public_images``)."""
+    return codec_entry(codec).public_images == "training_half"
 
 
 def uses_other_dataset(codec: str) -> bool:
     """Whether ``codec`` is trained on the other dataset's whole training set (``load_other_training_set``)."""
-    return codec in AUTOENCODER_CODECS and not AUTOENCODER_CODECS[codec].public_split
+    return codec_entry(codec).public_images == "other_dataset"
 
 
 def check_public_split(codec: str, neighbouring: str) -> None:
@@ -266,10 +253,11 @@ def check_public_split(codec: str, neighbouring: str) -> None:
     with the split fixed, not for the training set's add/remove neighbours that the report would name (the image
     plugins refuse the same without ``image_adapter``: privacy.md, "Add/remove neighbours")."""
     if uses_public_split(codec) and neighbouring == "add_remove":
+        others = ", ".join(repr(name) for name in codec_names() if not uses_public_split(name))
         raise ValueError(
-            "codec 'public-half' under add/remove: the public half is drawn from the training set, so one image more or "
+            f"codec {codec!r} under add/remove: the public half is drawn from the training set, so one image more or "
             "less redraws it, and add/remove would hold only for neighbours of the private half with the split fixed; "
-            "use replace_one, or a codec that takes no half of the training set ('other-dataset', 'dct', 'private-pca')."
+            f"use replace_one, or a codec that takes no half of the training set ({others})."
         )
 
 
@@ -299,6 +287,4 @@ def split_training_set(codec: str, n_images: int, seed: int) -> tuple[torch.Tens
     """
     if uses_public_split(codec):
         return public_private_split(n_images, 0.5, seed)
-    if codec in CODECS:
-        return torch.zeros(0, dtype=torch.long), torch.randperm(n_images, generator=torch.Generator().manual_seed(seed))
-    raise ValueError(f"codec must be one of {list(CODECS)}, got {codec!r}.")
+    return torch.zeros(0, dtype=torch.long), torch.randperm(n_images, generator=torch.Generator().manual_seed(seed))

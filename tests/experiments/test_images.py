@@ -491,6 +491,47 @@ def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.Monk
         codec.encode(images.repeat(1, 3, 1, 1))
 
 
+def test_an_extension_s_codec_reaches_the_images_command_with_its_public_images(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every codec ``dpswf images`` takes is a registry entry: an extension's codec trained on the public half is
+    offered by ``--codec``, receives that half (and only it) and names its assumption in the report."""
+    import pluggy
+
+    from synthcity_dpswf import extensions
+    from synthcity_dpswf.adapters.image_codecs import CodecRequest, ImageCodecEntry, public_half_codec
+    from synthcity_dpswf.cli import build_parser
+    from synthcity_dpswf.experiments import images as experiment
+
+    seen: list[CodecRequest] = []
+
+    def build(images: torch.Tensor, request: CodecRequest) -> ImageLatentAdapter:
+        seen.append(request)
+        return public_half_codec(images, request)
+
+    class Extension:
+        @extensions.hookimpl
+        def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
+            return {"my-autoencoder": ImageCodecEntry(build, paid=False, public_images="training_half",
+                                                      assumption="my autoencoder on the public half of {dataset}")}
+
+    manager = pluggy.PluginManager(extensions.PROJECT)
+    manager.add_hookspecs(extensions.DPSWFSpec)
+    manager.register(extensions.BuiltinAdapters(), name="builtin")
+    manager.register(Extension())
+    monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)
+    assert build_parser().parse_args(["images", "--data-root", ".", "--codec", "my-autoencoder"]).codec == "my-autoencoder"
+    _fake_datasets(monkeypatch)
+    config = experiment.ImageRunConfig(codec="my-autoencoder", **TINY_RUN)
+    result = experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
+    assert len(seen) == 1 and seen[0].public is not None and seen[0].public.dataset == "mnist"
+    public, private = experiment.split_training_set("my-autoencoder", 64, config.seed)
+    assert torch.equal(seen[0].public.indices, public) and len(public) == 32  # the seeded half, the other half private
+    assert "my autoencoder on the public half of MNIST" in str(result.report) and "n = 32 records" in str(result.report)
+    with pytest.raises(ValueError, match="codec 'my-autoencoder' under add/remove"):
+        experiment.run_images(dataclasses.replace(config, neighbouring="add_remove"), tmp_path, tmp_path, None, progress=False)
+
+
 def test_download_reaches_the_dataset_loaders_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from synthcity_dpswf.experiments import images as experiment
 
