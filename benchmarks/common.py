@@ -67,7 +67,7 @@ METHOD_NAMES = {"dpswflow": "DPSWflow", "dpswflow_r": "DPSWflow-r", "dpswgen": "
 
 
 def refiner_weight_in(description: str) -> str | None:
-    """The adversarial weight of the refiner a codec's public description names (``ImageLatentAdapter.fit_refiner``
+    """The adversarial weight of the refiner a codec's public description names (``AutoencoderCodec.fit_refiner``
     writes "... (L1 + adversarial, weight W, ..."), as written; ``None`` for a codec without a refiner."""
     found = re.search(r"adversarial, weight ([0-9.eE+-]+)[,)]", description)
     return found.group(1) if found else None

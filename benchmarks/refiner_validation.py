@@ -1,4 +1,4 @@
-"""The autoencoder's refiner chosen on public images only (``ImageLatentAdapter.fit_refiner``).
+"""The autoencoder's refiner chosen on public images only (``AutoencoderCodec.fit_refiner``).
 
 The public half of ``--dataset``'s training set (MNIST by default, or FashionMNIST; ``dpswf images``' seeded split) is
 split again: the autoencoder (the package's, latent 16, 10 epochs, trained on the whole public half, or its cached
@@ -38,7 +38,7 @@ import torch
 
 from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder
 from synthcity_dpswf.adapters.image_latent import (
-    MNIST_LATENT_DIM, REFINER_AVERAGE_DECAY, REFINER_EPOCHS, REFINER_LATENT_NOISE, ImageLatentAdapter,
+    MNIST_LATENT_DIM, REFINER_AVERAGE_DECAY, REFINER_EPOCHS, REFINER_LATENT_NOISE, AutoencoderCodec,
     refiner_adversarial_weight,
 )
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, public_private_split
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
                for name, points in (("samples", latents[:n]), ("held_out", base.encode(images[held][:n])))}
     print("mean distance to the nearest refining latent", nearest, flush=True)
 
-    def score(adapter: ImageLatentAdapter) -> dict[str, Any]:
+    def score(adapter: AutoencoderCodec) -> dict[str, Any]:
         samples = adapter.decode(latents)
         fid, precision, recall = fid_precision_recall(real, samples[:n], network)
         reconstructions = adapter.decode(adapter.encode(images[refine][:CAS_IMAGES]))

@@ -38,7 +38,7 @@ def marginal_headline(payload: dict[str, Any]) -> str:
 
 
 def refiner_label(description: str) -> str:
-    """How a row's codec decodes, from its public description (``ImageLatentAdapter.public_description``): no refiner
+    """How a row's codec decodes, from its public description (``AutoencoderCodec.public_description``): no refiner
     (empty), or the refiner at its adversarial weight (per dataset since docs/flows.md, fact 74) with its averaged
     weights (the default since fact 61) or its last weights (before)."""
     if "refined by" not in description:

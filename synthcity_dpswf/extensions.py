@@ -1,4 +1,4 @@
-"""pluggy extension points: other packages contribute adapters and accountants through entry points.
+"""pluggy extension points: other packages contribute codecs and accountants through entry points.
 
 A package declares, in its ``pyproject.toml``::
 
@@ -10,12 +10,12 @@ and implements hooks in that module::
     from synthcity_dpswf.extensions import hookimpl
 
     @hookimpl
-    def dpswf_adapters():
-        return {"my_autoencoder": MyAdapterFactory}
+    def dpswf_codecs():
+        return {"my_autoencoder": MyCodecFactory}
 
 ``plugin_manager()`` loads every entry point of the group ``synthcity_dpswf`` with pluggy's
-``load_setuptools_entrypoints``; the built-in adapters are registered through the same hooks
-(``BuiltinAdapters``: ``autoencoder``, ``dct``, ``labelled``, ``tabular``). Image codecs (``dpswf_image_codecs``:
+``load_setuptools_entrypoints``; the built-in codecs are registered through the same hooks
+(``BuiltinCodecs``: ``autoencoder``, ``dct``, ``labelled``, ``tabular``). Image codecs (``dpswf_image_codecs``:
 ``public-half``, ``other-dataset``, ``dct`` and ``private-pca`` built in) are what ``dpswf images --codec`` names, and
 those that need no public image what the plugins' ``image_codec=`` names. Accountants returned by
 ``dpswf_accountants`` become selectable by name (``accountant="..."``) once ``plugin_manager()`` has run.
@@ -29,27 +29,27 @@ from typing import Any, Callable
 import pluggy
 import torch
 
-from synthcity_dpswf.adapters import DCTTransform, LabelledCodec, TabularEncoder
+from synthcity_dpswf.adapters import DCTTransform, LabelledCodec, TabularCodec
 from synthcity_dpswf.adapters.image_codecs import (
     OTHER_DATASET, PRIVATE_PCA, PUBLIC_HALF, CodecRequest, FixedDCTCodec, ImageCodecEntry,
 )
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
+from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
 from synthcity_dpswf.privacy.accountant import register_accountant
 
 PROJECT = "synthcity_dpswf"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-AdapterFactory = Callable[..., Any]
-"""Builds an adapter: an object with ``encode(data) -> records``, ``decode(records) -> data`` and ``dim``."""
+CodecFactory = Callable[..., Any]
+"""Builds a codec: an object with ``encode(data) -> records``, ``decode(records) -> data`` and ``dim``."""
 
 
 class DPSWFSpec:
     """The hooks an extension may implement."""
 
     @hookspec
-    def dpswf_adapters(self) -> dict[str, AdapterFactory]:
-        """Adapters by name: factories of objects mapping user data to unit-ball records and back."""
+    def dpswf_codecs(self) -> dict[str, CodecFactory]:
+        """Codecs by name: factories of objects mapping user data to unit-ball records and back."""
         return {}
 
     @hookspec
@@ -64,13 +64,13 @@ class DPSWFSpec:
         return {}
 
 
-class BuiltinAdapters:
-    """The adapters that ship with the package, registered like any extension."""
+class BuiltinCodecs:
+    """The codecs that ship with the package, registered like any extension."""
 
     @hookimpl
-    def dpswf_adapters(self) -> dict[str, AdapterFactory]:
+    def dpswf_codecs(self) -> dict[str, CodecFactory]:
         return {
-            "autoencoder": ImageLatentAdapter, "dct": DCTTransform, "labelled": LabelledCodec, "tabular": TabularEncoder,
+            "autoencoder": AutoencoderCodec, "dct": DCTTransform, "labelled": LabelledCodec, "tabular": TabularCodec,
         }
 
     @hookimpl
@@ -79,11 +79,11 @@ class BuiltinAdapters:
 
 
 def fixed_dct_codec(images: torch.Tensor, request: CodecRequest) -> FixedDCTCodec:
-    """The ``"dct"`` entry's codec for images of ``images``' size: the DCT adapter of the registry (name ``"dct"``: an
+    """The ``"dct"`` entry's codec for images of ``images``' size: the DCT codec factory of the registry (name ``"dct"``: an
     extension registering that name replaces the built-in ``DCTTransform``), K = ``request.dct_frequencies``; it
     reads nothing of the images but their shape."""
     height, width = images.shape[-2], images.shape[-1]
-    return FixedDCTCodec(adapters()["dct"](height, width, n_frequencies=request.dct_frequencies, max_value=1.0),
+    return FixedDCTCodec(codecs()["dct"](height, width, n_frequencies=request.dct_frequencies, max_value=1.0),
                          request.dct_frequencies)
 
 
@@ -96,15 +96,15 @@ def plugin_manager() -> pluggy.PluginManager:
     """The package's plugin manager: the hook specification, the built-ins and every installed entry point."""
     manager = pluggy.PluginManager(PROJECT)
     manager.add_hookspecs(DPSWFSpec)
-    manager.register(BuiltinAdapters(), name="builtin")
+    manager.register(BuiltinCodecs(), name="builtin")
     manager.load_setuptools_entrypoints(PROJECT)
     return manager
 
 
-def adapters(manager: pluggy.PluginManager | None = None) -> dict[str, AdapterFactory]:
-    """All adapters by name, from every registered extension (a later registration wins a name clash)."""
-    found: dict[str, AdapterFactory] = {}
-    for contribution in reversed((manager or plugin_manager()).hook.dpswf_adapters()):
+def codecs(manager: pluggy.PluginManager | None = None) -> dict[str, CodecFactory]:
+    """All codec factories by name, from every registered extension (a later registration wins a name clash)."""
+    found: dict[str, CodecFactory] = {}
+    for contribution in reversed((manager or plugin_manager()).hook.dpswf_codecs()):
         found.update(contribution)
     return found
 

@@ -182,7 +182,7 @@ def test_no_code_outside_the_data_paths_switches_on_the_kind_of_data() -> None:
     elsewhere no line tests a loader's ``data_type`` or a codec's class."""
     allowed = {"synthcity_dpswf/plugins/table_path.py", "synthcity_dpswf/plugins/image_path.py",
                "synthcity_dpswf/plugins/loaders.py"}
-    switch = re.compile(r"""data_type\s*(==|!=)|(?<!assert )isinstance\([^)]*(ImageLatentAdapter|TabularEncoder|MarginalTableCodec)""")
+    switch = re.compile(r"""data_type\s*(==|!=)|(?<!assert )isinstance\([^)]*(AutoencoderCodec|TabularCodec|MarginalTableCodec)""")
     chooser = ("synthcity_dpswf/plugins/base.py", 'return ImagePath() if X.data_type == "images" else TablePath()')
     offenders, chooser_found = [], False
     for path in (ROOT / "synthcity_dpswf").rglob("*.py"):

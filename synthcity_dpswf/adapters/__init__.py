@@ -1,7 +1,9 @@
-"""Adapters: data-independent maps between user data and records in the unit ball (no synthcity here).
+"""The adapters layer: codecs, the maps between user data and records in the unit ball (no synthcity here).
 
-Every map here is fixed by public choices (a frequency cut-off, a label weight), never fitted on private
-records, so encoding costs no privacy budget (privacy.md, "Setting").
+Every codec here is ``encode`` / ``decode`` (``TabularCodec``, ``MarginalTableCodec``, ``LabelledCodec``, the image
+codecs of ``image_codecs`` and ``AutoencoderCodec``). Each is fixed by public choices (a frequency cut-off, a label
+weight) or trained on public data, so encoding costs no privacy budget (privacy.md, "Setting"), except the private
+image codec, whose release is paid from the run's budget (privacy.md, "A private image codec").
 """
 
 from synthcity_dpswf.adapters.dct import DCTTransform
@@ -11,7 +13,7 @@ from synthcity_dpswf.adapters.tabular import (
     MarginalTableCodec,
     NumericColumn,
     TabularDomain,
-    TabularEncoder,
+    TabularCodec,
 )
 
-__all__ = ["CategoricalColumn", "DCTTransform", "LabelledCodec", "MarginalTableCodec", "NumericColumn", "TabularDomain", "TabularEncoder"]
+__all__ = ["CategoricalColumn", "DCTTransform", "LabelledCodec", "MarginalTableCodec", "NumericColumn", "TabularDomain", "TabularCodec"]

@@ -1,9 +1,9 @@
 """The paper's autoencoder architectures (Appendix, "Structure of the Autoencoders").
 
 Each builder returns an ``(encoder, decoder)`` pair of ``nn.Module``: the encoder maps images in [0, 1] to
-raw latents (``ImageLatentAdapter`` normalises them onto the unit sphere), the decoder maps unit latents
+raw latents (``AutoencoderCodec`` normalises them onto the unit sphere), the decoder maps unit latents
 back to images in [0, 1] (sigmoid output). ``refiner_network`` and ``patch_discriminator`` sharpen decoded
-images (``ImageLatentAdapter.fit_refiner``).
+images (``AutoencoderCodec.fit_refiner``).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def dcgan_autoencoder(latent_dim: int = 48, channels: int = 3, width: int = 64) 
 
 def refiner_network(channels: int = 1, width: int = 32) -> nn.Module:
     """A residual correction of decoded images: four 3 x 3 convolutions (``width`` channels, ReLU) whose output is
-    added to the image (``ImageLatentAdapter.fit_refiner``); size-agnostic."""
+    added to the image (``AutoencoderCodec.fit_refiner``); size-agnostic."""
     return nn.Sequential(
         nn.Conv2d(channels, width, 3, padding=1), nn.ReLU(),
         nn.Conv2d(width, width, 3, padding=1), nn.ReLU(),

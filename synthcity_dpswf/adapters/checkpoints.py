@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from synthcity_dpswf.adapters.image_latent import (
-    MNIST_LATENT_DIM, REFINER_ADVERSARIAL_WEIGHT, ImageLatentAdapter, PublicSplit, RefinerSettings, refiner_adversarial_weight,
+    MNIST_LATENT_DIM, REFINER_ADVERSARIAL_WEIGHT, AutoencoderCodec, PublicSplit, RefinerSettings, refiner_adversarial_weight,
 )
 from synthcity_dpswf.datasets import DATASET_NAMES
 
@@ -29,9 +29,9 @@ def load_or_train_autoencoder(
     checkpoint: Path, public_images: torch.Tensor, public_split: PublicSplit, epochs: int, seed: int, description: str,
     progress: bool, device: str | torch.device | None = None, latent_dim: int = MNIST_LATENT_DIM,
     refiner_epochs: int = 0, refiner_weight: float = REFINER_ADVERSARIAL_WEIGHT,
-) -> ImageLatentAdapter:
+) -> AutoencoderCodec:
     """Load ``checkpoint`` if it exists, else train the MNIST autoencoder (``latent_dim``) on the public images
-    and save it; with ``refiner_epochs`` > 0 its refiner too (``ImageLatentAdapter.fit_refiner`` at its defaults
+    and save it; with ``refiner_epochs`` > 0 its refiner too (``AutoencoderCodec.fit_refiner`` at its defaults
     but for the adversarial weight ``refiner_weight``, on the same public images; kept in the checkpoint, and
     trained again when the kept one was trained otherwise: ``RefinerSettings``), with 0 none is used.
 
@@ -40,32 +40,32 @@ def load_or_train_autoencoder(
     with another latent size raises ``ValueError`` too.
     """
     if checkpoint.exists():
-        adapter = ImageLatentAdapter.load(checkpoint, device=device, public_split=public_split)
-        if adapter.latent_dim != latent_dim:
+        codec = AutoencoderCodec.load(checkpoint, device=device, public_split=public_split)
+        if codec.latent_dim != latent_dim:
             raise ValueError(
-                f"the autoencoder checkpoint {checkpoint} has latent size {adapter.latent_dim}, not the {latent_dim} "
+                f"the autoencoder checkpoint {checkpoint} has latent size {codec.latent_dim}, not the {latent_dim} "
                 "asked for; delete it, or point to another output folder."
             )
     else:
-        adapter = ImageLatentAdapter(
+        codec = AutoencoderCodec(
             "mnist", latent_dim=latent_dim, channels=public_images.shape[1], device=device, progress=progress
         )
-        adapter.fit(public_images, epochs=epochs, seed=seed, description=description, public_split=public_split)
+        codec.fit(public_images, epochs=epochs, seed=seed, description=description, public_split=public_split)
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        adapter.save(checkpoint)
+        codec.save(checkpoint)
     if refiner_epochs == 0:
-        adapter.refiner, adapter.refiner_settings, adapter.refiner_description = None, None, ""
-    elif adapter.refiner is None or adapter.refiner_settings != RefinerSettings(refiner_epochs, refiner_weight):
-        adapter.progress = progress
-        adapter.fit_refiner(public_images, epochs=refiner_epochs, adversarial_weight=refiner_weight, seed=seed)
-        adapter.save(checkpoint)
-    return adapter
+        codec.refiner, codec.refiner_settings, codec.refiner_description = None, None, ""
+    elif codec.refiner is None or codec.refiner_settings != RefinerSettings(refiner_epochs, refiner_weight):
+        codec.progress = progress
+        codec.fit_refiner(public_images, epochs=refiner_epochs, adversarial_weight=refiner_weight, seed=seed)
+        codec.save(checkpoint)
+    return codec
 
 
 def public_half_autoencoder(
     folder: Path, dataset: str, images: torch.Tensor, public: torch.Tensor, epochs: int, seed: int, progress: bool,
     device: str | torch.device | None = None, latent_dim: int = MNIST_LATENT_DIM, refiner_epochs: int = 0,
-) -> ImageLatentAdapter:
+) -> AutoencoderCodec:
     """The autoencoder of ``load_or_train_autoencoder`` on the public images ``images[public]`` of ``dataset``'s
     training set ``images``, kept under ``folder`` by ``autoencoder_checkpoint`` and bound to that split; its
     refiner at ``dataset``'s adversarial weight (``refiner_adversarial_weight``)."""
@@ -80,7 +80,7 @@ def public_half_autoencoder(
 def whole_training_set_autoencoder(
     folder: Path, dataset: str, images: torch.Tensor, epochs: int, seed: int, progress: bool,
     device: str | torch.device | None = None, latent_dim: int = MNIST_LATENT_DIM, refiner_epochs: int = 0,
-) -> ImageLatentAdapter:
+) -> AutoencoderCodec:
     """The autoencoder of ``load_or_train_autoencoder`` on the whole training set ``images`` of ``dataset`` (the
     ``"other-dataset"`` codec of a run on another dataset), bound to that set: a checkpoint of any public half is
     refused. Its refiner at ``dataset``'s adversarial weight (``refiner_adversarial_weight``)."""

@@ -3,7 +3,7 @@
 ``ImageCodec`` is what the pipeline (the image plugins, ``dpswf images``) needs of a codec. Every codec is an entry of
 one registry (``extensions.image_codecs``: an ``ImageCodecEntry``, built from the private images and a
 ``CodecRequest``), which says what public images it trains on (``public_images``): an autoencoder
-(``ImageLatentAdapter``) trained on a public half of the training set (``"public-half"``) or on the other dataset's
+(``AutoencoderCodec``) trained on a public half of the training set (``"public-half"``) or on the other dataset's
 training set (``"other-dataset"``), or one of the two linear codecs that need no public image, ``FixedDCTCodec``
 (``"dct"``: trained on nothing) and ``PrivatePCAImageCodec`` (``"private-pca"``: learned from the private images and
 paid for; privacy.md, "A private image codec"). The plugins (``image_codec=``, the codecs that need no public image)
@@ -22,7 +22,7 @@ import torch
 
 from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder
 from synthcity_dpswf.adapters.dct import DCTTransform
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, check_images
+from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderCodec, check_images
 from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
 from synthcity_dpswf.privacy import PrivacyPart, secret_generator
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
@@ -206,7 +206,7 @@ PRIVATE_PCA = ImageCodecEntry(
     private_pca_codec, paid=True, assumption="a codec learned from the private images and paid for: no public data",
     flow_defaults=MappingProxyType({("dpswflow", "projected_histogram"): PCA_FLOW_SETTINGS}),
 )
-"""The registry's ``"private-pca"`` entry (``extensions.BuiltinAdapters``)."""
+"""The registry's ``"private-pca"`` entry (``extensions.BuiltinCodecs``)."""
 
 
 def public_images_of(request: CodecRequest, codec: str) -> tuple[PublicImageSet, AutoencoderRequest]:
@@ -218,7 +218,7 @@ def public_images_of(request: CodecRequest, codec: str) -> tuple[PublicImageSet,
     return request.public, request.autoencoder
 
 
-def public_half_codec(images: torch.Tensor, request: CodecRequest) -> ImageLatentAdapter:
+def public_half_codec(images: torch.Tensor, request: CodecRequest) -> AutoencoderCodec:
     """The ``"public-half"`` entry's codec: the autoencoder (and its refiner) trained on the public half of the run's
     training set, kept under the request's cache and bound to that split (``checkpoints.public_half_autoencoder``);
     it reads no private image."""
@@ -229,7 +229,7 @@ def public_half_codec(images: torch.Tensor, request: CodecRequest) -> ImageLaten
     )
 
 
-def other_dataset_codec(images: torch.Tensor, request: CodecRequest) -> ImageLatentAdapter:
+def other_dataset_codec(images: torch.Tensor, request: CodecRequest) -> AutoencoderCodec:
     """The ``"other-dataset"`` entry's codec: the autoencoder (and its refiner) trained on the other dataset's whole
     training set (``checkpoints.whole_training_set_autoencoder``); it reads no private image."""
     public, settings = public_images_of(request, "other-dataset")

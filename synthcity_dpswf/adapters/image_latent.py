@@ -34,13 +34,13 @@ MNIST_LATENT_DIM = 16
 """Latent size the package trains for 32 x 32 images when none is given (``dpswf images``, the image plugins):
 with 10 epochs it was chosen on a validation split of MNIST's training set (docs/flows.md, "Images: a wider public
 autoencoder"; CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs).
-``ImageLatentAdapter("mnist")`` alone keeps the paper's 8."""
+``AutoencoderCodec("mnist")`` alone keeps the paper's 8."""
 
 REFINER_EPOCHS = 5
 REFINER_ADVERSARIAL_WEIGHT = 0.2
 REFINER_LATENT_NOISE = 0.0
 REFINER_AVERAGE_DECAY = 0.99
-"""The refiner's training (``ImageLatentAdapter.fit_refiner``), chosen on public images only: refined on 25,000 of
+"""The refiner's training (``AutoencoderCodec.fit_refiner``), chosen on public images only: refined on 25,000 of
 MNIST's public half, scored on the other 5,000. Weight 0.2: FID of 2,000 refined reconstructions 16.6 against 18.4
 at 0.05 and 30.9 without a refiner. Decay 0.99 (weights averaged over about the last 100 steps): FID of 2,000 decoded
 flow samples 19.4 / 16.8 over two training seeds against 21.4 / 20.6 with the last weights; latent noise 0.05 gave
@@ -64,7 +64,7 @@ def refiner_adversarial_weight(dataset: str) -> float:
 
 @dataclass(frozen=True)
 class RefinerSettings:
-    """How a refiner was trained (``ImageLatentAdapter.fit_refiner``'s arguments that shape it): kept in the
+    """How a refiner was trained (``AutoencoderCodec.fit_refiner``'s arguments that shape it): kept in the
     checkpoint, so that one trained otherwise than asked is trained again (``load_or_train_autoencoder``)."""
 
     epochs: int = REFINER_EPOCHS
@@ -157,7 +157,7 @@ def check_public_split(path: str | Path, found: PublicSplit | None, expected: Pu
         )
 
 
-class ImageLatentAdapter:
+class AutoencoderCodec:
     """An autoencoder between images in [0, 1] and unit-norm latents.
 
     Args:
@@ -217,7 +217,7 @@ class ImageLatentAdapter:
         seed: int = 0,
         description: str = "public images",
         public_split: PublicSplit | None = None,
-    ) -> "ImageLatentAdapter":
+    ) -> "AutoencoderCodec":
         """Train the autoencoder (MSE, Adam) on PUBLIC images in [0, 1], latents normalised in between.
 
         ``public_split`` names the split the images come from; ``save`` stores it, so that ``load`` can refuse
@@ -260,7 +260,7 @@ class ImageLatentAdapter:
         batch_size: int = 128,
         learning_rate: float = 2e-4,
         seed: int = 0,
-    ) -> "ImageLatentAdapter":
+    ) -> "AutoencoderCodec":
         r"""Train a refiner on PUBLIC images that sharpens what the trained autoencoder decodes.
 
         For a public image :math:`x` and its reconstruction :math:`y = \mathrm{dec}(\mathrm{enc}(x))`, the refiner
@@ -387,12 +387,12 @@ class ImageLatentAdapter:
     @classmethod
     def load(
         cls, path: str | Path, device: str | torch.device | None = None, public_split: PublicSplit | None = None
-    ) -> "ImageLatentAdapter":
+    ) -> "AutoencoderCodec":
         """Load a checkpoint written by ``save`` (named architectures only).
 
         With ``public_split`` (what a pipeline that splits the data itself must pass), a checkpoint trained on
         another split, or that records none, is refused with a ``ValueError``. Without it, the checkpoint is
-        taken as public on the caller's word, as for an adapter the caller trained on their own public data.
+        taken as public on the caller's word, as for a codec the caller trained on their own public data.
         """
         state = torch.load(path, map_location="cpu", weights_only=False)
         found = None if state.get("public_split") is None else PublicSplit(**state["public_split"])
@@ -400,19 +400,19 @@ class ImageLatentAdapter:
             check_public_split(path, found, public_split)
         if state["architecture"] is None:
             raise ValueError("this checkpoint holds custom modules: rebuild them and load their state dicts.")
-        adapter = cls(state["architecture"], state["latent_dim"], state["channels"], device=device)
-        adapter.encoder.load_state_dict(state["encoder"])
-        adapter.decoder.load_state_dict(state["decoder"])
-        adapter.encoder.eval()
-        adapter.decoder.eval()
-        adapter.trained_on = state["public_description"]
-        adapter.training_seconds = state["training_seconds"]
-        adapter.public_split = found
+        codec = cls(state["architecture"], state["latent_dim"], state["channels"], device=device)
+        codec.encoder.load_state_dict(state["encoder"])
+        codec.decoder.load_state_dict(state["decoder"])
+        codec.encoder.eval()
+        codec.decoder.eval()
+        codec.trained_on = state["public_description"]
+        codec.training_seconds = state["training_seconds"]
+        codec.public_split = found
         if state.get("refiner") is not None:
-            adapter.refiner = refiner_network(adapter.channels).to(adapter.device)
-            adapter.refiner.load_state_dict(state["refiner"])
-            adapter.refiner.eval()
-            adapter.refiner_description = state["refiner_description"]
+            codec.refiner = refiner_network(codec.channels).to(codec.device)
+            codec.refiner.load_state_dict(state["refiner"])
+            codec.refiner.eval()
+            codec.refiner_description = state["refiner_description"]
             settings = state.get("refiner_settings")  # absent from checkpoints written before it was recorded
-            adapter.refiner_settings = None if settings is None else RefinerSettings(**settings)
-        return adapter
+            codec.refiner_settings = None if settings is None else RefinerSettings(**settings)
+        return codec

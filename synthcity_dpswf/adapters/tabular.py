@@ -1,7 +1,7 @@
 r"""Tables <-> records in the unit ball, from a domain description that is public or paid for.
 
 A ``TabularDomain`` lists each column as numeric (bounds, integer or not) or categorical (its categories).
-``TabularEncoder`` maps a row to
+``TabularCodec`` maps a row to
 
 .. math:: y = \frac{1}{\sqrt{m + c}} \big(u_1, \dots, u_m, e^{(1)}, \dots, e^{(c)}\big), \qquad
           u_i = 2 \frac{\mathrm{clip}(x_i) - \mathrm{low}_i}{\mathrm{high}_i - \mathrm{low}_i} - 1 \in [-1, 1],
@@ -283,10 +283,10 @@ UNPLACED = "not placed (no released evidence of its values at this budget: outpu
 """What ``TabularDomain.summary`` says of a column the DP domain could not place."""
 
 ENCODER_LEVELS = 100
-"""Levels of the rank map ``TabularEncoder`` applies to a column with a released histogram (u = its rank in [-1, 1])."""
+"""Levels of the rank map ``TabularCodec`` applies to a column with a released histogram (u = its rank in [-1, 1])."""
 
 
-class TabularEncoder:
+class TabularCodec:
     """Encode rows of a table into unit-ball records and decode records back (module docstring).
 
     ``unknown`` says what to do with a value the domain does not describe (a category outside a categorical

@@ -27,7 +27,7 @@ from synthcity.utils.constants import DEVICE
 from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, DCT_FREQUENCIES, PCA_COMPONENTS
 from synthcity_dpswf.adapters.tabular import DomainSpec, TabularDomain
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_partitioned, read_partitioned
-from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, ImageLatentAdapter
+from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, AutoencoderCodec
 from synthcity_dpswf.extensions import image_codecs, load_accountants
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
@@ -48,6 +48,11 @@ def path_for(X: DataLoader) -> DataPath:
 FITTED_STATE = ("path_", "generator_", "encoder_", "layout_", "domain_part_", "domain_rows_", "flow_defaults_",
                 "_schema", "_training_schema", "_data_encoders", "data_info", "fitted")
 """What a fit sets on the plugin: restored as it was when a fit fails (``SlicedFlowPlugin.fit``)."""
+
+
+RENAMED: dict[str, str] = {"image_adapter": "image_autoencoder"}
+"""Arguments renamed when the package gave one word, codec, to its maps between data and records: the old name is
+refused with the new one."""
 
 
 class SlicedFlowPlugin(Plugin):
@@ -90,10 +95,10 @@ class SlicedFlowPlugin(Plugin):
         neighbouring: ``"replace_one"`` (default, n public) or ``"add_remove"`` (n private: Poisson-sampled releases
             accounted with Opacus' RDP, the defaults that depend on n take their large-table values, and the row count
             synthcity generates by default is the released estimate of n; privacy.md, "Add/remove neighbours").
-        image_adapter: for an ``ImageDataLoader``: an ``ImageLatentAdapter`` trained on public images, or the
+        image_autoencoder: for an ``ImageDataLoader``: an ``AutoencoderCodec`` trained on public images, or the
             path of its checkpoint. ``None`` follows the paper: a random ``public_fraction`` of the images
             given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``, latent
-            size ``latent_dim``) and its refiner (``refiner_epochs``, 0: none; ``ImageLatentAdapter.fit_refiner``),
+            size ``latent_dim``) and its refiner (``refiner_epochs``, 0: none; ``AutoencoderCodec.fit_refiner``),
             the rest is the private data; the report states it.
         image_codec: for an ``ImageDataLoader`` without public images: a codec of the registry
             (``extensions.image_codecs``) that needs no public image: ``"dct"`` (a fixed map, K =
@@ -102,11 +107,11 @@ class SlicedFlowPlugin(Plugin):
             accounted with the releases: privacy.md, "A private image codec"), or an extension's name. Every image
             passed to ``fit`` is then private, and the codec's measured release and flow settings apply where
             ``n_release_directions`` and ``n_steps`` are left ``None`` (DPSWflow through ``"private-pca"``: L = 2,000
-            directions, 3,000 steps). Only for one-channel images; ``None``: ``image_adapter`` or the public split.
+            directions, 3,000 steps). Only for one-channel images; ``None``: ``image_autoencoder`` or the public split.
         refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
             0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 48 and 70). The plugin cannot tell which
             images it is given: choose it on public images like yours.
-        latent_dim: latent size of that autoencoder (unused with ``image_adapter``, which has its own); ``None``:
+        latent_dim: latent size of that autoencoder (unused with ``image_autoencoder``, which has its own); ``None``:
             16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:
             a wider public autoencoder"; the paper used 8 and 5), 48 for the larger "dcgan" architecture.
         n_classes: number of image classes (public); labels are generated with the images, per class for
@@ -148,7 +153,7 @@ class SlicedFlowPlugin(Plugin):
         max_one_hot: int = 20,
         accountant: str = "rdp",
         neighbouring: str = "replace_one",
-        image_adapter: ImageLatentAdapter | str | Path | None = None,
+        image_autoencoder: AutoencoderCodec | str | Path | None = None,
         image_codec: str | None = None,
         codec_share: float = CODEC_SHARE,
         dct_frequencies: int = DCT_FREQUENCIES,
@@ -184,12 +189,12 @@ class SlicedFlowPlugin(Plugin):
             raise ValueError(f"release must be None or one of {sorted(MECHANISMS)}, got {release!r}.")
         without_public = sorted(name for name, entry in image_codecs().items() if entry.public_images == "none")
         if image_codec is not None and image_codec not in without_public:
-            trained = " (an autoencoder on public images: pass image_adapter, or leave both unset to train one on " \
+            trained = " (an autoencoder on public images: pass image_autoencoder, or leave both unset to train one on " \
                 "public_fraction of the images)" if image_codec in image_codecs() else ""
             raise ValueError(f"image_codec must be None or a codec that needs no public image, one of {without_public}; "
                              f"got {image_codec!r}{trained}.")
-        if image_codec is not None and image_adapter is not None:
-            raise ValueError("give image_adapter (an autoencoder trained on public images) or image_codec (a codec built "
+        if image_codec is not None and image_autoencoder is not None:
+            raise ValueError("give image_autoencoder (an autoencoder trained on public images) or image_codec (a codec built "
                              "from the private images alone), not both.")
         if not 0 < codec_share < 1:
             raise ValueError(f"codec_share must lie in (0, 1), got {codec_share!r}.")
@@ -227,7 +232,7 @@ class SlicedFlowPlugin(Plugin):
         self.time_horizons = time_horizons
         self.max_one_hot = max_one_hot
         self.accountant = accountant
-        self.image_adapter = image_adapter
+        self.image_autoencoder = image_autoencoder
         self.image_codec = image_codec
         self.codec_share = codec_share
         self.dct_frequencies = dct_frequencies
@@ -283,6 +288,8 @@ class SlicedFlowPlugin(Plugin):
                     for name, parameter in inspect.signature(vars(klass)["__init__"]).parameters.items()
                     if parameter.kind is not inspect.Parameter.VAR_KEYWORD and name != "self"}
         for name in sorted(set(given) - accepted):
+            if name in RENAMED:
+                raise TypeError(f"{cls.name()} has no argument {name!r}: it is now {RENAMED[name]!r} (same meaning).")
             close = difflib.get_close_matches(name, sorted(accepted), n=3)
             hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else f"; it takes {sorted(accepted)}."
             raise TypeError(f"{cls.name()} has no argument {name!r}{hint}")

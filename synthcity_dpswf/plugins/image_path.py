@@ -15,7 +15,7 @@ from synthcity.plugins.core.dataset import TensorDataset
 from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters.image_codecs import CodecRequest, ImageCodec, ImageCodecEntry
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, ImageLatentAdapter, from_synthcity_range
+from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderCodec, from_synthcity_range
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import SlicedGenerator
@@ -37,10 +37,10 @@ class ImagePath:
         if plugin.release is not None and MECHANISMS[plugin.release].takes_level_codes:
             raise ValueError(f"the {plugin.release} release is for tables (it counts level codes); leave release=None "
                              "(projected histograms) for images.")
-        if plugin.neighbouring == "add_remove" and plugin.image_adapter is None and plugin.image_codec is None:
+        if plugin.neighbouring == "add_remove" and plugin.image_autoencoder is None and plugin.image_codec is None:
             raise ValueError(
                 "under add/remove the public half drawn from the images passed to fit depends on their number (one image "
-                "more redraws the split); pass image_adapter, an autoencoder trained on public images, or "
+                "more redraws the split); pass image_autoencoder, an autoencoder trained on public images, or "
                 "image_codec='dct' or 'private-pca', which need no public image."
             )
         images, labels = X.unpack().tensors()
@@ -49,12 +49,12 @@ class ImagePath:
             raise ValueError(f"labels must lie in 0..{plugin.n_classes - 1}; set n_classes for this data.")
         if plugin.image_codec is not None:
             return self.private_codec(plugin, X, loader, images, labels, image_codecs()[plugin.image_codec])
-        adapter, private = self.autoencoder(plugin, images)
+        autoencoder, private = self.autoencoder(plugin, images)
         n_public = plugin.public_size(len(private))
         budget = plugin.budget.for_records(n_public)
         return PreparedData(
-            records=adapter.encode(images[private]), labels=labels[private], budget=budget,
-            noise_multiplier=budget.noise_multiplier(*plugin.release_plan(n_public, None)), codec=adapter, layout=None,
+            records=autoencoder.encode(images[private]), labels=labels[private], budget=budget,
+            noise_multiplier=budget.noise_multiplier(*plugin.release_plan(n_public, None)), codec=autoencoder, layout=None,
             schema=Schema(domain={}), info=loader.public_info(X, None),
         )
 
@@ -87,27 +87,27 @@ class ImagePath:
         )
 
     @staticmethod
-    def autoencoder(plugin: FittingPlugin, images: torch.Tensor) -> tuple[ImageLatentAdapter, torch.Tensor]:
-        """The plugin's ``image_adapter`` (every image private), or one trained on a random ``public_fraction`` of
+    def autoencoder(plugin: FittingPlugin, images: torch.Tensor) -> tuple[AutoencoderCodec, torch.Tensor]:
+        """The plugin's ``image_autoencoder`` (every image private), or one trained on a random ``public_fraction`` of
         ``images`` (the rest private), as the paper does, with its refiner on the same images."""
-        if isinstance(plugin.image_adapter, ImageLatentAdapter):
-            return plugin.image_adapter, torch.arange(len(images))
-        if plugin.image_adapter is not None:
-            return ImageLatentAdapter.load(plugin.image_adapter), torch.arange(len(images))
+        if isinstance(plugin.image_autoencoder, AutoencoderCodec):
+            return plugin.image_autoencoder, torch.arange(len(images))
+        if plugin.image_autoencoder is not None:
+            return AutoencoderCodec.load(plugin.image_autoencoder), torch.arange(len(images))
         public, private = public_private_split(len(images), plugin.public_fraction, plugin.random_state)
         architecture = "mnist" if images.shape[-1] == 32 else "dcgan"
         latent_dim = plugin.latent_dim
         if latent_dim is None and architecture == "mnist":
             latent_dim = MNIST_LATENT_DIM
-        adapter = ImageLatentAdapter(architecture, latent_dim=latent_dim, channels=images.shape[1])
-        adapter.fit(
+        autoencoder = AutoencoderCodec(architecture, latent_dim=latent_dim, channels=images.shape[1])
+        autoencoder.fit(
             images[public], epochs=plugin.autoencoder_epochs, seed=plugin.random_state,
             description=f"a random {plugin.public_fraction:.0%} of the images passed to fit, public by assumption",
         )
         if plugin.refiner_epochs > 0:
-            adapter.fit_refiner(images[public], epochs=plugin.refiner_epochs, adversarial_weight=plugin.refiner_weight,
-                                seed=plugin.random_state)
-        return adapter, private
+            autoencoder.fit_refiner(images[public], epochs=plugin.refiner_epochs, adversarial_weight=plugin.refiner_weight,
+                                    seed=plugin.random_state)
+        return autoencoder, private
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema) -> DataLoader:
@@ -124,6 +124,6 @@ class ImagePath:
 
     def public_line(self, codec: Codec) -> str:
         description = codec.public_description
-        if isinstance(codec, ImageLatentAdapter):
+        if isinstance(codec, AutoencoderCodec):
             return f"the autoencoder, trained on {description}"
         return f"the image codec: {description}"

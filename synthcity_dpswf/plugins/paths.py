@@ -27,7 +27,7 @@ from synthcity_dpswf.privacy.budget import Budget
 
 class Codec(Protocol):
     """What maps a loader's data to records and back, and says what it assumes public: a table's codec
-    (``adapters.MarginalTableCodec``, ``adapters.TabularEncoder``) or an image codec (``adapters.image_codecs.
+    (``adapters.MarginalTableCodec``, ``adapters.TabularCodec``) or an image codec (``adapters.image_codecs.
     ImageCodec``: an autoencoder, or one of the registry's, ``extensions.image_codecs``)."""
 
     @property
@@ -90,7 +90,7 @@ class FittingPlugin(Protocol):
     coarse_bins: int | None
     max_pairs: int | None
     # images
-    image_adapter: Any
+    image_autoencoder: Any
     image_codec: str | None
     codec_share: float
     dct_frequencies: int

@@ -67,7 +67,7 @@ class ImageRunConfig:
     ``assumption`` says what it assumes public); ``latent_dim`` and ``autoencoder_epochs`` shape its autoencoder:
     latent 16 and 10 epochs were chosen on the same validation split (docs/flows.md, "A stronger public
     autoencoder": CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs), and
-    ``refiner_epochs`` its refiner, trained on the same public images (``ImageLatentAdapter.fit_refiner``; 0: none;
+    ``refiner_epochs`` its refiner, trained on the same public images (``AutoencoderCodec.fit_refiner``; 0: none;
     docs/flows.md, "A refiner for the public autoencoder").
     ``flow_directions`` (directions per flow step) and ``count_estimator`` are the flow's ``FlowSettings``.
     ``fid_samples``: generated images scored against as many test images (``FULL_FID_SAMPLES`` for the
@@ -251,7 +251,7 @@ def check_public_split(codec: str, neighbouring: str) -> None:
     """Refuse a public half drawn from the training set (``codec="public-half"``) under add/remove neighbours: one
     image more or less redraws the seeded split, so the guarantee would hold only for neighbours of the private half
     with the split fixed, not for the training set's add/remove neighbours that the report would name (the image
-    plugins refuse the same without ``image_adapter``: privacy.md, "Add/remove neighbours")."""
+    plugins refuse the same without ``image_autoencoder``: privacy.md, "Add/remove neighbours")."""
     if uses_public_split(codec) and neighbouring == "add_remove":
         others = ", ".join(repr(name) for name in codec_names() if not uses_public_split(name))
         raise ValueError(

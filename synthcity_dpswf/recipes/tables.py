@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models.schedule import pooled_count_noise
@@ -49,7 +49,7 @@ class SettledTable:
     post-processing."""
 
     domain: TabularDomain
-    codec: TabularEncoder | MarginalTableCodec
+    codec: TabularCodec | MarginalTableCodec
     layout: MarginalLayout | None
     budget: Budget
     noise_multiplier: float
@@ -75,7 +75,7 @@ def settle_table(
     noise_multiplier = budget.noise_multiplier(accountant, steps)
     unknown = "error" if paid is None else "first"  # a released domain drops rare categories
     if not MECHANISMS[choices.release].takes_level_codes:
-        return SettledTable(domain, TabularEncoder(domain, unknown), None, budget, noise_multiplier, paid, released_rows)
+        return SettledTable(domain, TabularCodec(domain, unknown), None, budget, noise_multiplier, paid, released_rows)
     count_noise = pooled_count_noise(accountant, steps, noise_multiplier)
     fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
                                                  len(domain.columns))

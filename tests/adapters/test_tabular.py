@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, NumericColumn, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, NumericColumn, TabularDomain, TabularCodec
 from synthcity_dpswf.privacy import release_domain, secret_generator
 from synthcity_dpswf.privacy.domain import NO_CATEGORY
 
@@ -32,7 +32,7 @@ DOMAIN = TabularDomain((
 
 def test_encoded_rows_lie_in_the_unit_ball_and_decode_back() -> None:
     frame = _table(500)
-    encoder = TabularEncoder(DOMAIN)
+    encoder = TabularCodec(DOMAIN)
     records = encoder.encode(frame)
     assert records.shape == (500, 2 + 3 + 2) == (500, encoder.dim)
     assert float(records.norm(dim=1).max()) <= 1 + 1e-6
@@ -46,7 +46,7 @@ def test_encoded_rows_lie_in_the_unit_ball_and_decode_back() -> None:
 
 
 def test_decoding_clips_and_rounds_any_record() -> None:
-    encoder = TabularEncoder(DOMAIN)
+    encoder = TabularCodec(DOMAIN)
     decoded = encoder.decode(torch.randn(200, encoder.dim) * 3)
     assert decoded["age"].between(17, 90).all() and decoded["age"].dtype.kind == "i"
     assert decoded["income"].between(0, 6000).all()
@@ -64,15 +64,15 @@ def test_bad_domains_and_tables_fail_clearly() -> None:
     with pytest.raises(ValueError, match="type must be"):
         TabularDomain.from_dict({"x": {"type": "text"}})
     with pytest.raises(ValueError, match="lacks the domain's columns"):
-        TabularEncoder(DOMAIN).encode(_table(5).drop(columns=["city"]))
+        TabularCodec(DOMAIN).encode(_table(5).drop(columns=["city"]))
     broken = _table(5)
     broken.loc[2, "income"] = np.nan
     with pytest.raises(ValueError, match="missing or non-numeric"):
-        TabularEncoder(DOMAIN).encode(broken)
+        TabularCodec(DOMAIN).encode(broken)
     # A released domain maps what it does not describe to stated defaults, one record at a time.
     broken["city"] = broken["city"].astype(object)
     broken.loc[3, "city"] = "rome"
-    records = TabularEncoder(DOMAIN, unknown="first").encode(broken)
+    records = TabularCodec(DOMAIN, unknown="first").encode(broken)
     encoded_income = float(records[2, 1]) * np.sqrt(4)
     assert encoded_income == pytest.approx(-1.0) and float(records[3, 2:5].abs().sum()) == 0.0
 
@@ -169,7 +169,7 @@ def test_pandas_categorical_columns_are_read_record_by_record() -> None:
     domain = TabularDomain.from_release(release)
     codes = MarginalTableCodec(domain, unknown="first").encode(frame)
     assert codes[:, 0].tolist() == [0.0] * 400 + [1.0] * 400
-    assert TabularEncoder(domain, unknown="first").encode(frame).shape == (800, 3)
+    assert TabularCodec(domain, unknown="first").encode(frame).shape == (800, 3)
 
 
 def test_the_one_line_schema_declares_columns_that_may_be_missing() -> None:

@@ -16,7 +16,7 @@ import torch
 from PIL import Image
 
 from synthcity_dpswf.adapters.autoencoders import dcgan_autoencoder, mnist_autoencoder
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter, from_synthcity_range, to_synthcity_range
+from synthcity_dpswf.adapters.image_latent import AutoencoderCodec, from_synthcity_range, to_synthcity_range
 from synthcity_dpswf.datasets import load_image_folder, load_mnist, public_private_split
 from synthcity_dpswf.evaluation import InceptionFeatures
 
@@ -37,7 +37,7 @@ def test_architectures_have_the_papers_shapes() -> None:
 
 def test_adapter_trains_encodes_on_the_sphere_and_checkpoints(tmp_path: Path) -> None:
     images, _ = blobs(256)
-    adapter = ImageLatentAdapter("mnist", latent_dim=4, device="cpu")
+    adapter = AutoencoderCodec("mnist", latent_dim=4, device="cpu")
     before = float(((adapter.decode(adapter.encode(images)) - images) ** 2).mean())
     adapter.fit(images, epochs=15, batch_size=64, description="synthetic blobs")
     after = float(((adapter.decode(adapter.encode(images)) - images) ** 2).mean())
@@ -46,7 +46,7 @@ def test_adapter_trains_encodes_on_the_sphere_and_checkpoints(tmp_path: Path) ->
     torch.testing.assert_close(latents.norm(dim=1), torch.ones(256))
     assert "synthetic blobs (256 images, 15 epochs)" == adapter.public_description
     adapter.save(tmp_path / "ae.pt")
-    loaded = ImageLatentAdapter.load(tmp_path / "ae.pt", device="cpu")
+    loaded = AutoencoderCodec.load(tmp_path / "ae.pt", device="cpu")
     torch.testing.assert_close(loaded.encode(images), latents)
     torch.testing.assert_close(loaded.decode(latents), adapter.decode(latents))
 
@@ -55,7 +55,7 @@ def test_the_refiner_trains_on_public_images_sharpens_decoding_and_checkpoints(t
     """``fit_refiner`` needs a trained autoencoder, changes what ``decode`` returns (images stay in [0, 1]), names
     itself in the public description and survives ``save`` / ``load``; a refiner-less checkpoint loads without one."""
     images, _ = blobs(256)
-    adapter = ImageLatentAdapter("mnist", latent_dim=4, device="cpu")
+    adapter = AutoencoderCodec("mnist", latent_dim=4, device="cpu")
     with pytest.raises(ValueError, match="train the autoencoder first"):
         adapter.fit_refiner(images, epochs=1)
     adapter.fit(images, epochs=5, batch_size=64, description="synthetic blobs")
@@ -69,10 +69,10 @@ def test_the_refiner_trains_on_public_images_sharpens_decoding_and_checkpoints(t
                                                  "on the same public images (L1 + adversarial, weight 0.2, weights averaged with decay "
                                                  "0.99, 3 epochs)")
     adapter.save(tmp_path / "refined.pt")
-    loaded = ImageLatentAdapter.load(tmp_path / "refined.pt", device="cpu")
+    loaded = AutoencoderCodec.load(tmp_path / "refined.pt", device="cpu")
     torch.testing.assert_close(loaded.decode(latents), refined)
     assert loaded.public_description == adapter.public_description
-    without = ImageLatentAdapter.load(tmp_path / "plain.pt", device="cpu")
+    without = AutoencoderCodec.load(tmp_path / "plain.pt", device="cpu")
     assert without.refiner is None and without.public_description == "synthetic blobs (256 images, 5 epochs)"
     torch.testing.assert_close(without.decode(latents), plain)
 
@@ -80,12 +80,12 @@ def test_the_refiner_trains_on_public_images_sharpens_decoding_and_checkpoints(t
 def test_image_ranges_are_explicit() -> None:
     images = torch.rand(4, 1, 8, 8)
     torch.testing.assert_close(from_synthcity_range(to_synthcity_range(images)), images)
-    adapter = ImageLatentAdapter("mnist", device="cpu")
+    adapter = AutoencoderCodec("mnist", device="cpu")
     with pytest.raises(ValueError, match=r"\[0, 1\]; convert synthcity's \[-1, 1\]"):
         adapter.encode(to_synthcity_range(torch.zeros(2, 1, 32, 32)))
     with pytest.raises(ValueError, match="custom modules, pass latent_dim"):
-        ImageLatentAdapter(modules=mnist_autoencoder(4))
-    custom = ImageLatentAdapter(modules=mnist_autoencoder(4), latent_dim=4, device="cpu")
+        AutoencoderCodec(modules=mnist_autoencoder(4))
+    custom = AutoencoderCodec(modules=mnist_autoencoder(4), latent_dim=4, device="cpu")
     assert custom.encode(torch.rand(2, 1, 32, 32)).shape == (2, 4)
 
 
@@ -145,14 +145,14 @@ def test_plugin_takes_a_pretrained_adapter() -> None:
     import synthcity_dpswf  # noqa: F401
 
     public_images, _ = blobs(200, seed=5)
-    adapter = ImageLatentAdapter("mnist", device="cpu").fit(public_images, epochs=2, description="public blobs")
+    adapter = AutoencoderCodec("mnist", device="cpu").fit(public_images, epochs=2, description="public blobs")
     images, labels = blobs(300)
-    plugin = Plugins().get("dpswflow", epsilon=5.0, n_classes=4, image_adapter=adapter, n_steps=10, n_directions=10)
+    plugin = Plugins().get("dpswflow", epsilon=5.0, n_classes=4, image_autoencoder=adapter, n_steps=10, n_directions=10)
     plugin.fit(ImageDataLoader(data=(images, labels), height=32))
     assert len(plugin.generate(8)) == 8
     assert "n = 300 records" in str(plugin.privacy_report()) and "public blobs" in str(plugin.privacy_report())
     with pytest.raises(ValueError, match="labels must lie in 0..1"):
-        Plugins().get("dpswflow", n_classes=2, image_adapter=adapter).fit(ImageDataLoader(data=(images, labels), height=32))
+        Plugins().get("dpswflow", n_classes=2, image_autoencoder=adapter).fit(ImageDataLoader(data=(images, labels), height=32))
 
 
 # ---------------------------------------------------------------------------------------------- the CLI
@@ -167,7 +167,7 @@ def test_images_command_end_to_end(shared_dir: Path, tmp_path: Path, capsys: pyt
 
     images, _ = load_mnist(shared_dir / "data", train=True)
     public, _ = public_private_split(len(images), 0.5, 0)
-    ImageLatentAdapter("mnist", latent_dim=ImageRunConfig.latent_dim, device="cpu").fit(
+    AutoencoderCodec("mnist", latent_dim=ImageRunConfig.latent_dim, device="cpu").fit(
         images[public[:500]], epochs=1, description="500 public digits",
         public_split=PublicSplit.of("mnist", len(images), public),
     ).fit_refiner(images[public[:500]], epochs=1).save(autoencoder_checkpoint(
@@ -227,13 +227,13 @@ def test_autoencoder_checkpoint_is_bound_to_its_public_split(tmp_path: Path) -> 
     with pytest.raises(ValueError, match=same_sizes):
         load_or_train_autoencoder(checkpoint, images[other_public], other, 1, 0, "public blobs", False)
     with pytest.raises(ValueError, match=r"\(n_images 16 instead of 17; sha256"):
-        ImageLatentAdapter.load(checkpoint, public_split=PublicSplit.of("blobs", 17, public))
+        AutoencoderCodec.load(checkpoint, public_split=PublicSplit.of("blobs", 17, public))
     with pytest.raises(ValueError, match=r"Delete the file .*another --out.*the same --seed"):
-        ImageLatentAdapter.load(checkpoint, public_split=other)
+        AutoencoderCodec.load(checkpoint, public_split=other)
     # A caller who vouches for their own public adapter loads it without an expected split.
-    assert ImageLatentAdapter.load(checkpoint, device="cpu").public_split == split
+    assert AutoencoderCodec.load(checkpoint, device="cpu").public_split == split
     # A checkpoint that records no split (written before the record existed) is refused: retrain.
-    ImageLatentAdapter("mnist", device="cpu").fit(images[public], epochs=1).save(checkpoint)
+    AutoencoderCodec("mnist", device="cpu").fit(images[public], epochs=1).save(checkpoint)
     with pytest.raises(ValueError, match="does not record the public split.*retrain it: delete the file"):
         load_or_train_autoencoder(checkpoint, images[public], split, 1, 0, "public blobs", False)
 
@@ -250,24 +250,24 @@ def test_a_kept_refiner_trained_otherwise_than_asked_is_trained_again(tmp_path: 
     split = PublicSplit.of("blobs", 64, torch.arange(64))
     checkpoint = tmp_path / "autoencoder_blobs.pt"
 
-    def load_or_train(refiner_epochs: int) -> ImageLatentAdapter:
+    def load_or_train(refiner_epochs: int) -> AutoencoderCodec:
         return load_or_train_autoencoder(checkpoint, images, split, 1, 0, "public blobs", False, "cpu", 4, refiner_epochs)
 
     first = load_or_train(1)
     assert first.refiner_settings == RefinerSettings(epochs=1)
     latents = first.encode(images)
     with monkeypatch.context() as patched:  # the kept refiner, not a new one
-        patched.setattr(ImageLatentAdapter, "fit_refiner", lambda *args, **kwargs: pytest.fail("trained again"))
+        patched.setattr(AutoencoderCodec, "fit_refiner", lambda *args, **kwargs: pytest.fail("trained again"))
         torch.testing.assert_close(load_or_train(1).decode(latents), first.decode(latents))
-    ImageLatentAdapter.load(checkpoint, device="cpu").fit_refiner(images, epochs=1, latent_noise=0.5).save(checkpoint)
-    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.2, 0.5)
+    AutoencoderCodec.load(checkpoint, device="cpu").fit_refiner(images, epochs=1, latent_noise=0.5).save(checkpoint)
+    assert AutoencoderCodec.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.2, 0.5)
     retrained = load_or_train(1)
     assert retrained.refiner_settings == RefinerSettings(epochs=1)
     torch.testing.assert_close(retrained.decode(latents), first.decode(latents))  # the same seed trains the same refiner
     state = torch.load(checkpoint, weights_only=False)
     del state["refiner_settings"]  # as written before the record existed
     torch.save(state, checkpoint)
-    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings is None
+    assert AutoencoderCodec.load(checkpoint, device="cpu").refiner_settings is None
     assert load_or_train(1).refiner_settings == RefinerSettings(epochs=1)
     plain = load_or_train(0)
     assert plain.refiner is None and plain.refiner_settings is None and plain.public_description == plain.trained_on
@@ -283,17 +283,17 @@ def test_the_public_half_s_refiner_takes_its_dataset_s_adversarial_weight(tmp_pa
     images, _ = blobs(64)
     public, _ = public_private_split(64, 0.5, seed=0)
 
-    def trained(dataset: str) -> ImageLatentAdapter:
+    def trained(dataset: str) -> AutoencoderCodec:
         return public_half_autoencoder(tmp_path, dataset, images, public, 1, 0, False, "cpu", 4, refiner_epochs=1)
 
     assert trained("fashion_mnist").refiner_settings == RefinerSettings(1, 0.05)
     assert trained("mnist").refiner_settings == RefinerSettings(1, 0.2)
     assert trained("blobs").refiner_settings == RefinerSettings(1, 0.2)
     checkpoint = autoencoder_checkpoint(tmp_path, "fashion_mnist", 32, 4, 1, 0)
-    ImageLatentAdapter.load(checkpoint, device="cpu").fit_refiner(images[public], epochs=1).save(checkpoint)
-    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.2)
+    AutoencoderCodec.load(checkpoint, device="cpu").fit_refiner(images[public], epochs=1).save(checkpoint)
+    assert AutoencoderCodec.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.2)
     assert trained("fashion_mnist").refiner_settings == RefinerSettings(1, 0.05)
-    assert ImageLatentAdapter.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.05)
+    assert AutoencoderCodec.load(checkpoint, device="cpu").refiner_settings == RefinerSettings(1, 0.05)
 
 
 def test_the_refiner_s_latent_noise_and_weight_average(tmp_path: Path) -> None:
@@ -301,12 +301,12 @@ def test_the_refiner_s_latent_noise_and_weight_average(tmp_path: Path) -> None:
     average is bias-corrected, (1 - beta) / (1 - beta^T) sum_t beta^(T - t) R_t: one step gives that step's weights
     whatever beta, and beta near 0 gives the last weights."""
     images, _ = blobs(64)
-    adapter = ImageLatentAdapter("mnist", latent_dim=4, device="cpu").fit(images, epochs=1, description="public blobs")
+    adapter = AutoencoderCodec("mnist", latent_dim=4, device="cpu").fit(images, epochs=1, description="public blobs")
 
-    def refiner_trained(batch_size: int = 8, **settings: float) -> ImageLatentAdapter:
+    def refiner_trained(batch_size: int = 8, **settings: float) -> AutoencoderCodec:
         return copy.deepcopy(adapter).fit_refiner(images, epochs=1, batch_size=batch_size, **settings)
 
-    def largest_difference(one: ImageLatentAdapter, other: ImageLatentAdapter) -> float:
+    def largest_difference(one: AutoencoderCodec, other: AutoencoderCodec) -> float:
         pairs = zip(one.refiner.parameters(), other.refiner.parameters())  # type: ignore[union-attr]
         return max(float((a - b).abs().max()) for a, b in pairs)
 
@@ -405,7 +405,7 @@ def test_each_codec_runs_end_to_end_and_names_its_assumption(
     assert saved["codec"] == saved["config"]["codec"] == codec and saved["public"].startswith(saved["assumption"])
     assert [path.name for path in tmp_path.glob("autoencoder_*.pt")] == ([checkpoint] if checkpoint else [])
     if codec == "other-dataset":  # bound to the whole FashionMNIST training set
-        loaded = ImageLatentAdapter.load(tmp_path / checkpoint)
+        loaded = AutoencoderCodec.load(tmp_path / checkpoint)
         assert loaded.public_split == PublicSplit.of("fashion_mnist", 64, torch.arange(64))
 
 
@@ -419,14 +419,14 @@ def test_public_half_and_other_dataset_checkpoints_are_not_interchangeable(
     images, _ = blobs(64)
     public, _ = public_private_split(64, 0.5, 0)
     # The public half of MNIST under the other-dataset codec's file name: its images are MNIST images.
-    ImageLatentAdapter("mnist", device="cpu").fit(
+    AutoencoderCodec("mnist", device="cpu").fit(
         images[public], epochs=1, public_split=PublicSplit.of("mnist", 64, public)
     ).save(tmp_path / "autoencoder_fashion_mnist_whole_training_set_64_latent8_1ep_seed0.pt")
     config = experiment.ImageRunConfig(codec="other-dataset", **TINY_RUN)
     with pytest.raises(ValueError, match=r"another public split than this run's \(dataset 'mnist' instead of 'fashion_mnist'"):
         experiment.run_images(config, tmp_path, tmp_path, None, progress=False)
     # And the other way round: a whole-FashionMNIST checkpoint where the public half of MNIST is expected.
-    ImageLatentAdapter("mnist", device="cpu").fit(
+    AutoencoderCodec("mnist", device="cpu").fit(
         1 - images, epochs=1, public_split=PublicSplit.of("fashion_mnist", 64, torch.arange(64))
     ).save(tmp_path / "autoencoder_mnist_32_latent8_1ep_seed0.pt")
     with pytest.raises(ValueError, match=r"\(dataset 'fashion_mnist' instead of 'mnist', n_public 64 instead of 32"):
@@ -472,12 +472,12 @@ def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.Monk
 
     class Extension:
         @extensions.hookimpl
-        def dpswf_adapters(self) -> dict[str, object]:
+        def dpswf_codecs(self) -> dict[str, object]:
             return {"dct": CoarseDCT}
 
     manager = pluggy.PluginManager(extensions.PROJECT)
     manager.add_hookspecs(extensions.DPSWFSpec)
-    manager.register(extensions.BuiltinAdapters(), name="builtin")
+    manager.register(extensions.BuiltinCodecs(), name="builtin")
     manager.register(Extension())
     images, _ = blobs(5)
     request = CodecRequest(0.0, 0.0)
@@ -505,7 +505,7 @@ def test_an_extension_s_codec_reaches_the_images_command_with_its_public_images(
 
     seen: list[CodecRequest] = []
 
-    def build(images: torch.Tensor, request: CodecRequest) -> ImageLatentAdapter:
+    def build(images: torch.Tensor, request: CodecRequest) -> AutoencoderCodec:
         seen.append(request)
         return public_half_codec(images, request)
 
@@ -517,7 +517,7 @@ def test_an_extension_s_codec_reaches_the_images_command_with_its_public_images(
 
     manager = pluggy.PluginManager(extensions.PROJECT)
     manager.add_hookspecs(extensions.DPSWFSpec)
-    manager.register(extensions.BuiltinAdapters(), name="builtin")
+    manager.register(extensions.BuiltinCodecs(), name="builtin")
     manager.register(Extension())
     monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)
     assert build_parser().parse_args(["images", "--data-root", ".", "--codec", "my-autoencoder"]).codec == "my-autoencoder"

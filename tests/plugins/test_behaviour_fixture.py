@@ -24,7 +24,7 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity.plugins.core.dataloader import ImageDataLoader
 
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
+from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, FlowSettings
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "fixture_outputs.json"
@@ -86,9 +86,9 @@ def image_outputs() -> dict[str, Any]:
     images = torch.rand(120, 1, 32, 32, generator=generator) * 2 - 1  # synthcity's [-1, 1] range
     labels = torch.randint(0, 3, (120,), generator=generator)
     torch.manual_seed(0)
-    adapter = ImageLatentAdapter("mnist", latent_dim=4)
+    adapter = AutoencoderCodec("mnist", latent_dim=4)
     adapter.fit((images[:40] + 1) / 2, epochs=1, seed=0, description="the fixture's first 40 images")
-    plugin = Plugins().get("dpswflow", image_adapter=adapter, n_classes=3, **FAST)
+    plugin = Plugins().get("dpswflow", image_autoencoder=adapter, n_classes=3, **FAST)
     plugin.fit(ImageDataLoader((images[40:], labels[40:])))
     torch.manual_seed(0)
     generated = plugin.generate(6).unpack().tensors()

@@ -81,9 +81,9 @@ def test_no_public_split_means_add_remove_is_allowed_and_every_image_is_private(
 def test_codec_arguments_are_refused_where_they_are_given() -> None:
     with pytest.raises(ValueError, match="image_codec must be None or a codec that needs no public image"):
         Plugins().get("dpswflow", image_codec="pca")
-    with pytest.raises(ValueError, match="an autoencoder on public images: pass image_adapter"):
+    with pytest.raises(ValueError, match="an autoencoder on public images: pass image_autoencoder"):
         Plugins().get("dpswflow", image_codec="public-half")  # in the registry, but it needs public images
     with pytest.raises(ValueError, match="not both"):
-        Plugins().get("dpswflow", image_codec="dct", image_adapter="some/checkpoint.pt")
+        Plugins().get("dpswflow", image_codec="dct", image_autoencoder="some/checkpoint.pt")
     with pytest.raises(ValueError, match="codec_share"):
         Plugins().get("dpswflow", image_codec="private-pca", codec_share=1.0)

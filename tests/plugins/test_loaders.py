@@ -23,7 +23,7 @@ from synthcity.plugins.core.dataloader import (
 )
 from synthcity.utils.serialization import load as deserialize
 
-from synthcity_dpswf.adapters.image_latent import ImageLatentAdapter
+from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
 
 from conftest import numeric_parts, private_rows_found
 
@@ -122,9 +122,9 @@ def test_time_series_loaders_are_refused_before_any_private_computation(kind: st
 def test_an_image_loader_keeps_its_public_shape_and_no_private_image() -> None:
     generator = torch.Generator().manual_seed(0)
     public = torch.rand(64, 1, 32, 32, generator=generator)
-    adapter = ImageLatentAdapter("mnist", latent_dim=4, device="cpu").fit(public, epochs=1, description="public noise")
+    adapter = AutoencoderCodec("mnist", latent_dim=4, device="cpu").fit(public, epochs=1, description="public noise")
     images, labels = torch.rand(80, 1, 32, 32, generator=generator), torch.randint(2, (80,), generator=generator)
-    plugin = Plugins().get("dpswflow", epsilon=1.0, n_classes=2, image_adapter=adapter, n_steps=5, n_directions=5)
+    plugin = Plugins().get("dpswflow", epsilon=1.0, n_classes=2, image_autoencoder=adapter, n_steps=5, n_directions=5)
     plugin.fit(ImageDataLoader(data=(images, labels), height=32))
     assert plugin.data_info == {"data_type": "images", "len": 80, "train_size": 0.8, "height": 32, "width": 32,
                                 "channels": 1, "random_state": 0}

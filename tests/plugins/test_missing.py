@@ -14,7 +14,7 @@ import torch
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity.plugins.core.dataloader import GenericDataLoader
-from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularEncoder
+from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.math.marginals import coarse_index
 from synthcity_dpswf.privacy import MarginalLayout, create_mechanism, release_domain, secret_generator
 from synthcity_dpswf.privacy.mechanisms import ReleaseOptions
@@ -72,7 +72,7 @@ def test_codecs_give_missing_its_own_level_and_keep_records_in_the_ball() -> Non
     decoded = codec.decode(codes + 0.5)
     pd.testing.assert_series_equal(decoded["income"].isna(), frame["income"].isna(), check_names=False)
     pd.testing.assert_series_equal(decoded["home"].isna(), frame["home"].isna(), check_names=False)
-    encoder = TabularEncoder(domain)
+    encoder = TabularCodec(domain)
     records = encoder.encode(frame)
     assert records.shape[1] == encoder.dim == 3 + 2 + 2 + 3 and float(records.norm(dim=1).max()) <= 1 + 1e-6
     back = encoder.decode(records)

@@ -242,6 +242,7 @@ def test_bad_plugin_arguments_fail_clearly() -> None:
     ({"delta": 1.5}, ValueError, r"delta must lie in \(0, 1\), got 1.5"),
     ({"delta": "1e-5"}, ValueError, r"delta must be a number in \(0, 1\), got '1e-5' \(str\)"),
     ({"batch_size": 100}, TypeError, "dpswflow has no argument 'batch_size'; did you mean 'flow_batch_size'"),
+    ({"image_adapter": "ae.pt"}, TypeError, "dpswflow has no argument 'image_adapter': it is now 'image_autoencoder'"),
 ])
 def test_arguments_are_checked_where_they_are_given(arguments: dict[str, object], error: type[Exception],
                                                     message: str) -> None:
@@ -264,7 +265,7 @@ def test_a_cuda_device_that_is_not_there_warns_and_runs_on_the_cpu(monkeypatch: 
 
 
 # ------------------------------------------------------------------------------------------ extensions
-class _DummyAdapter:
+class _DummyCodec:
     dim = 2
 
     def encode(self, data: torch.Tensor) -> torch.Tensor:
@@ -278,8 +279,8 @@ class _DummyExtension:
     """What a third-party package would expose through its ``synthcity_dpswf`` entry point."""
 
     @extensions.hookimpl
-    def dpswf_adapters(self) -> dict[str, object]:
-        return {"dummy": _DummyAdapter}
+    def dpswf_codecs(self) -> dict[str, object]:
+        return {"dummy": _DummyCodec}
 
     @extensions.hookimpl
     def dpswf_accountants(self) -> dict[str, object]:
@@ -288,14 +289,14 @@ class _DummyExtension:
         return {"dummy_rdp": (RDPAccountant, "a test accountant (Opacus RDP, default orders)")}
 
 
-def test_extensions_contribute_adapters_and_accountants(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_extensions_contribute_codecs_and_accountants(monkeypatch: pytest.MonkeyPatch) -> None:
     manager = pluggy.PluginManager(extensions.PROJECT)
     manager.add_hookspecs(extensions.DPSWFSpec)
-    manager.register(extensions.BuiltinAdapters(), name="builtin")
+    manager.register(extensions.BuiltinCodecs(), name="builtin")
     # Entry points are discovered the same way for a real package; here the dummy is registered directly.
     assert manager.load_setuptools_entrypoints(extensions.PROJECT) == 0
     manager.register(_DummyExtension())
-    found = extensions.adapters(manager)
+    found = extensions.codecs(manager)
     assert {"dct", "labelled", "tabular", "dummy"} <= set(found)
     assert found["dummy"]().dim == 2
     monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)

@@ -83,14 +83,14 @@ def test_a_column_without_released_evidence_of_numbers_is_not_placed() -> None:
 
 @pytest.mark.filterwarnings("ignore:release noise seeded")
 def test_an_unplaced_column_is_decoded_as_missing_entries_only() -> None:
-    from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularEncoder
+    from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularCodec
 
     frame = pd.DataFrame({"year": [2007, 2009], "bill": [39.1, 41.3], "species": ["Adelie", "Gentoo"]})
     seen = 0
     for seed in range(40):
         release = release_domain(frame, 0.5, 5e-6, secret_generator(seed))
         domain = TabularDomain.from_release(release)
-        for codec in (MarginalTableCodec(domain, 10, "first"), TabularEncoder(domain, "first")):
+        for codec in (MarginalTableCodec(domain, 10, "first"), TabularCodec(domain, "first")):
             decoded = codec.decode(codec.encode(frame).repeat(50, 1))
             for column in domain.columns:
                 values = decoded[column.name]

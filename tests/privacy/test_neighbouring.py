@@ -235,5 +235,5 @@ def test_plugins_under_add_remove_generate_the_released_row_count_and_refuse_an_
     from synthcity.plugins.core.dataloader import ImageDataLoader
 
     images, labels = torch.rand(20, 1, 32, 32), torch.randint(2, (20,))
-    with pytest.raises(ValueError, match="under add/remove the public half .* pass image_adapter"):
+    with pytest.raises(ValueError, match="under add/remove the public half .* pass image_autoencoder"):
         Plugins().get("dpswflow", neighbouring="add_remove", n_classes=2).fit(ImageDataLoader(data=(images, labels), height=32))
