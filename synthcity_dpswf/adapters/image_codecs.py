@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 import torch
 
 from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder
+from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.adapters.dct import DCTTransform
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderCodec, check_images
 from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
@@ -48,10 +49,10 @@ accounting (the prior) for every generator, through a plugin and ``dpswf images`
 codec")."""
 
 
-class ImageCodec(Protocol):
-    """``(n, C, H, W)`` images in [0, 1] <-> unit-sphere records, with the public data it assumes in words."""
+class ImageCodec(Codec, Protocol):
+    """The codec protocol (``adapters.codec.Codec``) on images: ``(n, C, H, W)`` images in [0, 1] <-> unit-sphere
+    records, with the seconds its training took (0 for a codec trained on nothing)."""
 
-    public_description: str
     training_seconds: float
 
     def encode(self, images: torch.Tensor) -> torch.Tensor:

@@ -19,26 +19,12 @@ import torch
 from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.schema import Schema
 
+from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.adapters.tabular import TabularDomain
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.privacy import MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant
 from synthcity_dpswf.privacy.budget import Budget
-
-class Codec(Protocol):
-    """What maps a loader's data to records and back, and says what it assumes public: a table's codec
-    (``adapters.MarginalTableCodec``, ``adapters.TabularCodec``) or an image codec (``adapters.image_codecs.
-    ImageCodec``: an autoencoder, or one of the registry's, ``extensions.image_codecs``)."""
-
-    @property
-    def public_description(self) -> str:
-        """What the codec assumes public, in the privacy report's words."""
-
-    def encode(self, data: Any) -> torch.Tensor:
-        """Records of the data (a table's rows, images), one per item."""
-
-    def decode(self, records: torch.Tensor) -> Any:
-        """The data of records (generated ones included): post-processing."""
 
 
 @dataclass(frozen=True)

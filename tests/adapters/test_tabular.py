@@ -184,3 +184,20 @@ def test_the_one_line_schema_declares_columns_that_may_be_missing() -> None:
     assert decoded["age"].isna().tolist() == [False, True, False] and decoded["sex"].isna().tolist() == [False, True, False]
     with pytest.raises(ValueError, match=r"\(low, high, None\)"):
         TabularDomain.from_dict({"age": (17, 90, "missing")})
+
+
+def test_every_codec_of_the_package_is_one_codec_protocol() -> None:
+    """Tables and images are encoded and decoded through one protocol (``adapters.codec.Codec``): each built-in codec
+    has ``encode``, ``decode`` and ``public_description``."""
+    from synthcity_dpswf.adapters.codec import Codec
+    from synthcity_dpswf.adapters.image_codecs import CodecRequest
+    from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
+    from synthcity_dpswf.extensions import image_codecs
+
+    images = torch.rand(6, 1, 8, 8)
+    codecs = [TabularCodec(DOMAIN), MarginalTableCodec(DOMAIN, 4), AutoencoderCodec("mnist", latent_dim=4, device="cpu"),
+              image_codecs()["dct"].build(images, CodecRequest(0.0, 0.0, dct_frequencies=4)),
+              image_codecs()["private-pca"].build(images, CodecRequest(1.0, 1e-5, pca_components=2))]
+    for codec in codecs:
+        assert isinstance(codec, Codec), type(codec).__name__
+        assert isinstance(codec.public_description, str) and codec.public_description
