@@ -41,7 +41,7 @@ EPSILON, DELTA = 1.0, 1e-5
 def outside_ranges(train: pd.DataFrame, releases: int) -> dict[str, float]:
     """Per numeric column the DP domain placed: the mean share of real values outside the released range."""
     share = default_domain_share(len(train), train.shape[1], 0, EPSILON, DELTA, "replace_one")
-    budget = TableBudget(EPSILON, DELTA, share, typed=True).domain()
+    budget = TableBudget(EPSILON, DELTA, share, keyed=True).domain()
     outside: dict[str, list[float]] = {column: [] for column in train.columns}
     for _ in range(releases):
         with warnings.catch_warnings():

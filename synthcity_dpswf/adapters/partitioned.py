@@ -131,6 +131,17 @@ def merge_values(first: dict[str, ValueCounts], second: dict[str, ValueCounts]) 
     return merged
 
 
+def merge_atoms(first: dict[str, dict[float, int]], second: dict[str, dict[float, int]]) -> dict[str, dict[float, int]]:
+    """Two partitions' atom counts summed value by value, keys in increasing order (as one frame's)."""
+    merged = {}
+    for column, one in first.items():
+        total = dict(one)
+        for value, count in second[column].items():
+            total[value] = total.get(value, 0) + count
+        merged[column] = dict(sorted(total.items()))
+    return merged
+
+
 def _type_counts(part: pd.DataFrame, table: list[str], columns: list[str]) -> dict[str, np.ndarray]:
     return FrameCounts(checked(part, table)).type_counts(columns)
 
@@ -141,6 +152,10 @@ def _value_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, np.nd
 
 def _histogram_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     return FrameCounts(checked(part, table)).histogram_counts(plan)
+
+
+def _atom_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, tuple[float, float]]) -> dict[str, dict[float, int]]:
+    return FrameCounts(checked(part, table)).atom_counts(plan)
 
 
 def _encodes(part: pd.DataFrame, table: list[str], codec: MarginalTableCodec) -> bool:
@@ -183,6 +198,9 @@ class DaskCounts:
 
     def histogram_counts(self, plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         return tree_sum(self._each(_histogram_counts, dict(plan)), merge_arrays)
+
+    def atom_counts(self, plan: Mapping[str, tuple[float, float]]) -> dict[str, dict[float, int]]:
+        return tree_sum(self._each(_atom_counts, dict(plan)), merge_atoms)
 
     def n_rows(self) -> int:
         """n, the partitions' row counts summed (one column read): public under replace-one only (under add/remove

@@ -155,7 +155,7 @@ by a few percent between delta / 10 and delta / 2, so the split is a stated roun
 class TableBudget:
     r"""One budget (epsilon, delta) for a table's DP domain and the generator's releases, accounted as one mechanism
     (privacy.md, "One budget"): :math:`\delta = \delta_G + \delta_T` (``threshold_delta``, 0 when the domain
-    releases no kinds), :math:`z = z_{AG}(\varepsilon, \delta_G)` for the whole, and the domain's Gaussian stages
+    publishes no private key: no kinds, no float column's atoms), :math:`z = z_{AG}(\varepsilon, \delta_G)` for the whole, and the domain's Gaussian stages
     get the share ``domain_share`` of :math:`\mu^2 = 1 / z^2`: :math:`z_D = z / \sqrt{s}`. The releases are then
     calibrated to (epsilon, :math:`\delta_G`) with :math:`z_D` as their accountant's prior: one release of all
     records gets :math:`z / \sqrt{1 - s}` exactly, per-step releases what RDP leaves."""
@@ -163,9 +163,9 @@ class TableBudget:
     epsilon: float
     delta: float
     domain_share: float
-    typed: bool = True
-    """Whether the domain releases columns' kinds (then categories may be published, and the threshold takes its
-    delta)."""
+    keyed: bool = True
+    """Whether the domain may publish private keys: categories (it releases columns' kinds) or a float column's atoms
+    (stage 4). Then the threshold takes its delta."""
 
     def __post_init__(self) -> None:
         if not 0 < self.domain_share < 1:
@@ -173,7 +173,7 @@ class TableBudget:
 
     @property
     def threshold_delta(self) -> float:
-        return THRESHOLD_DELTA_SHARE * self.delta if self.typed else 0.0
+        return THRESHOLD_DELTA_SHARE * self.delta if self.keyed else 0.0
 
     @property
     def gaussian_delta(self) -> float:

@@ -75,6 +75,24 @@ def category_key(value: object) -> tuple[str, object]:
     return (type(value).__name__, value)
 
 
+ATOM_DIGITS = 4
+"""A float column's numbers with at most this many significant decimal digits are counted by exact value (the DP
+domain's stage 4, its atoms: privacy.md, "The DP domain"): coded floats such as 17.5, 22, 0.31 or 3.95 are, a
+measured float such as 0.123456789 is not. A per-record test of the value alone."""
+
+
+def atom_mask(numbers: np.ndarray, digits: int = ATOM_DIGITS) -> np.ndarray:
+    """Which finite ``numbers`` have at most ``digits`` significant decimal digits: the number equals itself rounded
+    to that many (0 does); a test of each value alone."""
+    with np.errstate(all="ignore"):
+        magnitude = np.abs(numbers)
+        exponent = np.floor(np.log10(np.where(magnitude > 0, magnitude, 1.0)))
+        places = digits - 1 - exponent  # decimal places kept (negative: tens, hundreds, ...)
+        scale = 10.0 ** np.abs(places)
+        rounded = np.where(places >= 0, np.round(numbers * scale) / scale, np.round(numbers / scale) * scale)
+        return (rounded == numbers) | (numbers == 0)
+
+
 def numbers_of(values: pd.Series) -> np.ndarray:
     """A column's finite numbers as floats (its other entries left out)."""
     return values[number_mask(values)].to_numpy(dtype=float, na_value=np.nan)
@@ -111,6 +129,10 @@ class TableCounts(Protocol):
 
     def histogram_counts(self, plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Stage 3, per column of ``plan``: its numbers clipped into the edges' range, counted in their cells."""
+
+    def atom_counts(self, plan: Mapping[str, tuple[float, float]]) -> dict[str, dict[float, int]]:
+        """Stage 4, per column of ``plan``: its numbers inside the range ``(low, high)`` with at most ``ATOM_DIGITS``
+        significant digits (``atom_mask``), counted by exact value (keys in increasing order)."""
 
 
 class FrameCounts:
@@ -156,4 +178,13 @@ class FrameCounts:
         for column, edges in plan.items():
             numbers = np.clip(numbers_of(self.frame[column]), edges[0], edges[-1])
             counts[column] = np.bincount(cell_index(numbers, edges), minlength=len(edges) - 1).astype(np.int64)
+        return counts
+
+    def atom_counts(self, plan: Mapping[str, tuple[float, float]]) -> dict[str, dict[float, int]]:
+        counts = {}
+        for column, (low, high) in plan.items():
+            numbers = numbers_of(self.frame[column])
+            inside = numbers[(numbers >= low) & (numbers <= high)]
+            values, found = np.unique(inside[atom_mask(inside)] + 0.0, return_counts=True)  # + 0.0: -0.0 is 0.0
+            counts[column] = {float(value): int(count) for value, count in zip(values, found)}
         return counts

@@ -111,7 +111,8 @@ def table_domain(
     if share is None:
         share = default_domain_share(n_public, len(undeclared), len(histograms), epsilon, budget.resolved_delta,
                                      budget.neighbouring)
-    split = TableBudget(epsilon, budget.resolved_delta, share, typed=bool(undeclared))
+    keyed = bool(undeclared) or any(not integer for _, _, integer in histograms.values())  # categories or atoms
+    split = TableBudget(epsilon, budget.resolved_delta, share, keyed=keyed)
     release = release_domain_at(
         columns_of(table, undeclared + list(histograms)), split.domain(), secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
         declared=histograms,
@@ -120,6 +121,9 @@ def table_domain(
     what = f"kinds, ranges, value histograms and category sets of {len(undeclared)} columns" if undeclared else ""
     if histograms:
         what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
+    if release.atoms:
+        published = sum(len(atoms) for atoms in release.atoms.values())
+        what += f"; {published} frequent exact values (atoms) of {len(release.atoms)} float columns"
     paid = PrivacyPart(
         "DP domain", release.epsilon, release.delta,
         f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}, {share:.3g} of mu^2"

@@ -404,15 +404,18 @@ def claimed_domain_noise(
     drawn: list[tuple[np.ndarray, float]], release: dp_domain.DomainRelease, part: object
 ) -> list[tuple[np.ndarray, float]]:
     """The domain's noise vectors (in the order the release draws them: type counts per typed column, then each
-    column's categories or bins, then the value histograms) each divided by the std its stage's claim implies, with
-    the separation sqrt(2) w / s a pair attains in it, squared."""
+    column's categories or bins, then the value histograms, then the float columns' atoms) each divided by the std
+    its stage's claim implies, with the separation sqrt(2) w / s a pair attains in it, squared."""
     z = CLAIM_MULTIPLIER(part.epsilon, part.delta - part.threshold_delta)  # type: ignore[attr-defined]  # z_D, its own claim
     kinds = list(release.kinds.values())
     n_categorical = kinds.count("categorical")
-    s, s_c = dp_domain.stage_noise(z, len(kinds), n_categorical, len(kinds) - n_categorical, len(release.declared), "replace_one")
+    n_atoms = kinds.count("float") + sum(not integer for _, _, integer in release.declared.values())
+    s, s_c = dp_domain.stage_noise(z, len(kinds), n_categorical, len(kinds) - n_categorical, len(release.declared),
+                                   "replace_one", n_atoms)
     stds = [s] * len(kinds)
     stds += [s_c if kind == "categorical" else dp_domain.range_ratio(n_categorical) * s_c for kind in kinds]
-    stds += [dp_domain.HISTOGRAM_NOISE_RATIO * s_c] * (len(drawn) - len(stds))
+    stds += [dp_domain.HISTOGRAM_NOISE_RATIO * s_c] * (len(release.histograms))
+    stds += [dp_domain.ATOM_NOISE_RATIO * s_c] * n_atoms
     assert len(stds) == len(drawn)
     return [(noise / std, 2 * weight**2 / std**2) for (noise, weight), std in zip(drawn, stds)]
 
@@ -437,3 +440,53 @@ def test_plugin_releases_pass_the_audit_end_to_end_and_fail_their_mutant(
     result = audit_noise(noise, separation, DELTA, claimed, CONFIDENCE)
     # Most of the claim is certified (less with a DP domain: GDP composition is tighter than the report's basic one).
     assert (0.5 if domain is not None else 0.3) * claimed < result.epsilon_lower_bound < claimed
+
+
+@pytest.mark.parametrize("mutation", ["sound", "noise halved", "sensitivity halved"])
+def test_dp_domain_atom_counts_pass_the_audit_with_their_bins_and_histogram_and_fail_their_mutants(
+    mutation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A float column's canary, 17.5 or 40.5 (both counted by value, stage 4), moves one unit between two stage-2 bins,
+    two stage-3 cells and two atoms: the three parts together attain the whole sensitivity of stages 2 to 4."""
+    mutate_the_domain(mutation, monkeypatch)
+    bins = dp_domain.log_bin_edges()
+    parts = []
+    for value in (17.5, 40.5):
+        runs = domain_vectors(pd.DataFrame({"x": [17.5] * 40 + [40.5] * 20 + [value]}), monkeypatch, DOMAIN_RUNS)
+        counts, histogram, atoms = [], [], []
+        for vectors, release in runs:
+            low, high = release.bounds["x"]
+            assert len(vectors) == 4 and release.kinds == {"x": "float"} and low <= 16 and high >= 64
+            assert list(vectors[3][0]) in ([41, 20], [40, 21])  # the atoms 17.5 and 40.5, in increasing order
+            edges = np.asarray(release.histograms["x"][0])
+            counts.append(vectors[1][1][cell(bins, 17.5)] - vectors[1][1][cell(bins, 40.5)])
+            histogram.append(vectors[2][1][cell(edges, 17.5)] - vectors[2][1][cell(edges, 40.5)])
+            atoms.append(vectors[3][1][0] - vectors[3][1][1])
+        parts.append((np.array(counts), np.array(histogram), np.array(atoms)))
+    first, second = parts
+    audit = lambda: audit_gaussian_parts(list(zip(first, second)), DELTA / 2, DOMAIN_EPSILON, CONFIDENCE)  # noqa: E731
+    if mutation != "sound":
+        with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
+            audit()
+        return
+    result = audit()  # stages 2 to 4 carry mu^2 / (1 + w^2) of the claim: most of it is certified
+    assert 0.6 * DOMAIN_EPSILON < result.epsilon_lower_bound < DOMAIN_EPSILON
+
+
+@pytest.mark.parametrize("mutation", ["sound", "threshold without its tail quantile"])
+def test_dp_domain_publishes_an_atom_held_by_one_record_with_probability_at_most_delta(
+    mutation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """D = 40 x 17.5 + 20.25, D' = 41 x 17.5: publishing the atom 20.25 (inside the range, counted by value) is
+    impossible on D', so (epsilon, delta)-DP bounds its probability on D by delta (0.2, to measure the tail)."""
+    if mutation != "sound":  # r_a tau = 0: a record alone passes about half the time
+        monkeypatch.setattr(dp_domain, "norm", types.SimpleNamespace(isf=lambda tail: 0.0))
+    delta, runs, secret = 0.2, 400, secret_generator(SEED)
+    frame = pd.DataFrame({"x": [17.5] * 40 + [20.25]})
+    hits = sum(20.25 in dict(release_domain(frame, 1.0, delta, secret).atoms.get("x", ())) for _ in range(runs))
+    if mutation != "sound":
+        with pytest.raises(PrivacyAuditError, match="exclusive event"):
+            audit_exclusive_event(hits, runs, delta, CONFIDENCE)
+        return
+    assert audit_exclusive_event(hits, runs, delta, CONFIDENCE) < delta
+    assert hits > 0  # the threshold is attained, not vacuous: about delta / (2 (1 + e)) of the runs

@@ -55,7 +55,7 @@ def test_noise_does_not_flip_breast_cancers_float_columns_to_categorical() -> No
     secret = secret_generator(35)  # seeded: with the margin a column flips with probability 4e-5
     kinds = [release_domain(frame, 0.5, 5e-6, secret).kinds for _ in range(60)]
     flipped = sum(kind == "categorical" for release in kinds for kind in release.values())
-    assert flipped == 0  # without the margin: 0.9% of 1,860 columns, about 17
+    assert flipped <= 1  # with the margin about 0.07 expected (4e-5 of 1,860 columns); without it 0.9%, about 17
 
 
 @pytest.mark.filterwarnings("ignore:release noise seeded")

@@ -50,7 +50,7 @@ def test_the_domain_and_one_release_compose_to_exactly_the_budget(share: float) 
 
 
 def test_a_domain_without_kinds_reserves_no_threshold_delta() -> None:
-    budget = TableBudget(EPSILON, DELTA, 0.05, typed=False)
+    budget = TableBudget(EPSILON, DELTA, 0.05, keyed=False)
     assert budget.threshold_delta == 0 and budget.gaussian_delta == DELTA
 
 
@@ -87,15 +87,17 @@ def test_calibration_with_a_prior_is_the_smallest_multiplier_that_meets_the_budg
 
 
 def test_the_threshold_is_proved_for_the_whole_run() -> None:
-    """eta = delta_T / (C_cat (1 + e^epsilon)) with the run's epsilon, not the domain's own smaller one."""
+    """eta = delta_T / (C_key (1 + e^epsilon)) with the run's epsilon, not the domain's own smaller one; C_key counts
+    the categorical and the float columns (categories and atoms are private keys)."""
     budget = TableBudget(EPSILON, DELTA, 0.2).domain()
     release = release_domain_at(small_table(), budget, secret_generator(1))
-    n_categorical = list(release.kinds.values()).count("categorical")
-    assert n_categorical == 1
-    eta = budget.threshold_delta / (n_categorical * (1 + math.exp(EPSILON)))
-    assert release.threshold == pytest.approx(release.category_std * norm.isf(eta))
     kinds = list(release.kinds.values())
-    _, category_std = stage_noise(budget.noise_multiplier, len(kinds), n_categorical, len(kinds) - n_categorical, 0, "replace_one")
+    n_categorical, n_float = kinds.count("categorical"), kinds.count("float")
+    assert n_categorical == 1 and n_float >= 1
+    eta = budget.threshold_delta / ((n_categorical + n_float) * (1 + math.exp(EPSILON)))
+    assert release.threshold == pytest.approx(release.category_std * norm.isf(eta))
+    _, category_std = stage_noise(budget.noise_multiplier, len(kinds), n_categorical, len(kinds) - n_categorical, 0,
+                                  "replace_one", n_float)
     assert release.category_std == pytest.approx(category_std)  # the stages carry exactly z_D
     assert budget.epsilon < EPSILON  # the domain alone: what its part prints
     assert budget.threshold_delta_at(EPSILON) == pytest.approx(budget.threshold_delta)
