@@ -32,7 +32,7 @@ import pandas as pd
 import torch
 
 from synthcity_dpswf.math.histograms import quantile_edges
-from synthcity_dpswf.privacy.counts import category_key, cell_index, is_missing, missing_mask, number_mask
+from synthcity_dpswf.privacy.counts import category_key, is_missing, missing_mask, number_mask
 from synthcity_dpswf.privacy.domain import LOG2_MIN, OTHER_CATEGORY, DomainRelease
 
 
@@ -73,9 +73,7 @@ class NumericColumn:
     def level_edges(self, n_levels: int) -> np.ndarray:
         """Edges of at most ``n_levels`` levels over ``span``: one per integer when an integer range holds at most
         ``n_levels`` of them, else the released histogram's quantiles (``math.histograms.quantile_edges``), else
-        equal widths; a histogram cell holding released atoms is never straddled by a level (its edges are level
-        edges too, a few levels more), so that decoding puts each atom's rows back on it (``onto_atoms``).
-        Post-processing of public or released facts."""
+        equal widths. Post-processing of public or released facts."""
         low, high = self.span
         if self.integer and high - low <= n_levels:
             return np.arange(low, high + 1.0)
@@ -83,9 +81,6 @@ class NumericColumn:
             edges, counts = np.asarray(self.histogram[0]), np.asarray(self.histogram[1])
             clipped = np.clip(edges, low, high)
             inner = quantile_edges(clipped, counts, n_levels, self.integer)[1:-1]
-            if self.atoms and not self.integer:
-                cells = cell_index(np.array([value for value, _ in self.atoms]), edges)
-                inner = np.concatenate([inner, clipped[cells], clipped[cells + 1]])
             return np.unique(np.concatenate([[low], inner[(inner > low) & (inner < high)], [high]]))
         return np.linspace(low, high, n_levels + 1)
 
@@ -453,43 +448,37 @@ def snapped_to_zero(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
     return np.where(np.abs(numbers) < finest, 0.0, numbers)
 
 
-def onto_atoms(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
-    r"""Decoded floats with the column's released atoms restored (privacy.md, "The DP domain", stage 4). In a cell
-    :math:`[e_j, e_{j+1})` of the value histogram holding atoms :math:`a_1 < \dots < a_k` of noisy counts
-    :math:`c_i` (negative ones as 0, total :math:`A_j`) where the histogram's noisy count is :math:`H_j`, a value at
-    the fraction :math:`t` of the cell's width goes to an atom when :math:`t < P_j = \min(1, A_j / H_j)` (to
-    :math:`a_i` for :math:`t` in its share :math:`P_j c_i / A_j`, in order) and otherwise to
-    :math:`e_j + (t - P_j) / (1 - P_j) (e_{j+1} - e_j)`: a monotone map of each value alone that puts about
-    :math:`P_j` of the cell's decoded values on its atoms and spreads the rest over the cell as before. Post-processing
-    of released counts."""
-    if column.integer or column.histogram is None or not column.atoms:
+def onto_atoms(column: NumericColumn, positions: np.ndarray, edges: np.ndarray, numbers: np.ndarray) -> np.ndarray:
+    r"""Decoded floats with the column's released atoms restored (privacy.md, "The DP domain", stage 4): a value whose
+    level :math:`[e_l, e_{l+1})` (its continuous position ``positions``' floor, ``edges`` the codec's level edges)
+    holds atoms :math:`a_1 < \dots < a_k` of noisy counts :math:`c_i` (negative ones as 0) goes to the atom whose share
+    :math:`c_i / \sum c` of the level holds its fraction inside the level; other values are kept. Fine levels are
+    narrower than a coded column's spacing where its records crowd, so a level holding an atom holds little else: the
+    coded value comes back as itself, not spread over its level. Post-processing of released counts and public edges."""
+    if column.integer or not column.atoms:
         return numbers
-    edges, cell_counts = np.asarray(column.histogram[0]), np.asarray(column.histogram[1])
     values = np.array([value for value, _ in column.atoms])
     weights = np.maximum(np.array([count for _, count in column.atoms]), 0.0)
-    atom_cells, cells = cell_index(values, edges), cell_index(numbers, edges)
+    atom_levels = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+    levels = np.clip(np.floor(positions), 0, len(edges) - 2).astype(int)
+    fractions = np.clip(positions - levels, 0.0, 1.0)
     restored = numbers.copy()
-    for cell in np.unique(atom_cells):
-        inside, total = atom_cells == cell, float(weights[atom_cells == cell].sum())
-        rows = cells == cell
+    for level in np.unique(atom_levels):
+        inside, rows = atom_levels == level, levels == level
+        total = float(weights[inside].sum())
         if total <= 0 or not rows.any():
             continue
-        share = 1.0 if cell_counts[cell] <= total else total / float(cell_counts[cell])
-        low, width = edges[cell], edges[cell + 1] - edges[cell]
-        fraction = np.clip((numbers[rows] - low) / width, 0.0, 1.0)
-        bounds = share * np.cumsum(weights[inside]) / total
-        which = np.minimum(np.searchsorted(bounds, fraction, side="right"), int(inside.sum()) - 1)
-        spread = low + (fraction - share) / max(1.0 - share, 1e-12) * width
-        restored[rows] = np.where(fraction < share, values[inside][which], spread)
+        bounds = np.cumsum(weights[inside]) / total
+        which = np.minimum(np.searchsorted(bounds, fractions[rows], side="right"), int(inside.sum()) - 1)
+        restored[rows] = values[inside][which]
     return restored
 
 
 def numeric_output(column: NumericColumn, numbers: np.ndarray, missing: np.ndarray) -> pd.Series | np.ndarray:
     """A decoded numeric column with the domain's dtype: int64 or float64, Int64 (pandas' nullable integers) or
-    float64 with NaN where the column has missing entries; a float column's released atoms restored (``onto_atoms``)
-    and its values in its histogram's zero bin 0 (``snapped_to_zero``); a column the DP domain could not place is
-    missing throughout (Int64 or float64)."""
-    numbers = snapped_to_zero(column, onto_atoms(column, numbers))
+    float64 with NaN where the column has missing entries; a float column's values in its histogram's zero bin are 0
+    (``snapped_to_zero``); a column the DP domain could not place is missing throughout (Int64 or float64)."""
+    numbers = snapped_to_zero(column, numbers)
     if not column.placed:  # a stated default range: no value of it is output
         missing = np.ones(len(numbers), dtype=bool)
     if column.integer:
@@ -592,7 +581,8 @@ class MarginalTableCodec:
                 decoded[column.name] = category_values(column, level.astype(int))
                 continue
             missing = level == n_levels - 1 if column.missing else np.zeros(len(values), dtype=bool)
-            number = from_position(np.where(missing, 0.0, values[:, position]), self.edges[column.name])
+            places = np.where(missing, 0.0, values[:, position])
+            number = onto_atoms(column, places, self.edges[column.name], from_position(places, self.edges[column.name]))
             if column.integer:
                 low, high = column.span
                 number = np.clip(np.floor(number), low, high - 1)

@@ -145,8 +145,8 @@ class Budget:
 
 
 THRESHOLD_DELTA_SHARE = 0.25
-r"""The share of delta a DP domain's category threshold takes, :math:`\delta_T = \delta / 4`, when it releases
-columns' kinds (the rest, :math:`\delta_G`, goes to the Gaussian mechanisms together). Publishing a category costs
+r"""The share of delta a DP domain's key threshold (categories, a float column's atoms) takes,
+:math:`\delta_T = \delta / 4`, when it may publish a key (the rest, :math:`\delta_G`, goes to the Gaussian mechanisms together). Publishing a category costs
 :math:`\Phi^{-1}(1 - \eta)` noise stds and calibrating the Gaussians :math:`z(\varepsilon, \delta_G)`; both move
 by a few percent between delta / 10 and delta / 2, so the split is a stated round number, not a tuned one."""
 

@@ -3,7 +3,7 @@ when none is public (or for the columns a partial public domain leaves out).
 
 Fitting an encoding on private records (min/max, category lists, even pandas dtypes, which one record with 1.5 in
 an integer column or one string in a numeric column changes) leaks them. When the user has no public domain
-description, this release decides every column from noisy counts, with a stated share of the budget, in three
+description, this release decides every column from noisy counts, with a stated share of the budget, in four
 Gaussian stages:
 
 1. *Type counts*: per column, the numbers of integer-valued finite numbers, other finite numbers, missing entries
@@ -25,33 +25,38 @@ Gaussian stages:
    bins inside the range, each split into ``SUB_BINS`` geometric sub-bins (linear where a bin touches zero, none
    for the unit integer bins), noise std :math:`r_q s_c` (``HISTOGRAM_NOISE_RATIO``). The codecs place their fine
    levels at its quantiles (post-processing): resolution where the data are, not uniform over a skewed range.
+4. *Atoms* of every float column (typed or declared; only when the threshold below has a delta): its numbers inside
+   its range with at most ``privacy.counts.ATOM_DIGITS`` significant digits, counted by exact value, noise std
+   :math:`r_a s_c` (``ATOM_NOISE_RATIO``), published above :math:`r_a \tau` (below): a coded float's frequent values,
+   which decoding restores (``adapters.tabular.onto_atoms``).
 
 Replacing one record moves at most one count by -1 and one by +1 in each partition of each column (adding one
 adds one count: add/remove, m = 1 instead of m = 2 below). With C columns in stage 1, of which C_cat categorical
-and C_num numeric after it, and C_dec declared numeric columns, the stages are Gaussian mechanisms with
-:math:`\mu_1^2 = m C w^2 / s^2` and, given stage 1's output (which fixes the kinds),
-:math:`\mu_{23}^2 = m (C_{cat} + C_{num} / r^2 + (C_{num} + C_{dec}) / r_q^2) / s_c^2`. The noise is set so that
+and C_num numeric after it, C_dec declared numeric columns and C_atom float columns given atoms, the stages are
+Gaussian mechanisms with :math:`\mu_1^2 = m C w^2 / s^2` and, given stage 1's output (which fixes the kinds),
+:math:`\mu_{23}^2 = m (C_{cat} + C_{num} / r^2 + (C_{num} + C_{dec}) / r_q^2 + C_{atom} / r_a^2) / s_c^2`. The noise is set so that
 :math:`\mu_1^2 = \frac{w^2}{1 + w^2}\mu^2` and :math:`\mu_{23}^2 = \frac{1}{1 + w^2}\mu^2` whatever the kinds, with
 :math:`\mu = 1/z` and z the ``DomainBudget``'s: alone, from the analytic Gaussian mechanism at
 :math:`(\varepsilon, \delta/2)`; in a plugin, :math:`z/\sqrt{s}` of one table budget shared with the releases
 (``privacy.budget.TableBudget``; privacy.md, "One budget"). Gaussian mechanisms composed adaptively, each with its
 :math:`\mu_i` fixed given the earlier outputs, are one :math:`\sqrt{\sum \mu_i^2}`-GDP mechanism (Dong, Roth & Su
-2022, Corollary 3.3), so the release alone is :math:`(\varepsilon, \delta/2)`-DP. (Without stage 3 and with r = 1, this is the single-noise design :math:`\Delta = \sqrt{mC(1 + w^2)}` of
-earlier versions.) The grouping: given stage 1's output, stages 2 and 3 together are one :math:`\mu_{23}`-GDP
-mechanism whatever that output (stage 3 adapts to stage 2's ranges, and Gaussian DP composes adaptively), and that
-composes with stage 1. Then:
+2022, Corollary 3.3), so the release alone is :math:`(\varepsilon, \delta/2)`-DP. (Without stages 3 and 4 and with r = 1, this is the single-noise design :math:`\Delta = \sqrt{mC(1 + w^2)}` of
+earlier versions.) The grouping: given stage 1's output, stages 2 to 4 together are one :math:`\mu_{23}`-GDP
+mechanism whatever that output (stages 3 and 4 adapt to stage 2's ranges, and Gaussian DP composes adaptively), and
+that composes with stage 1. Then:
 
-- the observed categories are private (counted by ``category_key``, so that 1, 1.0 and True are told apart
-  by kind, not merged in the order the records come). A category is published only when its noisy count
-  exceeds :math:`\tau = s_c\,\Phi^{-1}(1 - \eta)`, :math:`\eta = \delta / (2 C_{cat}(1 + e^\varepsilon))` (in general
-  :math:`\delta_T / (C_{cat}(1 + e^{\varepsilon_T}))`, ``DomainBudget``). Proof: let
-  :math:`\tilde M` count every category observed in D *or* D' (zero where unobserved) and threshold them all;
+- the observed categories and atoms are private keys (categories counted by ``category_key``, so that 1, 1.0 and
+  True are told apart by kind, not merged in the order the records come). A category is published only when its
+  noisy count exceeds :math:`\tau = s_c\,\Phi^{-1}(1 - \eta)`, an atom above :math:`r_a \tau`,
+  :math:`\eta = \delta / (2 C_{key}(1 + e^\varepsilon))` with :math:`C_{key} = C_{cat} + C_{atom}` (in general
+  :math:`\delta_T / (C_{key}(1 + e^{\varepsilon_T}))`, ``DomainBudget``). Proof: let
+  :math:`\tilde M` count every key observed in D *or* D' (zero where unobserved) and threshold them all;
   :math:`\tilde M(D)` and :math:`\tilde M(D')` are the Gaussian release above followed by post-processing,
   so :math:`(\varepsilon, \delta/2)`-indistinguishable. With shared noise, the real release M(D) equals
-  :math:`\tilde M(D)` unless one of the at most C_cat categories unobserved in D (one per categorical column, the
-  kinds being fixed by stage 1's output: a neighbour adds at most one new category to a column) passes
-  :math:`\tau` with count 0, probability at most :math:`C_{cat}\eta`; the same for D'. Hence
-  :math:`P[M(D) \in S] \le e^\varepsilon (P[M(D') \in S] + C_{cat}\eta) + \delta/2 + C_{cat}\eta \le
+  :math:`\tilde M(D)` unless one of the at most C_key keys unobserved in D (one per keyed column, the kinds being
+  fixed by stage 1's output and the ranges by stage 2's: a neighbour adds at most one new key to a column) passes its
+  threshold with count 0, probability at most :math:`C_{key}\eta`; the same for D'. Hence
+  :math:`P[M(D) \in S] \le e^\varepsilon (P[M(D') \in S] + C_{key}\eta) + \delta/2 + C_{key}\eta \le
   e^\varepsilon P[M(D') \in S] + \delta`. A category needs about :math:`\tau + 1.645 s_c` records to be published
   with probability 95% (``DomainRelease.needed_rows``);
 - the rows of a categorical column in categories below the threshold are estimated from released counts (the
@@ -134,10 +139,10 @@ ATOM_NOISE_RATIO = 2.0
 """r_a, the atom counts' noise relative to the category counts' (stage 4): an atom worth restoring (a coded value of a
 float column) holds a large share of its column's rows, so it may stand out of more noise, and the other stages' noise
 pays less for it (s_c grows by sqrt(1 + C_atom / (r_a^2 S)), S the stages' other terms). Chosen on the validation
-tables at epsilon = 1 (docs/flows.md, fact 86): on fair (coded floats) r_a = 1 / 2 / 4 gave 2-way TV 0.093 / 0.100 /
-0.129 with no schema and 0.069 / 0.067 / 0.086 declared (0.131 and 0.181 without atoms); on the stand-in (15
-log-normal columns to the cent, no frequent value) 1 cost most (its 10% category published in 74% of releases, 2-way
-TV 0.327 against 0.253 without atoms), 2 kept 98% and 0.278, 4 100% and 0.265."""
+tables at epsilon = 1 (``benchmarks/atom_ratio.py``; docs/flows.md, fact 86): on fair (coded floats) r_a = 1 / 2 / 4
+gave 2-way TV 0.090 / 0.115 / 0.119 with no schema and 0.068 / 0.068 / 0.092 declared (0.136 and 0.185 without
+atoms); on the stand-in (15 columns to the cent, no frequent value) r_a = 1 published its 10% category in 74% of
+releases (target 95%), 2 in 98%, 4 in 100%."""
 SUB_BINS = 8
 """Sub-bins per stage-2 bin in a value histogram (stage 3): a float column's octave in eighths (9% wide)."""
 MISSING_THRESHOLD = 4.0
@@ -190,12 +195,12 @@ def stage_two_edges(kind: Kind) -> np.ndarray:
 class DomainBudget:
     r"""How a DP domain is calibrated (privacy.md, "The DP domain" and "One budget").
 
-    Its three Gaussian stages together are one :math:`\mu_D`-GDP mechanism with :math:`\mu_D = 1 /` ``noise_multiplier``;
-    its category threshold uses :math:`\eta = \delta_T / (C_{cat}(1 + e^{\varepsilon_T}))` with
+    Its four Gaussian stages together are one :math:`\mu_D`-GDP mechanism with :math:`\mu_D = 1 /` ``noise_multiplier``;
+    its key threshold (categories and atoms) uses :math:`\eta = \delta_T / (C_{key}(1 + e^{\varepsilon_T}))` with
     :math:`\varepsilon_T` = ``threshold_epsilon``, the epsilon of the whole guarantee the threshold's proof
     couples (the domain's own, or the run's total when the domain is accounted with the releases), and
-    :math:`\delta_T` = ``threshold_delta`` (0 publishes no category: for a domain of declared columns' histograms
-    only). ``gaussian_delta`` is the delta at which the Gaussian stages' own epsilon is stated."""
+    :math:`\delta_T` = ``threshold_delta`` (0 publishes no key: no category and no atom, for a domain of declared
+    integer columns' histograms only). ``gaussian_delta`` is the delta at which the Gaussian stages' own epsilon is stated."""
 
     noise_multiplier: float
     gaussian_delta: float

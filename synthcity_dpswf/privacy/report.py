@@ -166,7 +166,8 @@ class PrivacyReport:
                 )
         if self.parts and self.composition == "accounted":
             for part in self.parts:
-                threshold = (f"; its category threshold adds {part.threshold_delta:.3g} to delta" if part.threshold_delta > 0
+                threshold = (f"; its key threshold (categories, atoms) adds {part.threshold_delta:.3g} to delta"
+                             if part.threshold_delta > 0
                              else "")
                 lines.append(f"  composition        exact: {part.name}'s Gaussian release is one more Gaussian mechanism in the "
                              f"accounting above{threshold}")

@@ -68,6 +68,9 @@ def test_the_domain_counts_equal_the_in_memory_ones_whatever_the_partitioning(cu
         cells = {"age": histogram_edges(18, 89, True), "income": histogram_edges(0.0, 2e5, False)}
         for column, counts in memory.histogram_counts(cells).items():
             assert np.array_equal(spread.histogram_counts(cells)[column], counts), column
+        ranges = {"age": (18.0, 89.0), "income": (0.0, 2e5)}  # stage 4: counts by exact value, in increasing order
+        for column, counts in memory.atom_counts(ranges).items():
+            assert list(spread.atom_counts(ranges)[column].items()) == list(counts.items()), column
         assert spread.n_rows() == len(frame)
 
 

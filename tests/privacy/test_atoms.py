@@ -63,19 +63,17 @@ def test_a_domain_without_a_threshold_delta_counts_no_atom() -> None:
     assert release.atoms == {} and "x" in release.histograms
 
 
-def test_decoding_puts_a_cell_s_share_of_values_on_its_atoms_and_spreads_the_rest() -> None:
-    column = NumericColumn("x", 16.0, 32.0, histogram=((16.0, 24.0, 32.0), (100.0, 100.0)),
-                           atoms=((17.5, 60.0), (20.0, 20.0)))
-    numbers = np.linspace(16.0, 32.0, 16001)[:-1]  # uniform over the range
-    restored = onto_atoms(column, numbers)
-    first = restored[numbers < 24.0]
-    assert np.mean(first == 17.5) == pytest.approx(0.6, abs=1e-3) and np.mean(first == 20.0) == pytest.approx(0.2, abs=1e-3)
-    rest = first[(first != 17.5) & (first != 20.0)]  # the cell's other fifth, spread over the whole cell
-    assert rest.min() >= 16.0 and rest.max() < 24.0 and np.histogram(rest, bins=4, range=(16, 24))[0].std() < 0.02 * len(rest)
-    assert np.array_equal(restored[numbers >= 24.0], numbers[numbers >= 24.0])  # a cell without atoms is untouched
-    over = NumericColumn("x", 16.0, 32.0, histogram=((16.0, 24.0, 32.0), (50.0, 100.0)), atoms=((17.5, 80.0),))
-    assert np.all(onto_atoms(over, numbers[numbers < 24.0]) == 17.5)  # atoms above the cell's noisy count take it all
-    assert np.array_equal(onto_atoms(NumericColumn("k", 0.0, 9.0, integer=True), numbers), numbers)  # integers: none
+def test_decoding_puts_the_values_of_a_level_holding_atoms_on_them_and_keeps_the_others() -> None:
+    column = NumericColumn("x", 16.0, 32.0, atoms=((17.5, 60.0), (17.75, 20.0), (30.0, -5.0)))
+    edges = np.array([16.0, 17.0, 18.0, 24.0, 32.0])  # levels: 17.5 and 17.75 share [17, 18); 30 a negative count
+    positions = np.linspace(0.0, 4.0, 4001)[:-1]  # every level, uniformly
+    numbers = np.interp(positions, np.arange(5.0), edges)  # uniform inside each level, as from_position decodes
+    restored = onto_atoms(column, positions, edges, numbers)
+    second = restored[(positions >= 1) & (positions < 2)]
+    assert np.mean(second == 17.5) == pytest.approx(0.75, abs=2e-3) and np.mean(second == 17.75) == pytest.approx(0.25, abs=2e-3)
+    assert np.all(restored[positions >= 3] == numbers[positions >= 3])  # a count of no weight restores nothing
+    assert np.all(restored[positions < 1] == numbers[positions < 1])  # a level without atoms is untouched
+    assert np.array_equal(onto_atoms(NumericColumn("k", 0.0, 9.0, integer=True), positions, edges, numbers), numbers)
 
 
 @pytest.mark.parametrize("domain", [None, {"age": (16.0, 100.0), "group": ["a", "b"]}], ids=["no schema", "declared"])

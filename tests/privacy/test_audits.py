@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from scipy.stats import binom, norm
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
@@ -483,10 +484,40 @@ def test_dp_domain_publishes_an_atom_held_by_one_record_with_probability_at_most
         monkeypatch.setattr(dp_domain, "norm", types.SimpleNamespace(isf=lambda tail: 0.0))
     delta, runs, secret = 0.2, 400, secret_generator(SEED)
     frame = pd.DataFrame({"x": [17.5] * 40 + [20.25]})
-    hits = sum(20.25 in dict(release_domain(frame, 1.0, delta, secret).atoms.get("x", ())) for _ in range(runs))
+    releases = [release_domain(frame, 1.0, delta, secret) for _ in range(runs)]
+    hits = sum(20.25 in dict(release.atoms.get("x", ())) for release in releases)
+    if mutation == "sound":  # every published atom passed r_a tau (a threshold of tau alone published 0.22 of runs)
+        assert all(count > dp_domain.ATOM_NOISE_RATIO * release.threshold
+                   for release in releases for _, count in release.atoms.get("x", ()))
+        design = norm.sf((dp_domain.ATOM_NOISE_RATIO * releases[0].threshold - 1)
+                         / (dp_domain.ATOM_NOISE_RATIO * releases[0].category_std))
+        assert hits <= binom.ppf(0.9999, runs, design)  # the designed rate of a count of one passing its threshold
     if mutation != "sound":
         with pytest.raises(PrivacyAuditError, match="exclusive event"):
             audit_exclusive_event(hits, runs, delta, CONFIDENCE)
         return
     assert audit_exclusive_event(hits, runs, delta, CONFIDENCE) < delta
     assert hits > 0  # the threshold is attained, not vacuous: about delta / (2 (1 + e)) of the runs
+
+
+@pytest.mark.parametrize("mutation", ["sound", "atoms' noise at s_c"])
+def test_dp_domain_atom_noise_has_the_std_its_calibration_claims(mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The realised noise of the atom counts (released minus exact) over many releases, in units of the claimed
+    r_a s_c: std 1, where atoms drawn at s_c (the calibration still counting them at r_a) give 1 / r_a."""
+    noisy = dp_domain.noisy_counts
+    if mutation != "sound":  # stage 4 is the last draw of a one-column table: type counts, bins, histogram, atoms
+        calls = {"n": 0}
+
+        def atoms_at_s_c(counts: np.ndarray, noise_std: float, secret: torch.Generator, weight: float = 1.0) -> np.ndarray:
+            calls["n"] += 1
+            return noisy(counts, noise_std / (dp_domain.ATOM_NOISE_RATIO if calls["n"] % 4 == 0 else 1.0), secret, weight)
+
+        monkeypatch.setattr(dp_domain, "noisy_counts", atoms_at_s_c)
+    runs = domain_vectors(pd.DataFrame({"x": [17.5] * 400 + [40.5] * 200}), monkeypatch, 300)
+    scaled = np.concatenate([(vectors[3][1] - vectors[3][0]) / (dp_domain.ATOM_NOISE_RATIO * release.category_std)
+                             for vectors, release in runs])
+    assert len(scaled) == 600
+    if mutation != "sound":
+        assert np.std(scaled) < 0.75
+        return
+    assert 0.9 < np.std(scaled) < 1.1 and abs(np.mean(scaled)) < 0.15
