@@ -356,7 +356,8 @@ PLUGIN_DOMAIN = {"a": {"type": "numeric", "low": 0, "high": 4, "integer": True},
 
 def plugin_table() -> pd.DataFrame:
     rng = np.random.default_rng(0)
-    return pd.DataFrame({"a": rng.integers(0, 5, 40), "b": rng.choice(["x", "y", "z"], 40), "c": rng.uniform(0, 1, 40)})
+    # "c" coded to one decimal: the DP domain counts its atoms (stage 4), whose noise the audit then reads too
+    return pd.DataFrame({"a": rng.integers(0, 5, 40), "b": rng.choice(["x", "y", "z"], 40), "c": np.round(rng.uniform(0, 1, 40), 1)})
 
 
 def plugin_noise(name: str, domain: dict | None, monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, float, float]:
@@ -387,6 +388,7 @@ def plugin_noise(name: str, domain: dict | None, monkeypatch: pytest.MonkeyPatch
         generator = plugin.generator_
         assert generator.pool_ is not None and generator.release == "marginal" and drawn
         domain_noise = claimed_domain_noise(drawn, releases[-1], plugin.domain_part_)
+        assert len(drawn[-1][0]) > 0  # the last vector drawn: the atoms of "c" (stage 4), audited with the rest
         records, pool = plugin.encoder_.encode(frame), generator.pool_
         assert len(batches) == pool.n_releases and all(len(batch) == len(frame) for batch in batches)  # q = 1 below 1,000 rows
         exact = torch.stack([generator.mechanism.statistic(records[batch], None) for batch in batches])
