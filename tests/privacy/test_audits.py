@@ -388,7 +388,9 @@ def plugin_noise(name: str, domain: dict | None, monkeypatch: pytest.MonkeyPatch
         generator = plugin.generator_
         assert generator.pool_ is not None and generator.release == "marginal" and drawn
         domain_noise = claimed_domain_noise(drawn, releases[-1], plugin.domain_part_)
-        assert len(drawn[-1][0]) > 0  # the last vector drawn: the atoms of "c" (stage 4), audited with the rest
+        # The last vector drawn: the declared "c"'s atoms (stage 4), audited with the rest (with no schema, 40 rows
+        # rarely place "c" where its values are: its atom vector is then empty).
+        assert domain is None or len(drawn[-1][0]) > 0
         records, pool = plugin.encoder_.encode(frame), generator.pool_
         assert len(batches) == pool.n_releases and all(len(batch) == len(frame) for batch in batches)  # q = 1 below 1,000 rows
         exact = torch.stack([generator.mechanism.statistic(records[batch], None) for batch in batches])
