@@ -80,7 +80,9 @@ def test_reuse_changes_no_release_and_lowers_the_one_way_error(monkeypatch: pyte
         assert torch.equal(with_reuse.releases, without.releases) and torch.equal(with_reuse.noise_std, without.noise_std)
         assert str(fits[True].privacy_report()) == str(fits[False].privacy_report())
         assert with_reuse.one_way and not without.one_way
-    assert np.mean(errors[True]) < 0.9 * np.mean(errors[False]), (np.mean(errors[True]), np.mean(errors[False]))
+    # 0.90 of the error without them at 12 seeds (0.0210 against 0.0233): since the DP domain's stage 4, "income"'s
+    # atoms take a share of the domain's noise budget, so the measurements reused here are a little noisier.
+    assert np.mean(errors[True]) < 0.95 * np.mean(errors[False]), (np.mean(errors[True]), np.mean(errors[False]))
 
 
 def test_only_a_marginal_release_takes_measurements() -> None:

@@ -211,6 +211,20 @@ def mutate_the_domain(mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(dp_domain, "noisy_counts", lambda counts, std, secret, weight=1.0: noisy(counts, std, secret, 1.0))
 
 
+def audit_domain_parts(parts: list[tuple[np.ndarray, ...]], mutation: str, certified: float) -> None:
+    """The canary pair's independent Gaussian parts (``audit_gaussian_parts``) against the domain's claim: the counts
+    are (epsilon, delta / 2)-DP, the key threshold takes the other delta / 2. A mutant must fail; the sound release
+    must certify more than ``certified`` of the claim and stay below it."""
+    first, second = parts
+    audit = lambda: audit_gaussian_parts(list(zip(first, second)), DELTA / 2, DOMAIN_EPSILON, CONFIDENCE)  # noqa: E731
+    if mutation != "sound":
+        with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
+            audit()
+        return
+    result = audit()
+    assert certified * DOMAIN_EPSILON < result.epsilon_lower_bound < DOMAIN_EPSILON
+
+
 def cell(edges: np.ndarray, value: float) -> int:
     return int(np.searchsorted(edges, value, side="right")) - 1
 
@@ -237,15 +251,8 @@ def test_dp_domain_type_bin_and_histogram_counts_pass_the_audit_and_fail_their_m
             counts.append(vectors[1][1][cell(bins, 3)] - vectors[1][1][cell(bins, 2)])
             histogram.append(vectors[2][1][cell(edges, 3)] - vectors[2][1][cell(edges, 2)])
         parts.append((np.array(types), np.array(counts), np.array(histogram)))
-    first, second = parts
-    # The counts are (epsilon, delta / 2)-DP; the category threshold takes the other delta / 2.
-    audit = lambda: audit_gaussian_parts(list(zip(first, second)), DELTA / 2, DOMAIN_EPSILON, CONFIDENCE)  # noqa: E731
-    if mutation != "sound":
-        with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
-            audit()
-        return
-    result = audit()  # the canary attains the column's whole sensitivity: most of the claim is certified
-    assert 0.7 * DOMAIN_EPSILON < result.epsilon_lower_bound < DOMAIN_EPSILON
+    # The canary attains the column's whole sensitivity: most of the claim is certified.
+    audit_domain_parts(parts, mutation, 0.7)
 
 
 @pytest.mark.parametrize("mutation", ["sound", "noise halved"])
@@ -468,14 +475,7 @@ def test_dp_domain_atom_counts_pass_the_audit_with_their_bins_and_histogram_and_
             histogram.append(vectors[2][1][cell(edges, 17.5)] - vectors[2][1][cell(edges, 40.5)])
             atoms.append(vectors[3][1][0] - vectors[3][1][1])
         parts.append((np.array(counts), np.array(histogram), np.array(atoms)))
-    first, second = parts
-    audit = lambda: audit_gaussian_parts(list(zip(first, second)), DELTA / 2, DOMAIN_EPSILON, CONFIDENCE)  # noqa: E731
-    if mutation != "sound":
-        with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
-            audit()
-        return
-    result = audit()  # stages 2 to 4 carry mu^2 / (1 + w^2) of the claim: most of it is certified
-    assert 0.6 * DOMAIN_EPSILON < result.epsilon_lower_bound < DOMAIN_EPSILON
+    audit_domain_parts(parts, mutation, 0.6)  # stages 2 to 4 carry mu^2 / (1 + w^2) of the claim: most is certified
 
 
 @pytest.mark.parametrize("mutation", ["sound", "threshold without its tail quantile"])
