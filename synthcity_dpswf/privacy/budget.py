@@ -205,8 +205,8 @@ ADD_REMOVE_SHARE = 0.2
 (docs/flows.md, fact 76)."""
 
 SHARES = (0.05, 0.1, 0.15, 0.2, 0.3)
-"""The shares ``default_domain_share`` tries, smallest first (the rule chose 0.05 on fair and 0.2 on the stand-in,
-within one std of the best fixed share on each: ``benchmarks/domain_share.py``)."""
+"""The shares ``default_domain_share`` tries, smallest first (with atoms counted the rule chooses 0.3 on fair and on the
+stand-in, where 0.2 and 0.3 measured best: ``benchmarks/domain_share.py``; docs/flows.md, fact 86)."""
 
 
 def default_domain_share(
