@@ -221,8 +221,9 @@ def default_domain_share(
       published with probability 95% (``privacy.domain.rows_needed``; an atom needs ``ATOM_NOISE_RATIO`` times a
       category's rows) when half the undeclared columns are categorical and the other half float (their kinds are
       private until released); the largest if none is. On fair, where coded floats are most of the table, the
-      atoms moved the share from 0.05 to 0.3 (2-way TV with no schema 0.100 at 0.05, 0.079 at 0.1, 0.066 at 0.2,
-      0.069 at 0.3; the stand-in 0.270 at 0.2, its share before, and 0.261 at 0.3: docs/flows.md, fact 86).
+      atoms moved the share from 0.05 to 0.3 (DPSWflow's 2-way TV with no schema 0.085 at 0.05, 0.077 at 0.1, 0.067
+      at 0.2, 0.070 at 0.3; the stand-in 0.273 at 0.2, its share before, and 0.259 at 0.3:
+      ``benchmarks/results/domain_share.md``, docs/flows.md fact 86).
     """
     if n_undeclared == 0:
         return HISTOGRAM_SHARE

@@ -299,6 +299,13 @@ class DomainRelease:
     atoms: dict[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
     """Per float column (typed or declared) with published atoms (stage 4): ``(value, noisy count)`` in increasing
     order of value, each count above the atom threshold ``ATOM_NOISE_RATIO * threshold``."""
+    atom_columns: tuple[str, ...] = ()
+    """The float columns whose values stage 4 counted (empty when it did not run: no threshold delta)."""
+
+    @property
+    def atom_needed_rows(self) -> float:
+        """About how many records an atom needs to be published with probability 95%: r_a (tau + 1.645 s_c)."""
+        return ATOM_NOISE_RATIO * self.needed_rows
 
     @property
     def count_std(self) -> float:
@@ -437,6 +444,13 @@ def rows_needed(
     )
     threshold = category_threshold(category_std, budget.threshold_epsilon, budget.threshold_delta, n_categorical + n_atoms)
     return threshold + SURVIVAL_QUANTILE * category_std
+
+
+def publishes_keys(n_typed: int, declared: dict[str, tuple[float, float, bool]]) -> bool:
+    """Whether a DP domain of ``n_typed`` typed columns and these ``declared`` numeric ones may publish private keys,
+    so that its threshold needs a delta: categories (some column is typed, so may be categorical) or atoms (some column
+    may be float: typed, or declared with a float range)."""
+    return n_typed > 0 or any(not integer for _, _, integer in declared.values())
 
 
 def release_domain(
@@ -591,6 +605,7 @@ def release_domain_at(
         kinds, bounds, categories, located, budget, noise_std, threshold, neighbouring,
         category_std=category_std, histograms=histograms, lost=lost, declared=declared, missing=missing,
         hidden_missing=hidden_missing, released_rows=rows, one_way=one_way, placed=placed, mixed=mixed, atoms=atoms,
+        atom_columns=tuple(float_columns) if n_atoms else (),
     )
 
 

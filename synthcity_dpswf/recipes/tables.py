@@ -18,7 +18,7 @@ from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, ta
 from synthcity_dpswf.models.schedule import pooled_count_noise
 from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant, secret_generator
 from synthcity_dpswf.privacy.budget import Budget, TableBudget, default_domain_share
-from synthcity_dpswf.privacy.domain import ATOM_NOISE_RATIO, OTHER_CATEGORY, DomainRelease, release_domain_at
+from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, publishes_keys, release_domain_at
 
 ReleasePlan = Callable[[int | None, float | None], tuple[ReleaseAccountant, int]]
 """The releases' accountant and number for ``(n_public, prior)``, from the generator class's schedule before any
@@ -111,8 +111,7 @@ def table_domain(
     if share is None:
         share = default_domain_share(n_public, len(undeclared), len(histograms), epsilon, budget.resolved_delta,
                                      budget.neighbouring)
-    keyed = bool(undeclared) or any(not integer for _, _, integer in histograms.values())  # categories or atoms
-    split = TableBudget(epsilon, budget.resolved_delta, share, keyed=keyed)
+    split = TableBudget(epsilon, budget.resolved_delta, share, keyed=publishes_keys(len(undeclared), histograms))
     release = release_domain_at(
         columns_of(table, undeclared + list(histograms)), split.domain(), secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
         declared=histograms,
@@ -121,8 +120,6 @@ def table_domain(
     what = f"kinds, ranges, value histograms and category sets of {len(undeclared)} columns" if undeclared else ""
     if histograms:
         what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
-    floats = [kind == "float" for kind in release.kinds.values()] + [not integer for _, _, integer in histograms.values()]
-    atoms_counted = split.threshold_delta > 0 and any(floats)  # stage 4 ran (privacy.md, "The DP domain")
     if release.atoms:
         published = sum(len(atoms) for atoms in release.atoms.values())
         what += f"; {published} frequent exact values (atoms) of {len(release.atoms)} float columns"
@@ -131,7 +128,7 @@ def table_domain(
         f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}, {share:.3g} of mu^2"
         + (f", category threshold {release.threshold:.3g}: a category needs about {release.needed_rows:.0f} rows to be "
            "published" if undeclared else "")
-        + (f", a float column's atom about {ATOM_NOISE_RATIO * release.needed_rows:.0f} rows" if atoms_counted else "")
+        + (f", a float column's atom about {release.atom_needed_rows:.0f} rows" if release.atom_columns else "")
         + ")",
         release.other_adjacency(), threshold_delta=split.threshold_delta, threshold_epsilon=epsilon, accounted=True,
     )
