@@ -72,6 +72,19 @@ def consensus_margin(estimates: list[torch.Tensor], variances: list[float], tota
     return to_probabilities(combined, total)
 
 
+def dependence_score(table: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor, total: float, variance: float) -> float:
+    r"""How far a noisy two-way count table ``(K_i, K_j)`` stands from independence, in units of its noise:
+    :math:`(\sum_{ab} (c_{ab} - n r_a s_b)^2 / v - K_i K_j) / \sqrt{2 K_i K_j}`, with row and column margins r, s
+    (probabilities: the two columns' estimates), n = ``total`` and v the noise variance of a count. For an independent table measured
+    with noise alone the sum is about a chi-square of :math:`K_i K_j` degrees of freedom, so the score is about a
+    standard normal; a dependent table's grows with n."""
+    if not variance > 0:
+        raise ValueError(f"variance must be > 0, got {variance!r}.")
+    expected = total * torch.outer(rows.to(torch.float64), columns.to(torch.float64))
+    cells = table.numel()
+    return float((((table.to(torch.float64) - expected) ** 2).sum() / variance - cells) / math.sqrt(2.0 * cells))
+
+
 def rake(table: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor, iterations: int = RAKING_ITERATIONS) -> torch.Tensor:
     r"""Iterative proportional fitting of a non-negative table ``(K_i, K_j)`` to row and column margins (each
     summing to one): alternately :math:`p_{ab} \leftarrow p_{ab}\, r_a / \sum_{b'} p_{ab'}` and the same for

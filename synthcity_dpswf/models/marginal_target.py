@@ -3,10 +3,12 @@ them, and the unit-cube particle space with its map back to level codes. All pos
 
 Estimates (``marginal_estimates``), from the releases summed over rounds:
 
-1. the number of counted records, :math:`\hat n`, the mean over columns of each one-way table's total;
+1. the number of counted records, :math:`\hat n`, the mean over columns of each one-way table's total; where a paid
+   pair selection measured the same tables (``ReleasePool.selection``), every cell combined with its measurement as in
+   2 (``combine_measurements``);
 2. every fine one-way table, combined cell by cell with another release's measurement of it where the pool holds
    one (a DP domain's: ``ReleasePool.one_way``; both rescaled to :math:`\hat n` records and weighted by the inverse
-   of their noise variance, ``combine_one_way``), to probabilities (``math.marginals.to_probabilities``: projection
+   of their noise variance, ``combine_measurements``), to probabilities (``math.marginals.to_probabilities``: projection
    onto the simplex);
 3. every column's coarse margin from all the released tables that contain it, weighted by the inverse of their
    noise variance (the fine one-way table summed over a coarse level: width x s^2; a two-way table's margin:
@@ -83,13 +85,17 @@ def _estimate(pool: ReleasePool) -> MarginalEstimates:
     layout = pool.options.layout
     counts = pool.releases.to(torch.float64).sum(dim=0)
     variance = float((pool.noise_std.to(torch.float64) ** 2).sum())  # per count, summed over rounds
-    one_way, two_way = layout.split(counts)
-    n_counted = float(torch.stack([table.sum() for table in one_way]).mean())
+    n_counted = float(torch.stack([table.sum() for table in layout.split(counts)[0]]).mean())
     if n_counted <= 0:  # only noise can make it so: no information, uniform tables
         n_counted = 1.0
+    if pool.selection is not None:  # every cell measured twice at uniform noise each: one uniform variance after
+        measured, std, counted = pool.selection
+        counts, variances = combine_measurements(counts, variance, measured, torch.full_like(measured, std**2), n_counted / counted)
+        variance = float(variances.max())
+    one_way, two_way = layout.split(counts)
     cell_variances = [torch.full_like(table, variance) for table in one_way]
     for column, (counts, stds, counted) in pool.one_way.items():
-        one_way[column], cell_variances[column] = combine_one_way(one_way[column], variance, counts, stds**2, n_counted / counted)
+        one_way[column], cell_variances[column] = combine_measurements(one_way[column], variance, counts, stds**2, n_counted / counted)
     fine = [to_probabilities(table, n_counted) for table in one_way]
     coarse = []
     for column, table in enumerate(one_way):
@@ -109,11 +115,11 @@ def _estimate(pool: ReleasePool) -> MarginalEstimates:
     return MarginalEstimates(layout, fine, coarse, pairs, n_counted)
 
 
-def combine_one_way(
+def combine_measurements(
     counts: torch.Tensor, variance: float, measured: torch.Tensor, measured_variances: torch.Tensor, scale: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""A fine one-way table ``counts`` (noise variance ``variance`` per cell) combined with another release's
-    measurement of it (``measured``, variances ``measured_variances``, counting ``1 / scale`` times as many records):
+    r"""Noisy counts ``counts`` (a fine one-way table, or a whole release vector; noise variance ``variance`` per cell)
+    combined with another release's measurement of them (``measured``, variances ``measured_variances``, counting ``1 / scale`` times as many records):
     per cell :math:`\hat c = (c / v + \lambda m / (\lambda^2 w)) / (1 / v + 1 / (\lambda^2 w))` with
     :math:`\lambda` = ``scale``, the least-squares combination of two independent unbiased estimates, and its
     variance :math:`(1 / v + 1 / (\lambda^2 w))^{-1}`. Returns ``(combined counts, their variances)``."""

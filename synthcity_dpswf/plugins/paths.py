@@ -25,6 +25,7 @@ from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.privacy import MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant
 from synthcity_dpswf.privacy.budget import Budget
+from synthcity_dpswf.privacy.selection import PairSelection
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,10 @@ class PreparedData:
     partitioned: Any = None
     """A partitioned table's ``adapters.partitioned.DaskCounts``, from which the generator's release is summed
     (privacy.md, "Tables on Dask"); ``None`` in memory."""
+    selection: PairSelection | None = None
+    """The paid pair selection's release (``privacy.selection``), joined to the marginal release after it."""
+    selection_part: PrivacyPart | None = None
+    """Its part of the budget, in the releases' accounting (``None``: no selection was paid for)."""
     flow_defaults: dict[str, int] = field(default_factory=dict)
     """Release and flow settings measured for this codec and generator (``ImageCodecEntry.flow_defaults``), used
     where the plugin's own are left at ``None``."""
@@ -75,6 +80,7 @@ class FittingPlugin(Protocol):
     fine_bins: int | None
     coarse_bins: int | None
     max_pairs: int | None
+    pair_selection: str
     # images
     image_autoencoder: Any
     image_codec: str | None

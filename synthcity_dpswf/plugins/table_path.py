@@ -75,7 +75,8 @@ class TablePath:
         n_public = None if n_records is None else plugin.public_size(n_records)
         declared = plugin.declared_domain
         choices = TableChoices(plugin.release_kind(), declared, plugin.domain_epsilon_share, plugin.numeric_histograms,
-                               plugin.fine_bins, plugin.coarse_bins, plugin.max_pairs, plugin.random_state)
+                               plugin.fine_bins, plugin.coarse_bins, plugin.max_pairs, plugin.random_state,
+                               plugin.pair_selection)
         names = set() if declared is None else set(declared.names)
         settled = settle_table(table, n_public, plugin.budget.for_records(n_public), choices, plugin.release_plan,
                                lambda domain: loader.public_domain(X, domain, names))
@@ -83,7 +84,7 @@ class TablePath:
             records=None, labels=None, budget=settled.budget, noise_multiplier=settled.noise_multiplier,
             codec=settled.codec, layout=settled.layout, schema=synthcity_schema(settled.domain),
             info=loader.public_info(X, settled.domain), paid=settled.paid, released_rows=settled.released_rows,
-            one_way=settled.one_way,
+            one_way=settled.one_way, selection=settled.selection, selection_part=settled.selection_part,
         )
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,

@@ -109,18 +109,20 @@ class PrivacyReport:
         """This report, whose accounting already holds ``part``'s Gaussian mechanism (the generator was fitted with it
         as its accountant's ``prior``), with the part listed and its ``threshold_delta`` added to delta (and, under the
         other adjacency, ``threshold_delta_at`` of that epsilon): privacy.md, "One budget"."""
-        if self.parts or not part.accounted:
-            raise ValueError("include takes the one part the accountant held (accounted=True); this report has parts "
-                             "already, or the part was not in the accounting: use compose.")
+        if not part.accounted or (self.parts and self.composition != "accounted"):
+            raise ValueError("include takes parts the accountant held (accounted=True) into a report with no part composed "
+                             "by basic composition; the part was not in the accounting, or the report has basic parts: use "
+                             "compose.")
         other = self.other
         if other is not None and other.epsilon is not None and other.delta is not None:
             other = OtherAdjacency(other.neighbouring, other.epsilon, other.delta + part.threshold_delta_at(other.epsilon),
                                    f"{other.how}; the {part.name} inside the accounting")
-        conservative_delta = None
+        conservative_delta = self.conservative_delta
         if self.conservative_epsilon is not None:
-            conservative_delta = self.delta + part.threshold_delta_at(self.conservative_epsilon)
+            conservative_delta = (self.conservative_delta if self.conservative_delta is not None else self.delta) \
+                + part.threshold_delta_at(self.conservative_epsilon)
         return dataclasses.replace(
-            self, delta=self.delta + part.threshold_delta, parts=(part,), other=other, composition="accounted",
+            self, delta=self.delta + part.threshold_delta, parts=self.parts + (part,), other=other, composition="accounted",
             conservative_delta=conservative_delta,
         )
 

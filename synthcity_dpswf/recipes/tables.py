@@ -11,18 +11,28 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import pandas as pd
+import torch
 
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models.schedule import pooled_count_noise
-from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant, secret_generator
+from synthcity_dpswf.privacy import (
+    MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant, ReleaseOptions, secret_generator,
+)
 from synthcity_dpswf.privacy.budget import Budget, TableBudget, default_domain_share
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, publishes_keys, release_domain_at
+from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
+from synthcity_dpswf.privacy import selection as pair_rule  # the module: its SELECTION_SHARE read at each fit
+from synthcity_dpswf.privacy.selection import PairSelection
 
 ReleasePlan = Callable[[int | None, float | None], tuple[ReleaseAccountant, int]]
 """The releases' accountant and number for ``(n_public, prior)``, from the generator class's schedule before any
 generator is built (``plugins.base.SlicedFlowPlugin.release_plan``)."""
+
+
+PAIR_SELECTIONS = ("adaptive", "public")
+"""How the marginal release's pairs are chosen (``TableChoices.pair_selection``)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,14 @@ class TableChoices:
     coarse_bins: int | None = None
     max_pairs: int | None = 120
     random_state: int = 0
+    pair_selection: str = "adaptive"
+    """``"adaptive"``: the pairs the release measures are chosen by a paid selection where ``selects_pairs`` says so
+    (privacy.md, "Paid pair selection"); ``"public"``: all pairs up to ``max_pairs``, beyond a random subset (no data
+    read)."""
+
+    def __post_init__(self) -> None:
+        if self.pair_selection not in PAIR_SELECTIONS:
+            raise ValueError(f"pair_selection must be one of {PAIR_SELECTIONS}, got {self.pair_selection!r}.")
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,9 @@ class SettledTable:
     paid: PrivacyPart | None = None
     released_rows: float | None = None
     one_way: dict[int, tuple[Any, Any]] = field(default_factory=dict)
+    selection: PairSelection | None = None
+    """The paid pair selection's release, where one was made (its part of the budget: ``selection_part``)."""
+    selection_part: PrivacyPart | None = None
 
 
 def settle_table(
@@ -71,18 +92,46 @@ def settle_table(
     domain, paid, release, budget = table_domain(table, choices, n_public, budget)
     released_rows = None if release is None else release.released_rows
     domain = public_rules(domain)
+    unknown = "error" if paid is None else "first"  # a released domain drops rare categories
+    levelled = MECHANISMS[choices.release].takes_level_codes
+    n_columns = len(domain.columns)
+    selecting = levelled and choices.pair_selection == "adaptive" and pair_rule.selects_pairs(
+        n_columns, choices.max_pairs, budget.epsilon)
+    share, multiplier = pair_rule.SELECTION_SHARE, None
+    if selecting:  # the selection's share is fixed before any release, from what the domain left
+        multiplier = budget.share_of_rest(share)
+        budget = budget.spend(multiplier)
     accountant, steps = release_plan(n_public, budget.prior)
     noise_multiplier = budget.noise_multiplier(accountant, steps)
-    unknown = "error" if paid is None else "first"  # a released domain drops rare categories
-    if not MECHANISMS[choices.release].takes_level_codes:
+    if not levelled:
         return SettledTable(domain, TabularCodec(domain, unknown), None, budget, noise_multiplier, paid, released_rows)
     count_noise = pooled_count_noise(accountant, steps, noise_multiplier)
+    n_pairs = pair_rule.selected_pair_count(n_columns, choices.max_pairs) if selecting else None
     fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
-                                                 len(domain.columns))
+                                                 n_columns, n_pairs)
     codec = MarginalTableCodec(domain, fine_bins, unknown)
-    layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing)
     one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
-    return SettledTable(domain, codec, layout, budget, noise_multiplier, paid, released_rows, one_way)
+    if multiplier is None or n_pairs is None:
+        layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing)
+        return SettledTable(domain, codec, layout, budget, noise_multiplier, paid, released_rows, one_way)
+    candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing)
+    selection = pair_rule.release_pair_selection(
+        table_statistic(table, codec, candidates), candidates, n_pairs, multiplier, budget.release_delta, share,
+        secret_generator(), budget.neighbouring,
+    )
+    part = PrivacyPart("pair selection", selection.epsilon, selection.delta, selection.describe(),
+                       selection.other_adjacency(), accounted=True)
+    return SettledTable(domain, codec, selection.chosen_layout(), budget, noise_multiplier, paid, released_rows, one_way,
+                        selection, part)
+
+
+def table_statistic(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec, layout: MarginalLayout) -> torch.Tensor:
+    """The exact marginal statistic of ``layout`` over every record of ``table`` (a frame's level codes, or a partitioned
+    table's summed): private, read only by ``release_pair_selection``, which adds its noise."""
+    mechanism = MarginalRelease(ReleaseOptions(layout=layout))
+    if isinstance(table, pd.DataFrame):
+        return mechanism.statistic(mechanism.prepare(codec.encode(table), "ball"), None)
+    return table.marginal_statistic(codec, mechanism)
 
 
 def table_domain(
@@ -152,19 +201,22 @@ def columns_of(table: pd.DataFrame | DaskCounts, columns: list[str]) -> pd.DataF
 
 def marginal_resolution(
     choices: TableChoices, neighbouring: Neighbouring, n_public: int | None, released_rows: float | None,
-    count_noise: float, n_columns: int,
+    count_noise: float, n_columns: int, n_pairs: int | None = None,
 ) -> tuple[int, int]:
     """``(fine_bins, coarse_bins)`` of the marginal release: the ``choices``' where given, else ``table_resolution`` from
     the expected size (``n_public``, or under add/remove the DP domain's ``released_rows``) and the noise of a pooled
     count of the releases (``count_noise``, ``models.schedule.pooled_count_noise`` of the run's calibrated noise: public
-    numbers and released ones only)."""
+    numbers and released ones only) over its tables: the d one-way tables and ``n_pairs`` pairs (``None``: all pairs up
+    to ``max_pairs``)."""
     if choices.fine_bins is not None and choices.coarse_bins is not None:
         return choices.fine_bins, choices.coarse_bins
     size = n_public if n_public is not None else released_rows
     if size is None or count_noise == 0:
         fine, coarse = table_resolution(None, 1.0)
     else:
-        n_tables = n_columns + min(n_columns * (n_columns - 1) // 2, choices.max_pairs or n_columns**2)
+        if n_pairs is None:
+            n_pairs = min(n_columns * (n_columns - 1) // 2, choices.max_pairs or n_columns**2)
+        n_tables = n_columns + n_pairs
         unit = math.sqrt(2.0 if neighbouring == "replace_one" else 1.0)
         fine, coarse = table_resolution(size, count_noise * unit * math.sqrt(n_tables))
     return choices.fine_bins or fine, choices.coarse_bins or coarse

@@ -134,3 +134,26 @@ def test_a_string_and_numpy_s_str_are_one_category_whichever_path_counts_them() 
     with dask.config.set({"scheduler": "sync", "dataframe.convert-string": False}):  # Dask would make 5 a "5"
         summed = DaskCounts(partitioned(frame, [60])).value_counts({"c": None})["c"]
     assert dict(summed.categories) == dict(mixed.categories)
+
+
+def test_the_pair_selection_reads_the_same_statistic_from_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 7-column table on Dask pays for a pair selection (privacy.md, "Paid pair selection") whose exact statistic is
+    the in-memory one, and whose noise and report part match the in-memory fit's."""
+    from synthcity.plugins import Plugins
+
+    from synthcity_dpswf.recipes import tables as table_recipe
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"x{j}": rng.integers(0, 4, 300) for j in range(7)})
+    domain = {f"x{j}": {"type": "numeric", "low": 0, "high": 3, "integer": True} for j in range(7)}
+    made: list[tuple[torch.Tensor, object]] = []
+    release = table_recipe.pair_rule.release_pair_selection
+    monkeypatch.setattr(table_recipe.pair_rule, "release_pair_selection",
+                        lambda statistic, *args, **kwargs: (made.append((statistic, release(statistic, *args, **kwargs))), made[-1][1])[1])
+    memory = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5, domain=domain).fit(frame)
+    with dask.config.set(scheduler="sync"):
+        spread = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5, domain=domain).fit(partitioned(frame, [100, 250]))
+    (exact, in_memory), (summed, from_parts) = made
+    assert torch.equal(summed, exact) and in_memory.noise_std == from_parts.noise_std  # type: ignore[attr-defined]
+    assert memory.selection_part_.epsilon == spread.selection_part_.epsilon  # type: ignore[union-attr]
+    assert len(spread.layout_.pairs) == 10

@@ -1,5 +1,5 @@
 """The DP domain's released counts reused as measurements of the marginal release's one-way tables (privacy.md, "One
-budget"; ``models.marginal_target.combine_one_way``): post-processing that leaves the release and its sensitivity as they
+budget"; ``models.marginal_target.combine_measurements``): post-processing that leaves the release and its sensitivity as they
 were, and lowers the one-way tables' error."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from synthcity.plugins import Plugins
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain
 from synthcity_dpswf.models import DPSWFlow
-from synthcity_dpswf.models.marginal_target import combine_one_way, marginal_estimates
+from synthcity_dpswf.models.marginal_target import combine_measurements, marginal_estimates
 from synthcity_dpswf.recipes import tables as table_recipe
 from synthcity_dpswf.privacy import MarginalLayout, secret_generator
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, release_domain
@@ -25,10 +25,10 @@ pytestmark = pytest.mark.filterwarnings("ignore:release noise seeded with a know
 
 def test_two_measurements_combine_by_inverse_variance() -> None:
     counts, measured = torch.tensor([100.0, 300.0]), torch.tensor([60.0, 140.0])  # the second counts half the records
-    combined, variances = combine_one_way(counts, 4.0, measured, torch.tensor([1.0, 1.0]), scale=2.0)
+    combined, variances = combine_measurements(counts, 4.0, measured, torch.tensor([1.0, 1.0]), scale=2.0)
     # rescaled: 2 * measured = [120, 280] with variance 4 * 1 = 4: the plain mean of two equal-variance estimates
     assert torch.allclose(combined, torch.tensor([110.0, 290.0])) and torch.allclose(variances, torch.tensor([2.0, 2.0]))
-    combined, _ = combine_one_way(counts, 4.0, measured, torch.tensor([1e9, 1e9]), scale=2.0)
+    combined, _ = combine_measurements(counts, 4.0, measured, torch.tensor([1e9, 1e9]), scale=2.0)
     assert torch.allclose(combined, counts, atol=1e-3)  # a useless measurement changes nothing
 
 

@@ -525,3 +525,67 @@ def test_dp_domain_atom_noise_has_the_std_its_calibration_claims(mutation: str, 
         assert np.std(scaled) < 0.75
         return
     assert 0.9 < np.std(scaled) < 1.1 and abs(np.mean(scaled)) < 0.15
+
+
+# ------------------------------------------------------------------------------------ paid pair selection
+# DPSWflow on a 7-column table with every column declared (no DP domain): stage A, the selection's release of the
+# one-way tables and all 21 pairs, then stage B, the release of the 10 chosen pairs (privacy.md, "Paid pair
+# selection"). Each stage's realised noise (released minus exact counts) is divided by the std its own claim implies
+# (stage A: the z of the report's part at its delta, times sqrt(2 m_A); stage B: the stored z Delta); a pair of rows
+# different in every coarse level moves stage A by sqrt(2 m_A) and stage B by sqrt(2 m_B), so the whole is
+# sqrt(2 m_A / s_A^2 + 2 m_B / s_B^2)-GDP between them, checked by ``audit_noise`` against the report's epsilon, and
+# failing with stage A's noise halved alone.
+SELECTION_DOMAIN = {f"x{j}": {"type": "numeric", "low": 0, "high": 3, "integer": True} for j in range(7)}
+
+
+def selection_noise(monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, float, float]:
+    shared = secret_generator(SEED)
+    monkeypatch.setattr(model_base, "secret_generator", lambda seed=None: shared)
+    monkeypatch.setattr(table_recipe, "secret_generator", lambda seed=None: shared)
+    made: list[tuple[object, torch.Tensor]] = []
+    release = table_recipe.pair_rule.release_pair_selection
+
+    def recording(statistic: torch.Tensor, *args: object, **kwargs: object) -> object:
+        made.append((release(statistic, *args, **kwargs), statistic))
+        return made[-1][0]
+
+    monkeypatch.setattr(table_recipe.pair_rule, "release_pair_selection", recording)
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"x{j}": rng.integers(0, 4, 60) for j in range(7)})
+    noise, separations = [], []
+    for _ in range(3):
+        plugin = Plugins().get("dpswflow", epsilon=PLUGIN_EPSILON, delta=DELTA, domain=SELECTION_DOMAIN).fit(frame)
+        selection, exact_a = made[-1]
+        part = plugin.selection_part_
+        m_a = selection.layout.n_tables  # type: ignore[attr-defined]
+        std_a = CLAIM_MULTIPLIER(part.epsilon, part.delta) * math.sqrt(2 * m_a)
+        noise.append(((selection.values - exact_a) / std_a).numpy())  # type: ignore[attr-defined]
+        generator = plugin.generator_
+        pool, layout = generator.pool_, generator.mechanism.layout
+        assert layout.pairs == selection.pairs and len(layout.pairs) == 10  # type: ignore[attr-defined]
+        exact_b = generator.mechanism.statistic(plugin.encoder_.encode(frame), None)
+        noise.append(((pool.releases[0] - exact_b) / pool.noise_std[0]).numpy())
+        separations.append(2 * m_a / std_a**2 + 2 * layout.n_tables / float(pool.noise_std[0]) ** 2)
+    return np.concatenate(noise), math.sqrt(min(separations)), plugin.privacy_report().epsilon
+
+
+@pytest.mark.parametrize("mutation", ["sound", "selection noise halved"])
+def test_the_pair_selection_and_its_release_pass_the_audit_end_to_end_and_fail_their_mutant(
+    mutation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if mutation != "sound":
+        noised = MECHANISMS["marginal"].noised
+
+        def halved(self: object, exact: torch.Tensor, directions: object, z: float, *args: object) -> object:
+            candidates = len(self.layout.pairs) == 21  # type: ignore[attr-defined]  # stage A holds all 21 pairs
+            return noised(self, exact, directions, z / 2 if candidates else z, *args)
+
+        monkeypatch.setattr(MECHANISMS["marginal"], "noised", halved)
+    noise, separation, claimed = selection_noise(monkeypatch)
+    assert claimed == pytest.approx(PLUGIN_EPSILON, abs=0.03)
+    if mutation != "sound":
+        with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
+            audit_noise(noise, separation, DELTA, claimed, CONFIDENCE)
+        return
+    result = audit_noise(noise, separation, DELTA, claimed, CONFIDENCE)
+    assert 0.5 * claimed < result.epsilon_lower_bound < claimed

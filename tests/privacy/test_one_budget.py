@@ -22,9 +22,18 @@ from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon,
 from synthcity_dpswf.privacy.budget import THRESHOLD_DELTA_SHARE, TableBudget
 from synthcity_dpswf.privacy.composition import composed_multiplier
 from synthcity_dpswf.privacy.domain import DomainBudget, release_domain_at, stage_noise
+from synthcity_dpswf.privacy.selection import selected_pair_count
 
 EPSILON, DELTA = 1.0, 1e-5
 pytestmark = pytest.mark.filterwarnings("ignore:release noise seeded with a known seed")
+
+
+def wide_table(n: int = 600) -> pd.DataFrame:
+    """7 columns: 21 pairs, more than twice T = 10, so the plugins pay for a pair selection."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"x{j}": rng.integers(0, 5, n) for j in range(6)})
+    frame["city"] = rng.choice(["a", "b", "c"], n)
+    return frame
 
 
 def small_table(n: int = 300) -> pd.DataFrame:
@@ -154,3 +163,40 @@ def test_the_other_adjacency_of_a_one_shot_run_composes_the_domain_and_its_thres
     assert report.other.epsilon == pytest.approx(expected, rel=1e-4) and report.other.epsilon < EPSILON
     assert report.other.delta == pytest.approx(gaussian_delta + part.threshold_delta_at(expected))
     assert report.conservative_delta == pytest.approx(gaussian_delta + part.threshold_delta_at(report.conservative_epsilon))
+
+
+@pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
+@pytest.mark.parametrize("name", ["dpswflow", "dpswflow_r", "dpswgen"])
+def test_a_plugin_with_a_domain_and_a_selection_reports_exactly_its_budget(name: str, neighbouring: str) -> None:
+    """The three Gaussians (domain, selection, releases) recomputed from the multipliers each was drawn at, recorded
+    where they are made (not from the report), compose to the budget, and the report prints that epsilon."""
+    from synthcity_dpswf.recipes import tables as table_recipe
+
+    made = []
+    release = table_recipe.pair_rule.release_pair_selection
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(table_recipe.pair_rule, "release_pair_selection",
+                        lambda *args, **kwargs: (made.append(release(*args, **kwargs)), made[-1])[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get(name, epsilon=EPSILON, delta=DELTA, neighbouring=neighbouring, n_steps=5)
+        try:
+            plugin.fit(wide_table())
+        finally:
+            monkeypatch.undo()
+    report, domain, selection = plugin.privacy_report(), plugin.domain_part_, plugin.selection_part_
+    assert domain is not None and selection is not None and report.parts == (domain, selection)
+    assert len(plugin.layout_.pairs) == selected_pair_count(7, 120) < 21 and report.delta == pytest.approx(DELTA)
+    gaussian_delta = DELTA - domain.threshold_delta
+    assert selection.delta == pytest.approx(gaussian_delta) and selection.threshold_delta == 0
+    (drawn,) = made  # stage A's multiplier as drawn, and its std on the candidate layout's exact sensitivity
+    tables = drawn.layout.n_tables
+    assert drawn.noise_std == pytest.approx(drawn.noise_multiplier * math.sqrt((2 if neighbouring == "replace_one" else 1) * tables))
+    assert selection.epsilon == pytest.approx(analytic_gaussian_epsilon(drawn.noise_multiplier, gaussian_delta))
+    prior = composed_multiplier(analytic_gaussian_noise_multiplier(domain.epsilon, gaussian_delta), drawn.noise_multiplier)
+    assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
+    assert report.epsilon == pytest.approx(EPSILON, abs=0.01)  # the report prints the whole, selection included
+    assert "exact: pair selection's Gaussian release is one more Gaussian mechanism" in str(report)
+    if name == "dpswflow" and neighbouring == "replace_one":  # the other adjacency: sqrt(2) times the composed z
+        expected = analytic_gaussian_epsilon(math.sqrt(2) * composed_multiplier(report.noise_multiplier, prior), gaussian_delta)
+        assert report.other.epsilon == pytest.approx(expected, rel=1e-4)

@@ -1,0 +1,171 @@
+r"""The paid pair selection: which column pairs a table's marginal release measures, chosen from a Gaussian release of
+every candidate pair's table (privacy.md, "Paid pair selection").
+
+Stage A releases the marginal statistic of the candidate layout :math:`L_A` (every pair) over all n records at
+multiplier :math:`z_A`; the choice keeps the T pairs whose noisy tables stand furthest from the product of their
+noisy margins (``math.marginals.dependence_score``: post-processing); stage B, the generator's releases, measures
+those T pairs only, at sensitivity :math:`\sqrt{2(d + T)}` fixed before stage A. Stage A is spent like the DP domain,
+as one more Gaussian mechanism in the releases' prior (``budget.Budget.spend``), and its values of the chosen tables
+are combined with stage B's at generation (``PairSelection.measurement``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from synthcity_dpswf.math.marginals import coarsen, dependence_score, to_probabilities
+from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon
+from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout, Pair
+from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
+from synthcity_dpswf.privacy.mechanisms.base import ReleaseOptions
+from synthcity_dpswf.privacy.neighbouring import NEIGHBOURINGS, Neighbouring, one_shot_other_multiplier, other
+from synthcity_dpswf.privacy.report import OtherAdjacency
+
+SELECTION_SHARE = 0.3
+r"""The selection's share q of what the budget leaves after the DP domain, :math:`\mu_A^2 = q(\mu^2 - \mu_D^2)`:
+chosen on the validation tables, fair and the stand-in, at T = d (``benchmarks/pair_selection.py``, docs/flows.md fact
+87): 0.2, 0.3 and 0.5 all beat the public choice's 2-way TV on the stand-in (0.206 / 0.216 / 0.220 against 0.258 with no
+schema; 0.178 / 0.173 / 0.181 against 0.215 declared), and none moved fair's by more than its spread; 0.3 is the middle."""
+
+PAIRS_PER_COLUMN = 1.5
+"""T / d, the pairs stage B measures per column: chosen on the validation tables with ``SELECTION_SHARE``
+(``benchmarks/pair_selection.py``; docs/flows.md fact 87): against one per column, 1.5 kept the 2-way TV (fair 0.065 /
+0.070 against 0.068 / 0.068, no schema / declared; the stand-in 0.220 / 0.188 against 0.216 / 0.173) and raised
+TSTR (fair 0.632 / 0.629 against 0.590 / 0.638; the stand-in 0.796 / 0.785 against 0.693 / 0.739); half a pair
+per column lost both (these runs kept the T pairs of largest score, before the spanning forest of ``pairs``)."""
+
+CANDIDATE_PAIRS = 1000
+"""At most this many candidate pairs (beyond, a uniformly random subset from the public seed): 45 columns."""
+
+
+def selected_pair_count(n_columns: int, max_pairs: int | None) -> int:
+    """T, the pairs stage B measures: ``PAIRS_PER_COLUMN`` per column, rounded down (at least one), at most
+    ``max_pairs``."""
+    count = max(1, math.floor(PAIRS_PER_COLUMN * n_columns))
+    return count if max_pairs is None else min(count, max_pairs)
+
+
+def selects_pairs(n_columns: int, max_pairs: int | None, epsilon: float) -> bool:
+    """Whether a table pays for a selection: epsilon finite and more than 2T candidate pairs (d >= 7 at the default
+    ``max_pairs``), so that more than half of them are left out; below that the look costs more than it saves."""
+    candidates = min(n_columns * (n_columns - 1) // 2, CANDIDATE_PAIRS)
+    return epsilon < float("inf") and candidates > 2 * selected_pair_count(n_columns, max_pairs)
+
+
+def candidate_layout(levels: tuple[int, ...], coarse_bins: int, seed: int, missing: tuple[bool, ...]) -> MarginalLayout:
+    """L_A: the marginal layout of every candidate pair (``MarginalLayout.build`` with ``CANDIDATE_PAIRS``)."""
+    return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing)
+
+
+@dataclass(frozen=True)
+class PairSelection:
+    """Stage A's release and the pairs chosen from it (all public once released).
+
+    Attributes:
+        layout: L_A, the candidate layout.
+        values: the released vector of L_A's tables, ``(cells,)``.
+        noise_std: s_A, the noise std of every count.
+        noise_multiplier: z_A.
+        neighbouring: the adjacency of its sensitivity.
+        count: T, fixed before the release.
+        delta: the delta its own guarantee is stated at (the budget's Gaussian delta).
+        share: q, its share of the mu^2 left after the DP domain (for the report).
+    """
+
+    layout: MarginalLayout
+    values: torch.Tensor
+    noise_std: float
+    noise_multiplier: float
+    neighbouring: Neighbouring
+    count: int
+    delta: float
+    share: float
+
+    @property
+    def scores(self) -> dict[Pair, float]:
+        """Every candidate pair's ``dependence_score`` from the released tables alone (post-processing)."""
+        one_way, two_way = self.layout.split(self.values.to(torch.float64))
+        total = float(torch.stack([table.sum() for table in one_way]).mean())
+        total = max(total, 1.0)  # only noise makes it smaller
+        margins = [
+            coarsen(to_probabilities(table, total), self.layout.coarse_levels[column], self.layout.has_missing(column))
+            for column, table in enumerate(one_way)
+        ]
+        return {(j, k): dependence_score(table, margins[j], margins[k], total, self.noise_std**2)
+                for (j, k), table in two_way.items()}
+
+    @property
+    def pairs(self) -> tuple[Pair, ...]:
+        """Stage B's T pairs, in pair order: a maximum spanning forest of the candidates by score (Kruskal: every
+        column joined to the rest by its strongest link that closes no cycle, as MST does), then the pairs of largest
+        score left, until T (ties broken by pair order)."""
+        scores = self.scores
+        ranked = sorted(scores, key=lambda pair: -scores[pair])  # stable: ties keep pair order
+        root = list(range(self.layout.n_columns))
+
+        def find(column: int) -> int:
+            while root[column] != column:
+                root[column] = root[root[column]]
+                column = root[column]
+            return column
+
+        tree = []
+        for j, k in ranked:
+            if len(tree) == self.count:
+                break
+            if find(j) != find(k):
+                root[find(j)] = find(k)
+                tree.append((j, k))
+        rest = [pair for pair in ranked if pair not in tree]
+        return tuple(sorted(tree + rest[: self.count - len(tree)]))
+
+    def chosen_layout(self) -> MarginalLayout:
+        """L_B: the candidate layout's levels with the chosen pairs only."""
+        return MarginalLayout(self.layout.levels, self.layout.coarse_levels, self.pairs, self.layout.missing)
+
+    def measurement(self, layout: MarginalLayout) -> torch.Tensor:
+        """Stage A's values of ``layout``'s tables (its one-way tables and its pairs, all candidates), in ``layout``'s
+        order: a measurement of the same counts as a release of ``layout`` over all records, at noise std s_A."""
+        if layout.levels != self.layout.levels or layout.coarse_levels != self.layout.coarse_levels:
+            raise ValueError("the layout's levels differ from the selection's: it measured other tables.")
+        one_way, two_way = self.layout.split(self.values)
+        missing = [pair for pair in layout.pairs if pair not in two_way]
+        if missing:
+            raise ValueError(f"pairs {missing} were not candidates of the selection.")
+        return torch.cat([*one_way, *(two_way[pair].reshape(-1) for pair in layout.pairs)])
+
+    @property
+    def epsilon(self) -> float:
+        """Its own epsilon alone: the analytic Gaussian's at z_A and ``delta``."""
+        return analytic_gaussian_epsilon(self.noise_multiplier, self.delta)
+
+    def other_adjacency(self) -> OtherAdjacency:
+        r"""This release alone under the other adjacency: a marginal release, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
+        exactly, at ``one_shot_other_multiplier(z_A)``."""
+        multiplier = one_shot_other_multiplier(self.noise_multiplier, self.neighbouring)
+        epsilon = analytic_gaussian_epsilon(multiplier, self.delta)
+        return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], epsilon, self.delta, "the same counts")
+
+    def describe(self) -> str:
+        return (f"Gaussian counts of the one-way tables and {len(self.layout.pairs)} candidate pairs' two-way tables "
+                f"(z = {self.noise_multiplier:.3g}, Delta = sqrt({'2' if self.neighbouring == 'replace_one' else ''}m), "
+                f"m = {self.layout.n_tables}, {self.share:g} of the mu^2 left after the DP domain, or of all of it when "
+                f"there is none); the release measures {self.count} pairs chosen from it")
+
+
+def release_pair_selection(
+    statistic: torch.Tensor, layout: MarginalLayout, count: int, noise_multiplier: float, delta: float, share: float,
+    secret: torch.Generator, neighbouring: Neighbouring = "replace_one",
+) -> PairSelection:
+    """Stage A: the exact marginal ``statistic`` of ``layout`` (all records; a frame's or a partitioned table's sum)
+    plus the marginal release's noise at ``noise_multiplier`` (``MarginalRelease.noised``: the one place noise is
+    added), with ``count`` (T) pairs to choose; ``share`` is q, for the report."""
+    if count < 1 or count > len(layout.pairs):
+        raise ValueError(f"count must lie in 1..{len(layout.pairs)} (the candidate pairs), got {count!r}.")
+    mechanism = MarginalRelease(ReleaseOptions(layout=layout))
+    release = mechanism.noised(statistic.to(torch.float64), None, noise_multiplier, secret, neighbouring)
+    return PairSelection(layout, release.values, float(release.noise_std), float(noise_multiplier), neighbouring, count,
+                         delta, share)
