@@ -70,9 +70,11 @@ class SlicedFlowPlugin(Plugin):
             ``MarginalLayout.build``): levels per column in the two-way tables, levels of a wide numeric column in the
             one-way tables (``None``: ``table_resolution``, which follows n and the flow's budget), and the number of
             column pairs (all pairs up to it; beyond, a random subset from ``random_state``, which reads no data).
-        pair_selection: ``"adaptive"`` (default): on tables of at least 7 columns the release measures 1.5 d pairs (at
+        pair_selection: ``"adaptive"`` (default): on tables of at least 7 columns whose two-way tables noise would
+            coarsen (``recipes.tables.noise_limited``: few rows for the budget) the release measures 1.5 d pairs (at
             most ``max_pairs``), the most dependent ones by a paid look at every pair, 0.3 of the mu^2 the DP domain
-            leaves (privacy.md, "Paid pair selection"); ``"public"``: the pairs as ``max_pairs`` says, nothing paid.
+            leaves (privacy.md, "Paid pair selection"); ``"public"``, or any other table: the pairs as ``max_pairs``
+            says, nothing paid.
         radius: records are encoded into the ball of this radius.
         n_release_directions: directions per release (``None``: the generator's default for the kind).
         n_bins: bins per direction of histogram releases.

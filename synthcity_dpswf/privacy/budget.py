@@ -119,20 +119,25 @@ class Budget:
                              "a finite epsilon.")
         return analytic_gaussian_noise_multiplier(self.epsilon, self.release_delta - threshold_delta) / math.sqrt(share)
 
-    def share_of_rest(self, share: float) -> float:
-        r"""The multiplier of a one-shot Gaussian mechanism taking ``share`` q of the :math:`\mu^2` this budget leaves
-        after its spent Gaussians: :math:`\mu_A^2 = q(\mu^2 - \sum_i z_i^{-2})`, :math:`\mu = 1 / z` with z the analytic
-        Gaussian multiplier at (epsilon, ``release_delta``) (privacy.md, "Paid pair selection"); ``spend`` it, and
-        the releases get the rest."""
-        if not 0 < share < 1:
-            raise ValueError(f"a share of the budget must lie in (0, 1), got {share!r}.")
+    def rest_multiplier(self) -> float:
+        r"""The multiplier of one Gaussian mechanism taking all the :math:`\mu^2` this budget leaves after its spent
+        Gaussians, :math:`(\mu^2 - \sum_i z_i^{-2})^{-1/2}`, :math:`\mu = 1 / z` with z the analytic Gaussian multiplier
+        at (epsilon, ``release_delta``): what one release of all records would get."""
         if math.isinf(self.epsilon):
             raise ValueError("with epsilon = inf there is no noise to share.")
         total = analytic_gaussian_noise_multiplier(self.epsilon, self.release_delta)
         left = 1.0 / total**2 - sum(1.0 / z**2 for z in self.priors)
         if left <= 0:
             raise ValueError(f"the spent mechanisms (z = {self.priors}) leave nothing of the budget (z = {total:.4g}).")
-        return 1.0 / math.sqrt(share * left)
+        return 1.0 / math.sqrt(left)
+
+    def share_of_rest(self, share: float) -> float:
+        r"""The multiplier of a one-shot Gaussian mechanism taking ``share`` q of the :math:`\mu^2` this budget leaves
+        after its spent Gaussians (``rest_multiplier``): :math:`\mu_A^2 = q(\mu^2 - \sum_i z_i^{-2})` (privacy.md,
+        "Paid pair selection"); ``spend`` it, and the releases get the rest."""
+        if not 0 < share < 1:
+            raise ValueError(f"a share of the budget must lie in (0, 1), got {share!r}.")
+        return self.rest_multiplier() / math.sqrt(share)
 
     def share_guarantee(self, share: float) -> tuple[float, float]:
         """The (epsilon, delta) a one-shot Gaussian mechanism at ``share`` of this budget states as its own guarantee

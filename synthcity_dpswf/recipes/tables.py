@@ -15,7 +15,7 @@ import torch
 
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
-from synthcity_dpswf.adapters.resolution import FINE_LEVELS, needs_histogram, table_resolution
+from synthcity_dpswf.adapters.resolution import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models.schedule import pooled_count_noise
 from synthcity_dpswf.privacy import (
     MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant, ReleaseOptions, secret_generator,
@@ -95,8 +95,9 @@ def settle_table(
     unknown = "error" if paid is None else "first"  # a released domain drops rare categories
     levelled = MECHANISMS[choices.release].takes_level_codes
     n_columns = len(domain.columns)
+    size = n_public if n_public is not None else released_rows
     selecting = levelled and choices.pair_selection == "adaptive" and pair_rule.selects_pairs(
-        n_columns, choices.max_pairs, budget.epsilon)
+        n_columns, choices.max_pairs, budget.epsilon) and noise_limited(size, budget, n_columns, choices.max_pairs)
     share, multiplier = pair_rule.SELECTION_SHARE, None
     if selecting:  # the selection's share is fixed before any release, from what the domain left
         multiplier = budget.share_of_rest(share)
@@ -123,6 +124,22 @@ def settle_table(
                        selection.other_adjacency(), accounted=True)
     return SettledTable(domain, codec, selection.chosen_layout(), budget, noise_multiplier, paid, released_rows, one_way,
                         selection, part)
+
+
+def noise_limited(size: float | None, budget: Budget, n_columns: int, max_pairs: int | None) -> bool:
+    """Whether measuring every pair (up to ``max_pairs``) in one release of all ``size`` records at what ``budget``
+    leaves (``Budget.rest_multiplier``) would hold fewer coarse levels than ``table_resolution``'s most: then noise,
+    not resolution, limits the two-way tables, and a paid selection of fewer pairs pays (privacy.md, "Paid pair
+    selection"). Public and released numbers only; ``size`` unknown (add/remove without a DP domain): no. On the
+    validation tables fair (5,093 training rows) and the stand-in (4,000) the public choice's tables had 10 and 7
+    coarse levels and the selection won; on Adult's training split (26,049 rows, 16 levels) DPSWflow's lost
+    (``benchmarks/results/pair_selection*.md``, docs/flows.md fact 87)."""
+    if size is None:
+        return False
+    pairs = min(n_columns * (n_columns - 1) // 2, max_pairs or n_columns**2)
+    unit = math.sqrt(2.0 if budget.neighbouring == "replace_one" else 1.0)
+    coarse = table_resolution(size, budget.rest_multiplier() * unit * math.sqrt(n_columns + pairs))[1]
+    return coarse < COARSE_LEVELS[1]
 
 
 def table_statistic(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec, layout: MarginalLayout) -> torch.Tensor:

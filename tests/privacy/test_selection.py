@@ -122,23 +122,41 @@ def test_the_public_choice_pays_nothing_and_measures_every_pair() -> None:
 
 
 def test_no_add_remove_selection_reads_n(monkeypatch: pytest.MonkeyPatch) -> None:
-    """999 and 1,000 rows of 7 declared columns under add/remove: the selection's candidates, T, multiplier, delta and
-    the release's noise are the same (only the released values, hence the pairs chosen, may differ)."""
+    """999 and 1,000 rows of 7 columns under add/remove (a DP domain gives the released estimate of n that
+    ``noise_limited`` reads): the selection's number of candidates, T, multiplier, delta and noise std, and the release's
+    noise, are the same (only released values, hence the levels and the pairs chosen, may differ)."""
     from synthcity_dpswf.recipes import tables as table_recipe
 
     made: list[PairSelection] = []
     release = table_recipe.pair_rule.release_pair_selection
     monkeypatch.setattr(table_recipe.pair_rule, "release_pair_selection",
                         lambda *args, **kwargs: (made.append(release(*args, **kwargs)), made[-1])[1])
-    domain = {f"x{j}": {"type": "numeric", "low": 0, "high": 4, "integer": True} for j in range(6)}
-    domain["city"] = {"type": "categorical", "categories": ["a", "b", "c"]}
     seen = []
     for n in (999, 1000):
-        plugin = Plugins().get("dpswflow", epsilon=2.0, neighbouring="add_remove", domain=domain).fit(wide_table(n))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plugin = Plugins().get("dpswflow", epsilon=2.0, neighbouring="add_remove").fit(wide_table(n))
         selection, pool = made[-1], plugin.generator_.pool_
-        seen.append((selection.layout, selection.count, selection.noise_multiplier, selection.noise_std, selection.delta,
-                     float(pool.noise_std[0]), plugin.layout_.levels, plugin.layout_.coarse_levels))
-    assert seen[0] == seen[1]
+        seen.append((len(selection.layout.pairs), selection.count, selection.noise_multiplier, selection.noise_std,
+                     selection.delta, float(pool.noise_std[0])))
+    assert len(made) == 2 and seen[0] == seen[1]
     assert made[0].neighbouring == "add_remove"
     assert made[0].noise_std == pytest.approx(made[0].noise_multiplier * math.sqrt(made[0].layout.n_tables))
 
+
+
+def test_a_table_with_rows_to_spare_measures_every_pair_without_paying() -> None:
+    """The selection runs only where noise limits the two-way tables (``recipes.tables.noise_limited``): 600 rows of
+    7 columns at epsilon = 1 are, 60,000 are not (every pair at 16 coarse levels, as without a selection)."""
+    from synthcity_dpswf.privacy.budget import Budget
+    from synthcity_dpswf.recipes.tables import noise_limited
+
+    budget = Budget(EPSILON, DELTA)
+    assert noise_limited(600, budget, 7, 120) and not noise_limited(60_000, budget, 7, 120)
+    assert not noise_limited(None, budget, 7, 120)  # n unknown (add/remove without a DP domain)
+    domain = {f"x{j}": {"type": "numeric", "low": 0, "high": 4, "integer": True} for j in range(6)}
+    domain["city"] = {"type": "categorical", "categories": ["a", "b", "c"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get("dpswflow", epsilon=EPSILON, delta=DELTA, domain=domain).fit(wide_table(60_000))
+    assert plugin.selection_part_ is None and len(plugin.layout_.pairs) == 21
