@@ -76,3 +76,18 @@ def test_refiner_validation_merges_runs_of_one_dataset_and_names_it(tmp_path: Pa
     assert [row["release_seed"] for row in again["rows"]] == [0, 0, None]
     assert again["merged_from"] == [first, second, fresh] and len(again["environments"]) == 3
     assert "| seed 0 | 0.2 |" in (tmp_path / "again.md").read_text() and "| fresh | 0.05 |" in (tmp_path / "again.md").read_text()
+
+
+def test_pair_selection_script_runs_every_setting_on_fair(tmp_path: Path) -> None:
+    """``benchmarks/pair_selection.py`` end to end on one fit: the public choice and the selection, both generators,
+    both schemas, in a table that says which is which."""
+    import pair_selection
+
+    pair_selection.main(["--tables", "fair", "--fits", "1", "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "pair_selection_fair.json").read_text())
+    assert payload["arguments"] == "--tables fair --fits 1 --out " + str(tmp_path)
+    settings = {(row["generator"], row["pair_selection"], row["schema"]) for row in payload["rows"]}
+    assert settings == {(g, p, s) for g in ("dpswflow", "dpswflow_r") for p in ("public", "adaptive")
+                        for s in ("none", "declared")}
+    assert all(0 < row["tv2"] < 1 for row in payload["rows"])
+    assert "| fair | dpswflow | adaptive | 0.3 | 1.5 | none |" in (tmp_path / "pair_selection_fair.md").read_text()

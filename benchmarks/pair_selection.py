@@ -1,0 +1,147 @@
+"""The paid pair selection (``pair_selection="adaptive"``) against the public choice of pairs, on the validation tables.
+
+The selection pays ``SELECTION_SHARE`` q of the mu^2 the DP domain leaves for a Gaussian release of every pair's
+table, keeps the d most dependent pairs, and the release measures those only (privacy.md, "Paid pair selection").
+Each setting on:
+
+- fair's 80% training split (statsmodels, 9 columns, 36 pairs: all measured by the public choice), scored by the
+  user-tables suite's code (``table_metrics.QuantileCellMetrics``: 2-way TV, TSTR on the 20% held out);
+- the stand-in (``stand_in.py``: 20 columns, 190 pairs, of which the public choice measures a random 120), 2-way TV
+  and TSTR by the same code on its 1,000 held-out rows;
+
+with no schema and with the declared schema, ``--fits`` fits each (random states 0, 1, ..), DPSWflow at q in
+``--shares`` and the public choice, DPSWflow-r at the default q and the public choice. Epsilon = 1, delta = 1e-5,
+replace-one. The held-out tables of the fair suite (randhie, diamonds, flights) are not read here.
+
+Run: ``python benchmarks/pair_selection.py [--tables fair stand_in] [--fits 4] [--shares 0.2 0.3 0.5]
+[--pairs-per-column 1 1.5] [--no-public] [--stem NAME]`` (default: the package's q and T / d against the public choice). Writes ``benchmarks/results/pair_selection[_<tables>].{md,json}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+import stand_in
+from common import RESULTS, environment, write_results
+from table_metrics import QuantileCellMetrics
+from tables import Target, holdout_split, load_table
+
+from synthcity_dpswf.privacy import selection
+
+EPSILON, DELTA = 1.0, 1e-5
+
+
+VALIDATION_TABLES = ("fair", "stand_in", "adult_raw")
+
+
+def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, pd.DataFrame, Any, QuantileCellMetrics,
+                                                                  Callable[[pd.DataFrame], pd.DataFrame]]:
+    """``(train, test, declared schema, metrics, scoring map)`` of a validation table."""
+    if name != "stand_in":
+        table = load_table(name, data_root)
+        train, test = holdout_split(table.frame, 0)
+        return train, test, table.schema(train), QuantileCellMetrics(train, table.target, 0, test), lambda frame: frame
+    frame = stand_in.stand_in(4000 + stand_in.TEST_ROWS, seed=0)
+    train, test = frame.iloc[:4000].reset_index(drop=True), frame.iloc[4000:].reset_index(drop=True)
+    target = Target("target", 0.5, "target is the minority class")
+    return train, test, stand_in.schema(train), QuantileCellMetrics(stand_in.scored(train), target, 0), stand_in.scored
+
+
+Setting = tuple[str, str, float | None, float | None]
+
+
+def settings(shares: list[float], per_column: list[float], public: bool) -> list[Setting]:
+    """``(generator, pair_selection, q, T / d)`` of every measured setting (``None``: the public choice)."""
+    rows: list[Setting] = [("dpswflow", "public", None, None)] if public else []
+    rows += [("dpswflow", "adaptive", share, ratio) for ratio in per_column for share in shares]
+    if public:
+        rows.append(("dpswflow_r", "public", None, None))
+    rows += [("dpswflow_r", "adaptive", selection.SELECTION_SHARE, ratio) for ratio in per_column]
+    return rows
+
+
+def measure(name: str, fits: int, shares: list[float], per_column: list[float], public: bool,
+            data_root: Path | None = None) -> list[dict[str, Any]]:
+    """Every setting's mean (std) 2-way TV and TSTR on table ``name``, no schema and declared."""
+    from synthcity.plugins import Plugins
+
+    train, test, schema, metrics, scoring = validation_table(name, data_root)
+    rows = []
+    default, default_ratio = selection.SELECTION_SHARE, selection.PAIRS_PER_COLUMN
+    for generator, choice, share, ratio in settings(shares, per_column, public):
+        for schema_name, domain in (("none", None), ("declared", schema)):
+            tv2, tstr, seconds = [], [], []
+            selection.SELECTION_SHARE = default if share is None else share
+            selection.PAIRS_PER_COLUMN = default_ratio if ratio is None else ratio
+            try:
+                for fit in range(fits):
+                    started = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        plugin = Plugins().get(generator, epsilon=EPSILON, delta=DELTA, random_state=fit, domain=domain,
+                                               pair_selection=choice)
+                        synthetic = plugin.fit(train).generate(len(train)).dataframe()
+                    seconds.append(time.perf_counter() - started)
+                    tv2.append(metrics.tv(scoring(synthetic))["tv2"])
+                    tstr.append(metrics.tstr(scoring(synthetic), scoring(test)))
+            finally:
+                selection.SELECTION_SHARE, selection.PAIRS_PER_COLUMN = default, default_ratio
+            rows.append({"table": name, "generator": generator, "pair_selection": choice, "share": share, "per_column": ratio,
+                         "schema": schema_name, "tv2": float(np.mean(tv2)), "tv2_std": float(np.std(tv2)),
+                         "tstr": float(np.mean(tstr)), "tstr_std": float(np.std(tstr)), "seconds": float(np.mean(seconds))})
+            print(rows[-1], flush=True)
+    return rows
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    lines = [
+        f"# Paid pair selection on the validation tables (`python benchmarks/pair_selection.py {payload['arguments']}`)", "",
+        f"Epsilon = 1, delta = 1e-5, replace-one; mean (std) over {payload['fits']} fits; 2-way TV and TSTR by the "
+        "user-tables suite's code. q: the selection's share of the mu^2 the DP domain leaves (\"public\": no selection, "
+        f"all pairs up to 120, beyond a random subset). {payload['environment']['device']}, "
+        f"{payload['environment']['date']}.", "",
+        "| table | generator | pairs | q | T / d | schema | 2-way TV | TSTR | fit + generate s |",
+        "|---|---|---|---:|---:|---|---:|---:|---:|",
+    ]
+    for row in payload["rows"]:
+        share = "-" if row["share"] is None else f"{row['share']:g}"
+        ratio = "-" if row.get("per_column") is None else f"{row['per_column']:g}"
+        lines.append(
+            f"| {row['table']} | {row['generator']} | {row['pair_selection']} | {share} | {ratio} | {row['schema']} | "
+            f"{row['tv2']:.3f} ({row['tv2_std']:.3f}) | {row['tstr']:.3f} ({row['tstr_std']:.3f}) | {row['seconds']:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", nargs="+", choices=VALIDATION_TABLES, default=["fair", "stand_in"])
+    parser.add_argument("--data-root", type=Path, default=None, help="the shared data folder (adult_raw)")
+    parser.add_argument("--fits", type=int, default=4)
+    parser.add_argument("--shares", type=float, nargs="+", default=[selection.SELECTION_SHARE])
+    parser.add_argument("--pairs-per-column", type=float, nargs="+", default=[selection.PAIRS_PER_COLUMN])
+    parser.add_argument("--no-public", action="store_true", help="leave out the public choice's rows")
+    parser.add_argument("--stem", default=None, help="the results' file name (default: pair_selection[_<tables>])")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    rows = [row for name in args.tables for row in measure(name, args.fits, args.shares, args.pairs_per_column,
+                                                           not args.no_public, args.data_root)]
+    payload = {"suite": "pair_selection", "arguments": " ".join(sys.argv[1:] if argv is None else argv),
+               "tables": args.tables, "fits": args.fits, "shares": args.shares,
+               "pairs_per_column": args.pairs_per_column, "environment": environment(torch.device("cpu")), "rows": rows}
+    stem = args.stem or ("pair_selection" if args.tables == ["fair", "stand_in"] else "pair_selection_" + "_".join(args.tables))
+    write_results(args.out, stem, payload, markdown(payload))
+
+
+if __name__ == "__main__":
+    main()
