@@ -1,7 +1,7 @@
 """The paid pair selection (``pair_selection="adaptive"``) against the public choice of pairs, on the validation tables.
 
 The selection pays ``SELECTION_SHARE`` q of the mu^2 the DP domain leaves for a Gaussian release of every pair's
-table, keeps the d most dependent pairs, and the release measures those only (privacy.md, "Paid pair selection").
+table, keeps 1.5 d of the pairs (a spanning forest of the most dependent first), and the release measures those only (privacy.md, "Paid pair selection").
 Each setting on:
 
 - fair's 80% training split (statsmodels, 9 columns, 36 pairs: all measured by the public choice), scored by the

@@ -3,9 +3,9 @@ them, and the unit-cube particle space with its map back to level codes. All pos
 
 Estimates (``marginal_estimates``), from the releases summed over rounds:
 
-1. the number of counted records, :math:`\hat n`, the mean over columns of each one-way table's total; where a paid
-   pair selection measured the same tables (``ReleasePool.selection``), every cell combined with its measurement as in
-   2 (``combine_measurements``);
+1. the number of counted records, :math:`\hat n`, the mean over columns of each one-way table's total (of the
+   releases alone); then, where a paid pair selection measured the same tables (``ReleasePool.selection``), every
+   cell combined with its measurement as in 2 (``combine_measurements``);
 2. every fine one-way table, combined cell by cell with another release's measurement of it where the pool holds
    one (a DP domain's: ``ReleasePool.one_way``; both rescaled to :math:`\hat n` records and weighted by the inverse
    of their noise variance, ``combine_measurements``), to probabilities (``math.marginals.to_probabilities``: projection

@@ -72,7 +72,8 @@ class SlicedFlowPlugin(Plugin):
             column pairs (all pairs up to it; beyond, a random subset from ``random_state``, which reads no data).
         pair_selection: ``"adaptive"`` (default): on tables of at least 7 columns whose two-way tables noise would
             coarsen (``recipes.tables.noise_limited``: few rows for the budget) the release measures 1.5 d pairs (at
-            most ``max_pairs``), the most dependent ones by a paid look at every pair, 0.3 of the mu^2 the DP domain
+            most ``max_pairs``), chosen by a paid look at every pair (a spanning forest of the most dependent, then the
+            most dependent left), 0.3 of the mu^2 the DP domain
             leaves (privacy.md, "Paid pair selection"); ``"public"``, or any other table: the pairs as ``max_pairs``
             says, nothing paid.
         radius: records are encoded into the ball of this radius.

@@ -2,9 +2,9 @@ r"""The paid pair selection: which column pairs a table's marginal release measu
 every candidate pair's table (privacy.md, "Paid pair selection").
 
 Stage A releases the marginal statistic of the candidate layout :math:`L_A` (every pair) over all n records at
-multiplier :math:`z_A`; the choice keeps the T pairs whose noisy tables stand furthest from the product of their
-noisy margins (``math.marginals.dependence_score``: post-processing); stage B, the generator's releases, measures
-those T pairs only, at sensitivity :math:`\sqrt{2(d + T)}` fixed before stage A. Stage A is spent like the DP domain,
+multiplier :math:`z_A`; the choice (post-processing) scores each pair by how far its noisy table stands from the
+product of its noisy margins (``math.marginals.dependence_score``) and keeps T pairs: a maximum spanning forest by
+score, then the strongest left; stage B, the generator's releases, measures those T pairs only, at sensitivity :math:`\sqrt{2(d + T)}` fixed before stage A. Stage A is spent like the DP domain,
 as one more Gaussian mechanism in the releases' prior (``budget.Budget.spend``), and its values of the chosen tables
 are combined with stage B's at generation (``PairSelection.measurement``).
 """
@@ -28,17 +28,20 @@ SELECTION_SHARE = 0.3
 r"""The selection's share q of what the budget leaves after the DP domain, :math:`\mu_A^2 = q(\mu^2 - \mu_D^2)`:
 chosen on the validation tables, fair and the stand-in, at T = d (``benchmarks/pair_selection.py``, docs/flows.md fact
 87): 0.2, 0.3 and 0.5 all beat the public choice's 2-way TV on the stand-in (0.206 / 0.216 / 0.220 against 0.258 with no
-schema; 0.178 / 0.173 / 0.181 against 0.215 declared), and none moved fair's by more than its spread; 0.3 is the middle."""
+schema; 0.178 / 0.173 / 0.181 against 0.215 declared); on fair's DPSWflow they stayed within 0.008 of it (0.067 /
+0.068 / 0.069 against 0.072, 0.070 / 0.068 / 0.074 against 0.066); 0.3 is the middle."""
 
 PAIRS_PER_COLUMN = 1.5
 """T / d, the pairs stage B measures per column: chosen on the validation tables with ``SELECTION_SHARE``
 (``benchmarks/pair_selection.py``; docs/flows.md fact 87): against one per column, 1.5 kept the 2-way TV (fair 0.065 /
 0.070 against 0.068 / 0.068, no schema / declared; the stand-in 0.220 / 0.188 against 0.216 / 0.173) and raised
-TSTR (fair 0.632 / 0.629 against 0.590 / 0.638; the stand-in 0.796 / 0.785 against 0.693 / 0.739); half a pair
+TSTR with no schema (fair 0.632 against 0.590; the stand-in 0.796 against 0.693; declared 0.629 against 0.638 and
+0.785 against 0.739); half a pair
 per column lost both (these runs kept the T pairs of largest score, before the spanning forest of ``pairs``)."""
 
 CANDIDATE_PAIRS = 1000
-"""At most this many candidate pairs (beyond, a uniformly random subset from the public seed): 45 columns."""
+"""The most candidate pairs stage A measures (every pair of up to 45 columns; beyond, a uniformly random subset of
+this many, drawn from the public seed)."""
 
 
 def selected_pair_count(n_columns: int, max_pairs: int | None) -> int:
@@ -49,10 +52,13 @@ def selected_pair_count(n_columns: int, max_pairs: int | None) -> int:
 
 
 def selects_pairs(n_columns: int, max_pairs: int | None, epsilon: float) -> bool:
-    """Whether a table pays for a selection: epsilon finite and more than 2T candidate pairs (d >= 7 at the default
-    ``max_pairs``), so that more than half of them are left out; below that the look costs more than it saves."""
-    candidates = min(n_columns * (n_columns - 1) // 2, CANDIDATE_PAIRS)
-    return epsilon < float("inf") and candidates > 2 * selected_pair_count(n_columns, max_pairs)
+    """Whether a table may pay for a selection: epsilon finite, and more than 2T candidate pairs both at the default
+    T and at ``max_pairs``' (so at least 7 columns), so that more than half of them are left out; below that the look
+    costs more than it saves. (``recipes.tables.noise_limited`` then asks whether noise limits the tables.)"""
+    pairs = n_columns * (n_columns - 1) // 2
+    candidates = min(pairs, CANDIDATE_PAIRS)
+    wide = pairs > 2 * selected_pair_count(n_columns, None)
+    return epsilon < float("inf") and wide and candidates > 2 * selected_pair_count(n_columns, max_pairs)
 
 
 def candidate_layout(levels: tuple[int, ...], coarse_bins: int, seed: int, missing: tuple[bool, ...]) -> MarginalLayout:
@@ -150,6 +156,7 @@ class PairSelection:
         return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], epsilon, self.delta, "the same counts")
 
     def describe(self) -> str:
+        """The report part's detail: what stage A released, at what noise, and how many pairs it chose."""
         return (f"Gaussian counts of the one-way tables and {len(self.layout.pairs)} candidate pairs' two-way tables "
                 f"(z = {self.noise_multiplier:.3g}, Delta = sqrt({'2' if self.neighbouring == 'replace_one' else ''}m), "
                 f"m = {self.layout.n_tables}, {self.share:g} of the mu^2 left after the DP domain, or of all of it when "

@@ -50,9 +50,9 @@ class TableChoices:
     max_pairs: int | None = 120
     random_state: int = 0
     pair_selection: str = "adaptive"
-    """``"adaptive"``: the pairs the release measures are chosen by a paid selection where ``selects_pairs`` says so
-    (privacy.md, "Paid pair selection"); ``"public"``: all pairs up to ``max_pairs``, beyond a random subset (no data
-    read)."""
+    """``"adaptive"``: the pairs the release measures are chosen by a paid selection where ``privacy.selection.
+    selects_pairs`` and ``noise_limited`` say so (privacy.md, "Paid pair selection"); ``"public"``: all pairs up to
+    ``max_pairs``, beyond a random subset (no data read)."""
 
     def __post_init__(self) -> None:
         if self.pair_selection not in PAIR_SELECTIONS:
@@ -99,7 +99,7 @@ def settle_table(
     selecting = levelled and choices.pair_selection == "adaptive" and pair_rule.selects_pairs(
         n_columns, choices.max_pairs, budget.epsilon) and noise_limited(size, budget, n_columns, choices.max_pairs)
     share, multiplier = pair_rule.SELECTION_SHARE, None
-    if selecting:  # the selection's share is fixed before any release, from what the domain left
+    if selecting:  # the selection's share is fixed before stage A, from what the domain left
         multiplier = budget.share_of_rest(share)
         budget = budget.spend(multiplier)
     accountant, steps = release_plan(n_public, budget.prior)
@@ -132,7 +132,8 @@ def noise_limited(size: float | None, budget: Budget, n_columns: int, max_pairs:
     not resolution, limits the two-way tables, and a paid selection of fewer pairs pays (privacy.md, "Paid pair
     selection"). Public and released numbers only; ``size`` unknown (add/remove without a DP domain): no. On the
     validation tables fair (5,093 training rows) and the stand-in (4,000) the public choice's tables had 10 and 7
-    coarse levels and the selection won; on Adult's training split (26,049 rows, 16 levels) DPSWflow's lost
+    coarse levels and the selection won for DPSWflow-r on fair and both generators on the stand-in (fair's DPSWflow
+    stayed within its spread); on Adult's training split (26,049 rows, 16 levels) DPSWflow's lost
     (``benchmarks/results/pair_selection*.md``, docs/flows.md fact 87)."""
     if size is None:
         return False

@@ -200,9 +200,8 @@ def test_public_adult_domain(shared_dir: Path) -> None:
     assert list(generated.columns) == list(table.columns)
     assert (generated.dtypes == table.dtypes).all()
     assert generated["age"].between(0, 84).all() and generated["sex"].isin([0, 1]).all()
-    # a public domain costs nothing (a paid pair selection may still run where noise limits the two-way tables)
-    assert plugin.domain_part_ is None
-    assert {part.name for part in plugin.privacy_report().parts} <= {"pair selection"}
+    # a public domain costs nothing, and 2,000 rows at epsilon 10 are not noise-limited: no pair selection either
+    assert plugin.privacy_report().parts == ()
 
 
 def test_benchmarks_evaluate_beside_dpgan(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ def test_the_rule_is_public_and_selects_only_where_half_the_pairs_are_left_out()
     assert selected_pair_count(20, 120) == 30 and selected_pair_count(7, 120) == 10 and selected_pair_count(20, 8) == 8
     assert not selects_pairs(6, 120, EPSILON)  # 15 pairs, T = 9: not more than 2T
     assert selects_pairs(7, 120, EPSILON)  # 21 > 20
+    assert not selects_pairs(3, 1, EPSILON)  # a small max_pairs does not make a narrow table pay for a look
     assert not selects_pairs(9, 120, float("inf"))
 
 
@@ -87,9 +88,10 @@ def test_the_choice_finds_the_dependent_pairs_and_reads_only_the_released_vector
     # A spanning forest first: every column is in a chosen pair, however weak its strongest link.
     assert {column for pair in selection.pairs for column in pair} == set(range(8))
     assert selection.noise_std == pytest.approx(multiplier * math.sqrt(2 * layout.n_tables))
-    # Another table with the same released vector gets the same pairs: nothing but the vector is read.
-    same = PairSelection(layout, selection.values.clone(), selection.noise_std, multiplier, "replace_one", 8, DELTA, 0.3)
-    assert same.pairs == selection.pairs
+    # The pairs are a function of the released vector: another vector (here, the exact one's noise redrawn) may choose
+    # others, and the choice needs no more than the vector, its noise std and T.
+    again = release_pair_selection(exact, layout, 8, multiplier, DELTA, 0.3, secret_generator(2))
+    assert {(0, 1), (2, 3)} <= set(again.pairs) and not torch.equal(again.values, selection.values)
     chosen = selection.chosen_layout()
     assert chosen.pairs == selection.pairs and chosen.levels == layout.levels
     # Its measurement of the chosen tables is the selection's vector cut to them, in the chosen layout's order.
@@ -160,3 +162,18 @@ def test_a_table_with_rows_to_spare_measures_every_pair_without_paying() -> None
         warnings.simplefilter("ignore")
         plugin = Plugins().get("dpswflow", epsilon=EPSILON, delta=DELTA, domain=domain).fit(wide_table(60_000))
     assert plugin.selection_part_ is None and len(plugin.layout_.pairs) == 21
+
+
+def test_a_saved_generator_keeps_the_selection_s_counts_and_generates_the_same() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get("dpswflow", epsilon=EPSILON, delta=DELTA).fit(wide_table())
+    generator = plugin.generator_
+    assert generator.pool_.selection is not None
+    from synthcity_dpswf.models import DPSWFlow
+
+    loaded = DPSWFlow.from_state_dict(generator.state_dict())
+    values, std, counted = loaded.pool_.selection
+    assert torch.equal(values, generator.pool_.selection[0]) and (std, counted) == generator.pool_.selection[1:]
+    assert torch.equal(loaded.sample(50, seed=3), generator.sample(50, seed=3))
+
