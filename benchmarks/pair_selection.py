@@ -10,8 +10,9 @@ Each setting on:
   and TSTR by the same code on its 1,000 held-out rows;
 
 with no schema and with the declared schema, ``--fits`` fits each (random states 0, 1, ..), DPSWflow at q in
-``--shares`` and the public choice, DPSWflow-r at the default q and the public choice. Epsilon = 1, delta = 1e-5,
-replace-one. The held-out tables of the fair suite (randhie, diamonds, flights) are not read here.
+``--shares`` and the public choice, DPSWflow-r at the default q and the public choice. Epsilon = 1 (``--epsilon``),
+delta = 1e-5, replace-one; "selected" is the share of fits in which the selection ran (``selects_pairs`` and
+``recipes.tables.noise_limited`` decide). The held-out tables of the fair suite (randhie, diamonds, flights) are not read here.
 
 Run: ``python benchmarks/pair_selection.py [--tables fair stand_in] [--fits 4] [--shares 0.2 0.3 0.5]
 [--pairs-per-column 1 1.5] [--no-public] [--stem NAME]`` (default: the package's q and T / d against the public choice). Writes ``benchmarks/results/pair_selection[_<tables>].{md,json}``.
@@ -37,7 +38,7 @@ from tables import Target, holdout_split, load_table
 
 from synthcity_dpswf.privacy import selection
 
-EPSILON, DELTA = 1.0, 1e-5
+DELTA = 1e-5
 
 
 VALIDATION_TABLES = ("fair", "stand_in", "adult_raw")
@@ -70,7 +71,7 @@ def settings(shares: list[float], per_column: list[float], public: bool) -> list
 
 
 def measure(name: str, fits: int, shares: list[float], per_column: list[float], public: bool,
-            data_root: Path | None = None) -> list[dict[str, Any]]:
+            data_root: Path | None = None, epsilon: float = 1.0) -> list[dict[str, Any]]:
     """Every setting's mean (std) 2-way TV and TSTR on table ``name``, no schema and declared."""
     from synthcity.plugins import Plugins
 
@@ -79,7 +80,7 @@ def measure(name: str, fits: int, shares: list[float], per_column: list[float], 
     default, default_ratio = selection.SELECTION_SHARE, selection.PAIRS_PER_COLUMN
     for generator, choice, share, ratio in settings(shares, per_column, public):
         for schema_name, domain in (("none", None), ("declared", schema)):
-            tv2, tstr, seconds = [], [], []
+            tv2, tstr, seconds, selected = [], [], [], []
             selection.SELECTION_SHARE = default if share is None else share
             selection.PAIRS_PER_COLUMN = default_ratio if ratio is None else ratio
             try:
@@ -87,16 +88,18 @@ def measure(name: str, fits: int, shares: list[float], per_column: list[float], 
                     started = time.perf_counter()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        plugin = Plugins().get(generator, epsilon=EPSILON, delta=DELTA, random_state=fit, domain=domain,
+                        plugin = Plugins().get(generator, epsilon=epsilon, delta=DELTA, random_state=fit, domain=domain,
                                                pair_selection=choice)
                         synthetic = plugin.fit(train).generate(len(train)).dataframe()
+                    selected.append(plugin.selection_part_ is not None)
                     seconds.append(time.perf_counter() - started)
                     tv2.append(metrics.tv(scoring(synthetic))["tv2"])
                     tstr.append(metrics.tstr(scoring(synthetic), scoring(test)))
             finally:
                 selection.SELECTION_SHARE, selection.PAIRS_PER_COLUMN = default, default_ratio
             rows.append({"table": name, "generator": generator, "pair_selection": choice, "share": share, "per_column": ratio,
-                         "schema": schema_name, "tv2": float(np.mean(tv2)), "tv2_std": float(np.std(tv2)),
+                         "schema": schema_name, "epsilon": epsilon, "selected": float(np.mean(selected)),
+                         "tv2": float(np.mean(tv2)), "tv2_std": float(np.std(tv2)),
                          "tstr": float(np.mean(tstr)), "tstr_std": float(np.std(tstr)), "seconds": float(np.mean(seconds))})
             print(rows[-1], flush=True)
     return rows
@@ -105,18 +108,19 @@ def measure(name: str, fits: int, shares: list[float], per_column: list[float], 
 def markdown(payload: dict[str, Any]) -> str:
     lines = [
         f"# Paid pair selection on the validation tables (`python benchmarks/pair_selection.py {payload['arguments']}`)", "",
-        f"Epsilon = 1, delta = 1e-5, replace-one; mean (std) over {payload['fits']} fits; 2-way TV and TSTR by the "
+        f"Epsilon = {payload.get('epsilon', 1.0):g}, delta = 1e-5, replace-one; mean (std) over {payload['fits']} fits; 2-way TV and TSTR by the "
         "user-tables suite's code. q: the selection's share of the mu^2 the DP domain leaves (\"public\": no selection, "
         f"all pairs up to 120, beyond a random subset). {payload['environment']['device']}, "
         f"{payload['environment']['date']}.", "",
-        "| table | generator | pairs | q | T / d | schema | 2-way TV | TSTR | fit + generate s |",
-        "|---|---|---|---:|---:|---|---:|---:|---:|",
+        "| table | generator | pairs | q | T / d | schema | selected | 2-way TV | TSTR | fit + generate s |",
+        "|---|---|---|---:|---:|---|---:|---:|---:|---:|",
     ]
     for row in payload["rows"]:
         share = "-" if row["share"] is None else f"{row['share']:g}"
         ratio = "-" if row.get("per_column") is None else f"{row['per_column']:g}"
         lines.append(
             f"| {row['table']} | {row['generator']} | {row['pair_selection']} | {share} | {ratio} | {row['schema']} | "
+            f"{'-' if row.get('selected') is None else format(row['selected'], '.0%')} | "
             f"{row['tv2']:.3f} ({row['tv2_std']:.3f}) | {row['tstr']:.3f} ({row['tstr_std']:.3f}) | {row['seconds']:.1f} |"
         )
     return "\n".join(lines) + "\n"
@@ -126,6 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", nargs="+", choices=VALIDATION_TABLES, default=["fair", "stand_in"])
     parser.add_argument("--data-root", type=Path, default=None, help="the shared data folder (adult_raw)")
+    parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--fits", type=int, default=4)
     parser.add_argument("--shares", type=float, nargs="+", default=[selection.SELECTION_SHARE])
     parser.add_argument("--pairs-per-column", type=float, nargs="+", default=[selection.PAIRS_PER_COLUMN])
@@ -135,9 +140,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     rows = [row for name in args.tables for row in measure(name, args.fits, args.shares, args.pairs_per_column,
-                                                           not args.no_public, args.data_root)]
+                                                           not args.no_public, args.data_root, args.epsilon)]
     payload = {"suite": "pair_selection", "arguments": " ".join(sys.argv[1:] if argv is None else argv),
-               "tables": args.tables, "fits": args.fits, "shares": args.shares,
+               "tables": args.tables, "fits": args.fits, "shares": args.shares, "epsilon": args.epsilon,
                "pairs_per_column": args.pairs_per_column, "environment": environment(torch.device("cpu")), "rows": rows}
     stem = args.stem or ("pair_selection" if args.tables == ["fair", "stand_in"] else "pair_selection_" + "_".join(args.tables))
     write_results(args.out, stem, payload, markdown(payload))
