@@ -346,9 +346,8 @@ class SlicedGenerator(ABC):
         if values.shape != (sum(layout.sizes),):
             raise ValueError(f"the selection's measurement needs one count per cell of the layout ({sum(layout.sizes)}), "
                              f"got shape {tuple(values.shape)}.")
-        if counted is None:
-            one_way, _ = layout.split(values)
-            counted = float(torch.stack([table.sum() for table in one_way]).mean())
+        if counted is None:  # the marginal release's own estimate: the mean of the one-way tables' totals
+            counted = float(self.mechanism.counted_records(values))
         if not noise_std > 0:
             raise ValueError(f"noise_std must be > 0, got {noise_std!r}.")
         pool.selection = (values, float(noise_std), max(float(counted), 1.0))

@@ -94,8 +94,8 @@ class PairSelection:
     def scores(self) -> dict[Pair, float]:
         """Every candidate pair's ``dependence_score`` from the released tables alone (post-processing)."""
         one_way, two_way = self.layout.split(self.values.to(torch.float64))
-        total = float(torch.stack([table.sum() for table in one_way]).mean())
-        total = max(total, 1.0)  # only noise makes it smaller
+        counted = MarginalRelease(ReleaseOptions(layout=self.layout)).counted_records(self.values)
+        total = max(float(counted), 1.0)  # only noise makes it smaller
         margins = [
             coarsen(to_probabilities(table, total), self.layout.coarse_levels[column], self.layout.has_missing(column))
             for column, table in enumerate(one_way)

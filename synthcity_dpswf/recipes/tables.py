@@ -128,18 +128,15 @@ def settle_table(
 
 def noise_limited(size: float | None, budget: Budget, n_columns: int, max_pairs: int | None) -> bool:
     """Whether measuring every pair (up to ``max_pairs``) in one release of all ``size`` records at what ``budget``
-    leaves (``Budget.rest_multiplier``) would hold fewer coarse levels than ``table_resolution``'s most: then noise,
+    leaves (``Budget.rest_multiplier``) would hold fewer coarse levels (``marginal_resolution``) than the most: then noise,
     not resolution, limits the two-way tables, and a paid selection of fewer pairs pays (privacy.md, "Paid pair
     selection"). Public and released numbers only; ``size`` unknown (add/remove without a DP domain): no. On the
     validation tables fair (5,093 training rows) and the stand-in (4,000) the public choice's tables had 10 and 7
     coarse levels and the selection won for DPSWflow-r on fair and both generators on the stand-in (fair's DPSWflow
     stayed within its spread); on Adult's training split (26,049 rows, 16 levels) DPSWflow's lost
     (``benchmarks/results/pair_selection*.md``, docs/flows.md fact 87)."""
-    if size is None:
-        return False
-    pairs = min(n_columns * (n_columns - 1) // 2, max_pairs or n_columns**2)
-    unit = math.sqrt(2.0 if budget.neighbouring == "replace_one" else 1.0)
-    coarse = table_resolution(size, budget.rest_multiplier() * unit * math.sqrt(n_columns + pairs))[1]
+    every_pair = TableChoices("marginal", max_pairs=max_pairs, pair_selection="public")
+    _, coarse = marginal_resolution(every_pair, budget.neighbouring, None, size, budget.rest_multiplier(), n_columns)
     return coarse < COARSE_LEVELS[1]
 
 
