@@ -133,21 +133,73 @@ def independent_epsilon(report: object, prior: float, delta: float) -> float:
     return library.get_epsilon(delta)
 
 
-@pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
-@pytest.mark.parametrize("name", ["dpswflow", "dpswflow_r", "dpswgen"])
-def test_a_plugin_with_a_dp_domain_reports_exactly_its_budget(name: str, neighbouring: str) -> None:
+def drawn_domain_multiplier(drawn: list[tuple[float, float]], neighbouring: str) -> float:
+    """z_D recomputed from the noise the DP domain actually drew, never from its claim: each ``noisy_counts`` call
+    releases one partition of one column (``weight`` times its counts plus N(0, s^2)), in which one neighbour moves at
+    most m = 2 (replace-one) or 1 (add/remove) unit counts, so mu_D^2 = sum over calls of m w^2 / s^2 (Gaussian DP's
+    composition) and z_D = 1 / mu_D."""
+    moved = 2 if neighbouring == "replace_one" else 1
+    return 1 / math.sqrt(sum(moved * weight**2 / std**2 for std, weight in drawn))
+
+
+def fit_recording_domain_noise(name: str, neighbouring: str, frame: pd.DataFrame,
+                               monkeypatch: pytest.MonkeyPatch) -> tuple[object, list[tuple[float, float]]]:
+    """A plugin fitted on ``frame`` with a DP domain, and the (std, weight) of every vector the domain drew noise for."""
+    from synthcity_dpswf.privacy import domain as domain_module
+
+    drawn: list[tuple[float, float]] = []
+    draw = domain_module.noisy_counts
+
+    def recorded(counts: np.ndarray, noise_std: float, secret: object, weight: float = 1.0) -> np.ndarray:
+        drawn.append((float(noise_std), float(weight)))
+        return draw(counts, noise_std, secret, weight)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(domain_module, "noisy_counts", recorded)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin = Plugins().get(name, epsilon=EPSILON, delta=DELTA, neighbouring=neighbouring, n_steps=5)
-        plugin.fit(small_table())
+        plugin.fit(frame)
+    return plugin, drawn
+
+
+def coded_table(n: int = 300) -> pd.DataFrame:
+    """``small_table`` with a coded float column (half-year ages), whose frequent values the domain counts as atoms."""
+    return small_table(n).assign(age_years=lambda frame: frame["age"] + 0.5 * (frame.index % 2))
+
+
+@pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
+@pytest.mark.parametrize("name", ["dpswflow", "dpswflow_r", "dpswgen"])
+def test_a_plugin_with_a_dp_domain_reports_exactly_its_budget(name: str, neighbouring: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The domain's multiplier is recomputed from the standard deviations its noise was drawn at (every stage, atoms
+    included), equals the one its part claims, and composes with the releases to the budget."""
+    plugin, drawn = fit_recording_domain_noise(name, neighbouring, coded_table(), monkeypatch)
     report, part = plugin.privacy_report(), plugin.domain_part_
     assert part is not None and report.parts == (part,) and report.composition == "accounted"
+    assert "float" in set(plugin.released_domain()["kind"])  # the atoms' stage drew noise too
     gaussian_delta = DELTA - part.threshold_delta
     assert part.threshold_delta == pytest.approx(THRESHOLD_DELTA_SHARE * DELTA) and report.delta == pytest.approx(DELTA)
-    prior = analytic_gaussian_noise_multiplier(part.epsilon, gaussian_delta)  # z_D, from the part's own claim
+    prior = drawn_domain_multiplier(drawn, neighbouring)
+    assert prior == pytest.approx(analytic_gaussian_noise_multiplier(part.epsilon, gaussian_delta), rel=1e-6)
     assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
     assert report.epsilon <= EPSILON * (1 + 1e-6)
     assert "exact: DP domain's Gaussian release is one more Gaussian mechanism" in str(report)
+
+
+def test_the_drawn_noise_catches_atoms_left_out_of_the_calibration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutant: the stages' noise calibrated without the atoms' term (``stage_noise`` told of no atom column) still
+    reports the budget, but the noise drawn is below it: the recomputed multiplier is smaller than the claim and the
+    whole run's epsilon exceeds the budget, which the test above would refuse."""
+    from synthcity_dpswf.privacy import domain as domain_module
+
+    calibrate = domain_module.stage_noise
+    monkeypatch.setattr(domain_module, "stage_noise", lambda *args, **kwargs: calibrate(*args[:6], **{**kwargs, "n_atoms": 0}))
+    plugin, drawn = fit_recording_domain_noise("dpswflow", "replace_one", coded_table(), monkeypatch)
+    report, part = plugin.privacy_report(), plugin.domain_part_
+    gaussian_delta = DELTA - part.threshold_delta
+    prior = drawn_domain_multiplier(drawn, "replace_one")
+    assert prior < 0.99 * analytic_gaussian_noise_multiplier(part.epsilon, gaussian_delta)
+    assert independent_epsilon(report, prior, gaussian_delta) > EPSILON * (1 + 1e-3)
 
 
 def test_the_other_adjacency_of_a_one_shot_run_composes_the_domain_and_its_threshold() -> None:
