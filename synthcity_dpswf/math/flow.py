@@ -12,8 +12,9 @@ privacy: it asks a ``TargetSource`` for each step's directions and target quanti
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Callable, Iterator, Protocol
 
 import torch
 from tqdm.auto import tqdm
@@ -163,6 +164,29 @@ class EmpiricalTarget:
 
 StepCallback = Callable[[int, torch.Tensor], None]
 
+THREADED_WORK = 4_000_000
+"""Particles times directions per step from which a CPU flow keeps torch's threads: below it every step runs on one
+thread (``flow_threads``). A step's work is a few products and sorts of that many projections; below this size the
+threads spend more time waiting on each other than computing, and far more on a machine whose other cores are busy.
+Measured side by side, idle and busy, by ``benchmarks/flow_threads.py`` (results in
+``benchmarks/results/flow_threads.md``)."""
+
+
+@contextmanager
+def flow_threads(particles: torch.Tensor, n_directions: int) -> Iterator[None]:
+    """Run the enclosed flow on one CPU thread when its work per step (particles x ``n_directions``) is below
+    ``THREADED_WORK``, restoring torch's thread count after; a flow on another device, or a larger one, is left to
+    torch's setting. (torch's thread count is process-wide: flows run from several Python threads at once share it.)"""
+    threads = torch.get_num_threads()
+    if particles.device.type != "cpu" or threads == 1 or particles.shape[0] * n_directions >= THREADED_WORK:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
 
 def run_flow(
     particles: torch.Tensor,
@@ -186,7 +210,7 @@ def run_flow(
     :math:`X \leftarrow X + h \hat v_k(X) + \sqrt{2 \lambda h} Z` with ``h = step_size`` and ``lambda = entropy``.
     ``generator`` (on the particles' device) drives the particle smoothing and the Wiener term; with a seeded
     generator a CPU run is bit-reproducible. ``callback(k, X)`` is called after step k (1-based count of
-    steps done); ``progress`` shows a tqdm bar. With ``group_sizes`` (``(C,)``), the particles are C groups
+    steps done); ``progress`` shows a tqdm bar. A small flow on the CPU runs on one thread (``flow_threads``). With ``group_sizes`` (``(C,)``), the particles are C groups
     stored one after the other, each flowing to its own target (slices with ``(C, L, G)`` quantiles, no
     smoothing): ``grouped_sliced_drift``, exact ranks within each group. A slice's ``coordinate_scale``
     rescales its drift per coordinate before the step.
@@ -201,20 +225,23 @@ def run_flow(
         generator = torch.Generator(device=particles.device).manual_seed(0)
     diffusion = math.sqrt(2.0 * entropy * step_size)
     x = particles.clone()
-    for step in tqdm(range(n_steps), disable=None if progress else True, desc="flow", leave=False):
-        target = source.target_slice(step)
-        if group_sizes is not None:
-            drift = grouped_sliced_drift(x, group_sizes, target.directions, target.quantiles)
-        else:
-            drift = sliced_drift(
-                x, target.directions, target.quantiles, target.smoothing, generator,
-                particle_cdf=particle_cdf, n_bins=n_bins, chunk_size=chunk_size,
-            )
-        if target.coordinate_scale is not None:
-            drift = drift * target.coordinate_scale.to(drift)
-        x.add_(drift, alpha=step_size)
-        if diffusion > 0:
-            x.add_(torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device), alpha=diffusion)
-        if callback is not None:
-            callback(step + 1, x)
+    target = source.target_slice(0)  # its directions size the work per step (``flow_threads``)
+    with flow_threads(x, target.directions.shape[-1]):
+        for step in tqdm(range(n_steps), disable=None if progress else True, desc="flow", leave=False):
+            if step > 0:
+                target = source.target_slice(step)
+            if group_sizes is not None:
+                drift = grouped_sliced_drift(x, group_sizes, target.directions, target.quantiles)
+            else:
+                drift = sliced_drift(
+                    x, target.directions, target.quantiles, target.smoothing, generator,
+                    particle_cdf=particle_cdf, n_bins=n_bins, chunk_size=chunk_size,
+                )
+            if target.coordinate_scale is not None:
+                drift = drift * target.coordinate_scale.to(drift)
+            x.add_(drift, alpha=step_size)
+            if diffusion > 0:
+                x.add_(torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device), alpha=diffusion)
+            if callback is not None:
+                callback(step + 1, x)
     return x

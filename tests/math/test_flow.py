@@ -140,3 +140,22 @@ def test_cuda_matches_cpu() -> None:
         assert float((cpu - cuda).abs().median()) <= 3 * rounding_median + 1e-5, (cdf, rounding_median)
     directions = random_directions(4, 10, torch.Generator().manual_seed(0), device="cuda")
     torch.testing.assert_close(directions.cpu(), random_directions(4, 10, torch.Generator().manual_seed(0)))
+
+
+@pytest.mark.parametrize("threaded_work, expected", [(10**9, 1), (1, 2)])
+def test_a_small_flow_runs_on_one_thread_and_restores_the_count(threaded_work: int, expected: int,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below ``THREADED_WORK`` particles x directions every step sees one thread (threads only wait on each other
+    there: ``benchmarks/flow_threads.py``); at or above it, torch's own count; after the flow, the count as it was."""
+    from synthcity_dpswf.math import flow as flow_module
+
+    monkeypatch.setattr(flow_module, "THREADED_WORK", threaded_work)
+    target = EmpiricalTarget(torch.randn(200, 3, generator=torch.Generator().manual_seed(0)), 10)
+    seen: list[int] = []
+    kept = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        run_flow(torch.randn(50, 3), target, 3, callback=lambda step, x: seen.append(torch.get_num_threads()))
+        assert seen == [expected] * 3 and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(kept)
