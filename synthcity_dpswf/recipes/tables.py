@@ -239,7 +239,9 @@ def marginal_resolution(
 
 def warn_about(release: DomainRelease, epsilon: float, share: float | None = None) -> None:
     """Say what the DP domain could not place or publish, read from released counts and public numbers
-    (post-processing). A noisy estimate is printed as one, with its noise std, never as a count. No warning names a
+    (post-processing): columns it could not place, columns mixing kinds, categorical columns left with a single
+    published category (output constant: ncbirths' four binary columns, their minorities 11% to 15% of 1,000 rows,
+    came back constant at epsilon 1 with no word, issue 44) and those whose rare categories became ``OTHER_CATEGORY``. A noisy estimate is printed as one, with its noise std, never as a count. No warning names a
     column's missing entries: a column without any has an estimate between one and four stds in 16% of releases, so
     such a warning would mostly name columns with none (privacy.md, "Missing values")."""
     rough = [column for column, located in release.located.items() if not located and release.placed.get(column, True)]
@@ -281,6 +283,21 @@ def warn_about(release: DomainRelease, epsilon: float, share: float | None = Non
             f"the DP domain found columns that mix numbers and other entries: {listed}. Entries that do not fit a "
             "column's kind are mapped to a stated default (a numeric column's lower bound, a categorical column's "
             f"{OTHER_CATEGORY!r}). Convert them before fitting, or declare the column (categories as strings).",
+            stacklevel=6,
+        )
+    single = {column: estimate for column, estimate in release.unpublished.items() if len(release.categories[column]) == 1}
+    if single and release.released_rows:
+        listed = ", ".join(
+            f"{column!r} (only {release.categories[column][0]!r}; an estimated {100 * rows / release.released_rows:.0f}% "
+            f"of its rows, noise std {100 * std / release.released_rows:.0f}%, in categories not published)"
+            for column, (rows, std) in single.items()
+        )
+        warnings.warn(
+            f"the DP domain published a single category of columns {listed}: their synthetic values are that category "
+            f"only. At the run's epsilon = {epsilon:.3g} a category needs about {release.needed_rows:.0f} rows "
+            f"({100 * release.needed_rows / release.released_rows:.0f}% of the table's estimated "
+            f"{release.released_rows:.0f}) to be published with probability 95%. Declare those columns' categories "
+            "(domain={column: [...]}) to keep them all.",
             stacklevel=6,
         )
     if release.lost:

@@ -73,12 +73,18 @@ def test_a_zero_inflated_float_column_with_a_clear_share_of_decimals_stays_float
 def test_a_column_without_released_evidence_of_numbers_is_not_placed() -> None:
     from synthcity_dpswf.privacy.domain import placement
 
-    std = 100.0
-    assert placement("float", True, 900.0, 10.0, std)
-    assert not placement("float", True, 300.0, 400.0, std)  # typed numeric by the margin only: no clear kind
-    assert not placement("integer", False, 100.0, 0.0, std)  # bins in the noise, numbers within one std of zero
-    assert placement("integer", False, 150.0, 0.0, std)  # the densest window of a column with numbers
-    assert not placement("categorical", False, 0.0, 900.0, std) and placement("categorical", True, 0.0, 900.0, std)
+    std, bins = 100.0, 70.0
+    assert placement("float", True, 900.0, 10.0, std, 880.0, bins)
+    assert not placement("float", True, 300.0, 400.0, std, 300.0, bins)  # typed numeric by the margin only: no clear kind
+    assert not placement("integer", False, 100.0, 0.0, std, 100.0, bins)  # bins in the noise, numbers within one std
+    assert placement("integer", False, 150.0, 0.0, std, 150.0, bins)  # the densest window of a column with numbers
+    assert not placement("categorical", False, 0.0, 900.0, std, 0.0, 0.0)
+    assert placement("categorical", True, 0.0, 900.0, std, 0.0, 0.0)
+    # Issue 44: a range (located or the densest window) that holds few of the column's numbers is noise, not placed
+    # (ncbirths' visits: 991 numbers, ranges [11, 12] and [-5, -4] holding an estimated 139 and 0).
+    assert not placement("integer", False, 991.0, 0.0, 79.0, 0.0, bins * np.sqrt(2))
+    assert not placement("integer", True, 991.0, 0.0, 79.0, 139.0, bins * np.sqrt(2))
+    assert placement("integer", True, 991.0, 0.0, 79.0, 600.0, bins * np.sqrt(2))
 
 
 @pytest.mark.filterwarnings("ignore:release noise seeded")

@@ -1,0 +1,124 @@
+"""Issue 44, item 6: the DP domain's ranges bound what is generated (a range's ends trimmed to the value histogram's
+cells that stand out, a range that holds few of its column's numbers not placed), and a categorical column the release
+leaves with one category is named in a warning. Released counts read directly, or seeded releases: no fit."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from synthcity_dpswf.privacy.budget import TableBudget, default_delta, default_domain_share
+from synthcity_dpswf.privacy.domain import SUB_BINS, histogram_edges, release_domain_at, split_bins, trimmed_span
+
+
+def plugin_release(frame: pd.DataFrame, seed: int):
+    """The DP domain a plugin releases for ``frame`` at epsilon 1 with no schema (its default share), seeded."""
+    delta = default_delta(len(frame))
+    share = default_domain_share(len(frame), frame.shape[1], 0, 1.0, delta, "replace_one")
+    return release_domain_at(frame, TableBudget(1.0, delta, share).domain(), torch.Generator().manual_seed(seed))
+
+
+def test_a_range_is_trimmed_to_the_cells_its_years_occupy() -> None:
+    """flchain's sample years (1995 to 2003, 7,874 rows) in [512, 2048): all in one cell of [1878, 2048), the other 15
+    cells noise (std 83). The trimmed range starts at 1878 in most draws and never drops the years' cell."""
+    edges = histogram_edges(512.0, 2048.0, True)
+    exact = np.zeros(len(edges) - 1)
+    exact[-1] = 7874.0
+    rng = np.random.default_rng(0)
+    starts = []
+    for _ in range(500):
+        first, last = trimmed_span(exact + rng.normal(0.0, 83.0, len(exact)), 83.0, split_bins(edges, True))
+        assert last == len(exact) - 1 and first <= len(exact) - 1
+        starts.append(edges[first])
+    assert np.mean(np.array(starts) >= 1024.0) > 0.9, np.mean(np.array(starts) >= 1024.0)
+
+
+def test_a_thin_tail_loses_at_most_about_the_trimmed_share() -> None:
+    """A column spread thinly (each cell within its noise, ncbirths at epsilon 1): trimming drops about ``TRIM_SHARE`` of
+    its mass from each end on average (measured 9.7% in all on 2,000 draws; more than 30% in 6.6% of draws, where the
+    noise of several cells is negative together), never the bulk (a rule without the share cut ages 13 to 50 to
+    [17, 18])."""
+    from synthcity_dpswf.privacy.domain import TRIM_SHARE
+
+    rng = np.random.default_rng(1)
+    exact = np.full(2 * SUB_BINS, 60.0)  # 960 rows over 16 cells of noise std 70
+    kept = []
+    for _ in range(500):
+        first, last = trimmed_span(exact + rng.normal(0.0, 70.0, len(exact)), 70.0, np.ones(len(exact), dtype=bool))
+        kept.append(exact[first : last + 1].sum() / exact.sum())
+    kept = np.array(kept)
+    assert np.mean(kept) > 1 - 3 * TRIM_SHARE and np.mean(kept > 0.7) > 0.88, (np.mean(kept), np.mean(kept > 0.7))
+
+
+def test_unit_bins_of_an_integer_column_are_never_trimmed() -> None:
+    edges = histogram_edges(-0.5, 64.0, True)
+    trimmable = split_bins(edges, True)
+    assert not trimmable[edges[:-1] < 16.5].any() and trimmable[edges[:-1] >= 16.5].all()
+    noisy = np.zeros(len(edges) - 1)
+    noisy[20] = 900.0  # the unit bins at the low end are empty: they stay, the empty octave cells above go
+    first, last = trimmed_span(noisy, 70.0, trimmable)
+    assert first == 0 and last == 20
+
+
+def ncbirths_like(seed: int, n: int = 1000) -> pd.DataFrame:
+    """ncbirths' shape: prenatal visits spread over 0 to 30 (unit bins of about 70 rows), a weight and five binary
+    columns, one of them with a 12% minority."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "visits": np.clip(np.round(rng.normal(12.0, 4.0, n)), 0, 30).astype(int),
+        "weight": np.round(rng.normal(7.1, 1.5, n).clip(1.0, 11.75), 2),
+        "smoker": np.where(rng.random(n) < 0.12, "smoker", "nonsmoker"),
+    })
+    for column in ("gender", "marital", "white", "term"):
+        frame[column] = np.where(rng.random(n) < 0.4, f"{column} a", f"{column} b")
+    return frame
+
+
+@pytest.mark.filterwarnings("ignore:release noise seeded")
+def test_a_released_range_holds_its_column_or_the_column_is_not_placed() -> None:
+    """ncbirths' visits came out [-5, -4] (placed: every synthetic count negative) and [11, 12]. Over 30 releases,
+    a placed range of visits overlaps the real [0, 30] and is not a sliver of it, and weight's range ends within a
+    factor 1.5 of the real ones (a stage-2 range reached 16 lb) but for the rare stage-2 bin that noise keeps far
+    from the data (seen once here: -1.3e12, which trimming at 1,000 rows, 5% of them, does not reach)."""
+    frame = ncbirths_like(0)
+    placed, far = 0, 0
+    for seed in range(30):
+        release = plugin_release(frame, seed)
+        if release.placed["visits"]:
+            placed += 1
+            low, high = release.bounds["visits"]
+            assert low < 30 and high > 0 and high - low >= 2, (seed, low, high)
+        low, high = release.bounds["weight"]
+        assert release.placed["weight"] and high <= 1.5 * frame["weight"].max()
+        far += low < frame["weight"].min() / 1.5
+    assert far <= 1
+
+
+@pytest.mark.filterwarnings("ignore:release noise seeded")
+def test_a_binary_column_left_with_one_category_is_named_with_its_estimated_share() -> None:
+    """Issue 44 (B): a binary column whose minority holds 12% of 1,000 rows is not published at epsilon 1; the warning
+    names it, its published category, the estimated share of its rows lost (a noisy estimate, with its std), the rows
+    a category needs, and that declaring the categories keeps them. Only released numbers are printed."""
+    from synthcity_dpswf.recipes.tables import warn_about
+
+    frame = ncbirths_like(0)
+    named, shares = 0, []
+    for seed in range(10):
+        release = plugin_release(frame, seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warn_about(release, 1.0)
+        said = [str(warning.message) for warning in caught if "single category" in str(warning.message)]
+        if release.categories["smoker"] == ("nonsmoker",):
+            named += 1
+            assert len(said) == 1 and "'smoker' (only 'nonsmoker'; an estimated" in said[0]
+            assert f"about {release.needed_rows:.0f} rows" in said[0] and "domain={column: [...]}" in said[0]
+            rows, std = release.unpublished["smoker"]
+            shares.append(rows / release.released_rows)
+            assert std / release.released_rows < 0.08  # the sharper estimate: 6% of the rows here
+    assert named >= 8
+    assert abs(np.mean(shares) - 0.12) < 0.06, shares  # the estimates centre on the 12% lost
