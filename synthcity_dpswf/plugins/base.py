@@ -471,8 +471,11 @@ class SlicedFlowPlugin(Plugin):
         dataset at ``path`` (a folder of ``part-<i>.parquet`` files), one Dask task per chunk of ``chunk_size`` rows on
         the running Dask client or a local cluster started for the call: chunk i is flowed with its own seed from
         ``seed`` (default ``random_state``), so the rows do not depend on the number of workers, and each task's
-        memory is bounded by the chunk size. Output dtypes are the domain's; synthcity's constraints are not applied
-        (``generate`` applies them). Post-processing of the releases. Returns the rows written."""
+        memory is bounded by the chunk size. Output dtypes are the domain's: ``pd.read_parquet(path)`` gives
+        ``generate``'s (object for categories), while Dask's reader, under its ``dataframe.convert-string`` option
+        (its default), gives ``string[pyarrow]`` for a category column of strings (guide.md). synthcity's
+        constraints are not applied (``generate`` applies them). Post-processing of the releases. Returns the rows
+        written."""
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:
             raise RuntimeError("fit the plugin first")
         total = int(self.data_info["len"] if count is None else count)
