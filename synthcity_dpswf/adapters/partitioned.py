@@ -90,7 +90,7 @@ class TaskFailures(logging.Filter):
 def quiet_cluster_logs() -> Iterator[None]:
     """While a local cluster started for a call runs: every ``distributed`` logger at ``CLUSTER_LOG_LEVEL`` at
     least, and no failed task's record (``TaskFailures``); the levels and filters are restored afterwards."""
-    names = ["distributed", *(name for name in logging.root.manager.loggerDict if name.startswith("distributed."))]
+    names = ["distributed", *(name for name in list(logging.root.manager.loggerDict) if name.startswith("distributed."))]
     raised = [(logger, logger.level) for logger in map(logging.getLogger, names)
               if logger.getEffectiveLevel() < CLUSTER_LOG_LEVEL]
     worker, failures = logging.getLogger("distributed.worker"), TaskFailures()
