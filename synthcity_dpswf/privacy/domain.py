@@ -444,8 +444,9 @@ def split_bins(edges: np.ndarray, integer: bool) -> np.ndarray:
 def trimmed_span(counts: np.ndarray, noise_std: float, trimmable: np.ndarray) -> tuple[int, int]:
     r"""The first and last cell of a value histogram (noisy ``counts``, each of noise std ``noise_std``) that a released
     range keeps: from each end, the longest run of ``trimmable`` cells each of whose runs from that end (its first k
-    cells) sums to at most :math:`\min(z s \sqrt{k}, f \sum c)` is dropped: an end-run that does not stand
-    ``TRIM_LEVEL`` = z stds out of its noise and holds an estimated ``TRIM_SHARE`` = f of the column's numbers at most
+    cells) sums to at most :math:`\min(z s \sqrt{k}, f \sum c - s \sqrt{k})` is dropped: an end-run that does not
+    stand ``TRIM_LEVEL`` = z stds out of its noise and holds ``TRIM_SHARE`` = f of the column's numbers at most, one
+    noise std above its estimate (so a histogram too noisy to tell, a few hundred rows, is not trimmed)
     (the histogram counts them all: stage 3 clips those outside the range into its end cells, so an end that cuts
     into the data stands out there and stays). A stage-2 range ends on whole octaves, so it may reach twice a column's
     largest value, and a bin that noise adds beside it (0.6% per side) doubles that again: flchain's ages (50 to 101)
@@ -454,7 +455,7 @@ def trimmed_span(counts: np.ndarray, noise_std: float, trimmable: np.ndarray) ->
     new end, as values beyond a range are). Post-processing of the released counts."""
     counts = np.asarray(counts, dtype=float)
     scale = noise_std * np.sqrt(np.arange(1, len(counts) + 1))
-    allowed = np.minimum(TRIM_LEVEL * scale, TRIM_SHARE * float(counts.sum()))
+    allowed = np.minimum(TRIM_LEVEL * scale, TRIM_SHARE * float(counts.sum()) - scale)
     ends = []
     for ordered, movable in ((counts, trimmable), (counts[::-1], trimmable[::-1])):
         quiet = np.cumsum(ordered) <= allowed

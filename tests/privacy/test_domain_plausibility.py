@@ -24,7 +24,8 @@ def plugin_release(frame: pd.DataFrame, seed: int):
 
 def test_a_range_is_trimmed_to_the_cells_its_years_occupy() -> None:
     """flchain's sample years (1995 to 2003, 7,874 rows) in [512, 2048): all in one cell of [1878, 2048), the other 15
-    cells noise (std 83). The trimmed range starts at 1878 in most draws and never drops the years' cell."""
+    cells noise (std 83). The trimmed range starts at 1024 or above in most draws (measured 70% on 2,000; at 1878 in
+    45%: the share rule keeps what it cannot tell from 5% of the rows) and never drops the years' cell."""
     edges = histogram_edges(512.0, 2048.0, True)
     exact = np.zeros(len(edges) - 1)
     exact[-1] = 7874.0
@@ -34,14 +35,13 @@ def test_a_range_is_trimmed_to_the_cells_its_years_occupy() -> None:
         first, last = trimmed_span(exact + rng.normal(0.0, 83.0, len(exact)), 83.0, split_bins(edges, True))
         assert last == len(exact) - 1 and first <= len(exact) - 1
         starts.append(edges[first])
-    assert np.mean(np.array(starts) >= 1024.0) > 0.9, np.mean(np.array(starts) >= 1024.0)
+    assert np.mean(np.array(starts) >= 1024.0) > 0.6, np.mean(np.array(starts) >= 1024.0)
 
 
 def test_a_thin_tail_loses_at_most_about_the_trimmed_share() -> None:
-    """A column spread thinly (each cell within its noise, ncbirths at epsilon 1): trimming drops about ``TRIM_SHARE`` of
-    its mass from each end on average (measured 9.7% in all on 2,000 draws; more than 30% in 6.6% of draws, where the
-    noise of several cells is negative together), never the bulk (a rule without the share cut ages 13 to 50 to
-    [17, 18])."""
+    """A column spread thinly (each cell within its noise, ncbirths at epsilon 1): trimming drops less than ``TRIM_SHARE`` of
+    its mass at most (measured 1.8% in all on 2,000 draws, more than 30% in 0.25%: one noise std above the estimate
+    must fit in the share), never the bulk (a rule without the share cut ages 13 to 50 to [17, 18])."""
     from synthcity_dpswf.privacy.domain import TRIM_SHARE
 
     rng = np.random.default_rng(1)
@@ -51,7 +51,7 @@ def test_a_thin_tail_loses_at_most_about_the_trimmed_share() -> None:
         first, last = trimmed_span(exact + rng.normal(0.0, 70.0, len(exact)), 70.0, np.ones(len(exact), dtype=bool))
         kept.append(exact[first : last + 1].sum() / exact.sum())
     kept = np.array(kept)
-    assert np.mean(kept) > 1 - 3 * TRIM_SHARE and np.mean(kept > 0.7) > 0.88, (np.mean(kept), np.mean(kept > 0.7))
+    assert np.mean(kept) > 1 - TRIM_SHARE and np.mean(kept > 0.7) > 0.98, (np.mean(kept), np.mean(kept > 0.7))
 
 
 def test_unit_bins_of_an_integer_column_are_never_trimmed() -> None:
@@ -59,7 +59,7 @@ def test_unit_bins_of_an_integer_column_are_never_trimmed() -> None:
     trimmable = split_bins(edges, True)
     assert not trimmable[edges[:-1] < 16.5].any() and trimmable[edges[:-1] >= 16.5].all()
     noisy = np.zeros(len(edges) - 1)
-    noisy[20] = 900.0  # the unit bins at the low end are empty: they stay, the empty octave cells above go
+    noisy[20] = 20000.0  # the unit bins at the low end are empty: they stay, the empty octave cells above go
     first, last = trimmed_span(noisy, 70.0, trimmable)
     assert first == 0 and last == 20
 
