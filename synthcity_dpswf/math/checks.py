@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import Iterable
 
 import torch
 
@@ -59,6 +60,32 @@ def check_non_negative(name: str, value: float) -> None:
 
 def check_positive(name: str, value: float) -> None:
     """Raise ``ValueError`` unless ``value`` is a finite real number > 0."""
-    check_non_negative(name, value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
     if value == 0:
         raise ValueError(f"{name} must be > 0, got 0.")
+
+
+def check_non_negative_int(name: str, value: int) -> None:
+    """Raise ``ValueError`` unless ``value`` is an integer >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}.")
+
+
+def check_fraction(name: str, value: float) -> None:
+    """Raise ``ValueError`` unless ``value`` is a real number strictly between 0 and 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must lie in (0, 1), got {value!r}.")
+
+
+def check_flag(name: str, value: bool) -> None:
+    """Raise ``ValueError`` unless ``value`` is ``True`` or ``False`` (a string such as ``"false"`` is truthy)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}.")
+
+
+def check_choice(name: str, value: object, accepted: Iterable[object]) -> None:
+    """Raise ``ValueError`` unless ``value`` is one of ``accepted``, naming them."""
+    choices = list(accepted)
+    if not any(value == choice and type(value) is type(choice) for choice in choices):
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}.")

@@ -15,10 +15,11 @@ import difflib
 import inspect
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 import pandas as pd
 import torch
+from synthcity.plugins.core.constraints import Constraints
 from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader
 from synthcity.plugins.core.plugin import Plugin
 from synthcity.plugins.core.schema import Schema
@@ -29,13 +30,17 @@ from synthcity_dpswf.adapters.tabular import DomainSpec, TabularDomain
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_partitioned, read_partitioned
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, AutoencoderCodec
 from synthcity_dpswf.extensions import image_codecs, load_accountants
-from synthcity_dpswf.math.checks import check_positive, check_positive_int
+from synthcity_dpswf.math.checks import (
+    check_choice, check_flag, check_fraction, check_non_negative_int, check_positive, check_positive_int,
+)
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
+from synthcity_dpswf.models.base import Labelling
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
 from synthcity_dpswf.plugins.table_path import TablePath
-from synthcity_dpswf.privacy import MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, PrivacyReport, ReleaseAccountant
+from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, PrivacyReport, ReleaseAccountant
+from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.recipes.tables import PAIR_SELECTIONS
 
@@ -177,7 +182,7 @@ class SlicedFlowPlugin(Plugin):
         feature_weight: float = 0.7,
         device: Any = DEVICE,
         random_state: int = 0,
-        workspace: Path = Path("workspace"),
+        workspace: Path | str = Path("workspace"),
         sampling_patience: int = 500,
         strict: bool = True,
         compress_dataset: bool = False,
@@ -192,27 +197,23 @@ class SlicedFlowPlugin(Plugin):
             n_steps = n_iter
         if n_steps is not None:
             check_positive_int("n_steps" if n_iter is None else "n_iter", n_steps)
-        if domain_epsilon_share is not None and not 0 < domain_epsilon_share < 1:
-            raise ValueError(f"domain_epsilon_share must lie in (0, 1), got {domain_epsilon_share!r}.")
-        if release is not None and release not in MECHANISMS:
-            raise ValueError(f"release must be None or one of {sorted(MECHANISMS)}, got {release!r}.")
-        without_public = sorted(name for name, entry in image_codecs().items() if entry.public_images == "none")
-        if image_codec is not None and image_codec not in without_public:
-            trained = " (an autoencoder on public images: pass image_autoencoder, or leave both unset to train one on " \
-                "public_fraction of the images)" if image_codec in image_codecs() else ""
-            raise ValueError(f"image_codec must be None or a codec that needs no public image, one of {without_public}; "
-                             f"got {image_codec!r}{trained}.")
-        if image_codec is not None and image_autoencoder is not None:
-            raise ValueError("give image_autoencoder (an autoencoder trained on public images) or image_codec (a codec built "
-                             "from the private images alone), not both.")
-        if not 0 < codec_share < 1:
-            raise ValueError(f"codec_share must lie in (0, 1), got {codec_share!r}.")
-        check_positive_int("dct_frequencies", dct_frequencies)
-        check_positive_int("pca_components", pca_components)
-        if refiner_epochs < 0:
-            raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {refiner_epochs!r}.")
-        check_positive("refiner_weight", refiner_weight)
+        settings = FlowSettings(  # checks n_directions, step_size, entropy, smoothing, flow_batch_size and reuse
+            n_steps=KINDS["projected_histogram"].steps if n_steps is None else n_steps, step_size=step_size,
+            entropy=entropy, smoothing=smoothing, flow_batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
+        )
+        self.check_release_arguments(release, radius, n_release_directions, n_bins, coarse_bins, fine_bins, max_pairs,
+                                     pair_selection, accountant, budget.neighbouring)
+        if domain_epsilon_share is not None:
+            check_fraction("domain_epsilon_share", domain_epsilon_share)
+        check_flag("numeric_histograms", numeric_histograms)
+        check_positive_int("max_one_hot", max_one_hot)
+        declared_domain = None if domain is None else TabularDomain.parse(domain, max_one_hot)  # parsed once, here
         check_time_horizons(time_horizons)
+        self.check_image_arguments(image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components,
+                                   public_fraction, autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim,
+                                   n_classes, labelling, feature_weight)
+        workspace = self.check_synthcity_arguments(device, random_state, workspace, sampling_patience, strict,
+                                                   compress_dataset)
         super().__init__(
             device=device, random_state=random_state, sampling_patience=sampling_patience, workspace=workspace,
             strict=strict, compress_dataset=compress_dataset, **kwargs,
@@ -228,19 +229,12 @@ class SlicedFlowPlugin(Plugin):
         self.n_bins = n_bins
         self.coarse_bins = coarse_bins
         self.fine_bins = fine_bins
-        if max_pairs is not None:
-            check_positive_int("max_pairs", max_pairs)
         self.max_pairs = max_pairs
-        if pair_selection not in PAIR_SELECTIONS:
-            raise ValueError(f"pair_selection must be one of {PAIR_SELECTIONS}, got {pair_selection!r}.")
         self.pair_selection = pair_selection
         self.n_steps = n_steps
-        self.settings = FlowSettings(
-            n_steps=KINDS["projected_histogram"].steps if n_steps is None else n_steps, step_size=step_size,
-            entropy=entropy, smoothing=smoothing, flow_batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
-        )
+        self.settings = settings
         self.domain = domain
-        self.declared_domain = None if domain is None else TabularDomain.parse(domain, max_one_hot)  # parsed once, here
+        self.declared_domain = declared_domain
         self.domain_epsilon_share = domain_epsilon_share
         self.numeric_histograms = numeric_histograms
         self.time_horizons = time_horizons
@@ -294,6 +288,78 @@ class SlicedFlowPlugin(Plugin):
     @neighbouring.setter
     def neighbouring(self, neighbouring: Neighbouring) -> None:
         self.budget = dataclasses.replace(self.budget, neighbouring=neighbouring)
+
+    @staticmethod
+    def check_release_arguments(release: str | None, radius: float, n_release_directions: int | None, n_bins: int,
+                                coarse_bins: int | None, fine_bins: int | None, max_pairs: int | None,
+                                pair_selection: str, accountant: str, neighbouring: Neighbouring) -> None:
+        """Refuse a release argument that ``fit`` could not use, naming it and what it accepts: the release kind,
+        its public parameters, the marginal release's tables and the accountant (the registry's names, an installed
+        extension's included; one proven for Poisson sampling under add/remove)."""
+        if release is not None:
+            check_choice("release", release, [None, *sorted(MECHANISMS)])
+        check_positive("radius", radius)
+        if n_release_directions is not None:
+            check_positive_int("n_release_directions", n_release_directions)
+        check_positive_int("n_bins", n_bins)
+        for name, bins in (("coarse_bins", coarse_bins), ("fine_bins", fine_bins), ("max_pairs", max_pairs)):
+            if bins is not None:
+                check_positive_int(name, bins)
+        check_choice("pair_selection", pair_selection, PAIR_SELECTIONS)
+        load_accountants()  # an extension's accountant is selectable by name from here on
+        check_accountant(accountant)
+        if neighbouring == "add_remove" and not ACCOUNTANTS[accountant].poisson_proven:
+            raise ValueError(f"accountant {accountant!r} is not proven for add/remove with Poisson sampling; use 'rdp' "
+                             "(or neighbouring='replace_one').")
+
+    @staticmethod
+    def check_image_arguments(image_autoencoder: Any, image_codec: str | None, codec_share: float,
+                              dct_frequencies: int, pca_components: int, public_fraction: float,
+                              autoencoder_epochs: int, refiner_epochs: int, refiner_weight: float,
+                              latent_dim: int | None, n_classes: int, labelling: str, feature_weight: float) -> None:
+        """Refuse an image (or label) argument that ``fit`` could not use, naming it and what it accepts."""
+        if image_autoencoder is not None and not isinstance(image_autoencoder, (AutoencoderCodec, str, Path)):
+            raise ValueError("image_autoencoder must be None, an AutoencoderCodec or the path of its checkpoint, got a "
+                             f"{type(image_autoencoder).__name__}.")
+        without_public = sorted(name for name, entry in image_codecs().items() if entry.public_images == "none")
+        if image_codec is not None and image_codec not in without_public:
+            trained = " (an autoencoder on public images: pass image_autoencoder, or leave both unset to train one on " \
+                "public_fraction of the images)" if image_codec in image_codecs() else ""
+            raise ValueError(f"image_codec must be None or a codec that needs no public image, one of {without_public}; "
+                             f"got {image_codec!r}{trained}.")
+        if image_codec is not None and image_autoencoder is not None:
+            raise ValueError("give image_autoencoder (an autoencoder trained on public images) or image_codec (a codec built "
+                             "from the private images alone), not both.")
+        check_fraction("codec_share", codec_share)
+        check_positive_int("dct_frequencies", dct_frequencies)
+        check_positive_int("pca_components", pca_components)
+        check_fraction("public_fraction", public_fraction)
+        check_positive_int("autoencoder_epochs", autoencoder_epochs)
+        check_non_negative_int("refiner_epochs (0: no refiner)", refiner_epochs)
+        check_positive("refiner_weight", refiner_weight)
+        if latent_dim is not None:
+            check_positive_int("latent_dim", latent_dim)
+        check_positive_int("n_classes", n_classes)
+        check_choice("labelling", labelling, get_args(Labelling))
+        check_fraction("feature_weight", feature_weight)
+
+    @staticmethod
+    def check_synthcity_arguments(device: Any, random_state: int, workspace: str | Path, sampling_patience: int,
+                                  strict: bool, compress_dataset: bool) -> Path:
+        """Refuse a synthcity argument that would fail later (or, for a flag, be read as true), naming it and what it
+        accepts; returns ``workspace`` as a ``Path`` (a string is taken as one)."""
+        try:
+            torch.device(device)
+        except (RuntimeError, TypeError) as error:
+            raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<index>' or a torch.device, got {device!r}.") from error
+        if isinstance(random_state, bool) or not isinstance(random_state, int) or not 0 <= random_state < 2**32:
+            raise ValueError(f"random_state must be an integer in [0, 2**32), got {random_state!r} (numpy's seed range).")
+        if not isinstance(workspace, (str, Path)):
+            raise ValueError(f"workspace must be a folder path (str or Path), got a {type(workspace).__name__}.")
+        check_positive_int("sampling_patience", sampling_patience)
+        check_flag("strict", strict)
+        check_flag("compress_dataset", compress_dataset)
+        return Path(workspace)
 
     @classmethod
     def check_keywords(cls, given: dict[str, Any]) -> None:
@@ -460,9 +526,21 @@ class SlicedFlowPlugin(Plugin):
         self.generator_.fit(records, None, budget.release_delta, labels=labels, n_classes=n_classes,
                             noise_multiplier=noise_multiplier, prior=budget.prior)
 
-    def _generate(self, count: int, syn_schema: Schema, **kwargs: Any) -> DataLoader:
+    def generate(self, count: int | None = None, constraints: Constraints | None = None,
+                 random_state: int | None = None, **kwargs: Any) -> DataLoader:
+        """synthcity's ``generate``, with ``constraints`` passed on to the table path as given: synthcity hands
+        ``_generate`` a schema rebuilt from them (``Schema.from_constraints``), which drops "<" and ">" rules and
+        widens "in" ones, so the rows drawn did not meet them and synthcity's own last check then raised "failed to
+        meet the synthetic constraints". Where the generator rarely meets them, fewer rows come back with a warning
+        (``TablePath.generate``). Post-processing of the releases."""
+        return super().generate(count, constraints, random_state, requested=constraints, **kwargs)
+
+    def _generate(self, count: int, syn_schema: Schema, requested: Constraints | None = None,
+                  **kwargs: Any) -> DataLoader:
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:
             raise RuntimeError("fit the plugin first")
+        if isinstance(self.path_, TablePath):  # constraints filter table rows; images take none (as synthcity's own)
+            return self.path_.generate(self, self.generator_, self.encoder_, count, syn_schema, requested)
         return self.path_.generate(self, self.generator_, self.encoder_, count, syn_schema)
 
     def generate_parquet(self, path: str | Path, count: int | None = None, chunk_size: int = 100_000,

@@ -6,7 +6,7 @@ from typing import Any, List
 
 from synthcity.plugins.core.distribution import CategoricalDistribution, Distribution, FloatDistribution, IntegerDistribution
 
-from synthcity_dpswf.models import DPSWFlowR
+from synthcity_dpswf.models import DPSWFlowR, ReleaseSchedule
 from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 
 
@@ -38,7 +38,13 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
     def __init__(
         self, batch_size: int | None = None, sample_rate: float | None = None, passes: float = 10.0, **kwargs: Any
     ) -> None:
+        ReleaseSchedule(True, batch_size, sample_rate, passes)  # checks batch_size, sample_rate and passes
         super().__init__(**kwargs)
+        if batch_size is not None and self.neighbouring == "add_remove":
+            raise ValueError("under add/remove batches are Poisson samples: give sample_rate, not batch_size.")
+        if sample_rate is not None and self.neighbouring == "replace_one":
+            raise ValueError("sample_rate is the Poisson rate of add/remove releases; under replace-one give batch_size "
+                             "(or pass neighbouring='add_remove').")
         self.batch_size = batch_size
         self.sample_rate = sample_rate
         self.passes = passes

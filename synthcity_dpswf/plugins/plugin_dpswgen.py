@@ -6,6 +6,7 @@ from typing import Any, List
 
 from synthcity.plugins.core.distribution import CategoricalDistribution, Distribution, FloatDistribution
 
+from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.models import DPSWGen
 from synthcity_dpswf.plugins.plugin_dpswflow_r import DPSWFlowRPlugin
 
@@ -25,6 +26,11 @@ class DPSWGenPlugin(DPSWFlowRPlugin):
     generator_class = DPSWGen
 
     def __init__(self, noise_dim: int = 16, generator_batch: int = 500, learning_rate: float = 3e-4, **kwargs: Any) -> None:
+        check_positive_int("noise_dim", noise_dim)
+        if isinstance(generator_batch, bool) or not isinstance(generator_batch, int) or generator_batch < 2:
+            raise ValueError(f"generator_batch must be an integer >= 2 (BatchNorm and the quantile grid need two "
+                             f"records), got {generator_batch!r}.")
+        check_positive("learning_rate", learning_rate)
         super().__init__(**kwargs)
         self.noise_dim = noise_dim
         self.generator_batch = generator_batch

@@ -4,6 +4,7 @@ and codec (``recipes.tables``), and generated rows back under synthcity's constr
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters import MarginalTableCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, generate_parquet
-from synthcity_dpswf.models import SlicedGenerator
+from synthcity_dpswf.models import DPSWGen, SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath, loader_path
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
 from synthcity_dpswf.plugins.schema import synthcity_schema
@@ -27,9 +28,12 @@ from synthcity_dpswf.privacy.validity import check_table
 CONSTRAINT_PROBE_DRAWS = 3
 """Draws ``TablePath.generate`` makes before judging whether the constraints can be met."""
 CONSTRAINT_MAX_DRAWS = 30
-"""The most draws ``TablePath.generate`` spends on constraints the generator rarely meets: once the rate of kept rows
-says ``count`` rows would take more, it stops with what it has and a warning (synthcity's ``sampling_patience``, 500
-draws of ``count`` rows each, ran a rare constraint for 15 minutes with neither a result nor an error)."""
+"""The most rows ``TablePath.generate`` spends on constraints the generator rarely meets, in multiples of the count
+asked for: once the rate of kept rows says ``count`` rows would take more, it stops with what it has and a warning
+(synthcity's ``sampling_patience``, 500 draws of ``count`` rows each, ran a rare constraint for 15 minutes with neither a
+result nor an error)."""
+DRAW_ROWS = 200_000
+"""The most rows one later draw of ``TablePath.generate`` decodes at once (beyond ``count``), bounding its memory."""
 
 
 class TablePath:
@@ -88,37 +92,52 @@ class TablePath:
         )
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
-                 syn_schema: Schema) -> DataLoader:
-        """``count`` generated rows that meet ``syn_schema``'s constraints (with ``strict``), as synthcity's
-        ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat rows (one of a
-        few discrete columns has fewer distinct rows than are asked for, and synthcity then looped to its patience,
-        flowing ``count`` rows each time). At most ``sampling_patience`` draws; rows that meet the constraints are
-        kept in the order drawn; fewer, with a warning, where the rate of kept rows says that ``count`` would take more
-        than ``CONSTRAINT_MAX_DRAWS`` draws."""
+                 syn_schema: Schema, requested: Constraints | None = None) -> DataLoader:
+        """``count`` generated rows that meet ``syn_schema``'s constraints and the ``requested`` ones as given (with
+        ``strict``; synthcity's schema, rebuilt from constraints, drops "<" and ">" rules and widens "in" ones), as
+        synthcity's ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat
+        rows (one of a few discrete columns has fewer distinct rows than are asked for, and synthcity then looped to
+        its patience, flowing ``count`` rows each time). Rows that meet the constraints are kept in the order drawn.
+
+        The first draw is ``count`` rows, as without constraints. Where the constraints drop rows, each later draw
+        asks for the rows still missing at the rate kept so far (20% more; with none kept yet, 2, then 4 times
+        ``count``), drawn from one flow of at most ``count`` particles (``FlowSettings.flow_particles``: the marginal
+        release redraws rows from flowed particles, ``ParticleSpace.resample``) rather than one flow per ``count``
+        rows. At most ``sampling_patience`` draws and ``CONSTRAINT_MAX_DRAWS`` x ``count`` rows; fewer rows, with a
+        warning, where after ``CONSTRAINT_PROBE_DRAWS`` draws the rate of kept rows says ``count`` would take more."""
         # The rows' dtypes are the domain's by construction; synthcity's schema, rebuilt from constraints, would ask a
         # nullable integer column for "float" (``NullableInteger``): its dtype rules are left out.
-        constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
+        rules = [rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"]
+        constraints = Constraints(rules=rules + ([] if requested is None else list(requested.rules)))
         schema = plugin.training_schema()
+        limit = CONSTRAINT_MAX_DRAWS * count
+        flowed = min(count, generator.settings.flow_particles or count)
         kept: list[pd.DataFrame] = []
-        total = drawn = 0
-        for draw in range(1, plugin.sampling_patience + 1):
-            rows = schema.adapt_dtypes(codec.decode(generator.sample(count, seed=plugin.draw_seed())))
+        total = drawn = draw = 0
+        size = count
+        while draw < plugin.sampling_patience:
+            draw += 1
+            # DPSWGen draws rows from its trained network: no flow to reuse, and it takes no settings override
+            overrides = {} if draw == 1 or isinstance(generator, DPSWGen) else {"flow_particles": flowed}
+            rows = schema.adapt_dtypes(codec.decode(generator.sample(size, seed=plugin.draw_seed(), **overrides)))
             drawn += len(rows)
             if plugin.strict:
                 rows = constraints.match(rows)
             kept.append(rows)
             total += len(rows)
-            if total >= count:
+            rate = total / drawn
+            if total >= count or drawn >= limit or (draw >= CONSTRAINT_PROBE_DRAWS and count - total > rate * (limit - drawn)):
                 break
-            if draw >= CONSTRAINT_PROBE_DRAWS and draw + (count - total) / max(total / draw, 1e-12) > CONSTRAINT_MAX_DRAWS:
-                warnings.warn(
-                    f"the constraints kept {total} of the {drawn} rows generated in {draw} draws: at that rate {count} "
-                    f"rows would take more than {CONSTRAINT_MAX_DRAWS} draws, so generate stops here with {total} "
-                    "rows. The generator rarely (or never) produces rows that meet these constraints: loosen them, or "
-                    "ask for fewer rows.",
-                    stacklevel=4,
-                )
-                break
+            wanted = math.ceil(1.2 * (count - total) / rate) if total else count * 2 ** draw
+            size = min(wanted, limit - drawn, max(count, DRAW_ROWS))
+        if total < count:
+            warnings.warn(
+                f"the constraints kept {total} of the {drawn} rows generated in {draw} draws, fewer than the {count} "
+                f"asked for (at most {CONSTRAINT_MAX_DRAWS} x {count} rows are drawn), so generate returns {total} "
+                "rows. The generator rarely (or never) produces rows that meet these constraints: loosen them, or "
+                "ask for fewer rows.",
+                stacklevel=5,
+            )
         frame = pd.concat(kept, ignore_index=True).head(count) if kept else pd.DataFrame(columns=schema.features())
         return create_from_info(schema.adapt_dtypes(frame), plugin.data_info)
 
