@@ -19,6 +19,7 @@ from typing import Any, ClassVar, get_args
 
 import pandas as pd
 import torch
+from pydantic import Field
 from synthcity.plugins.core.constraints import Constraints
 from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader
 from synthcity.plugins.core.plugin import Plugin
@@ -60,6 +61,24 @@ FITTED_STATE = ("path_", "generator_", "encoder_", "layout_", "domain_part_", "s
 RENAMED: dict[str, str] = {"image_adapter": "image_autoencoder"}
 """Arguments renamed when the package gave one word, codec, to its maps between data and records: the old name is
 refused with the new one."""
+
+
+class GenerationSchema(Schema):
+    """synthcity's generation schema (rebuilt from the training schema's and the user's constraints) that keeps the
+    user's constraints as given: ``as_constraints`` returns the rebuilt schema's rules and those, so that a rule
+    ``Schema.from_constraints`` drops ("<", ">") or widens ("in", merged with the column's categories) still filters
+    the generated rows."""
+
+    requested: Constraints = Field(default_factory=Constraints)
+
+    @classmethod
+    def of(cls, schema: Schema, requested: Constraints) -> "GenerationSchema":
+        """``schema`` with ``requested`` kept beside its domain."""
+        return cls(sampling_strategy=schema.sampling_strategy, protected_cols=schema.protected_cols,
+                   random_state=schema.random_state, domain=schema.domain, requested=requested)
+
+    def as_constraints(self) -> Constraints:
+        return Constraints(rules=list(super().as_constraints().rules) + list(self.requested.rules))
 
 
 class SlicedFlowPlugin(Plugin):
@@ -318,7 +337,7 @@ class SlicedFlowPlugin(Plugin):
                               autoencoder_epochs: int, refiner_epochs: int, refiner_weight: float,
                               latent_dim: int | None, n_classes: int, labelling: str, feature_weight: float) -> None:
         """Refuse an image (or label) argument that ``fit`` could not use, naming it and what it accepts."""
-        if image_autoencoder is not None and not isinstance(image_autoencoder, (AutoencoderCodec, str, Path)):
+        if image_autoencoder is not None and not isinstance(image_autoencoder, (Codec, str, Path)):
             raise ValueError("image_autoencoder must be None, an AutoencoderCodec or the path of its checkpoint, got a "
                              f"{type(image_autoencoder).__name__}.")
         without_public = sorted(name for name, entry in image_codecs().items() if entry.public_images == "none")
@@ -528,20 +547,19 @@ class SlicedFlowPlugin(Plugin):
 
     def generate(self, count: int | None = None, constraints: Constraints | None = None,
                  random_state: int | None = None, **kwargs: Any) -> DataLoader:
-        """synthcity's ``generate``, with ``constraints`` passed on to the table path as given: synthcity hands
-        ``_generate`` a schema rebuilt from them (``Schema.from_constraints``), which drops "<" and ">" rules and
-        widens "in" ones, so the rows drawn did not meet them and synthcity's own last check then raised "failed to
-        meet the synthetic constraints". Where the generator rarely meets them, fewer rows come back with a warning
-        (``TablePath.generate``). Post-processing of the releases."""
+        """synthcity's ``generate``, with ``constraints`` handed to the data path as given (``GenerationSchema``):
+        synthcity hands ``_generate`` a schema rebuilt from them (``Schema.from_constraints``), which drops "<" and ">"
+        rules and widens "in" ones, so the rows drawn did not meet them and synthcity's own last check then raised
+        "failed to meet the synthetic constraints". Where the generator rarely meets them, fewer rows come back with a
+        warning (``TablePath.generate``). Post-processing of the releases."""
         return super().generate(count, constraints, random_state, requested=constraints, **kwargs)
 
     def _generate(self, count: int, syn_schema: Schema, requested: Constraints | None = None,
                   **kwargs: Any) -> DataLoader:
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:
             raise RuntimeError("fit the plugin first")
-        if isinstance(self.path_, TablePath):  # constraints filter table rows; images take none (as synthcity's own)
-            return self.path_.generate(self, self.generator_, self.encoder_, count, syn_schema, requested)
-        return self.path_.generate(self, self.generator_, self.encoder_, count, syn_schema)
+        schema = syn_schema if requested is None else GenerationSchema.of(syn_schema, requested)
+        return self.path_.generate(self, self.generator_, self.encoder_, count, schema)
 
     def generate_parquet(self, path: str | Path, count: int | None = None, chunk_size: int = 100_000,
                          seed: int | None = None) -> int:

@@ -92,10 +92,9 @@ class TablePath:
         )
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
-                 syn_schema: Schema, requested: Constraints | None = None) -> DataLoader:
-        """``count`` generated rows that meet ``syn_schema``'s constraints and the ``requested`` ones as given (with
-        ``strict``; synthcity's schema, rebuilt from constraints, drops "<" and ">" rules and widens "in" ones), as
-        synthcity's ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat
+                 syn_schema: Schema) -> DataLoader:
+        """``count`` generated rows that meet ``syn_schema``'s constraints (with ``strict``; the user's as given:
+        ``plugins.base.GenerationSchema``), as synthcity's ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat
         rows (one of a few discrete columns has fewer distinct rows than are asked for, and synthcity then looped to
         its patience, flowing ``count`` rows each time). Rows that meet the constraints are kept in the order drawn.
 
@@ -107,8 +106,7 @@ class TablePath:
         warning, where after ``CONSTRAINT_PROBE_DRAWS`` draws the rate of kept rows says ``count`` would take more."""
         # The rows' dtypes are the domain's by construction; synthcity's schema, rebuilt from constraints, would ask a
         # nullable integer column for "float" (``NullableInteger``): its dtype rules are left out.
-        rules = [rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"]
-        constraints = Constraints(rules=rules + ([] if requested is None else list(requested.rules)))
+        constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
         schema = plugin.training_schema()
         limit = CONSTRAINT_MAX_DRAWS * count
         flowed = min(count, generator.settings.flow_particles or count)
