@@ -52,3 +52,13 @@ def _quiet_transformers_torch_notices() -> None:
 _quiet_transformers_torch_notices()
 if importlib.util.find_spec("synthcity") is not None:
     wrapt.register_post_import_hook(_register_plugins, "synthcity.plugins")
+
+
+def __getattr__(name: str) -> object:
+    """``synthcity_dpswf.check_table`` (``adapters.tabular.check_table``: what of your own table does not fit a domain,
+    run on your machine), imported when first asked for so that importing the package stays light."""
+    if name == "check_table":
+        from synthcity_dpswf.adapters.tabular import check_table
+
+        return check_table
+    raise AttributeError(f"module 'synthcity_dpswf' has no attribute {name!r}")

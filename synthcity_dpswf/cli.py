@@ -1,4 +1,5 @@
-"""The ``dpswf`` command line: ``dpswf demo`` (the main job) and ``dpswf toy`` (the paper's Figure 1)."""
+"""The ``dpswf`` command line: ``dpswf demo`` (the main job), ``dpswf toy`` (the paper's Figure 1), ``dpswf images``,
+``dpswf table`` (a synthetic copy of your CSV or Parquet table) and ``dpswf check`` (what of it does not fit a schema)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import math
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -81,6 +83,50 @@ def _images(args: argparse.Namespace) -> int:
           "pairs and tested on the real test set")
     print("wall time (s): " + ", ".join(f"{name} {value:.0f}" for name, value in result.seconds.items()))
     return 0
+
+
+def _table(args: argparse.Namespace) -> int:
+    from synthcity_dpswf.experiments.table import run_table
+    from synthcity_dpswf.plugins import PLUGINS
+
+    plugin_class = {plugin.name(): plugin for plugin in PLUGINS}[args.generator]
+    try:
+        with tempfile.TemporaryDirectory(prefix="dpswf_table_") as workspace:  # synthcity's workspace: nothing kept
+            plugin = plugin_class(epsilon=args.epsilon, delta=args.delta, neighbouring=args.neighbouring,
+                                  domain=args.schema, random_state=args.seed, workspace=Path(workspace))
+            result = run_table(Path(args.data), Path(args.out), plugin, args.rows, progress=not args.quiet)
+    except ValueError as error:  # the plugins' messages name the problem, never a value of a record (privacy.md)
+        raise SystemExit(f"dpswf table: error: {error}") from error
+    print(result.report)
+    print()
+    print(f"{result.rows} synthetic rows written to {result.out}")
+    print("wall time (s): " + ", ".join(f"{name} {value:.1f}" for name, value in result.seconds.items()))
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from synthcity_dpswf.adapters.tabular import check_table
+    from synthcity_dpswf.experiments.table import read_table
+
+    try:
+        report = check_table(read_table(Path(args.data)), args.schema)
+    except ValueError as error:
+        raise SystemExit(f"dpswf check: error: {error}") from error
+    if report.empty:
+        print(f"{args.data} fits {args.schema}: fit will take it as it is.")
+        return 0
+    with pd.option_context("display.max_colwidth", 80, "display.width", 200):
+        print(report.to_string(index=False))
+    print()
+    print("This report shows values of your table: it is for you, on your machine (not differentially private).")
+    refused = report[report["at fit"] == "refused"]
+    if refused.empty:
+        return 0
+    print(f"fit refuses the table as it is ({len(refused)} problem(s) above): declare what it holds in the schema, or "
+          "map or drop those entries.")
+    return 1
 
 
 def missing_dataset_line(error: "DatasetUnavailable") -> str:
@@ -179,6 +225,31 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--seed", type=int, default=0)
     images.add_argument("--quiet", action="store_true")
     images.set_defaults(run=_images)
+    table = commands.add_parser("table", help="a differentially private synthetic copy of a CSV or Parquet table, "
+                                "with its privacy report")
+    table.add_argument("data", help="the table: a .csv, .parquet or .pq file (its rows are private)")
+    table.add_argument("--epsilon", type=float, required=True, help="the privacy budget (required: no default is safe "
+                       "for every table)")
+    table.add_argument("--out", required=True, help="where to write the synthetic table (.csv, .parquet or .pq)")
+    table.add_argument("--schema", default=None,
+                       help="a JSON domain (public: ranges, categories, missing entries) for all the columns or some; the "
+                       "columns it leaves out get the DP domain, paid from the budget (docs/guide.md)")
+    table.add_argument("--generator", choices=["dpswflow", "dpswflow_r", "dpswgen"], default="dpswflow")
+    table.add_argument("--rows", type=int, default=None,
+                       help="synthetic rows (default: as many as the input, or the released estimate of them under "
+                       "--neighbouring add_remove)")
+    table.add_argument("--delta", type=float, default=None, help="default: min(1e-5, n^-1.1), stated in the report")
+    table.add_argument("--neighbouring", choices=["replace_one", "add_remove"], default="replace_one",
+                       help="the adjacency epsilon is calibrated for: replace-one (n public, the default) or add/remove "
+                       "(n private; docs/privacy.md)")
+    table.add_argument("--seed", type=int, default=0)
+    table.add_argument("--quiet", action="store_true", help="no progress bar")
+    table.set_defaults(run=_table)
+    check = commands.add_parser("check", help="what of your table does not fit a schema (values shown: run it on your "
+                                "own machine, outside any release)")
+    check.add_argument("data", help="the table: a .csv, .parquet or .pq file")
+    check.add_argument("--schema", required=True, help="the JSON domain to check it against")
+    check.set_defaults(run=_check)
     return parser
 
 

@@ -387,7 +387,8 @@ def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np
         if unknown == "error":
             raise ValueError(
                 f"column {column.name!r} has missing or non-numeric values, outside its domain; declare it "
-                '"missing": true, clean them, or describe the column as categorical.'
+                '"missing": true, clean them, or describe the column as categorical. To list them, run '
+                f"{CHECK_COMMAND} on your table, on your machine."
             )
         numbers[bad] = column.low
     return numbers
@@ -407,7 +408,8 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -
     if unknown == "error" and bool((index < 0).any()):
         raise ValueError(
             f"column {column.name!r} holds values outside the domain's categories (or missing entries it does not "
-            'declare: "missing": true); add them to the domain or map them before fitting.'
+            'declare: "missing": true); add them to the domain or map them before fitting. To list them, run '
+            f"{CHECK_COMMAND} on your table, on your machine."
         )
     return index
 
@@ -588,3 +590,60 @@ class MarginalTableCodec:
                 number = np.clip(np.floor(number), low, high - 1)
             decoded[column.name] = numeric_output(column, np.clip(number, *column.span), missing)
         return pd.DataFrame({name: decoded[name] for name in self.domain.names})
+
+
+CHECK_COMMAND = "synthcity_dpswf.check_table(frame, domain) (or `dpswf check data.csv --schema schema.json`)"
+"""What an error of the codecs names for the user to find, on their own machine, the entries a domain does not fit."""
+
+CHECK_COLUMNS = ["column", "problem", "rows", "at fit", "examples"]
+"""The columns of ``check_table``'s report."""
+
+
+def check_table(frame: pd.DataFrame, domain: DomainSpec, max_one_hot: int = 20) -> pd.DataFrame:
+    """What of ``frame`` does not fit ``domain`` (a ``TabularDomain``, a description dict or a JSON path, as the
+    plugins' ``domain=``): one row per column and problem, with ``CHECK_COLUMNS``: the column, the problem (a column
+    the table lacks, categories not declared, missing entries where the column does not declare them, non-numeric
+    entries of a numeric column, values below or above a numeric range, a column the domain leaves out), the number
+    of rows concerned, what ``fit`` does with them ("refused": ``fit`` raises before any release; "clipped to the
+    range"; "DP domain": the column's domain is released from the budget) and up to five of the values, the most
+    frequent first. An empty report: the table fits the domain.
+
+    Meant to run on your own table, on your own machine, outside any release: it is not differentially private and
+    prints values of the table, which no error or warning of the plugins does (docs/privacy.md). Not to be confused with
+    ``privacy.validity.check_table``, the check ``fit`` runs, which never shows a value."""
+    parsed = TabularDomain.parse(domain, max_one_hot)
+    found: list[dict[str, Any]] = []
+
+    def add(column: str, problem: str, entries: pd.Series, at_fit: str) -> None:
+        if len(entries):
+            counts = entries.astype(object).map(repr).value_counts()
+            shown = ", ".join(f"{value} ({count})" for value, count in counts.head(5).items())
+            found.append({"column": column, "problem": problem, "rows": len(entries), "at fit": at_fit,
+                          "examples": shown + (f", ... ({len(counts)} distinct)" if len(counts) > 5 else "")})
+
+    for column in parsed.columns:
+        if column.name not in frame.columns:
+            found.append({"column": column.name, "problem": "not in the table", "rows": len(frame), "at fit": "refused",
+                          "examples": ""})
+            continue
+        values = frame[column.name]
+        missing = missing_mask(values)
+        if not column.missing:
+            add(column.name, 'missing entries, not declared ("missing": true)', values[missing], "refused")
+        if isinstance(column, CategoricalColumn):
+            declared = {category_key(category) for category in column.categories}
+            outside = np.array([category_key(value) not in declared for value in values.to_numpy(dtype=object)], dtype=bool)
+            add(column.name, "categories not declared", values[outside & ~missing], "refused")
+            continue
+        numbers = number_mask(values)
+        add(column.name, "non-numeric entries in a numeric column", values[~numbers & ~missing], "refused")
+        as_float = pd.to_numeric(values.where(numbers), errors="coerce")
+        add(column.name, f"values below the range's low {column.low:g}", values[numbers & (as_float < column.low).to_numpy()],
+            "clipped to the range")
+        add(column.name, f"values above the range's high {column.high:g}",
+            values[numbers & (as_float > column.high).to_numpy()], "clipped to the range")
+    for name in frame.columns:
+        if name not in parsed.names:
+            found.append({"column": name, "problem": "not in the domain", "rows": len(frame), "at fit": "DP domain",
+                          "examples": ""})
+    return pd.DataFrame(found, columns=CHECK_COLUMNS)

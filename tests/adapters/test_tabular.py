@@ -201,3 +201,29 @@ def test_every_codec_of_the_package_is_one_codec_protocol() -> None:
     for codec in codecs:
         assert isinstance(codec, Codec), type(codec).__name__
         assert isinstance(codec.public_description, str) and codec.public_description
+
+
+def test_check_table_lists_what_does_not_fit_the_domain_with_its_rows_and_values() -> None:
+    """The local check (``synthcity_dpswf.check_table``) names, per column, each problem, its row count, what fit does
+    with it and the values themselves; the codec's error names the column, no value, and points to the check."""
+    import synthcity_dpswf
+
+    frame = pd.DataFrame({"chapter": ["a", "b", "c", None, "c", "zz"], "age": [10, 20, 95, np.nan, "x", 30],
+                          "extra": range(6)})
+    domain = {"chapter": ["a", "b"], "age": (15, 90), "gone": (0, 1)}
+    report = synthcity_dpswf.check_table(frame, domain)
+    found = {(row["column"], row["problem"]): (row["rows"], row["at fit"], row["examples"])
+             for row in report.to_dict("records")}
+    assert found[("chapter", "categories not declared")] == (3, "refused", "'c' (2), 'zz' (1)")
+    assert found[("chapter", 'missing entries, not declared ("missing": true)')][:2] == (1, "refused")
+    assert found[("age", "non-numeric entries in a numeric column")] == (1, "refused", "'x' (1)")
+    assert found[("age", "values below the range's low 15")] == (1, "clipped to the range", "10 (1)")
+    assert found[("age", "values above the range's high 90")] == (1, "clipped to the range", "95 (1)")
+    assert found[("gone", "not in the table")][:2] == (6, "refused")
+    assert found[("extra", "not in the domain")][1] == "DP domain"
+    assert len(found) == 8
+    assert synthcity_dpswf.check_table(frame[["chapter"]].iloc[:2], {"chapter": ["a", "b"]}).empty
+    with pytest.raises(ValueError, match="column 'chapter' holds values outside") as error:
+        MarginalTableCodec(TabularDomain.parse({"chapter": ["a", "b"]})).encode(frame[["chapter"]].fillna("a"))
+    assert "synthcity_dpswf.check_table" in str(error.value) and "dpswf check" in str(error.value)
+    assert "'zz'" not in str(error.value) and "'c'" not in str(error.value)

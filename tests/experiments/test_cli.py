@@ -132,3 +132,61 @@ def test_images_refuses_the_public_half_under_add_remove_before_reading_data(tmp
         main(["images", "--data-root", str(tmp_path), "--neighbouring", "add_remove", "--quiet"])
     line = str(exit_info.value.code)
     assert line.startswith("dpswf images: error: codec 'public-half' under add/remove") and "private half" in line
+
+
+def _small_table(path: Path) -> None:
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    level = rng.uniform(0.0, 10.0, 400)
+    pd.DataFrame({"level": level, "group": np.where(level < 5, "a", "b")}).to_csv(path, index=False)
+
+
+@pytest.mark.end_to_end
+def test_table_writes_the_synthetic_table_and_prints_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    import pandas as pd
+
+    data, schema = tmp_path / "data.csv", tmp_path / "schema.json"
+    _small_table(data)
+    schema.write_text(json.dumps({"level": {"type": "numeric", "low": 0.0, "high": 10.0}, "group": ["a", "b"]}))
+    out = tmp_path / "out" / "synthetic.parquet"
+    assert main(["table", str(data), "--epsilon", "3", "--schema", str(schema), "--out", str(out), "--rows", "50",
+                 "--quiet"]) == 0
+    synthetic = pd.read_parquet(out)
+    assert list(synthetic.columns) == ["level", "group"] and len(synthetic) == 50
+    assert synthetic["level"].between(0.0, 10.0).all() and set(synthetic["group"]) <= {"a", "b"}
+    printed = capsys.readouterr().out
+    assert "(3, " in printed and "-differentially private" in printed and f"50 synthetic rows written to {out}" in printed
+    default = tmp_path / "synthetic.csv"  # no schema (the DP domain), as many rows as the input
+    assert main(["table", str(data), "--epsilon", "3", "--out", str(default), "--quiet", "--seed", "1"]) == 0
+    assert len(pd.read_csv(default)) == 400 and "differentially private domain" in capsys.readouterr().out
+
+
+def test_table_and_check_refuse_what_they_cannot_use_in_one_line(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    data, schema = tmp_path / "data.csv", tmp_path / "schema.json"
+    _small_table(data)
+    schema.write_text(json.dumps({"level": {"type": "numeric", "low": 0.0, "high": 10.0}, "group": ["a"]}))
+    with pytest.raises(SystemExit) as exit_info:  # the plugin's message: the column, no value, and the check to run
+        main(["table", str(data), "--epsilon", "3", "--schema", str(schema), "--out", str(tmp_path / "s.csv"), "--quiet"])
+    line = str(exit_info.value.code)
+    assert line.startswith("dpswf table: error: column 'group' holds values outside") and "dpswf check" in line
+    assert "'b'" not in line
+    with pytest.raises(SystemExit) as exit_info:
+        main(["table", str(data), "--epsilon", "3", "--out", str(tmp_path / "s.xlsx")])
+    assert "neither CSV nor Parquet" in str(exit_info.value.code)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["table", str(data), "--epsilon", "3", "--out", str(tmp_path / "s.csv"), "--generator", "dpswflow_r",
+              "--neighbouring", "add_remove", "--rows", "0"])
+    assert "rows must be a positive integer" in str(exit_info.value.code)
+    assert main(["check", str(data), "--schema", str(schema)]) == 1  # fit would refuse: the values are listed
+    printed = capsys.readouterr().out
+    assert "group" in printed and "categories not declared" in printed and "'b' (" in printed and "refused" in printed
+    schema.write_text(json.dumps({"level": {"type": "numeric", "low": 0.0, "high": 10.0}, "group": ["a", "b"]}))
+    assert main(["check", str(data), "--schema", str(schema)]) == 0
+    assert "fits" in capsys.readouterr().out
