@@ -10,6 +10,8 @@ It also drops two import-time notices of ``transformers`` (see ``TransformersTor
 import importlib.util
 import logging
 import sys
+import warnings
+from typing import Any
 
 import wrapt
 
@@ -32,7 +34,11 @@ class TransformersTorchNotice(logging.Filter):
         return not record.getMessage().startswith(self.NOTICES)
 
 
-def _register_plugins(_module: object) -> None:
+def _register_plugins(module: Any) -> None:
+    from synthcity_dpswf.plugins.table_path import ConstraintsWarning
+
+    module.Plugins()  # loads synthcity's plugin modules: importing some of them (fflows) ignores every warning
+    warnings.filterwarnings("default", category=ConstraintsWarning)  # in front of those blanket "ignore" filters
     plugins = sys.modules.get("synthcity_dpswf.plugins")
     if plugins is not None and not hasattr(plugins, "register"):
         return  # synthcity_dpswf.plugins imported synthcity: it registers itself when its import ends

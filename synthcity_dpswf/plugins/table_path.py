@@ -36,6 +36,12 @@ DRAW_ROWS = 200_000
 """The most rows one later draw of ``TablePath.generate`` decodes at once (beyond ``count``), bounding its memory."""
 
 
+class ConstraintsWarning(UserWarning):
+    """``generate`` returns fewer rows than asked for: the generator rarely (or never) meets the constraints. Importing
+    synthcity ignores every warning (its ``__init__`` calls ``warnings.simplefilter("ignore")``); ``synthcity_dpswf``
+    shows this category again once synthcity is imported (a filter of the user's own, set later, still wins)."""
+
+
 class TablePath:
     """A table (a ``GenericDataLoader`` or ``SurvivalAnalysisDataLoader``): records are the rows, encoded by a fixed
     map of the domain (levels for the marginal release, the unit ball for the others)."""
@@ -134,7 +140,8 @@ class TablePath:
                 f"asked for (at most {CONSTRAINT_MAX_DRAWS} x {count} rows are drawn), so generate returns {total} "
                 "rows. The generator rarely (or never) produces rows that meet these constraints: loosen them, or "
                 "ask for fewer rows.",
-                stacklevel=5,
+                ConstraintsWarning,
+                stacklevel=8,  # the caller of generate (through synthcity's and pydantic's frames)
             )
         frame = pd.concat(kept, ignore_index=True).head(count) if kept else pd.DataFrame(columns=schema.features())
         return create_from_info(schema.adapt_dtypes(frame), plugin.data_info)

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -75,3 +77,15 @@ def test_a_constraint_no_row_meets_returns_what_was_kept_with_a_warning(plugin: 
         generated = plugin.generate(100, constraints=never).dataframe()
     assert len(generated) == 0 and list(generated.columns) == ["level", "group"]
     assert flows == [100, 100, 100]  # three draws (100, 200 and 400 rows), each one flow of 100 particles
+
+
+def test_the_warning_is_shown_although_synthcity_s_import_ignores_every_warning() -> None:
+    """synthcity's ``__init__`` (and fflows, which its plugin loader imports) calls ``warnings.simplefilter("ignore")``:
+    the package puts a filter showing ``ConstraintsWarning`` in front of those once synthcity is imported. A fresh
+    process, as a user's (pytest saves and restores the filters around collection and each test)."""
+    script = ("import warnings, synthcity_dpswf\n"
+              "from synthcity.plugins import Plugins\n"
+              "from synthcity_dpswf.plugins.table_path import ConstraintsWarning\n"
+              "warnings.warn('kept 0 rows', ConstraintsWarning)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "ConstraintsWarning: kept 0 rows" in result.stderr
