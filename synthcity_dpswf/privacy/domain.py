@@ -59,10 +59,11 @@ that composes with stage 1. Then:
   :math:`P[M(D) \in S] \le e^\varepsilon (P[M(D') \in S] + C_{key}\eta) + \delta/2 + C_{key}\eta \le
   e^\varepsilon P[M(D') \in S] + \delta`. A category needs about :math:`\tau + 1.645 s_c` records to be published
   with probability 95% (``DomainRelease.needed_rows``);
-- the rows of a categorical column in categories below the threshold are estimated from released counts (the
-  column's type counts, which count every row once, minus its published categories' counts: post-processing);
-  where the estimate exceeds three of its noise standard deviations the column gets one more category,
-  ``OTHER_CATEGORY``, to which the encoders map every unpublished value (``DomainRelease.lost``);
+- the rows of a categorical column in categories below the threshold are estimated from released counts (its rows
+  with an entry, from its own type counts and from the other columns' type totals less its estimated missing
+  entries, combined by inverse variance, minus its published categories' counts: ``unpublished_estimate``,
+  post-processing); where the estimate exceeds ``OTHER_LEVEL`` of its noise standard deviations the column gets one
+  more category, ``OTHER_CATEGORY``, to which the encoders map every unpublished value (``DomainRelease.lost``);
 - the bins are a fixed set given the kind, all released, so a numeric column's bounds are post-processing
   (``numeric_bounds``): the *anchor* is the window of ``WINDOW`` consecutive bins with the largest noisy sum
   (the records of a column sit in a few neighbouring bins, so a window gathers their counts while its noise
@@ -87,13 +88,15 @@ end-run of cells each of whose runs from that end (first k cells) sums to at mos
 range ends where its numbers do, not on the octave's edge nor on a bin noise added beside it; atoms outside the trimmed
 range are not published. A numeric column is placed only when its range holds its numbers (``holds_the_numbers``:
 half its stage-1 count of numbers exceeds the noisy sum of the range's stage-2 bins by at most ``ROUGH_LEVEL`` stds).
-A categorical column left with one published category gets the estimate of its rows in unpublished categories
-(``unpublished_estimate``, ``DomainRelease.unpublished``) that the plugins' warning prints. All three read released
-counts only (post-processing; issue 44).
+A categorical column left with its published categories only keeps the estimate of its rows in unpublished
+categories (``unpublished_estimate``, ``DomainRelease.unpublished``), which the plugins' warning prints for a column
+left with one. All of these read released counts only (post-processing; issue 44).
 
 Numeric bounds are the edges of the lowest and highest kept bins (within a factor of 2 of the data's extent
 between :math:`2^{-16}` and :math:`2^{48}` in magnitude, which is enough to scale it; values beyond fall in the
-end bins; for an integer column, the integers inside them, widened to [k, k + 1] when only k is); categories are the kept ones.
+end bins; for an integer column, the integers inside them, widened before stage 3 to [k, k + 1] when only k is, or
+to [k - 1, k] where k - 1's noisy bin exceeds k + 1's by ``ROUGH_LEVEL`` stds of their difference: ``two_integers``,
+so that stage 3 counts both values); categories are the kept ones.
 Where no category of a categorical column passes, it gets the single placeholder category ``NO_CATEGORY`` (a
 stated default, never an error: an error would be an output that one record can change). Whether a column is
 *placed* (``placement``, ``DomainRelease.placed``) is read from the released counts too: a column without released
@@ -188,6 +191,10 @@ a range that holds fewer is a window of noise or of a minority of its values, no
 ROUGH_LEVEL = 2.0
 """... within this many noise stds of the difference (``holds_the_numbers``): a range that holds half the numbers
 fails with probability 2.3%, one that holds them all (the usual case) almost never."""
+OTHER_LEVEL = 3.0
+"""A categorical column gets ``OTHER_CATEGORY`` when its estimated rows in unpublished categories
+(``unpublished_estimate``) exceed this many of the estimate's noise stds: a column whose categories were all
+published gets it in 0.13% of releases."""
 SURVIVAL_QUANTILE = 1.645
 """A category with tau + 1.645 s_c records is published with probability 95% (``DomainRelease.needed_rows``)."""
 
@@ -464,6 +471,27 @@ def trimmed_span(counts: np.ndarray, noise_std: float, trimmable: np.ndarray) ->
     return (first, last) if first <= last else (0, len(counts) - 1)
 
 
+def two_integers(
+    bounds: tuple[float, float], counts: np.ndarray, edges: np.ndarray, noise_std: float
+) -> tuple[float, float]:
+    """An integer column's stage-2 ``bounds`` widened to two integers where they hold one, k (a unit bin): to k + 1,
+    or to k - 1 where that neighbour's noisy count (``counts`` over the bins of ``edges``, noise std ``noise_std``)
+    exceeds k + 1's by ``ROUGH_LEVEL`` stds of their difference (a unit bin each; else the other one). The codecs
+    widen a one-integer range to [k, k + 1] anyway (a range needs two ends); widened before stage 3, the value
+    histogram counts both integers apart, so the output's second value is measured rather than fed by the numbers
+    that stage 3 clipped into k (flchain's ``mgus``, 115 ones in 7,874 rows, a bin within the noise at epsilon 1,
+    got the range [0, 0] in about one release in six, issue 44). Post-processing of released counts."""
+    low, high = bounds
+    if high - low != 1.0 or not -16.5 <= low < 16.5:
+        return bounds
+    index = int(np.searchsorted(edges, low))
+    below = counts[index - 1] if low > -16.5 else -math.inf
+    above = counts[index + 1] if high < 16.5 else -math.inf
+    if below - above > ROUGH_LEVEL * math.sqrt(2.0) * noise_std:
+        return low - 1.0, high
+    return low, high + 1.0
+
+
 def unpublished_estimate(
     present: float, other_totals: list[float], missing: float, count_std: float, category_std: float,
     published: np.ndarray,
@@ -641,19 +669,18 @@ def release_domain_at(
             # one on the published values, never the order of their counts.
             published = sorted(zip(kept, released[passed]), key=lambda pair: (str(pair[0]), type(pair[0]).__name__))
             ordered = [value for value, _ in published] if kept else [NO_CATEGORY]
-            unpublished = present_totals[column] - float(released[passed].sum())  # variance 3 (s / w)^2 + k s_c^2
-            spread = math.sqrt(3 * (noise_std / TYPE_WEIGHT) ** 2 + int(passed.sum()) * category_std**2)
+            unpublished, spread = unpublished_estimate(
+                present_totals[column], [type_totals[other] for other in typed if other != column], estimate,
+                noise_std / TYPE_WEIGHT, category_std, released[passed],
+            )
             measured = [(value, float(count), category_std) for value, count in published]
-            if kept and unpublished > 3 * spread:
+            if kept and unpublished > OTHER_LEVEL * spread:
                 ordered.append(OTHER_CATEGORY)
                 lost[column] = unpublished
                 measured.append((OTHER_CATEGORY, unpublished, spread))
             elif kept:  # the encoders map unpublished categories to the first level, which this count leaves out
                 measured[0] = (measured[0][0], measured[0][1], math.inf)
-                unpublished_rows[column] = unpublished_estimate(
-                    present_totals[column], [type_totals[other] for other in typed if other != column], estimate,
-                    noise_std / TYPE_WEIGHT, category_std, released[passed],
-                )
+                unpublished_rows[column] = (unpublished, spread)
             categories[column] = tuple(ordered)
             if kept:
                 one_way[column] = tuple(measured)
@@ -664,6 +691,8 @@ def release_domain_at(
             released = noisy_counts(np.append(exact_values[column].bins.astype(float), n_missing), bins_std, secret)
             missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], bins_std)
             bounds[column], located[column] = numeric_bounds(released[:-1], edges[:-1], edges[1:], bins_std)
+            if kinds[column] == "integer":  # a range of one integer keeps a neighbour, counted apart by stage 3
+                bounds[column] = two_integers(bounds[column], released[:-1], edges, bins_std)
             inside = (edges[:-1] >= bounds[column][0]) & (edges[1:] <= bounds[column][1])  # the range's bins
             mass = (float(released[:-1][inside].sum()), bins_std * math.sqrt(float(inside.sum())))
         missing_estimates[column] = estimate

@@ -301,16 +301,17 @@ def warn_about(release: DomainRelease, epsilon: float, share: float | None = Non
             stacklevel=6,
         )
     if release.lost:
-        def spread(column: str) -> float:  # the estimate's noise std (privacy.md, "The DP domain")
-            published = len(release.categories[column]) - 1
-            return math.sqrt(3 * release.count_std**2 + published * release.category_std**2)
+        def spread(column: str) -> float:  # the estimate's noise std: its one-way measurement's (privacy.md, "The DP domain")
+            return next(std for level, _, std in release.one_way[column] if level == OTHER_CATEGORY)
 
+        rows_released = release.released_rows or 1.0
         lost = ", ".join(
-            f"{column!r} (an estimated {rows:.0f} rows, noise std {spread(column):.0f})" for column, rows in release.lost.items()
+            f"{column!r} (an estimated {rows:.0f} rows, {100 * rows / rows_released:.0f}% of its rows, noise std "
+            f"{spread(column):.0f})" for column, rows in release.lost.items()
         )
         warnings.warn(
             f"the DP domain published no category below about {release.needed_rows:.0f} rows: the rarer categories of "
-            f"{lost} are grouped as {OTHER_CATEGORY!r}. Declare those columns' categories (domain={{column: [...]}}) "
-            "to keep them.",
+            f"{lost} are grouped as {OTHER_CATEGORY!r} (a column's synthetic values then hold that level for those "
+            "rows, not their categories). Declare those columns' categories (domain={column: [...]}) to keep them.",
             stacklevel=6,
         )
