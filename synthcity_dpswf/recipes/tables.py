@@ -306,12 +306,13 @@ def warn_about(release: DomainRelease, epsilon: float, share: float | None = Non
 
         rows_released = release.released_rows or 1.0
         lost = ", ".join(
-            f"{column!r} (an estimated {rows:.0f} rows, {100 * rows / rows_released:.0f}% of its rows, noise std "
-            f"{spread(column):.0f})" for column, rows in release.lost.items()
+            f"{column!r} (an estimated {rows:.0f} rows, noise std {spread(column):.0f})" for column, rows in release.lost.items()
         )
+        shares = ", ".join(f"{column!r} {100 * rows / rows_released:.0f}%" for column, rows in release.lost.items())
         warnings.warn(
             f"the DP domain published no category below about {release.needed_rows:.0f} rows: the rarer categories of "
-            f"{lost} are grouped as {OTHER_CATEGORY!r} (a column's synthetic values then hold that level for those "
-            "rows, not their categories). Declare those columns' categories (domain={column: [...]}) to keep them.",
+            f"{lost} are grouped as {OTHER_CATEGORY!r} ({shares} of the table's estimated {rows_released:.0f} rows): "
+            "those rows come back as that level, not as their categories. Declare those columns' categories "
+            "(domain={column: [...]}) to keep them.",
             stacklevel=6,
         )
