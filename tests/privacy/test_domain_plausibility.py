@@ -136,10 +136,11 @@ def test_a_binary_column_left_with_one_category_is_named_with_its_estimated_shar
 @pytest.mark.filterwarnings("ignore:release noise seeded")
 def test_rare_categories_get_other_categories_on_the_sharper_estimate() -> None:
     """A column whose 25% of 1,000 rows lie in ten categories of 2.5% (none published at epsilon 1) gets
-    ``OTHER_CATEGORY`` on the estimate from every column's type counts (std about 6% of the rows: 4 stds out; the
-    column's own counts alone, std 14%, passed 3 stds in few releases), and its one-way measurement carries that
-    estimate's std; a column of one category and columns whose categories were all published never get it here (a
-    3-std rule: 0.13% of releases). Post-processing of released counts."""
+    ``OTHER_CATEGORY`` on the estimate from every column's type counts (std under 8% of the rows), with that std in
+    its one-way measurement: in 86 of 100 releases measured, 22 under the column's own counts alone (the rule before
+    issue 44); a column of one category and columns whose categories were all
+    published get it rarely (a 3-std rule: 0.13% of releases; 1 of 500 measured). Post-processing of released
+    counts."""
     from synthcity_dpswf.privacy.domain import OTHER_CATEGORY
 
     frame = ncbirths_like(0)
@@ -147,17 +148,16 @@ def test_rare_categories_get_other_categories_on_the_sharper_estimate() -> None:
     rare = rng.random(len(frame)) < 0.25
     frame["smoker"] = np.where(rare, [f"rare {k}" for k in rng.integers(0, 10, len(frame))], "common")
     frame["same"] = "one"
-    other, shares = 0, []
-    for seed in range(20):
+    other, shares, spurious = 0, [], 0
+    for seed in range(40):
         release = plugin_release(frame, seed)
         if OTHER_CATEGORY in release.categories["smoker"]:
             other += 1
             shares.append(release.lost["smoker"] / release.released_rows)
             std = dict((level, std) for level, _, std in release.one_way["smoker"])[OTHER_CATEGORY]
             assert std / release.released_rows < 0.08
-        for column in ("same", "gender", "marital", "white", "term"):
-            assert OTHER_CATEGORY not in release.categories[column], (seed, column)
-    assert other >= 15 and abs(np.mean(shares) - 0.25) < 0.06, (other, shares)
+        spurious += sum(OTHER_CATEGORY in release.categories[column] for column in ("same", "gender", "marital", "white", "term"))
+    assert other >= 28 and spurious <= 2 and abs(np.mean(shares) - 0.25) < 0.06, (other, spurious, shares)
 
 
 def test_a_range_of_one_integer_keeps_a_neighbour_before_stage_three() -> None:
