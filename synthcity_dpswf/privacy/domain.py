@@ -96,7 +96,8 @@ Numeric bounds are the edges of the lowest and highest kept bins (within a facto
 between :math:`2^{-16}` and :math:`2^{48}` in magnitude, which is enough to scale it; values beyond fall in the
 end bins; for an integer column, the integers inside them, widened before stage 3 to [k, k + 1] when only k is, or
 to [k - 1, k] where k - 1's noisy bin exceeds k + 1's by ``ROUGH_LEVEL`` stds of their difference: ``two_integers``,
-so that stage 3 counts both values); categories are the kept ones.
+so that stage 3 counts both values: a function of stage 2's output, as every stage-3 range); categories are the
+kept ones.
 Where no category of a categorical column passes, it gets the single placeholder category ``NO_CATEGORY`` (a
 stated default, never an error: an error would be an output that one record can change). Whether a column is
 *placed* (``placement``, ``DomainRelease.placed``) is read from the released counts too: a column without released
