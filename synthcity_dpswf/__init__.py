@@ -15,6 +15,8 @@ from typing import Any
 
 import wrapt
 
+from synthcity_dpswf.notices import DPSWFWarning
+
 __version__ = "0.1.0"
 
 
@@ -35,10 +37,8 @@ class TransformersTorchNotice(logging.Filter):
 
 
 def _register_plugins(module: Any) -> None:
-    from synthcity_dpswf.plugins.table_path import ConstraintsWarning
-
     module.Plugins()  # loads synthcity's plugin modules: importing some of them (fflows) ignores every warning
-    warnings.filterwarnings("default", category=ConstraintsWarning)  # in front of those blanket "ignore" filters
+    warnings.filterwarnings("default", category=DPSWFWarning)  # in front of those blanket "ignore" filters
     plugins = sys.modules.get("synthcity_dpswf.plugins")
     if plugins is not None and not hasattr(plugins, "register"):
         return  # synthcity_dpswf.plugins imported synthcity: it registers itself when its import ends

@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "synthcity_dpswf"
 
 FLOORS = {
-    "math": 0,
+    "math": 0, "notices": 0,
     "privacy": 1, "datasets": 1, "evaluation": 1,
     "models": 2,
     "adapters": 3,

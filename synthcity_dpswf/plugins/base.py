@@ -36,6 +36,7 @@ from synthcity_dpswf.math.checks import (
 )
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.models.base import Labelling
+from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
@@ -239,7 +240,7 @@ class SlicedFlowPlugin(Plugin):
         )
         if str(device).startswith("cuda") and not torch.cuda.is_available():
             warnings.warn(f"device={str(device)!r} was asked for but torch sees no CUDA device: running on the CPU.",
-                          stacklevel=2)
+                          DPSWFWarning, stacklevel=2)
             self.device = torch.device("cpu")
         self.budget = budget
         self.release = release

@@ -16,6 +16,7 @@ from synthcity.plugins.core.schema import Schema
 from synthcity_dpswf.adapters import MarginalTableCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, generate_parquet
 from synthcity_dpswf.models import DPSWGen, SlicedGenerator
+from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.plugins.loaders import LoaderPath, loader_path
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
 from synthcity_dpswf.plugins.schema import synthcity_schema
@@ -36,10 +37,9 @@ DRAW_ROWS = 200_000
 """The most rows one later draw of ``TablePath.generate`` decodes at once (beyond ``count``), bounding its memory."""
 
 
-class ConstraintsWarning(UserWarning):
-    """``generate`` returns fewer rows than asked for: the generator rarely (or never) meets the constraints. Importing
-    synthcity ignores every warning (its ``__init__`` calls ``warnings.simplefilter("ignore")``); ``synthcity_dpswf``
-    shows this category again once synthcity is imported (a filter of the user's own, set later, still wins)."""
+class ConstraintsWarning(DPSWFWarning):
+    """``generate`` returns fewer rows than asked for: the generator rarely (or never) meets the constraints (shown in a
+    synthcity process as every ``DPSWFWarning``: ``notices``)."""
 
 
 class TablePath:

@@ -15,6 +15,7 @@ from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon,
 from synthcity_dpswf.privacy.composition import composed_multiplier
 from synthcity_dpswf.privacy.domain import ATOM_NOISE_RATIO, DomainBudget, rows_needed
 from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
+from synthcity_dpswf.notices import DPSWFWarning
 
 
 def check_privacy_target(epsilon: float, delta: float | None, n_records: int | None) -> None:
@@ -44,6 +45,7 @@ def check_delta(delta: float, n_records: int | None) -> None:
         warnings.warn(
             f"delta={delta:g} >= 1/n = {1 / n_records:.3g}: a mechanism that publishes a random record would meet "
             "it; choose delta well below 1/n.",
+            DPSWFWarning,
             stacklevel=3,
         )
 

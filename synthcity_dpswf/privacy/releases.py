@@ -21,6 +21,7 @@ from typing import Literal
 import torch
 
 from synthcity_dpswf.math.checks import check_matrix, check_non_negative, check_positive, check_positive_int
+from synthcity_dpswf.notices import DPSWFWarning
 
 Boundary = Literal["ball", "sphere"]
 
@@ -35,6 +36,7 @@ def secret_generator(seed: int | None = None) -> torch.Generator:
         return torch.Generator().manual_seed(secrets.randbits(63))
     warnings.warn(
         "release noise seeded with a known seed: anyone who knows it can remove the noise; use only for tests.",
+        DPSWFWarning,
         stacklevel=2,
     )
     return torch.Generator().manual_seed(seed)

@@ -17,6 +17,7 @@ from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularC
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.resolution import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models.schedule import pooled_count_noise
+from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.privacy import (
     MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant, ReleaseOptions, secret_generator,
 )
@@ -250,6 +251,7 @@ def warn_about(release: DomainRelease, epsilon: float, share: float | None = Non
             f"the DP domain could not place the ranges of columns {rough} above its noise at the run's epsilon = {epsilon:.3g}: "
             "each is the densest window of its noisy bins, a rough range (plugin.released_domain() shows it). Declare "
             "them (domain={...}), or raise domain_epsilon_share.",
+            DPSWFWarning,
             stacklevel=6,
         )
     hidden = [column for column, placed in release.placed.items() if not placed]
@@ -271,6 +273,7 @@ def warn_about(release: DomainRelease, epsilon: float, share: float | None = Non
             "every column gives the flow the share of the budget the DP domain takes"
             + ("" if share is None else f" ({share:.0%} of mu^2, privacy.md \"One budget\")") + "; or raise "
             "domain_epsilon_share.",
+            DPSWFWarning,
             stacklevel=6,
         )
     if release.mixed:
@@ -283,6 +286,7 @@ def warn_about(release: DomainRelease, epsilon: float, share: float | None = Non
             f"the DP domain found columns that mix numbers and other entries: {listed}. Entries that do not fit a "
             "column's kind are mapped to a stated default (a numeric column's lower bound, a categorical column's "
             f"{OTHER_CATEGORY!r}). Convert them before fitting, or declare the column (categories as strings).",
+            DPSWFWarning,
             stacklevel=6,
         )
     single = {column: estimate for column, estimate in release.unpublished.items() if len(release.categories[column]) == 1}
@@ -298,6 +302,7 @@ def warn_about(release: DomainRelease, epsilon: float, share: float | None = Non
             f"({100 * release.needed_rows / release.released_rows:.0f}% of the table's estimated "
             f"{release.released_rows:.0f}) to be published with probability 95%. Declare those columns' categories "
             "(domain={column: [...]}) to keep them all.",
+            DPSWFWarning,
             stacklevel=6,
         )
     if release.lost:
@@ -314,5 +319,6 @@ def warn_about(release: DomainRelease, epsilon: float, share: float | None = Non
             f"{lost} are grouped as {OTHER_CATEGORY!r} ({shares} of the table's estimated {rows_released:.0f} rows): "
             "those rows come back as that level, not as their categories. Declare those columns' categories "
             "(domain={column: [...]}) to keep them.",
+            DPSWFWarning,
             stacklevel=6,
         )
