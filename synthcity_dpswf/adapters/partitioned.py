@@ -36,9 +36,7 @@ if TYPE_CHECKING:
 LOCAL_THREADS = 2
 """Threads of the local cluster started for a call when no Dask client is running: one worker in the calling process
 (no process is started, so a plain script without an ``if __name__ == "__main__":`` guard works, and nothing is
-imported again). Against two worker processes, on a shared 2-core machine: a 15-column Parquet table of 10^6 rows
-counted in 10.3 s against 16.7 s, of 4 * 10^6 rows in 26.1 s against 41.1 s, the processes first taking 30.3 s and
-21.3 s to start (each imports the package again)."""
+imported again; two worker processes counted no faster on two cores and each took seconds to start)."""
 
 CLUSTER_LOG_LEVEL = logging.WARNING
 """The least level ``distributed``'s loggers emit while the local cluster started for a call runs (its INFO lines,
