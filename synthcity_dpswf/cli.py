@@ -86,17 +86,26 @@ def _images(args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> int:
-    from synthcity_dpswf.experiments.table import run_table
+    from synthcity_dpswf.experiments.table import check_paths, run_table
     from synthcity_dpswf.plugins import PLUGINS
+    from synthcity_dpswf.privacy.validity import TableRefusal
 
     plugin_class = {plugin.name(): plugin for plugin in PLUGINS}[args.generator]
-    try:
-        with tempfile.TemporaryDirectory(prefix="dpswf_table_") as workspace:  # synthcity's workspace: nothing kept
+    with tempfile.TemporaryDirectory(prefix="dpswf_table_") as workspace:  # synthcity's workspace: nothing kept
+        try:  # the arguments' errors name an argument and its value: the user's own, no record's
+            check_paths(Path(args.data), Path(args.out), args.rows)
             plugin = plugin_class(epsilon=args.epsilon, delta=args.delta, neighbouring=args.neighbouring,
                                   domain=args.schema, random_state=args.seed, workspace=Path(workspace))
+        except (ValueError, TypeError) as error:
+            raise SystemExit(f"dpswf table: error: {error}") from None
+        try:
             result = run_table(Path(args.data), Path(args.out), plugin, args.rows, progress=not args.quiet)
-    except ValueError as error:  # the plugins' messages name the problem, never a value of a record (privacy.md)
-        raise SystemExit(f"dpswf table: error: {error}") from error
+        except TableRefusal as error:  # names a column and a reason, never a value of a record (privacy.md)
+            raise SystemExit(f"dpswf table: error: {error}") from None
+        except ValueError as error:  # another library's message may quote an entry
+            raise SystemExit(f"dpswf table: error: {type(error).__name__} while fitting or generating (its message is "
+                             "not shown: it may quote an entry of a record; the same fit from Python, "
+                             "Plugins().get(...).fit(df), shows it on your machine).") from None
     print(result.report)
     print()
     print(f"{result.rows} synthetic rows written to {result.out}")

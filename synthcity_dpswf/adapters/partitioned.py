@@ -26,7 +26,7 @@ from synthcity_dpswf.adapters.tabular import MarginalTableCodec
 from synthcity_dpswf.models.chunks import ChunkSpec, chunk_plan
 from synthcity_dpswf.privacy.counts import FrameCounts, ValueCounts
 from synthcity_dpswf.privacy.mechanisms import ReleaseMechanism
-from synthcity_dpswf.privacy.validity import check_table
+from synthcity_dpswf.privacy.validity import TableRefusal, check_table
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -71,7 +71,7 @@ def import_dask() -> Any:
     return dd
 
 
-class PartitionError(ValueError):
+class PartitionError(TableRefusal):
     """A partition of a table could not be read or counted. Its message names the column where it can be known and
     never holds a value of a record; it carries no chained exception (privacy.md, "Tables on Dask")."""
 
@@ -151,7 +151,7 @@ def checked(part: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """A partition with exactly the table's columns, in order, and inside the domain of valid datasets (its size
     aside: a partition may be empty or hold one row; the table's size is checked on the total)."""
     if list(part.columns) != columns:
-        raise ValueError(f"a partition has columns {list(part.columns)} where the table has {columns}; every partition "
+        raise TableRefusal(f"a partition has columns {list(part.columns)} where the table has {columns}; every partition "
                          "must hold the same columns in the same order.")
     check_table(part, min_rows=0)
     return part
@@ -187,28 +187,17 @@ def merge_atoms(first: dict[str, dict[float, int]], second: dict[str, dict[float
     return merged
 
 
-def raised_here(error: BaseException) -> bool:
-    """Whether ``error`` was raised by this package's own code (its innermost frame is ours): its message then names
-    a column and a reason, never a value (privacy.md, "The domain of valid datasets")."""
-    traceback = error.__traceback__
-    if traceback is None:
-        return False
-    while traceback.tb_next is not None:
-        traceback = traceback.tb_next
-    return str(traceback.tb_frame.f_globals.get("__name__", "")).startswith("synthcity_dpswf.")
-
-
 def in_partition(function: Callable[..., Total]) -> Callable[..., Total]:
-    """A partition's counting task whose failure leaves it as a ``PartitionError`` with no value of a record: this
-    package's own refusal keeps its message; an error of a library (pandas, NumPy, torch), whose message may quote an
-    entry, is named by its type only. Nothing is chained, so a worker's log of the failure holds no value either."""
+    """A partition's counting task whose failure leaves it as a ``PartitionError`` with no value of a record: the
+    package's refusal of a table (``TableRefusal``, whose messages never hold a value) keeps its message; any other
+    error (a library's or Python's, whose message may quote an entry) is named by its type only. Nothing is chained, so a worker's log of the failure holds no value either."""
 
     @functools.wraps(function)
     def counted(part: pd.DataFrame, *arguments: Any) -> Total:
         try:
             return function(part, *arguments)
-        except Exception as error:  # every failure is re-raised below, without its text where not ours
-            message = str(error) if raised_here(error) else (
+        except Exception as error:  # every failure is re-raised below, without its text unless a refusal of ours
+            message = str(error) if isinstance(error, TableRefusal) else (
                 f"counting a partition failed with {type(error).__name__} (its message is not shown: it may quote an "
                 "entry of a record); check that every column holds strings, bools, numbers or missing entries.")
         raise PartitionError(message)

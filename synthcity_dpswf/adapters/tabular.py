@@ -34,6 +34,7 @@ import torch
 from synthcity_dpswf.math.histograms import quantile_edges
 from synthcity_dpswf.privacy.counts import category_key, is_missing, missing_mask, number_mask
 from synthcity_dpswf.privacy.domain import LOG2_MIN, OTHER_CATEGORY, DomainRelease
+from synthcity_dpswf.privacy.validity import TableRefusal
 
 
 @dataclass(frozen=True)
@@ -371,7 +372,7 @@ def check_columns(domain: TabularDomain, frame: pd.DataFrame) -> None:
     """Refuse a table that lacks some of the domain's columns (its column names are public)."""
     missing = [name for name in domain.names if name not in frame.columns]
     if missing:
-        raise ValueError(f"the table lacks the domain's columns {missing}; pass a domain for this table.")
+        raise TableRefusal(f"the table lacks the domain's columns {missing}; pass a domain for this table.")
 
 
 def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np.ndarray:
@@ -385,7 +386,7 @@ def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np
     bad = ~mask & ~missing_mask(values) if column.missing else ~mask
     if bad.any():
         if unknown == "error":
-            raise ValueError(
+            raise TableRefusal(
                 f"column {column.name!r} has missing or non-numeric values, outside its domain; declare it "
                 '"missing": true, clean them, or describe the column as categorical. To list them, run '
                 f"{CHECK_COMMAND} on your table, on your machine."
@@ -406,7 +407,7 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -
     if column.missing:
         index[missing_mask(values)] = len(column.categories)
     if unknown == "error" and bool((index < 0).any()):
-        raise ValueError(
+        raise TableRefusal(
             f"column {column.name!r} holds values outside the domain's categories (or missing entries it does not "
             'declare: "missing": true); add them to the domain or map them before fitting. To list them, run '
             f"{CHECK_COMMAND} on your table, on your machine."

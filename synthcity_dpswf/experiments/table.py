@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.privacy import PrivacyReport
+from synthcity_dpswf.privacy.validity import TableRefusal
 
 TABLE_FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
 """The file extensions ``read_table`` and ``write_table`` take, and their formats."""
@@ -52,11 +53,15 @@ def table_format(path: Path) -> str:
 
 
 def read_table(path: Path) -> pd.DataFrame:
-    """The table at ``path``, CSV or Parquet by its extension."""
+    """The table at ``path``, CSV or Parquet by its extension; a file the parser cannot read is refused with its error's
+    type only (``TableRefusal``)."""
     kind = table_format(path)
-    if not path.is_file():
-        raise ValueError(f"no table at {path}; give the path of a {kind} file.")
-    return pd.read_csv(path) if kind == "CSV" else pd.read_parquet(path)
+    try:
+        return pd.read_csv(path) if kind == "CSV" else pd.read_parquet(path)
+    except (ValueError, UnicodeError) as error:  # a parser's message may quote the entry it stopped at
+        failure = TableRefusal(f"{path} could not be read as {kind}: {type(error).__name__} (its message is not shown: "
+                               "it may quote an entry of a record); check the file's encoding and format.")
+    raise failure from None
 
 
 def write_table(frame: pd.DataFrame, path: Path) -> None:
@@ -69,13 +74,23 @@ def write_table(frame: pd.DataFrame, path: Path) -> None:
         frame.to_parquet(path, index=False)
 
 
-def run_table(source: Path, out: Path, plugin: TablePlugin, rows: int | None = None, progress: bool = True) -> TableRun:
-    """Fit ``plugin`` on the table at ``source`` and write ``rows`` synthetic rows to ``out`` (``None``: the plugin's
-    default count, the input's rows, or the released estimate of them under add/remove), with one progress bar over
-    the stages (read, fit, generate, write). The output's format follows ``out``'s extension, checked before the fit."""
+def check_paths(source: Path, out: Path, rows: int | None) -> None:
+    """Refuse, before anything is read, a source that is no CSV or Parquet file, an output of another format, or a
+    row count that is not a positive integer (their messages name the user's own arguments)."""
+    kind = table_format(source)
+    if not source.is_file():
+        raise ValueError(f"no table at {source}; give the path of a {kind} file.")
     table_format(out)
     if rows is not None:
         check_positive_int("rows", rows)
+
+
+def run_table(source: Path, out: Path, plugin: TablePlugin, rows: int | None = None, progress: bool = True) -> TableRun:
+    """Fit ``plugin`` on the table at ``source`` and write ``rows`` synthetic rows to ``out`` (``None``: the plugin's
+    default count, the input's rows, or the released estimate of them under add/remove), with one progress bar over
+    the stages (read, fit, generate, write). The paths and the count are checked first (``check_paths``); the
+    output's format follows ``out``'s extension."""
+    check_paths(source, out, rows)
     seconds: dict[str, float] = {}
     with tqdm(total=4, desc="dpswf table", unit="stage", disable=not progress) as bar:
         started = time.perf_counter()
@@ -89,7 +104,7 @@ def run_table(source: Path, out: Path, plugin: TablePlugin, rows: int | None = N
         bar.set_postfix_str("reading")
         frame = read_table(source)
         stage("read")
-        bar.set_postfix_str(f"fitting on {len(frame)} rows")
+        bar.set_postfix_str("fitting")  # never n: under add/remove it is private
         plugin.fit(frame)
         stage("fit")
         bar.set_postfix_str("generating")

@@ -289,8 +289,9 @@ class DomainRelease:
     """Per categorical column given ``OTHER_CATEGORY``: the estimated rows in its unpublished categories."""
     unpublished: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Per categorical column with published categories and no ``OTHER_CATEGORY``: the estimated rows in its unpublished
-    categories and that estimate's noise std (the column's type counts less its published categories' counts, as for
-    ``lost``: post-processing), for the warning that names a column the release left with one category."""
+    categories and that estimate's noise std (``unpublished_estimate``: its rows with an entry, from its own type counts
+    and the other typed columns' totals by inverse variance, less its published categories' counts; post-processing),
+    for the warning that names a column the release left with one category."""
     declared: dict[str, tuple[float, float, bool]] = field(default_factory=dict)
     """The declared numeric columns (public bounds) this release gave a value histogram only."""
     missing: dict[str, bool] = field(default_factory=dict)
@@ -502,8 +503,8 @@ def unpublished_estimate(
     estimated twice from independent noisy counts and combined by inverse variance (its own type counts' sum
     ``present``, variance 3 ``count_std``^2; the other typed columns' mean total ``other_totals`` (each counts every row
     once: variance 4 ``count_std``^2 / C') less its estimated missing entries ``missing`` (``missing_level``'s), less
-    its published categories' counts (``category_std`` each). With many columns the second is the sharper: on ncbirths
-    (13 columns, 1,000 rows, epsilon 1) a std of 62 rows instead of 141. Post-processing of released counts."""
+    its published categories' counts (``category_std`` each). With many columns the second is the sharper (docs/privacy.md,
+    "The DP domain", has a measured case). Post-processing of released counts."""
     missing_variance = 1 / (1 / count_std**2 + 1 / category_std**2)
     estimates, variances = [present], [3 * count_std**2]
     if other_totals:

@@ -190,3 +190,18 @@ def test_table_and_check_refuse_what_they_cannot_use_in_one_line(tmp_path: Path,
     schema.write_text(json.dumps({"level": {"type": "numeric", "low": 0.0, "high": 10.0}, "group": ["a", "b"]}))
     assert main(["check", str(data), "--schema", str(schema)]) == 0
     assert "fits" in capsys.readouterr().out
+
+
+def test_table_prints_no_row_count_and_no_unreadable_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Under add/remove n is private: the progress shows no row count; a file the parser stops in (a byte that is not
+    UTF-8) is refused by its error's type, never with the bytes the parser quotes (found by the second reader)."""
+    data = tmp_path / "data.csv"
+    _small_table(data)
+    main(["table", str(data), "--epsilon", "3", "--out", str(tmp_path / "s.csv"), "--neighbouring", "add_remove"])
+    assert "400" not in capsys.readouterr().err
+    broken = tmp_path / "broken.csv"
+    broken.write_bytes(b"level,group\n1.0,a\n2.0,\xff\xfesecret\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["table", str(broken), "--epsilon", "3", "--out", str(tmp_path / "t.csv"), "--quiet"])
+    line = str(exit_info.value.code)
+    assert "UnicodeDecodeError" in line and "secret" not in line and "0xff" not in line and "xff" not in line
