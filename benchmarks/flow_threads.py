@@ -36,7 +36,7 @@ from synthcity_dpswf.math.flow import EmpiricalTarget, run_flow
 FLOW_SIZES = [(150, 70), (1_000, 70), (10_000, 70), (10_000, 400), (10_000, 2_000)]
 """(particles, directions) of the raw flows: a small table's generate, the table default (10,000 particles flowed),
 an image flow's directions."""
-STEPS = 20
+STEPS = 10
 
 
 def spin(stop: Any) -> None:
@@ -86,9 +86,10 @@ def threaded_work(work: int) -> Iterator[None]:
 
 
 def raw_flow(particles: int, directions: int, threads: int, repeats: int) -> float:
-    """Seconds of ``STEPS`` steps of a flow of ``particles`` in 8 dimensions over ``directions`` per step."""
+    """Seconds of ``STEPS`` steps of a flow of ``particles`` in 8 dimensions over ``directions`` per step, to a target of
+    as many samples (so that a step's work is particles x directions)."""
     generator = torch.Generator().manual_seed(0)
-    target = EmpiricalTarget(torch.randn(4_000, 8, generator=generator), directions, seed=0)
+    target = EmpiricalTarget(torch.randn(particles, 8, generator=generator), directions, seed=0)  # as many samples
     start = torch.randn(particles, 8, generator=generator)
     kept = torch.get_num_threads()
     torch.set_num_threads(threads)

@@ -166,10 +166,10 @@ StepCallback = Callable[[int, torch.Tensor], None]
 
 THREADED_WORK = 4_000_000
 """Particles times directions per step from which a CPU flow keeps torch's threads: below it every step runs on one
-thread (``flow_threads``). A step's work is a few products and sorts of that many projections; below this size the
-threads spend more time waiting on each other than computing, and far more on a machine whose other cores are busy.
-Measured side by side, idle and busy, by ``benchmarks/flow_threads.py`` (results in
-``benchmarks/results/flow_threads.md``)."""
+thread (``flow_threads``). Beside a busy core, threads never paid below this size (they wait on each other, the more
+so the busier the machine), while on an idle machine they pay from about 10^5 (at most twice as fast): one thread
+below it bounds what an idle machine loses and keeps a busy one from stalling. Measured side by side, idle and busy,
+by ``benchmarks/flow_threads.py`` (``benchmarks/results/flow_threads.md``)."""
 
 
 @contextmanager
