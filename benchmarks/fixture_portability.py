@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dump", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--seed-shift", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--mutant", choices=sorted(MUTANTS), help=argparse.SUPPRESS)
-    parser.add_argument("--work", type=Path, default=Path("fixture_portability_runs"), help="scratch folder")
+    parser.add_argument("--work", type=Path, default=Path("benchmarks/.cache/fixture_portability"), help="scratch folder")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     if args.dump is not None:
