@@ -79,6 +79,7 @@ def test_a_constraint_no_row_meets_returns_what_was_kept_with_a_warning(plugin: 
     assert flows == [100, 100, 100]  # three draws (100, 200 and 400 rows), each one flow of 100 particles
 
 
+@pytest.mark.slow  # tests/test_notices.py shows every DPSWFWarning (ConstraintsWarning's class) the same way
 def test_the_warning_is_shown_although_synthcity_s_import_ignores_every_warning() -> None:
     """synthcity's ``__init__`` (and fflows, which its plugin loader imports) calls ``warnings.simplefilter("ignore")``:
     the package puts a filter showing ``ConstraintsWarning`` in front of those once synthcity is imported. A fresh
