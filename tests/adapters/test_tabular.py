@@ -78,17 +78,23 @@ def test_bad_domains_and_tables_fail_clearly() -> None:
 
 
 def test_dp_domain_finds_bounds_and_frequent_categories_only() -> None:
+    # What holds for every noise draw is tested on each of 16 draws; a bound's place moves with the draw (and torch's
+    # normal sampler differs from one CPU to another), so where it lies is tested on the draws' median.
     frame = _table(20000)
     frame.loc[0, "city"] = "a-rare-city"  # one record: must never be released
-    release = release_domain(frame, 1.0, 1e-6, secret_generator())
-    assert release.kinds == {"age": "integer", "income": "float", "city": "categorical", "flag": "integer"}
-    low, high = release.bounds["age"]
-    assert low <= 17 and high >= 90 and high <= 256  # within the factor-2 log bins around the data
-    low, high = release.bounds["income"]
-    # Tails too thin to stand out of the noise are cut: the bounds hold the central 98%.
-    assert 0 < low <= frame["income"].quantile(0.01) and high >= frame["income"].quantile(0.99)
-    assert release.categories["city"] == ("lyon", "nice", "paris")
-    assert release.bounds["flag"] == (-0.5, 1.5)  # the bins of 0 and 1
+    income_lows = []
+    for seed in range(16):
+        release = release_domain(frame, 1.0, 1e-6, torch.Generator().manual_seed(seed))
+        assert release.kinds == {"age": "integer", "income": "float", "city": "categorical", "flag": "integer"}
+        low, high = release.bounds["age"]
+        assert low <= 17 and high >= 90 and high <= 256  # within the factor-2 log bins around the data
+        low, high = release.bounds["income"]
+        # Tails too thin to stand out of the noise are cut: the bounds hold the central 94% on every draw.
+        assert 0 < low <= frame["income"].quantile(0.03) and high >= frame["income"].quantile(0.97)
+        income_lows.append(low)
+        assert release.categories["city"] == ("lyon", "nice", "paris")
+        assert release.bounds["flag"] == (-0.5, 1.5)  # the bins of 0 and 1
+    assert np.median(income_lows) <= frame["income"].quantile(0.01)  # the central 98% on a typical draw
     domain = TabularDomain.from_release(release)
     flag = domain.columns[3]
     assert (flag.name, flag.low, flag.high, flag.integer) == ("flag", 0, 1, True) and flag.histogram is not None
