@@ -16,7 +16,7 @@ and implements hooks in that module::
 ``plugin_manager()`` loads every entry point of the group ``synthcity_dpswf`` with pluggy's
 ``load_setuptools_entrypoints``; the built-in codecs are registered through the same hooks
 (``BuiltinCodecs``: ``autoencoder``, ``dct``, ``labelled``, ``tabular``). Image codecs (``dpswf_image_codecs``:
-``public-half``, ``other-dataset``, ``dct`` and ``private-pca`` built in) are what ``dpswf images --codec`` names, and
+``public-half``, ``other-dataset``, ``dct``, ``private-pca`` and ``private-autoencoder`` built in) are what ``dpswf images --codec`` names, and
 those that need no public image what the plugins' ``image_codec=`` names. Accountants returned by
 ``dpswf_accountants`` become selectable by name (``accountant="..."``) once ``plugin_manager()`` has run.
 """
@@ -31,7 +31,7 @@ import torch
 
 from synthcity_dpswf.adapters import DCTTransform, LabelledCodec, TabularCodec
 from synthcity_dpswf.adapters.image_codecs import (
-    OTHER_DATASET, PRIVATE_PCA, PUBLIC_HALF, CodecRequest, FixedDCTCodec, ImageCodecEntry,
+    OTHER_DATASET, PRIVATE_AUTOENCODER, PRIVATE_PCA, PUBLIC_HALF, CodecRequest, FixedDCTCodec, ImageCodecEntry,
 )
 from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
 from synthcity_dpswf.privacy.accountant import register_accountant
@@ -75,7 +75,8 @@ class BuiltinCodecs:
 
     @hookimpl
     def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
-        return {"public-half": PUBLIC_HALF, "other-dataset": OTHER_DATASET, "dct": FIXED_DCT, "private-pca": PRIVATE_PCA}
+        return {"public-half": PUBLIC_HALF, "other-dataset": OTHER_DATASET, "dct": FIXED_DCT, "private-pca": PRIVATE_PCA,
+                "private-autoencoder": PRIVATE_AUTOENCODER}
 
 
 def fixed_dct_codec(images: torch.Tensor, request: CodecRequest) -> FixedDCTCodec:

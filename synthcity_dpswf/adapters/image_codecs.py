@@ -12,6 +12,7 @@ and ``dpswf images`` (``--codec``) read the same registry, so an extension's cod
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +25,14 @@ from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.adapters.dct import DCTTransform
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderCodec, check_images
+from synthcity_dpswf.adapters.private_autoencoder import (
+    PrivateAutoencoderCodec,
+    PrivateAutoencoderSettings,
+    images_fingerprint,
+)
 from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
 from synthcity_dpswf.privacy import PrivacyPart, secret_generator
+from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
 
 DCT_FREQUENCIES = 12
@@ -121,6 +128,10 @@ class PrivatePCAImageCodec:
             release.other_adjacency(),
         )
 
+    def spend(self, budget: Budget) -> Budget:
+        """``budget`` after this codec's release: one more one-shot Gaussian mechanism at its multiplier."""
+        return budget.spend(float(self.noise_multiplier))
+
     def encode(self, images: torch.Tensor) -> torch.Tensor:
         """Unit-norm codes ``(n, K)`` of one-channel images."""
         check_one_channel(images, "private PCA")
@@ -174,6 +185,8 @@ class CodecRequest:
     pca_components: int = PCA_COMPONENTS
     public: PublicImageSet | None = None
     autoencoder: AutoencoderRequest | None = None
+    private_autoencoder: PrivateAutoencoderSettings = field(default_factory=PrivateAutoencoderSettings)
+    """The ``"private-autoencoder"`` codec's settings (its checkpoint kept under ``autoencoder.cache`` when given)."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +221,30 @@ PRIVATE_PCA = ImageCodecEntry(
     flow_defaults=MappingProxyType({("dpswflow", "projected_histogram"): PCA_FLOW_SETTINGS}),
 )
 """The registry's ``"private-pca"`` entry (``extensions.BuiltinCodecs``)."""
+
+
+def private_autoencoder_codec(images: torch.Tensor, request: CodecRequest) -> PrivateAutoencoderCodec:
+    """The ``"private-autoencoder"`` entry's codec: ``PrivateAutoencoderCodec`` trained by DP-SGD on the private
+    one-channel images at the request's budget, or the checkpoint under ``request.autoencoder.cache`` trained on exactly
+    these images with exactly these settings and privacy parameters (its name says them; ``load`` checks them)."""
+    check_one_channel(images, "private autoencoder")
+    settings, cache = request.private_autoencoder, None if request.autoencoder is None else request.autoencoder.cache
+    progress = request.autoencoder is not None and request.autoencoder.progress
+    key = f"{settings}-{request.epsilon!r}-{request.delta!r}-{request.neighbouring}-{images_fingerprint(images)}"
+    path = None if cache is None else cache / f"private_autoencoder_{hashlib.sha256(key.encode()).hexdigest()[:16]}.pt"
+    if path is not None and path.exists():
+        return PrivateAutoencoderCodec.load(path, images, settings, request.epsilon, request.delta, request.neighbouring)
+    codec = PrivateAutoencoderCodec(images, settings, request.epsilon, request.delta, request.neighbouring, progress)
+    if path is not None:
+        codec.save(path)
+    return codec
+
+
+PRIVATE_AUTOENCODER = ImageCodecEntry(
+    private_autoencoder_codec, paid=True,
+    assumption="a convolutional autoencoder trained by DP-SGD on the private images and paid for: no public data",
+)
+"""The registry's ``"private-autoencoder"`` entry (``extensions.BuiltinCodecs``)."""
 
 
 def public_images_of(request: CodecRequest, codec: str) -> tuple[PublicImageSet, AutoencoderRequest]:

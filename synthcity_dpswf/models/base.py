@@ -43,7 +43,7 @@ from synthcity_dpswf.privacy import (
 from synthcity_dpswf.privacy.neighbouring import group_of_two, one_shot_other_multiplier, other
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.privacy.budget import check_delta, check_privacy_target
-from synthcity_dpswf.privacy.composition import composed_multiplier
+from synthcity_dpswf.privacy.composition import PriorLike, composed_multiplier
 from synthcity_dpswf.privacy.releases import Boundary
 
 Labelling = Literal["conditional", "joint"]
@@ -185,7 +185,7 @@ class SlicedGenerator(ABC):
         labels: torch.Tensor | None = None,
         n_classes: int | None = None,
         noise_multiplier: float | None = None,
-        prior: float | None = None,
+        prior: PriorLike = None,
     ) -> "SlicedGenerator":
         """Bound ``records`` (``(n, d)``), make the releases of its ``schedule``, keep only them and their
         report.
@@ -240,7 +240,7 @@ class SlicedGenerator(ABC):
         *,
         n_records: int | None = None,
         noise_multiplier: float | None = None,
-        prior: float | None = None,
+        prior: PriorLike = None,
     ) -> "SlicedGenerator":
         """Fit from the exact statistic of all records, summed outside this process (a partitioned table's
         partitions, each counted by ``mechanism.statistic`` of its bounded records): one release with the noise added
@@ -298,7 +298,7 @@ class SlicedGenerator(ABC):
         """This generator's release schedule (``schedule_of`` its parameters)."""
         return self.schedule_of(self.get_parameters())
 
-    def plan(self, n_records: int | None, prior: float | None = None) -> tuple[ReleaseAccountant, int]:
+    def plan(self, n_records: int | None, prior: PriorLike = None) -> tuple[ReleaseAccountant, int]:
         """The accountant of this generator's schedule and its number of releases (``ReleaseSchedule.accountant``):
         fixed-size batches of the public n under replace-one, Poisson batches (n never read, ``None``) under
         add/remove; ``prior`` as in ``fit``."""
@@ -420,9 +420,10 @@ class SlicedGenerator(ABC):
         name = NEIGHBOURINGS[other(self.neighbouring)]
         if self.mechanism.add_remove_sensitivity(theta) is None:
             return OtherAdjacency(name, None, None, f"the {self.release!r} release publishes one row per record")
-        one_shot = accountant.sample_rate == 1 and steps == 1
+        prior = accountant.prior_entries
+        one_shot = accountant.sample_rate == 1 and steps == 1 and (prior is None or prior.one_shot)
         if one_shot:
-            composed = noise_multiplier if accountant.prior is None else composed_multiplier(noise_multiplier, accountant.prior)
+            composed = noise_multiplier if prior is None else composed_multiplier(noise_multiplier, prior.gaussian)  # type: ignore[arg-type]
             z = one_shot_other_multiplier(composed, self.neighbouring)
             epsilon = analytic_gaussian_epsilon(z, delta)
             if self.neighbouring == "replace_one":

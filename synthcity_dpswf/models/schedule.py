@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.privacy import MECHANISMS, REPLACE_ONE_RDP, Neighbouring, ReleaseAccountant
+from synthcity_dpswf.privacy.composition import Prior, PriorLike
 
 DEFAULT_PASSES = 10.0
 """Passes over the data of the per-step releases: K = ceil(passes n / b), or ceil(passes / q) under add/remove."""
@@ -78,17 +79,20 @@ class ReleaseSchedule:
         return sample_rate, self.release_steps or max(1, math.ceil(self.passes / sample_rate))
 
     def accountant(self, n_public: int | None, neighbouring: Neighbouring, accountant: str, release: str,
-                   prior: float | None = None) -> tuple[ReleaseAccountant, int]:
+                   prior: PriorLike = None) -> tuple[ReleaseAccountant, int]:
         """The accountant of this schedule of ``release`` releases and their number: fixed-size batches of the public n
         under replace-one, Poisson batches (n never read) under add/remove; ``prior`` as in ``ReleaseAccountant``.
         Per-step releases of a kind whose Opacus pair privacy.md does not prove (histograms, marginal tables) are
-        accounted by the replace-one RDP bound instead of ``accountant`` (stated in the report)."""
+        accounted by the replace-one RDP bound instead of ``accountant`` (stated in the report), and so is every
+        schedule after a replace-one DP-SGD codec (its fixed-size batches of gradient sums: privacy.md, "A private image
+        codec trained by DP-SGD")."""
         if neighbouring == "replace_one":
             if n_public is None:
                 raise ValueError("replace-one schedules are functions of the public n; pass n_records.")
             batch_size, steps = self.batches(n_public)
             per_step = steps > 1 or batch_size < n_public
-            if per_step and not MECHANISMS[release].opacus_pair_proven:
+            sampled_prior = isinstance(prior, Prior) and not prior.one_shot
+            if (per_step and not MECHANISMS[release].opacus_pair_proven) or sampled_prior:
                 accountant = REPLACE_ONE_RDP
             return ReleaseAccountant(n_public, batch_size, accountant, prior), steps
         sample_rate, steps = self.poisson()

@@ -78,7 +78,7 @@ class ImagePath:
         codec: ImageCodec = entry.build(images, request)
         if entry.paid:
             part: PrivacyPart = codec.privacy_part  # type: ignore[attr-defined]
-            paid, budget = dataclasses.replace(part, accounted=True), budget.spend(float(codec.noise_multiplier))  # type: ignore[attr-defined]
+            paid, budget = dataclasses.replace(part, accounted=True), codec.spend(budget)  # type: ignore[attr-defined]
         return PreparedData(
             records=codec.encode(images), labels=labels, budget=budget,
             noise_multiplier=budget.noise_multiplier(*plugin.release_plan(n_public, budget.prior)), codec=codec,

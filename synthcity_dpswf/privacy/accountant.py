@@ -21,6 +21,10 @@ composition").
   multiplier z_0) joins every accounting as one more entry, (z_0, q = 1, one step): its RDP curve is exactly
   :math:`\alpha / (2 z_0^2)`, the Gaussian mechanism's (privacy.md, "One budget"); a single release with a prior is
   accounted in Gaussian DP, at the composed multiplier :math:`(z^{-2} + z_0^{-2})^{-1/2}`.
+- A sampled schedule released before (a DP-SGD codec's training: ``composition.SampledGaussian`` in a ``Prior``) joins
+  the history as its own entry (z_c, q_c, K_c) (Opacus) or its own sampled event (dp-accounting); under replace-one
+  its fixed-size batches of per-record sums are accounted by the replace-one bound only (privacy.md, "A private image
+  codec trained by DP-SGD"), so Opacus' pair refuses such a prior.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from opacus.accountants import IAccountant, RDPAccountant, create_accountant
 from opacus.accountants.utils import get_noise_multiplier
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
-from synthcity_dpswf.privacy.composition import composed_multiplier, remaining_multiplier
+from synthcity_dpswf.privacy.composition import Prior, PriorLike, composed_multiplier, remaining_multiplier
 from synthcity_dpswf.privacy.neighbouring import Neighbouring
 from synthcity_dpswf.privacy.analytic_gaussian import (
     analytic_gaussian_epsilon,
@@ -91,10 +95,10 @@ class AccountingMethod(ABC):
     """Whether calibrations may be cached (an extension may be registered anew under its name: never)."""
 
     @abstractmethod
-    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None) -> float:
-        """Epsilon of the history ``[(z, q, steps)]`` (and ``(prior, 1, 1)``) at ``delta``."""
+    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: PriorLike) -> float:
+        """Epsilon of the history ``[(z, q, steps)]`` (and the prior's entries) at ``delta``."""
 
-    def calibrate(self, sampling: Sampling, epsilon: float, delta: float, steps: int, prior: float | None) -> float:
+    def calibrate(self, sampling: Sampling, epsilon: float, delta: float, steps: int, prior: PriorLike) -> float:
         """The smallest z (to 0.1%) whose epsilon is at most the target (bisection)."""
         return smallest_satisfying(lambda z: z > 0 and self.epsilon(sampling, z, delta, steps, prior) <= epsilon, 1e-3)
 
@@ -106,10 +110,10 @@ class OpacusRDP(AccountingMethod):
     description = "Opacus RDPAccountant (orders up to 1024)"
     poisson_proven = True
 
-    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None) -> float:
+    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: PriorLike) -> float:
         return _opacus_epsilon("rdp", sampling.sample_rate, float(noise_multiplier), float(delta), steps, prior)
 
-    def calibrate(self, sampling: Sampling, epsilon: float, delta: float, steps: int, prior: float | None) -> float:
+    def calibrate(self, sampling: Sampling, epsilon: float, delta: float, steps: int, prior: PriorLike) -> float:
         """Opacus' own binary search (conservative: the result's epsilon is at most the target); with a prior, the
         bisection, since Opacus' search knows no history but its own."""
         if prior is not None:
@@ -127,23 +131,26 @@ class ReplaceOneRDP(AccountingMethod):
     description = ("dp-accounting RDP, replace-one, sampling without replacement (Wang, Balle & Kasiviswanathan "
                    "2019, Theorems 9 and 27: a Gaussian base mechanism)")
 
-    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None) -> float:
+    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: PriorLike) -> float:
         return self.bound(sampling, noise_multiplier, delta, steps, prior, REPLACE_ONE_ORDERS)
 
     @staticmethod
-    def bound(sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None,
+    def bound(sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: PriorLike,
               orders: list[float]) -> float:
         if sampling.n_records is None or sampling.batch_size is None:
             raise ValueError("the replace-one bound needs fixed-size batches of a public n; Poisson sampling has none.")
         return replace_one_rdp_epsilon(sampling.n_records, sampling.batch_size, float(noise_multiplier), float(delta),
                                        steps, tuple(orders), prior)
 
-    def calibrate(self, sampling: Sampling, epsilon: float, delta: float, steps: int, prior: float | None) -> float:
-        """The smallest z (to 0.2%) whose replace-one RDP epsilon is at most the target, bracketed from Opacus' z (the
-        replace-one bound is the looser one, so its z is larger): each evaluation of dp-accounting's bound takes about
-        a second, and the bracket keeps the search to a handful of them."""
+    def calibrate(self, sampling: Sampling, epsilon: float, delta: float, steps: int, prior: PriorLike) -> float:
+        """The smallest z (to 0.2%) whose replace-one RDP epsilon is at most the target, bracketed from Opacus' z with
+        the prior's one-shot part alone (the replace-one bound is the looser one, and a sampled prior only adds, so its
+        z is larger): each evaluation of dp-accounting's bound takes about a second, and the bracket keeps the search
+        to a handful of them."""
         holds = lambda z: z > 0 and self.epsilon(sampling, z, delta, steps, prior) <= epsilon  # noqa: E731
-        low = _calibrated(sampling, "rdp", epsilon, delta, steps, prior) * 0.99
+        entries = Prior.of(prior)
+        one_shot = None if entries is None else entries.without_schedules()
+        low = _calibrated(sampling, "rdp", epsilon, delta, steps, one_shot) * 0.99
         if holds(low):
             return super().calibrate(sampling, epsilon, delta, steps, prior)
         high = low * 1.25
@@ -165,7 +172,7 @@ class ExtensionAccountant(AccountingMethod):
     def __init__(self, factory: Callable[[], IAccountant], description: str) -> None:
         self.factory, self.description = factory, description
 
-    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: float | None) -> float:
+    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: PriorLike) -> float:
         accountant = self.factory()
         accountant.history = [(noise_multiplier, sampling.sample_rate, steps)]
         return float(accountant.get_epsilon(delta=delta))
@@ -233,12 +240,12 @@ class ReleaseAccountant:
         accountant: a name of ``ACCOUNTANTS``: ``"rdp"`` (default, Opacus' RDP), ``"replace_one_rdp"`` or an
             extension's; ``"gdp"`` and ``"prv"`` are refused (``WITHDRAWN_ACCOUNTANTS``).
         prior: the multiplier z_0 of a one-shot Gaussian mechanism on all the records released before the schedule
-            (a DP domain, a private codec), accounted with it (module docstring); ``None``: none. Extensions'
-            accountants take none.
+            (a DP domain, a private codec), or a ``composition.Prior`` with sampled schedules too (a DP-SGD codec),
+            accounted with it (module docstring); ``None``: none. Extensions' accountants take none.
     """
 
     def __init__(self, n_records: int | None, batch_size: int | None, accountant: str = "rdp",
-                 prior: float | None = None, *, sample_rate: float | None = None) -> None:
+                 prior: PriorLike = None, *, sample_rate: float | None = None) -> None:
         check_accountant(accountant)
         if n_records is None:  # Poisson sampling at ``sample_rate`` (``ReleaseAccountant.poisson``): n private
             if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float)) or not 0 < sample_rate <= 1:
@@ -261,10 +268,12 @@ class ReleaseAccountant:
         self.sampling, self.accountant, self.method = sampling, accountant, ACCOUNTANTS[accountant]
         self.n_records, self.batch_size = sampling.n_records, sampling.batch_size
         self.neighbouring: Neighbouring = "add_remove" if sampling.poisson else "replace_one"
-        self.prior = _checked_prior(prior, self.method, accountant)
+        self.prior = _checked_prior(prior, self.method, accountant, sampling)
+        self.prior_entries: Prior | None = Prior.of(self.prior)
+        """The prior as history entries (``prior`` keeps the form it was given in, for comparisons)."""
 
     @classmethod
-    def poisson(cls, sample_rate: float, accountant: str = "rdp", prior: float | None = None) -> "ReleaseAccountant":
+    def poisson(cls, sample_rate: float, accountant: str = "rdp", prior: PriorLike = None) -> "ReleaseAccountant":
         """Releases on Poisson samples of rate q (every record independently), under add/remove neighbours: n is
         private and never given. Only an accountant proven for it (``poisson_proven``: Opacus' sampled-Gaussian RDP,
         privacy.md, "Add/remove neighbours") is accepted."""
@@ -289,15 +298,15 @@ class ReleaseAccountant:
         figure, otherwise the composed figure. ``noise_multiplier = inf`` (no release noise: impossible) is not
         accepted; a flow without noise is reported as not private by the report, not here."""
         composed = Accounting(self.composed_epsilon(noise_multiplier, delta, steps), self.method.description)
-        if not self._single_release(steps):
+        if not self._single_release(steps) or not (self.prior_entries is None or self.prior_entries.one_shot):
             return composed
-        if self.prior is None:
+        if self.prior_entries is None:
             analytic = Accounting(
                 analytic_gaussian_epsilon(noise_multiplier, delta), "analytic Gaussian mechanism (Balle & Wang 2018)"
             )
         else:
             analytic = Accounting(
-                analytic_gaussian_epsilon(composed_multiplier(noise_multiplier, self.prior), delta),
+                analytic_gaussian_epsilon(composed_multiplier(noise_multiplier, self.prior_entries.gaussian), delta),  # type: ignore[arg-type]
                 "Gaussian DP composition with the prior release, exact (analytic Gaussian mechanism at the composed z)",
             )
         return analytic if analytic.epsilon <= composed.epsilon else composed
@@ -313,9 +322,9 @@ class ReleaseAccountant:
         return _calibrated(self.sampling, self.accountant, float(epsilon), float(delta), steps, self.prior)
 
     def _calibrate(self, epsilon: float, delta: float, steps: int) -> float:
-        if self._single_release(steps):
+        if self._single_release(steps) and (self.prior_entries is None or self.prior_entries.one_shot):
             z = analytic_gaussian_noise_multiplier(epsilon, delta)
-            return z if self.prior is None else remaining_multiplier(z, self.prior)
+            return z if self.prior_entries is None else remaining_multiplier(z, self.prior_entries.gaussian)  # type: ignore[arg-type]
         self._check_prior_leaves_budget(epsilon, delta, steps)
         return self.method.calibrate(self.sampling, epsilon, delta, steps, self.prior)
 
@@ -323,7 +332,7 @@ class ReleaseAccountant:
         """Raise when the prior alone spends the budget under this accountant: the releases at a huge multiplier
         (contributing nothing measurable) still exceed epsilon."""
         if self.prior is not None and self.composed_epsilon(1e6, delta, steps) > epsilon:
-            raise ValueError(f"the prior release (z = {self.prior:.4g}) spends the whole budget under the {self.accountant!r} "
+            raise ValueError(f"the prior release ({self.prior}) spends the whole budget under the {self.accountant!r} "
                              "accountant; give it a smaller share.")
 
     def conservative_epsilon(
@@ -337,32 +346,45 @@ class ReleaseAccountant:
         return ReplaceOneRDP.bound(self.sampling, noise_multiplier, delta, steps, self.prior, orders or RDP_ORDERS)
 
 
-def _checked_prior(prior: float | None, method: AccountingMethod, name: str) -> float | None:
-    """``prior`` as a float, checked positive; a method that does not ``take_prior`` (an extension's: its history is
-    its own) is refused one."""
+def _checked_prior(prior: PriorLike, method: AccountingMethod, name: str, sampling: Sampling) -> PriorLike:
+    """``prior`` checked: a positive float (kept a float) or a ``Prior`` whose schedules were sampled as this
+    accountant's releases are (Poisson under add/remove, fixed-size batches under replace-one). A method that does not
+    ``take_prior`` (an extension's: its history is its own) is refused one, and Opacus' pair a replace-one schedule of
+    fixed-size batches (privacy.md, "A private image codec trained by DP-SGD": the replace-one bound accounts it)."""
     if prior is None:
         return None
-    check_positive("prior", prior)
     if not method.takes_prior:
         raise ValueError(f"accountant {name!r} is an extension's: a prior release cannot join its history; use 'rdp'.")
-    return float(prior)
+    if not isinstance(prior, Prior):
+        check_positive("prior", prior)
+        return float(prior)
+    for schedule in prior.schedules:
+        if schedule.poisson != sampling.poisson:
+            raise ValueError("a prior schedule must be sampled as the releases are (Poisson under add/remove, fixed-size "
+                             f"batches under replace-one), got {schedule}.")
+        if not schedule.poisson and isinstance(method, OpacusRDP):
+            raise ValueError(f"a prior schedule of fixed-size batches under replace-one is accounted by "
+                             f"{REPLACE_ONE_RDP!r}, not by Opacus' pair (privacy.md, \"A private image codec trained by "
+                             "DP-SGD\").")
+    return prior
 
 
 @functools.lru_cache(maxsize=4096)
 def _opacus_epsilon(
-    accountant: str, sample_rate: float, noise_multiplier: float, delta: float, steps: int, prior: float | None = None
+    accountant: str, sample_rate: float, noise_multiplier: float, delta: float, steps: int, prior: PriorLike = None
 ) -> float:
-    """Epsilon of Opacus' built-in ``accountant`` with history ``[(z, q, steps)]`` (and ``(prior, 1, 1)``: a one-shot
-    Gaussian mechanism of all records) (RDP over ``RDP_ORDERS``), a pure function of its arguments, cached: a fit
-    reports it, and audits fit the same schedule hundreds of times."""
+    """Epsilon of Opacus' built-in ``accountant`` with history ``[(z, q, steps)]`` and the prior's entries (``(z_0, 1,
+    1)`` for a one-shot Gaussian mechanism of all records) (RDP over ``RDP_ORDERS``), a pure function of its arguments,
+    cached: a fit reports it, and audits fit the same schedule hundreds of times."""
     opacus = create_accountant(mechanism=accountant)
-    opacus.history = [(noise_multiplier, sample_rate, steps)] + ([] if prior is None else [(prior, 1.0, 1)])
+    entries = Prior.of(prior)
+    opacus.history = [(noise_multiplier, sample_rate, steps)] + ([] if entries is None else entries.opacus_history())
     return float(opacus.get_epsilon(delta=delta, alphas=RDP_ORDERS))
 
 
 @functools.lru_cache(maxsize=1024)
 def _calibrated(
-    sampling: Sampling, accountant: str, epsilon: float, delta: float, steps: int, prior: float | None = None
+    sampling: Sampling, accountant: str, epsilon: float, delta: float, steps: int, prior: PriorLike = None
 ) -> float:
     """``ReleaseAccountant.calibrate`` of a cacheable accountant, a pure function of its arguments, cached: audits and
     benchmarks fit the same schedule many times, and one calibration runs dozens of accountings."""
@@ -375,7 +397,7 @@ def _calibrated(
 @functools.lru_cache(maxsize=4096)
 def replace_one_rdp_epsilon(
     n_records: int, batch_size: int, noise_multiplier: float, delta: float, steps: int, orders: tuple[float, ...],
-    prior: float | None = None,
+    prior: PriorLike = None,
 ) -> float:
     """dp-accounting's replace-one RDP epsilon of ``steps`` Gaussian releases (multiplier z) of batches of b of n
     sampled without replacement (one release of all n when b = n), composed with a one-shot Gaussian mechanism of
@@ -385,8 +407,9 @@ def replace_one_rdp_epsilon(
     if batch_size < n_records:
         gaussian = dp_accounting.SampledWithoutReplacementDpEvent(n_records, batch_size, gaussian)
     event = dp_accounting.SelfComposedDpEvent(gaussian, steps)
-    if prior is not None:
-        event = dp_accounting.ComposedDpEvent([event, dp_accounting.GaussianDpEvent(prior)])
+    entries = Prior.of(prior)
+    if entries is not None:
+        event = dp_accounting.ComposedDpEvent([event, *entries.dp_events()])
     accountant = dp_accounting.rdp.RdpAccountant(list(orders), neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     accountant.compose(event)
     epsilon = float(accountant.get_epsilon(delta))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from synthcity_dpswf.privacy.accountant import ReleaseAccountant
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
-from synthcity_dpswf.privacy.composition import composed_multiplier
+from synthcity_dpswf.privacy.composition import Prior, PriorLike, SampledGaussian, composed_multiplier
 from synthcity_dpswf.privacy.domain import ATOM_NOISE_RATIO, DomainBudget, rows_needed
 from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
 from synthcity_dpswf.notices import DPSWFWarning
@@ -76,6 +76,8 @@ class Budget:
     """The multipliers of the one-shot Gaussian mechanisms spent before the releases."""
     threshold_delta: float = 0.0
     """The delta spent by thresholds before the releases (outside the Gaussian accounting)."""
+    schedules: tuple[SampledGaussian, ...] = ()
+    """Sampled Gaussian schedules spent before the releases (a DP-SGD codec's training: ``spend_schedule``)."""
 
     def __post_init__(self) -> None:
         check_privacy_target(self.epsilon, self.delta, None)  # delta against 1/n waits for the data
@@ -103,12 +105,14 @@ class Budget:
         return self.resolved_delta - self.threshold_delta
 
     @property
-    def prior(self) -> float | None:
-        """The multiplier of the spent Gaussian mechanisms composed, the releases' accountant's prior (``None``:
-        nothing spent)."""
+    def prior(self) -> PriorLike:
+        """What was spent, the releases' accountant's prior: the multiplier of the spent one-shot Gaussian mechanisms
+        composed (``None``: nothing spent), or a ``Prior`` with it and the spent sampled schedules."""
         if len(self.priors) < 2:  # one part: its multiplier itself, not 1 / sqrt(1 / z^2) rounded
-            return self.priors[0] if self.priors else None
-        return composed_multiplier(*self.priors)
+            gaussian = self.priors[0] if self.priors else None
+        else:
+            gaussian = composed_multiplier(*self.priors)
+        return Prior(gaussian, self.schedules) if self.schedules else gaussian
 
     def share(self, share: float, threshold_delta: float = 0.0) -> float:
         r"""The multiplier of a one-shot Gaussian mechanism taking ``share`` s of :math:`\mu^2` of this budget after a
@@ -127,6 +131,9 @@ class Budget:
         at (epsilon, ``release_delta``): what one release of all records would get."""
         if math.isinf(self.epsilon):
             raise ValueError("with epsilon = inf there is no noise to share.")
+        if self.schedules:
+            raise ValueError("a sampled schedule was spent: what is left is not one Gaussian mechanism; calibrate the "
+                             "releases with noise_multiplier (the accountant composes the whole history).")
         total = analytic_gaussian_noise_multiplier(self.epsilon, self.release_delta)
         left = 1.0 / total**2 - sum(1.0 / z**2 for z in self.priors)
         if left <= 0:
@@ -154,6 +161,12 @@ class Budget:
             raise ValueError(f"a threshold's delta must lie in [0, {self.release_delta:g}), got {threshold_delta!r}.")
         priors = self.priors if multiplier is None else (*self.priors, float(multiplier))
         return dataclasses.replace(self, priors=priors, threshold_delta=self.threshold_delta + threshold_delta)
+
+    def spend_schedule(self, schedule: SampledGaussian) -> "Budget":
+        """This budget after a sampled Gaussian schedule of the same records (a DP-SGD codec's training) was spent: one
+        more entry of the releases' accountant's history (``prior``; privacy.md, "A private image codec trained by
+        DP-SGD")."""
+        return dataclasses.replace(self, schedules=(*self.schedules, schedule))
 
     def noise_multiplier(self, accountant: ReleaseAccountant, steps: int) -> float:
         """The releases' noise multiplier z: ``steps`` releases of ``accountant``'s sampling calibrated to what is

@@ -186,11 +186,11 @@ def paid_codec(codec: str) -> bool:
 
 
 def spent(budget: Budget, config: ImageRunConfig, codec: ImageCodec) -> Budget:
-    """``budget`` after ``codec``'s release when ``config.codec`` is paid (its Gaussian mechanism at the codec's own
-    ``noise_multiplier``); unchanged for a codec that releases nothing, or at epsilon = inf."""
+    """``budget`` after ``codec``'s release when ``config.codec`` is paid (the codec's ``spend``: its one-shot Gaussian
+    mechanism, or its DP-SGD schedule); unchanged for a codec that releases nothing, or at epsilon = inf."""
     if not paid_codec(config.codec) or math.isinf(budget.epsilon):
         return budget
-    return budget.spend(float(codec.noise_multiplier))  # type: ignore[attr-defined]
+    return codec.spend(budget)  # type: ignore[attr-defined]
 
 
 def build_codec(

@@ -1,0 +1,241 @@
+r"""A convolutional autoencoder learned from the private images by DP-SGD and paid from the run's budget: the
+``"private-autoencoder"`` codec (privacy.md, "A private image codec trained by DP-SGD").
+
+The encoder maps a ``(C, H, W)`` image (H and W multiples of 8: MNIST's padded 32 x 32) to :math:`u = e(x) / \|e(x)\|` on the unit sphere of :math:`\mathbb{R}^d`
+(:math:`e_1` when :math:`e(x) = 0`), the decoder maps a unit code back to pixels (a sigmoid); one record's loss is the
+binary cross-entropy of its reconstruction through the sphere, :math:`\ell(x) = \mathrm{BCE}(\sigma(\mathrm{dec}(u)),
+x)`. Both are trained together by ``privacy.dpsgd.train_dpsgd`` on the private images only: the releases are the
+noisy clipped gradient sums, and the network is post-processing of them. Encoding the private images for the flow's
+release is then a per-record map onto the unit sphere (the flow's sensitivity assumes only that), and decoding
+generated codes is post-processing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.nn import functional
+
+from synthcity_dpswf.math.checks import check_positive, check_positive_int
+from synthcity_dpswf.privacy import PrivacyPart, ReleaseAccountant, REPLACE_ONE_RDP, secret_generator
+from synthcity_dpswf.privacy.budget import Budget
+from synthcity_dpswf.privacy.dpsgd import DPSGDSchedule, steps_for, train_dpsgd
+from synthcity_dpswf.privacy.neighbouring import Neighbouring
+
+
+@dataclass(frozen=True)
+class PrivateAutoencoderSettings:
+    """The codec's public settings: its latent size d and width (channels of the first convolution), DP-SGD's
+    expected passes over the images (``epochs``), batch size b (replace-one; under add/remove the Poisson rate is
+    ``sample_rate`` and b the nominal size the sums are divided by), clipping norm C and Adam's learning rate."""
+
+    latent_dim: int = 32
+    width: int = 16
+    epochs: float = 10.0
+    batch_size: int = 512
+    clip: float = 1.0
+    learning_rate: float = 2e-3
+    sample_rate: float = 0.01
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_positive_int("latent_dim", self.latent_dim)
+        check_positive_int("width", self.width)
+        check_positive("epochs", self.epochs)
+        check_positive_int("batch_size", self.batch_size)
+        check_positive("clip", self.clip)
+        check_positive("learning_rate", self.learning_rate)
+        if not 0 < self.sample_rate <= 1:
+            raise ValueError(f"sample_rate must lie in (0, 1], got {self.sample_rate!r}.")
+
+    def schedule(self, n_images: int, neighbouring: Neighbouring, noise_multiplier: float) -> DPSGDSchedule:
+        """The DP-SGD schedule for ``n_images`` private images (n read only under replace-one, where it is public)."""
+        if neighbouring == "replace_one":
+            batch = min(self.batch_size, n_images)
+            return DPSGDSchedule(neighbouring, steps_for(self.epochs, batch / n_images), self.clip, noise_multiplier,
+                                 batch, n_records=n_images)
+        return DPSGDSchedule(neighbouring, steps_for(self.epochs, self.sample_rate), self.clip, noise_multiplier,
+                             self.batch_size, sample_rate=self.sample_rate)
+
+
+def conv_autoencoder(latent_dim: int, width: int, shape: tuple[int, int, int]) -> tuple[nn.Module, nn.Module]:
+    """For ``(C, H, W)`` images: encoder, three stride-2 4 x 4 convolutions (w, 2w, 4w channels, ELU) down to
+    (H / 8, W / 8), then a linear layer to d; decoder, linear to (4w, H / 8, W / 8), three stride-2 transposed
+    convolutions back to C channels of logits. No batch statistic anywhere (DP-SGD needs per-record gradients)."""
+    w, (channels, height, width_px) = width, shape
+    cells = (height // 8) * (width_px // 8)
+    encoder = nn.Sequential(
+        nn.Conv2d(channels, w, 4, 2, 1), nn.ELU(), nn.Conv2d(w, 2 * w, 4, 2, 1), nn.ELU(),
+        nn.Conv2d(2 * w, 4 * w, 4, 2, 1), nn.ELU(), nn.Flatten(), nn.Linear(4 * w * cells, latent_dim),
+    )
+    decoder = nn.Sequential(
+        nn.Linear(latent_dim, 4 * w * cells), nn.ELU(), nn.Unflatten(1, (4 * w, height // 8, width_px // 8)),
+        nn.ConvTranspose2d(4 * w, 2 * w, 4, 2, 1), nn.ELU(), nn.ConvTranspose2d(2 * w, w, 4, 2, 1), nn.ELU(),
+        nn.ConvTranspose2d(w, channels, 4, 2, 1),
+    )
+    return encoder, decoder
+
+
+def on_sphere(codes: torch.Tensor) -> torch.Tensor:
+    """Each row divided by its norm; a zero row becomes the fixed e_1 (a per-record map)."""
+    norms = codes.norm(dim=1, keepdim=True)
+    blind = norms <= 1e-12
+    unit = codes / torch.where(blind, torch.ones_like(norms), norms)
+    first = torch.zeros(codes.shape[1], dtype=codes.dtype, device=codes.device)
+    first[0] = 1.0
+    return torch.where(blind, first, unit)
+
+
+class SphereAutoencoder(nn.Module):
+    """Encoder and decoder through the unit sphere: ``forward`` gives the reconstruction's logits."""
+
+    def __init__(self, latent_dim: int, width: int, shape: tuple[int, int, int]) -> None:
+        super().__init__()
+        self.encoder, self.decoder = conv_autoencoder(latent_dim, width, shape)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.decoder(on_sphere(self.encoder(images)))
+
+
+def record_loss(module: nn.Module, parameters: dict[str, torch.Tensor], image: torch.Tensor) -> torch.Tensor:
+    """One image's loss: the binary cross-entropy of its reconstruction (summed over pixels)."""
+    logits = torch.func.functional_call(module, parameters, (image.unsqueeze(0),))
+    return functional.binary_cross_entropy_with_logits(logits, image.unsqueeze(0), reduction="sum")
+
+
+def images_fingerprint(images: torch.Tensor) -> str:
+    """SHA-256 of the images' float32 bytes: what a checkpoint was trained on (a fingerprint, never the images)."""
+    return hashlib.sha256(images.detach().to(torch.float32).contiguous().numpy().tobytes()).hexdigest()
+
+
+def dpsgd_noise_multiplier(schedule: DPSGDSchedule, epsilon: float, delta: float) -> float:
+    """The smallest z at which ``schedule``'s releases alone are (epsilon, delta)-DP: the replace-one RDP bound for
+    fixed-size batches (privacy.md, "A private image codec trained by DP-SGD"), Opacus' RDP for Poisson batches."""
+    if schedule.neighbouring == "replace_one":
+        accountant = ReleaseAccountant(schedule.n_records, schedule.batch_size, REPLACE_ONE_RDP)
+    else:
+        accountant = ReleaseAccountant.poisson(schedule.rate, "rdp")
+    return accountant.calibrate(epsilon, delta, schedule.steps)
+
+
+class PrivateAutoencoderCodec:
+    """The ``"private-autoencoder"`` codec: ``SphereAutoencoder`` trained by DP-SGD on the private
+    ``(n, C, H, W)`` images at ``(epsilon, delta)`` (its own part of the run's budget), or loaded from a checkpoint
+    trained on exactly those images with exactly those privacy parameters (``load``). A release, listed in the run's
+    report as ``privacy_part`` and spent from its budget by ``spend``."""
+
+    def __init__(self, images: torch.Tensor, settings: PrivateAutoencoderSettings, epsilon: float, delta: float,
+                 neighbouring: Neighbouring, progress: bool = False, secret: torch.Generator | None = None) -> None:
+        check_sphere_images(images)
+        self.settings, self.epsilon, self.delta, self.neighbouring = settings, float(epsilon), float(delta), neighbouring
+        self.fingerprint, self.shape = images_fingerprint(images), tuple(images.shape[1:])
+        planned = settings.schedule(len(images), neighbouring, 1.0)
+        z = 0.0 if math.isinf(epsilon) else dpsgd_noise_multiplier(planned, epsilon, delta)  # inf: exact, NOT private
+        self.schedule = settings.schedule(len(images), neighbouring, z)
+        torch.manual_seed(settings.seed)  # the initial weights: public
+        self.network = SphereAutoencoder(settings.latent_dim, settings.width, self.shape)  # type: ignore[arg-type]
+        bar = _progress_bar(self.schedule.steps) if progress else None
+        self.training_seconds = train_dpsgd(
+            self.network, record_loss, images.float(), self.schedule, secret or secret_generator(), settings.learning_rate,
+            progress=None if bar is None else lambda step: bar.update(1),
+        )
+        if bar is not None:
+            bar.close()
+        self.network.eval()
+
+    @property
+    def noise_multiplier(self) -> float:
+        return self.schedule.noise_multiplier
+
+    @property
+    def public_description(self) -> str:
+        s = self.settings
+        return (f"a convolutional autoencoder (latent {s.latent_dim}, width {s.width}) trained by DP-SGD on the private "
+                f"images at epsilon = {self.epsilon:.4g}, delta = {self.delta:.3g} ({self.schedule.steps} steps, "
+                f"clip {s.clip:g}, z = {self.noise_multiplier:.3g}); no public image")
+
+    @property
+    def privacy_part(self) -> PrivacyPart:
+        """The codec's training with its own guarantee alone."""
+        s = self.schedule
+        return PrivacyPart(
+            "private codec", self.epsilon, self.delta,
+            f"DP-SGD, {s.steps} releases of clipped gradient sums (C = {s.clip:g}, Delta = "
+            f"{s.noise_std / s.noise_multiplier if s.noise_multiplier else 0:.3g}, z = {s.noise_multiplier:.3g}) on "
+            f"batches at q = {s.rate:.3g} (privacy.md, \"A private image codec trained by DP-SGD\")",
+        )
+
+    def spend(self, budget: Budget) -> Budget:
+        """``budget`` after this codec's training: its schedule one more entry of the releases' accountant."""
+        if self.noise_multiplier == 0:
+            return budget
+        return budget.spend_schedule(self.schedule.history())
+
+    @torch.no_grad()
+    def encode(self, images: torch.Tensor) -> torch.Tensor:
+        """Unit-norm codes ``(n, d)`` of ``(n, C, H, W)`` images in [0, 1] of the training images' shape."""
+        check_sphere_images(images)
+        if tuple(images.shape[1:]) != self.shape:
+            raise ValueError(f"the codec was trained on {self.shape} images, got {tuple(images.shape[1:])}.")
+        return torch.cat([on_sphere(self.network.encoder(images[start:start + 1000].float()))
+                          for start in range(0, len(images), 1000)]) if len(images) else torch.zeros(0, self.settings.latent_dim)
+
+    @torch.no_grad()
+    def decode(self, latents: torch.Tensor) -> torch.Tensor:
+        """Images ``(n, C, H, W)`` in [0, 1] from codes (put on the sphere first, as the decoder was trained)."""
+        latents = latents.detach().cpu().float()
+        return torch.cat([torch.sigmoid(self.network.decoder(on_sphere(latents[start:start + 1000])))
+                          for start in range(0, len(latents), 1000)])
+
+    def checkpoint(self) -> dict[str, object]:
+        """What ``save`` writes: the weights, the settings, the privacy parameters and the images' fingerprint."""
+        return {"state": self.network.state_dict(), "settings": asdict(self.settings), "epsilon": self.epsilon,
+                "delta": self.delta, "neighbouring": self.neighbouring, "fingerprint": self.fingerprint,
+                "schedule": asdict(self.schedule), "training_seconds": self.training_seconds, "shape": self.shape}
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(self.checkpoint(), path)
+
+    @classmethod
+    def load(cls, path: Path, images: torch.Tensor, settings: PrivateAutoencoderSettings, epsilon: float, delta: float,
+             neighbouring: Neighbouring) -> "PrivateAutoencoderCodec":
+        """The codec saved at ``path``, refused with ``ValueError`` unless it was trained on exactly ``images`` with
+        these settings, epsilon, delta and adjacency (never reused silently for another run's budget or split)."""
+        stored = torch.load(path, map_location="cpu", weights_only=False)
+        wanted = {"settings": asdict(settings), "epsilon": float(epsilon), "delta": float(delta),
+                  "neighbouring": neighbouring, "fingerprint": images_fingerprint(images)}
+        differs = [key for key, value in wanted.items() if stored.get(key) != value]
+        if differs:
+            raise ValueError(f"the private codec at {path} was trained with other {', '.join(differs)} than this run's; "
+                             "delete it to retrain, or point the cache elsewhere.")
+        codec = cls.__new__(cls)
+        codec.settings, codec.epsilon, codec.delta, codec.neighbouring = settings, float(epsilon), float(delta), neighbouring
+        codec.fingerprint, codec.shape = stored["fingerprint"], tuple(stored["shape"])
+        codec.schedule = DPSGDSchedule(**stored["schedule"])
+        codec.network = SphereAutoencoder(settings.latent_dim, settings.width, codec.shape)  # type: ignore[arg-type]
+        codec.network.load_state_dict(stored["state"])
+        codec.network.eval()
+        codec.training_seconds = float(stored["training_seconds"])
+        return codec
+
+
+def check_sphere_images(images: torch.Tensor) -> None:
+    """Raise ``ValueError`` unless ``images`` are ``(n, C, H, W)`` in [0, 1] with H and W multiples of 8 (the
+    architecture's three halvings; MNIST's padded 32 x 32)."""
+    if images.ndim != 4 or images.shape[2] % 8 or images.shape[3] % 8 or images.shape[2] == 0 or images.shape[3] == 0:
+        raise ValueError(f"the private autoencoder takes (n, C, H, W) images with H and W multiples of 8 (MNIST padded "
+                         f"to 32 x 32), got {tuple(images.shape)}.")
+    if len(images) and (float(images.min()) < 0 or float(images.max()) > 1):
+        raise ValueError("images must lie in [0, 1].")
+
+
+def _progress_bar(total: int):  # type: ignore[no-untyped-def]
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="DP-SGD codec", unit="step")

@@ -1,0 +1,170 @@
+r"""DP-SGD: a network trained on the private records by releases of noisy clipped gradient sums (privacy.md, "A
+private image codec trained by DP-SGD"; Abadi et al. 2016).
+
+Step k draws a batch :math:`B_k` from the n private records (exactly b of the public n without replacement under
+replace-one, ``releases.sample_batch``; each record with probability q under add/remove, ``releases.poisson_batch``),
+computes each record's gradient :math:`g_i` of its own loss at the current parameters, clips it to norm C,
+:math:`\bar g_i = g_i \min(1, C / \|g_i\|)`, and releases
+
+.. math:: G_k = \sum_{i \in B_k} \bar g_i + \mathcal{N}(0, \sigma^2 I), \qquad \sigma = z \Delta, \quad
+          \Delta_{RO} = 2C, \quad \Delta_{AR} = C,
+
+the exact L2 sensitivities of the clipped sum on one batch (a replaced record moves it by :math:`\bar g - \bar g'`,
+of norm at most 2C, attained by opposite gradients; an added one by :math:`\bar g`, at most C). The parameters then
+take an Adam step on :math:`G_k / b` (b the public nominal batch size): post-processing of the releases. The K
+releases are the history entry ``composition.SampledGaussian(z, q, K)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+from synthcity_dpswf.math.checks import check_positive, check_positive_int
+from synthcity_dpswf.privacy.composition import SampledGaussian
+from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
+from synthcity_dpswf.privacy.releases import gaussian_noise, poisson_batch, sample_batch
+
+RecordLoss = Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor]
+"""The loss of one record: ``(module, parameters, record) -> scalar``, with the parameters passed to
+``torch.func.functional_call`` (``per_record_loss`` builds one from a batch loss)."""
+
+
+def clipped_sum_sensitivity(clip: float, neighbouring: Neighbouring) -> float:
+    """The exact L2 sensitivity of a sum of gradients clipped to norm ``clip``: 2C under replace-one, C under
+    add/remove (module docstring)."""
+    check_positive("clip", clip)
+    check_neighbouring(neighbouring)
+    return 2.0 * clip if neighbouring == "replace_one" else clip
+
+
+def clip_rows(gradients: torch.Tensor, clip: float) -> torch.Tensor:
+    r"""Each row :math:`g` of ``gradients`` ``(b, P)`` as :math:`g \min(1, C / \|g\|)` (computed in float64, so that
+    no clipped row exceeds C by rounding)."""
+    wide = gradients.to(torch.float64)
+    norms = wide.norm(dim=1, keepdim=True)
+    return wide * (clip / norms.clamp(min=clip))
+
+
+def noisy_clipped_sum(gradients: torch.Tensor, clip: float, noise_std: float, secret: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""One release: :math:`\sum_i \bar g_i + \mathcal{N}(0, \sigma^2 I)` of the per-record gradients ``(b, P)``,
+    with the exact clipped sum (for audits; never published). Returns ``(release, exact)`` in float64."""
+    exact = clip_rows(gradients, clip).sum(dim=0)
+    return exact + gaussian_noise(tuple(exact.shape), noise_std, secret, exact), exact
+
+
+@dataclass(frozen=True)
+class DPSGDSchedule:
+    """A DP-SGD run's public numbers: the adjacency, the batches (exactly ``batch_size`` of the public ``n_records``
+    under replace-one; Poisson at ``sample_rate`` under add/remove, n never read), the number of ``steps``, the
+    clipping norm and the noise multiplier z (0: no noise, not private)."""
+
+    neighbouring: Neighbouring
+    steps: int
+    clip: float
+    noise_multiplier: float
+    batch_size: int
+    n_records: int | None = None
+    sample_rate: float | None = None
+
+    def __post_init__(self) -> None:
+        check_neighbouring(self.neighbouring)
+        check_positive_int("steps", self.steps)
+        check_positive("clip", self.clip)
+        check_positive_int("batch_size", self.batch_size)
+        if self.noise_multiplier < 0:
+            raise ValueError(f"noise_multiplier must be >= 0, got {self.noise_multiplier!r}.")
+        if self.neighbouring == "replace_one" and (self.n_records is None or self.batch_size > self.n_records):
+            raise ValueError(f"replace-one batches take batch_size <= n_records, got {self.batch_size} of {self.n_records}.")
+        if self.neighbouring == "add_remove" and (self.sample_rate is None or not 0 < self.sample_rate <= 1):
+            raise ValueError(f"add/remove batches are Poisson: give sample_rate in (0, 1], got {self.sample_rate!r}.")
+
+    @property
+    def rate(self) -> float:
+        """q: b / n under replace-one, the Poisson rate under add/remove."""
+        return self.batch_size / self.n_records if self.neighbouring == "replace_one" else float(self.sample_rate)  # type: ignore[operator, arg-type]
+
+    @property
+    def noise_std(self) -> float:
+        """sigma = z Delta."""
+        return self.noise_multiplier * clipped_sum_sensitivity(self.clip, self.neighbouring)
+
+    def history(self) -> SampledGaussian:
+        """The releases as one entry of an accountant's history."""
+        if self.neighbouring == "replace_one":
+            return SampledGaussian(self.noise_multiplier, self.rate, self.steps, self.n_records, self.batch_size)
+        return SampledGaussian(self.noise_multiplier, self.rate, self.steps)
+
+    def batches(self, n_records: int, secret: torch.Generator) -> Iterator[torch.Tensor]:
+        """The ``steps`` batches' indices, drawn from ``secret``."""
+        if self.neighbouring == "replace_one" and n_records != self.n_records:
+            raise ValueError(f"the schedule was planned for n = {self.n_records} records, got {n_records}.")
+        for _ in range(self.steps):
+            if self.neighbouring == "replace_one":
+                yield sample_batch(n_records, self.batch_size, secret)
+            else:
+                yield poisson_batch(n_records, self.rate, secret)
+
+
+def per_record_gradients(module: nn.Module, loss: RecordLoss, records: torch.Tensor) -> torch.Tensor:
+    """The gradient of each record's own loss, flattened: ``(b, P)`` (``torch.func``: no record's gradient mixes
+    another's; the module must hold no batch statistic, e.g. no BatchNorm)."""
+    parameters = {name: value.detach() for name, value in module.named_parameters()}
+    gradients = vmap(grad(lambda p, record: loss(module, p, record)), in_dims=(None, 0))(parameters, records)
+    return torch.cat([gradients[name].reshape(records.shape[0], -1) for name in parameters], dim=1)
+
+
+StepObserver = Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], None]
+"""Called after each release with (step, batch indices, per-record gradients, release): how audits read a run."""
+
+
+def train_dpsgd(
+    module: nn.Module,
+    loss: RecordLoss,
+    records: torch.Tensor,
+    schedule: DPSGDSchedule,
+    secret: torch.Generator,
+    learning_rate: float = 1e-3,
+    progress: Callable[[int], None] | None = None,
+    observe: StepObserver | None = None,
+) -> float:
+    r"""Train ``module`` on the private ``records`` by ``schedule``'s releases (module docstring), in place; returns the
+    wall seconds. ``secret`` (``releases.secret_generator``) draws the batches and the noise. Nothing but the releases
+    reaches the parameters: each update is Adam on :math:`G_k / b`."""
+    check_positive("learning_rate", learning_rate)
+    if any(isinstance(layer, nn.modules.batchnorm._BatchNorm) for layer in module.modules()):
+        raise ValueError("BatchNorm mixes the records of a batch: per-record gradients need a module without it "
+                         "(use GroupNorm or none).")
+    started = time.perf_counter()
+    optimiser = torch.optim.Adam(module.parameters(), lr=learning_rate)
+    shapes = [(parameter, parameter.numel()) for parameter in module.parameters()]
+    total = sum(size for _, size in shapes)
+    for step, batch in enumerate(schedule.batches(records.shape[0], secret)):
+        if len(batch) > 0:
+            gradients = per_record_gradients(module, loss, records[batch])
+        else:  # an empty Poisson batch releases noise alone
+            gradients = torch.zeros(0, total)
+        release, _ = noisy_clipped_sum(gradients, schedule.clip, schedule.noise_std, secret)
+        if observe is not None:
+            observe(step, batch, gradients, release)
+        update = (release / schedule.batch_size).to(torch.float32)
+        offset = 0
+        for parameter, size in shapes:
+            parameter.grad = update[offset:offset + size].reshape(parameter.shape).clone()
+            offset += size
+        optimiser.step()
+        if progress is not None:
+            progress(step + 1)
+    return time.perf_counter() - started
+
+
+def steps_for(epochs: float, rate: float) -> int:
+    """Releases for ``epochs`` expected passes over the records at batch rate q: ``ceil(epochs / q)``."""
+    check_positive("epochs", epochs)
+    return max(1, math.ceil(epochs / rate))
