@@ -56,6 +56,7 @@ from baselines.dpsgd_gan import DPSGDGAN
 
 from synthcity_dpswf.adapters import LabelledCodec
 from synthcity_dpswf.adapters.image_codecs import ImageCodec
+from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderSettings
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
@@ -73,6 +74,7 @@ from synthcity_dpswf.recipes.images import (
     composed_report,
     fit_releases,
     load_other_training_set,
+    paid_codec,
     run_budget,
     spent,
     split_training_set,
@@ -208,6 +210,8 @@ class ImageGrid:
     public_images: int | None = None
     private_images: int | None = None
     figures: bool = False
+    dpsgd: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """The ``dpae`` codecs' other ``PrivateAutoencoderSettings`` (``batch_size``, ``clip``, ``learning_rate``)."""
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -294,12 +298,13 @@ def check_setting(grid: ImageGrid, choice: FlowChoice) -> None:
 
 
 def codec_kind(spec: str) -> tuple[str, list[int]]:
-    """The kind and numbers of a codec spec (``ae:LATENT:EPOCHS``, ``other:LATENT:EPOCHS``, ``dct:K``, ``pca:K``)."""
+    """The kind and numbers of a codec spec (``ae:LATENT:EPOCHS``, ``other:LATENT:EPOCHS``, ``dct:K``, ``pca:K``,
+    ``dpae:LATENT:WIDTH:EPOCHS``: the DP-SGD autoencoder, its batch, clip and learning rate the grid's ``dpsgd``)."""
     kind, *numbers = spec.split(":")
-    arity = {"ae": 2, "other": 2, "dct": 1, "pca": 1}
+    arity = {"ae": 2, "other": 2, "dct": 1, "pca": 1, "dpae": 3}
     if kind not in arity or len(numbers) != arity[kind] or not all(number.isdigit() and int(number) > 0 for number in numbers):
-        raise ValueError(f"codec spec must be ae:LATENT:EPOCHS, other:LATENT:EPOCHS, dct:K or pca:K with positive "
-                         f"integers, got {spec!r}.")
+        raise ValueError(f"codec spec must be ae:LATENT:EPOCHS, other:LATENT:EPOCHS, dct:K, pca:K or "
+                         f"dpae:LATENT:WIDTH:EPOCHS with positive integers, got {spec!r}.")
     return kind, [int(number) for number in numbers]
 
 
@@ -397,6 +402,9 @@ def codec_fields(spec: str, grid: ImageGrid) -> dict[str, Any]:
                 "autoencoder_epochs": numbers[1], "refiner_epochs": grid.refiner_epochs}
     if kind == "dct":
         return {"codec": "dct", "dct_frequencies": numbers[0]}
+    if kind == "dpae":
+        settings = PrivateAutoencoderSettings(numbers[0], numbers[1], float(numbers[2]), **grid.dpsgd)
+        return {"codec": "private-autoencoder", "private_autoencoder": settings}
     return {"codec": "private-pca", "pca_components": numbers[0]}
 
 
@@ -505,6 +513,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
     convention."""
     data = private_set(grid, spec, data_root, inception, device, cache)
     kind, numbers = codec_kind(spec)
+    paid = paid_codec(codec_fields(spec, grid)["codec"])  # released anew at each epsilon, from its budget
     shown = min(grid.samples, len(data.private))
     private_labels = data.labels[data.private]
 
@@ -519,14 +528,19 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                                Path(fresh) if grid.fresh_codecs else cache, False, other)
 
     started = time.perf_counter()
-    if kind != "pca":
+    if not paid:
         codec = codec_at(cell_config(grid, spec, grid.generators[0], choice, grid.neighbourings[0], math.inf, device))
         latents = codec.encode(data.images[data.private])
         description, dim = codec.public_description, int(latents.shape[1])
-    else:
+    elif kind == "pca":
         dim = numbers[0]
         description = (f"the top {dim} eigenvectors of the private images' second moment, released with "
                        f"{choice.codec_share:g} of the budget's mu^2 (privacy.md, \"A private image codec\")")
+    else:
+        dim = numbers[0]
+        description = (f"a convolutional autoencoder (latent {dim}, width {numbers[1]}, {numbers[2]} epochs, "
+                       f"{grid.dpsgd or 'default'} DP-SGD settings) trained by DP-SGD on the private images with "
+                       f"{choice.codec_share:g} of the budget's mu^2 (privacy.md, \"A private image codec trained by DP-SGD\")")
     codec_seconds = time.perf_counter() - started
     common: dict[str, Any] = {
         "codec": spec, "public": public_data(spec, grid.dataset), "description": description, "dim": dim, "pixels": pixels_of(spec),
@@ -536,7 +550,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
         "seed": grid.seed, "generation_runs": grid.runs, "public_images": grid.public_images,
         "private_images": grid.private_images, "device": device, "ceiling": None,
     }
-    if kind != "pca":
+    if not paid:
         common["ceiling"] = ceiling_of(codec, latents)
         print(f"[{spec}] d = {dim}, codec {codec_seconds:.0f} s, ceiling {common['ceiling']}", flush=True)
     for generator in row_generators(grid, choice):
@@ -550,7 +564,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                 extra: dict[str, Any] = {}
                 config = cell_config(grid, spec, generator, choice, neighbouring, epsilon, device)
                 budget = run_budget(config).for_records(len(data.private) if neighbouring == "replace_one" else None)
-                if kind == "pca":  # the codec's own release at this epsilon, then the generator's
+                if paid:  # the codec's own release at this epsilon, then the generator's
                     released = time.perf_counter()
                     codec = codec_at(config)
                     budget = spent(budget, config, codec)
@@ -565,7 +579,7 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                     show = functools.partial(grids.add, epsilon, method_label(row, with_codec=len(grid.codecs) > 1))
                 scores = generation_runs(grid, model, codec, data.scoring, device, show)
                 # The generator's report, composed with the private codec's release when the codec is one.
-                report = composed_report(model.privacy_report, codec if kind == "pca" else None)  # type: ignore[arg-type]
+                report = composed_report(model.privacy_report, codec if paid else None)  # type: ignore[arg-type]
                 row["epsilons"][str(finite_or_text(epsilon))] = {
                     **scores, "seconds": fit_seconds + scores["sample_seconds"], "fit_seconds": fit_seconds,
                     "reported_epsilon": finite_or_text(report.epsilon), **facts, **extra,

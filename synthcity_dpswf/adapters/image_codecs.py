@@ -25,11 +25,7 @@ from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.adapters.dct import DCTTransform
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderCodec, check_images
-from synthcity_dpswf.adapters.private_autoencoder import (
-    PrivateAutoencoderCodec,
-    PrivateAutoencoderSettings,
-    images_fingerprint,
-)
+from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderCodec, PrivateAutoencoderSettings
 from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
 from synthcity_dpswf.privacy import PrivacyPart, secret_generator
 from synthcity_dpswf.privacy.budget import Budget
@@ -186,7 +182,10 @@ class CodecRequest:
     public: PublicImageSet | None = None
     autoencoder: AutoencoderRequest | None = None
     private_autoencoder: PrivateAutoencoderSettings = field(default_factory=PrivateAutoencoderSettings)
-    """The ``"private-autoencoder"`` codec's settings (its checkpoint kept under ``autoencoder.cache`` when given)."""
+    """The ``"private-autoencoder"`` codec's settings."""
+    data_key: str | None = None
+    """A public name of the private image set (dataset, split, seed), under which a codec trained on it may be kept in
+    ``autoencoder.cache`` and found again (``None``: never kept); never a statistic of the images."""
 
 
 @dataclass(frozen=True)
@@ -225,18 +224,21 @@ PRIVATE_PCA = ImageCodecEntry(
 
 def private_autoencoder_codec(images: torch.Tensor, request: CodecRequest) -> PrivateAutoencoderCodec:
     """The ``"private-autoencoder"`` entry's codec: ``PrivateAutoencoderCodec`` trained by DP-SGD on the private
-    one-channel images at the request's budget, or the checkpoint under ``request.autoencoder.cache`` trained on exactly
-    these images with exactly these settings and privacy parameters (its name says them; ``load`` checks them)."""
-    check_one_channel(images, "private autoencoder")
+    images at the request's budget, or, with a ``data_key``, the checkpoint under ``request.autoencoder.cache`` saved
+    for that key with exactly these settings and privacy parameters (its name is a hash of them, all public; ``load``
+    checks them)."""
     settings, cache = request.private_autoencoder, None if request.autoencoder is None else request.autoencoder.cache
     progress = request.autoencoder is not None and request.autoencoder.progress
-    key = f"{settings}-{request.epsilon!r}-{request.delta!r}-{request.neighbouring}-{images_fingerprint(images)}"
-    path = None if cache is None else cache / f"private_autoencoder_{hashlib.sha256(key.encode()).hexdigest()[:16]}.pt"
+    path = None
+    if cache is not None and request.data_key is not None:
+        key = f"{settings}-{request.epsilon!r}-{request.delta!r}-{request.neighbouring}-{request.data_key}"
+        path = cache / f"private_autoencoder_{hashlib.sha256(key.encode()).hexdigest()[:16]}.pt"
     if path is not None and path.exists():
-        return PrivateAutoencoderCodec.load(path, images, settings, request.epsilon, request.delta, request.neighbouring)
+        return PrivateAutoencoderCodec.load(path, request.data_key, settings, request.epsilon, request.delta,  # type: ignore[arg-type]
+                                            request.neighbouring)
     codec = PrivateAutoencoderCodec(images, settings, request.epsilon, request.delta, request.neighbouring, progress)
     if path is not None:
-        codec.save(path)
+        codec.save(path, request.data_key)  # type: ignore[arg-type]
     return codec
 
 

@@ -12,7 +12,6 @@ generated codes is post-processing.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from torch import nn
 from torch.nn import functional
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
+from synthcity_dpswf.adapters.image_latent import check_images
 from synthcity_dpswf.privacy import PrivacyPart, ReleaseAccountant, REPLACE_ONE_RDP, secret_generator
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.dpsgd import DPSGDSchedule, steps_for, train_dpsgd
@@ -108,37 +108,38 @@ def record_loss(module: nn.Module, parameters: dict[str, torch.Tensor], image: t
     return functional.binary_cross_entropy_with_logits(logits, image.unsqueeze(0), reduction="sum")
 
 
-def images_fingerprint(images: torch.Tensor) -> str:
-    """SHA-256 of the images' float32 bytes: what a checkpoint was trained on (a fingerprint, never the images)."""
-    return hashlib.sha256(images.detach().to(torch.float32).contiguous().numpy().tobytes()).hexdigest()
-
-
 def dpsgd_noise_multiplier(schedule: DPSGDSchedule, epsilon: float, delta: float) -> float:
-    """The smallest z at which ``schedule``'s releases alone are (epsilon, delta)-DP: the replace-one RDP bound for
-    fixed-size batches (privacy.md, "A private image codec trained by DP-SGD"), Opacus' RDP for Poisson batches."""
+    """The smallest z (to the calibration's tolerance) at which ``schedule``'s releases alone are (epsilon, delta)-DP:
+    the replace-one RDP bound for fixed-size batches (privacy.md, "A private image codec trained by DP-SGD"), Opacus'
+    RDP for Poisson batches."""
+    return schedule_accountant(schedule).calibrate(epsilon, delta, schedule.steps)
+
+
+def schedule_accountant(schedule: DPSGDSchedule) -> ReleaseAccountant:
+    """The accountant of a DP-SGD schedule alone (``dpsgd_noise_multiplier``)."""
     if schedule.neighbouring == "replace_one":
-        accountant = ReleaseAccountant(schedule.n_records, schedule.batch_size, REPLACE_ONE_RDP)
-    else:
-        accountant = ReleaseAccountant.poisson(schedule.rate, "rdp")
-    return accountant.calibrate(epsilon, delta, schedule.steps)
+        return ReleaseAccountant(schedule.n_records, schedule.batch_size, REPLACE_ONE_RDP)
+    return ReleaseAccountant.poisson(schedule.rate, "rdp")
 
 
 class PrivateAutoencoderCodec:
     """The ``"private-autoencoder"`` codec: ``SphereAutoencoder`` trained by DP-SGD on the private
     ``(n, C, H, W)`` images at ``(epsilon, delta)`` (its own part of the run's budget), or loaded from a checkpoint
-    trained on exactly those images with exactly those privacy parameters (``load``). A release, listed in the run's
-    report as ``privacy_part`` and spent from its budget by ``spend``."""
+    of the same public data key, settings and privacy parameters (``load``). A release, listed in the run's report as
+    ``privacy_part`` and spent from its budget by ``spend``. ``secret`` seeds the batches and the noise (tests and
+    audits only: a checkpoint of a seeded run is never loaded)."""
 
     def __init__(self, images: torch.Tensor, settings: PrivateAutoencoderSettings, epsilon: float, delta: float,
                  neighbouring: Neighbouring, progress: bool = False, secret: torch.Generator | None = None) -> None:
         check_sphere_images(images)
         self.settings, self.epsilon, self.delta, self.neighbouring = settings, float(epsilon), float(delta), neighbouring
-        self.fingerprint, self.shape = images_fingerprint(images), tuple(images.shape[1:])
+        self.shape, self.seeded = tuple(images.shape[1:]), secret is not None
         planned = settings.schedule(len(images), neighbouring, 1.0)
         z = 0.0 if math.isinf(epsilon) else dpsgd_noise_multiplier(planned, epsilon, delta)  # inf: exact, NOT private
         self.schedule = settings.schedule(len(images), neighbouring, z)
-        torch.manual_seed(settings.seed)  # the initial weights: public
-        self.network = SphereAutoencoder(settings.latent_dim, settings.width, self.shape)  # type: ignore[arg-type]
+        with torch.random.fork_rng(devices=[]):  # the initial weights from a public seed, torch's global state untouched
+            torch.manual_seed(settings.seed)
+            self.network = SphereAutoencoder(settings.latent_dim, settings.width, self.shape)  # type: ignore[arg-type]
         bar = _progress_bar(self.schedule.steps) if progress else None
         self.training_seconds = train_dpsgd(
             self.network, record_loss, images.float(), self.schedule, secret or secret_generator(), settings.learning_rate,
@@ -171,8 +172,12 @@ class PrivateAutoencoderCodec:
         )
 
     def spend(self, budget: Budget) -> Budget:
-        """``budget`` after this codec's training: its schedule one more entry of the releases' accountant."""
+        """``budget`` after this codec's training: its schedule one more entry of the releases' accountant (a codec
+        trained without noise, at epsilon = inf, only into a budget of epsilon = inf)."""
         if self.noise_multiplier == 0:
+            if not math.isinf(budget.epsilon):
+                raise ValueError("this codec was trained without noise (epsilon = inf): it cannot be spent from a finite "
+                                 "budget; train it at the run's share.")
             return budget
         return budget.spend_schedule(self.schedule.history())
 
@@ -192,47 +197,52 @@ class PrivateAutoencoderCodec:
         return torch.cat([torch.sigmoid(self.network.decoder(on_sphere(latents[start:start + 1000])))
                           for start in range(0, len(latents), 1000)])
 
-    def checkpoint(self) -> dict[str, object]:
-        """What ``save`` writes: the weights, the settings, the privacy parameters and the images' fingerprint."""
-        return {"state": self.network.state_dict(), "settings": asdict(self.settings), "epsilon": self.epsilon,
-                "delta": self.delta, "neighbouring": self.neighbouring, "fingerprint": self.fingerprint,
-                "schedule": asdict(self.schedule), "training_seconds": self.training_seconds, "shape": self.shape}
-
-    def save(self, path: Path) -> None:
+    def save(self, path: Path, data_key: str) -> None:
+        """Write the weights (post-processing of the releases), the public settings, the privacy parameters and the
+        schedule, bound to ``data_key``: a public name of the private image set (dataset, split, seed), never a
+        statistic of the images."""
+        if self.seeded:
+            raise ValueError("a codec trained with a known seed is for tests and audits: it is never saved for reuse.")
         path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(self.checkpoint(), path)
+        torch.save({"state": self.network.state_dict(), "settings": asdict(self.settings), "epsilon": self.epsilon,
+                    "delta": self.delta, "neighbouring": self.neighbouring, "data_key": data_key,
+                    "schedule": asdict(self.schedule), "shape": list(self.shape)}, path)
 
     @classmethod
-    def load(cls, path: Path, images: torch.Tensor, settings: PrivateAutoencoderSettings, epsilon: float, delta: float,
+    def load(cls, path: Path, data_key: str, settings: PrivateAutoencoderSettings, epsilon: float, delta: float,
              neighbouring: Neighbouring) -> "PrivateAutoencoderCodec":
-        """The codec saved at ``path``, refused with ``ValueError`` unless it was trained on exactly ``images`` with
-        these settings, epsilon, delta and adjacency (never reused silently for another run's budget or split)."""
-        stored = torch.load(path, map_location="cpu", weights_only=False)
+        """The codec saved at ``path``, refused with ``ValueError`` unless it was saved for ``data_key`` with these
+        settings, epsilon, delta and adjacency, and its stored schedule alone is (epsilon, delta)-DP (never reused
+        silently for another run's budget or image set)."""
+        stored = torch.load(path, map_location="cpu", weights_only=True)
         wanted = {"settings": asdict(settings), "epsilon": float(epsilon), "delta": float(delta),
-                  "neighbouring": neighbouring, "fingerprint": images_fingerprint(images)}
+                  "neighbouring": neighbouring, "data_key": data_key}
         differs = [key for key, value in wanted.items() if stored.get(key) != value]
         if differs:
             raise ValueError(f"the private codec at {path} was trained with other {', '.join(differs)} than this run's; "
                              "delete it to retrain, or point the cache elsewhere.")
+        schedule = DPSGDSchedule(**stored["schedule"])
+        stated = schedule_accountant(schedule).epsilon(schedule.noise_multiplier, delta, schedule.steps).epsilon
+        if not math.isinf(epsilon) and stated > epsilon * (1 + 1e-6):
+            raise ValueError(f"the private codec at {path} was trained at z = {schedule.noise_multiplier:.4g}, which "
+                             f"gives epsilon = {stated:.4g} above its stated {epsilon:.4g}: retrain it.")
         codec = cls.__new__(cls)
         codec.settings, codec.epsilon, codec.delta, codec.neighbouring = settings, float(epsilon), float(delta), neighbouring
-        codec.fingerprint, codec.shape = stored["fingerprint"], tuple(stored["shape"])
-        codec.schedule = DPSGDSchedule(**stored["schedule"])
+        codec.shape, codec.seeded, codec.schedule = tuple(stored["shape"]), False, schedule
         codec.network = SphereAutoencoder(settings.latent_dim, settings.width, codec.shape)  # type: ignore[arg-type]
         codec.network.load_state_dict(stored["state"])
         codec.network.eval()
-        codec.training_seconds = float(stored["training_seconds"])
+        codec.training_seconds = 0.0  # loaded, not trained here
         return codec
 
 
 def check_sphere_images(images: torch.Tensor) -> None:
     """Raise ``ValueError`` unless ``images`` are ``(n, C, H, W)`` in [0, 1] with H and W multiples of 8 (the
-    architecture's three halvings; MNIST's padded 32 x 32)."""
+    architecture's three halvings; MNIST's padded 32 x 32), finite."""
+    check_images(images)
     if images.ndim != 4 or images.shape[2] % 8 or images.shape[3] % 8 or images.shape[2] == 0 or images.shape[3] == 0:
         raise ValueError(f"the private autoencoder takes (n, C, H, W) images with H and W multiples of 8 (MNIST padded "
                          f"to 32 x 32), got {tuple(images.shape)}.")
-    if len(images) and (float(images.min()) < 0 or float(images.max()) > 1):
-        raise ValueError("images must lie in [0, 1].")
 
 
 def _progress_bar(total: int):  # type: ignore[no-untyped-def]

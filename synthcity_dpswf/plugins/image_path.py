@@ -41,7 +41,7 @@ class ImagePath:
             raise ValueError(
                 "under add/remove the public half drawn from the images passed to fit depends on their number (one image "
                 "more redraws the split); pass image_autoencoder, an autoencoder trained on public images, or "
-                "image_codec='dct' or 'private-pca', which need no public image."
+                "image_codec='dct', 'private-pca' or 'private-autoencoder', which need no public image."
             )
         images, labels = X.unpack().tensors()
         images, labels = from_synthcity_range(images.float()), labels.long()

@@ -45,11 +45,14 @@ def clipped_sum_sensitivity(clip: float, neighbouring: Neighbouring) -> float:
 
 
 def clip_rows(gradients: torch.Tensor, clip: float) -> torch.Tensor:
-    r"""Each row :math:`g` of ``gradients`` ``(b, P)`` as :math:`g \min(1, C / \|g\|)` (computed in float64, so that
-    no clipped row exceeds C by rounding)."""
+    r"""Each row :math:`g` of ``gradients`` ``(b, P)`` as :math:`g \min(1, C' / \|g\|)`, :math:`C' = C (1 - 10^{-12})`
+    in float64, so that rounding leaves every row within C; a row with a non-finite entry becomes 0 (a map of one
+    record's gradient alone: the sensitivity holds whatever the input)."""
     wide = gradients.to(torch.float64)
-    norms = wide.norm(dim=1, keepdim=True)
-    return wide * (clip / norms.clamp(min=clip))
+    finite = torch.isfinite(wide).all(dim=1, keepdim=True)
+    wide = torch.where(finite, wide, torch.zeros_like(wide))
+    bound = clip * (1 - 1e-12)
+    return wide * (bound / wide.norm(dim=1, keepdim=True)).clamp(max=1.0)  # a zero row: inf, clamped to 1
 
 
 def noisy_clipped_sum(gradients: torch.Tensor, clip: float, noise_std: float, secret: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -149,7 +152,7 @@ def train_dpsgd(
         if len(batch) > 0:
             gradients = per_record_gradients(module, loss, records[batch])
         else:  # an empty Poisson batch releases noise alone
-            gradients = torch.zeros(0, total)
+            gradients = records.new_zeros((0, total))
         release, _ = noisy_clipped_sum(gradients, schedule.clip, schedule.noise_std, secret)
         if observe is not None:
             observe(step, batch, gradients, release)

@@ -171,8 +171,7 @@ class PrivacyReport:
                 threshold = (f"; its key threshold (categories, atoms) adds {part.threshold_delta:.3g} to delta"
                              if part.threshold_delta > 0
                              else "")
-                lines.append(f"  composition        exact: {part.name}'s Gaussian release is one more Gaussian mechanism in the "
-                             f"accounting above{threshold}")
+                lines.append(f"  composition        exact: {part.name}'s releases are entries of the accounting above{threshold}")
                 lines.append(f"                     ({part.name} alone: ({part.epsilon:.4g}, {part.delta:.3g}): {part.detail})")
         elif self.parts:
             release_epsilon = self.epsilon - sum(part.epsilon for part in self.parts)

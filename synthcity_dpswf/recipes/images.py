@@ -7,8 +7,9 @@ generator (``build_generator``) fitted at what the codec leaves (``fit_releases`
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -24,6 +25,7 @@ from synthcity_dpswf.adapters.image_codecs import (
     PublicImageSet,
 )
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS
+from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderSettings
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, DatasetUnavailable, public_private_split
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
@@ -67,7 +69,7 @@ class ImageRunConfig:
     ``assumption`` says what it assumes public); ``latent_dim`` and ``autoencoder_epochs`` shape its autoencoder:
     latent 16 and 10 epochs were chosen on the same validation split (docs/flows.md, "A stronger public
     autoencoder": CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs), and
-    ``refiner_epochs`` its refiner, trained on the same public images (``AutoencoderCodec.fit_refiner``; 0: none;
+    ``private_autoencoder`` the ``"private-autoencoder"`` codec's DP-SGD settings. ``refiner_epochs`` the autoencoders' refiner, trained on the same public images (``AutoencoderCodec.fit_refiner``; 0: none;
     docs/flows.md, "A refiner for the public autoencoder").
     ``flow_directions`` (directions per flow step) and ``count_estimator`` are the flow's ``FlowSettings``.
     ``fid_samples``: generated images scored against as many test images (``FULL_FID_SAMPLES`` for the
@@ -107,6 +109,7 @@ class ImageRunConfig:
     dct_frequencies: int = DCT_FREQUENCIES
     pca_components: int = PCA_COMPONENTS
     codec_share: float = CODEC_SHARE
+    private_autoencoder: PrivateAutoencoderSettings = field(default_factory=PrivateAutoencoderSettings)
     device: str = "auto"
     seed: int = 0
 
@@ -216,8 +219,15 @@ def build_codec(
                                   progress, config.device)
     request = CodecRequest(*codec_release(config, budget), config.neighbouring,  # type: ignore[arg-type]
                            dct_frequencies=config.dct_frequencies, pca_components=config.pca_components,
-                           public=public_set, autoencoder=training)
+                           public=public_set, autoencoder=training, private_autoencoder=config.private_autoencoder,
+                           data_key=private_set_key(config.dataset, private))
     return entry.build(images[private], request)
+
+
+def private_set_key(dataset: str, private: torch.Tensor) -> str:
+    """A public name of a run's private image set: the dataset and a hash of the private indices, which a public seed
+    draws (``split_training_set``); no statistic of an image (privacy.md, "A private image codec trained by DP-SGD")."""
+    return f"{dataset}-{len(private)}-{hashlib.sha256(private.to(torch.int64).numpy().tobytes()).hexdigest()[:16]}"
 
 
 def composed_report(report: PrivacyReport, codec: ImageCodec | None) -> PrivacyReport:

@@ -236,10 +236,14 @@ def test_a_grid_runs_end_to_end_with_every_generator_and_fid(
     assert "| ae:8:1 | the public half of MNIST | 8 | - | dpsgd_gan | replace-one | - |" in table and ", FID " in table
     assert [path.name for path in (tmp_path / "cache").glob("autoencoder_*")] == ["autoencoder_mnist_3000_latent8_1ep_seed0.pt"]
 
-    private = ImageGrid("private", "mnist", "validation", ("pca:8", "dct:4"), epsilons=(10.0, 1.0),
-                        settings=(FlowChoice(50, 8, 10, label="tiny"),), samples=200)
+    private = ImageGrid("private", "mnist", "validation", ("pca:8", "dct:4", "dpae:4:4:1"), epsilons=(10.0, 1.0),
+                        settings=(FlowChoice(50, 8, 10, label="tiny"),), samples=200, dpsgd={"batch_size": 250})
     rows = image_runner.run_grid(private, tmp_path, tmp_path, cache=tmp_path / "cache")["rows"]
-    assert [row["codec"] for row in rows] == ["pca:8", "dct:4"] and all(row["n_released"] == 1000 for row in rows)
+    assert [row["codec"] for row in rows] == ["pca:8", "dct:4", "dpae:4:4:1"] and all(row["n_released"] == 1000 for row in rows)
+    assert rows[2]["ceiling"] is None and set(rows[2]["epsilons"]["1.0"]["ceiling"]) == {"mlp", "cnn"}  # paid per epsilon
+    assert len(list((tmp_path / "cache").glob("private_autoencoder_*.pt"))) == 2  # one DP-SGD codec per epsilon
+    for key, cell in rows[2]["epsilons"].items():  # the DP-SGD codec's schedule inside the accounting of the whole
+        assert 0.98 * float(key) <= cell["reported_epsilon"] <= float(key)
     assert rows[0]["ceiling"] is None and set(rows[0]["epsilons"]["1.0"]["ceiling"]) == {"mlp", "cnn"}  # paid per epsilon
     assert rows[1]["ceiling"] is not None and rows[1]["pixels"] == "clip" and rows[1]["setting"]["label"] == "tiny"
     # The private codec's release is in the reported epsilon: the flow's share alone would be far below the target.

@@ -443,7 +443,7 @@ def test_codec_errors_come_before_any_private_data_is_read(tmp_path: Path, monke
     monkeypatch.setitem(experiment.IMAGE_LOADERS, "mnist", private_data)
     monkeypatch.setitem(experiment.IMAGE_LOADERS, "fashion_mnist", load_fashion_mnist)  # the real loader, on an empty root
     config = experiment.ImageRunConfig(**TINY_RUN)
-    with pytest.raises(ValueError, match=r"codec must be one of \['public-half', 'other-dataset', 'dct', 'private-pca'\], got 'pca'"):
+    with pytest.raises(ValueError, match=r"codec must be one of \['public-half', 'other-dataset', 'dct', 'private-pca', 'private-autoencoder'\], got 'pca'"):
         experiment.run_images(dataclasses.replace(config, codec="pca"), tmp_path, tmp_path, None, progress=False)
     with pytest.raises(ValueError, match="codec 'dct' assumes none: use start 'gaussian', or codec 'public-half'"):
         experiment.run_images(dataclasses.replace(config, codec="dct", start="public"), tmp_path, tmp_path, None, progress=False)

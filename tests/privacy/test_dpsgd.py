@@ -52,9 +52,9 @@ def test_clipped_rows_never_exceed_the_clip_norm_and_short_rows_pass_unchanged()
             clipped = clip_rows(gradients, clip)
             norms = clipped.norm(dim=1)
             assert clipped.dtype == torch.float64
-            assert float(norms.max()) <= clip * (1 + ROUNDING)
-            long = gradients.to(torch.float64).norm(dim=1) > clip
-            assert torch.allclose(norms[long], torch.full_like(norms[long], clip), rtol=1e-12, atol=0.0)
+            assert float(norms.max()) <= clip  # clipped at C (1 - 1e-12): rounding stays within C
+            long = gradients.to(torch.float64).norm(dim=1) > clip * (1 - 1e-12)
+            assert torch.allclose(norms[long], torch.full_like(norms[long], clip), rtol=1e-11, atol=0.0)
             assert torch.equal(clipped[~long], gradients[~long].to(torch.float64))  # no shrinking below C
             cosines = (clipped[long] * gradients[long].to(torch.float64)).sum(dim=1) / (
                 norms[long] * gradients[long].to(torch.float64).norm(dim=1))
@@ -346,24 +346,33 @@ def test_codes_lie_on_the_sphere_and_decode_to_images_in_the_unit_range(codec: P
         codec.encode(torch.rand(3, 1, 16, 8))
 
 
-def test_a_saved_codec_loads_only_for_its_images_settings_and_budget(codec: PrivateAutoencoderCodec, tmp_path: Path) -> None:
-    images, path = tiny_images(SEED), tmp_path / "codec.pt"
-    codec.save(path)
-    loaded = PrivateAutoencoderCodec.load(path, images, SETTINGS, CODEC_EPSILON, DELTA, "replace_one")
-    assert torch.allclose(loaded.encode(images), codec.encode(images), atol=1e-6)
-    assert loaded.schedule == codec.schedule and loaded.privacy_part == codec.privacy_part
+def test_a_saved_codec_loads_only_for_its_data_key_settings_and_budget(codec: PrivateAutoencoderCodec, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="known seed"):  # a seeded (test) codec is never kept for reuse
+        codec.save(tmp_path / "seeded.pt", "tiny")
+    settings, images, path = dataclasses.replace(SETTINGS, batch_size=64), tiny_images(SEED), tmp_path / "codec.pt"
+    trained = PrivateAutoencoderCodec(images, settings, CODEC_EPSILON, DELTA, "replace_one")  # b = n: cheap calibration
+    trained.save(path, "tiny")
+    stored = torch.load(path, weights_only=True)
+    assert set(stored) == {"state", "settings", "epsilon", "delta", "neighbouring", "data_key", "schedule", "shape"}
+    loaded = PrivateAutoencoderCodec.load(path, "tiny", settings, CODEC_EPSILON, DELTA, "replace_one")
+    assert torch.allclose(loaded.encode(images), trained.encode(images), atol=1e-6)
+    assert loaded.schedule == trained.schedule and loaded.privacy_part == trained.privacy_part
     refusals = {
         "epsilon": dict(epsilon=3.0),
         "delta": dict(delta=1e-6),
-        "fingerprint": dict(images=tiny_images(SEED + 1)),
-        "settings": dict(settings=dataclasses.replace(SETTINGS, learning_rate=1e-3)),
+        "data_key": dict(data_key="other"),
+        "settings": dict(settings=dataclasses.replace(settings, learning_rate=1e-3)),
         "neighbouring": dict(neighbouring="add_remove"),
     }
     for differs, change in refusals.items():
-        arguments = dict(images=images, settings=SETTINGS, epsilon=CODEC_EPSILON, delta=DELTA, neighbouring="replace_one")
+        arguments = dict(data_key="tiny", settings=settings, epsilon=CODEC_EPSILON, delta=DELTA, neighbouring="replace_one")
         with pytest.raises(ValueError, match=f"trained with other {differs} than") as refused:
             PrivateAutoencoderCodec.load(path, **{**arguments, **change})  # type: ignore[arg-type]
         assert all(other not in str(refused.value) for other in refusals if other != differs)
+    stored["schedule"]["noise_multiplier"] *= 0.5  # a checkpoint whose noise does not give its stated epsilon
+    torch.save(stored, path)
+    with pytest.raises(ValueError, match="above its stated"):
+        PrivateAutoencoderCodec.load(path, "tiny", settings, CODEC_EPSILON, DELTA, "replace_one")
 
 
 # ---------------------------------------------------------------------------------------------- the registry
@@ -375,7 +384,7 @@ def test_the_registry_entry_is_paid_needs_no_public_image_and_caches_per_budget(
     settings = dataclasses.replace(SETTINGS, batch_size=64)  # b = n: two cheap calibrations
     images = tiny_images(SEED + 2)
     request = CodecRequest(CODEC_EPSILON, DELTA, autoencoder=AutoencoderRequest(cache=tmp_path),
-                           private_autoencoder=settings)
+                           private_autoencoder=settings, data_key="tiny")
     first = entry.build(images, request)
     assert isinstance(first, PrivateAutoencoderCodec) and first.epsilon == CODEC_EPSILON
     assert len(list(tmp_path.iterdir())) == 1
@@ -389,3 +398,17 @@ def test_the_registry_entry_is_paid_needs_no_public_image_and_caches_per_budget(
     other = entry.build(images, dataclasses.replace(request, epsilon=3.0))
     assert other.epsilon == 3.0 and other.noise_multiplier < first.noise_multiplier
     assert len(list(tmp_path.iterdir())) == 2
+    entry.build(images, dataclasses.replace(request, data_key=None))  # no public name of the set: nothing kept
+    assert len(list(tmp_path.iterdir())) == 2
+
+
+def test_a_non_finite_gradient_contributes_nothing_and_a_non_finite_image_is_refused() -> None:
+    """One record's inf or NaN gradient would make the release NaN whatever the noise (a certain tell): it is mapped
+    to 0 on its own, and the codec refuses images that are not finite before any release."""
+    gradients = torch.tensor([[float("inf"), 0.0, 0.0], [float("nan"), 1.0, 0.0], [0.5, 0.5, 0.0]])
+    release, exact = noisy_clipped_sum(gradients, 1.0, 10.0, torch.Generator().manual_seed(0))
+    assert torch.isfinite(release).all() and torch.allclose(exact, torch.tensor([0.5, 0.5, 0.0], dtype=torch.float64))
+    images = tiny_images(SEED)
+    images[0, 0, 0, 0] = float("nan")
+    with pytest.raises(ValueError, match="must lie in"):  # NaN lies in no range
+        PrivateAutoencoderCodec(images, SETTINGS, CODEC_EPSILON, DELTA, "replace_one")
