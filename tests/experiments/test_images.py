@@ -379,6 +379,9 @@ TINY_RUN: dict[str, Any] = dict(
         ("dct", "a fixed DCT codec: no public data (the 135 lowest 2-D DCT frequencies (u + v < 16", None, 64),
         ("private-pca", "a codec learned from the private images and paid for: no public data (the top 8 eigenvectors "
          "of the private images' second moment, released at epsilon = 3.85", None, 64),
+        ("private-autoencoder", "a convolutional autoencoder trained by DP-SGD on the private images and paid for: no "
+         "public data (a convolutional autoencoder (latent 32, width 16) trained by DP-SGD on the private images at "
+         "epsilon = 3.85", None, 64),
     ],
 )
 def test_each_codec_runs_end_to_end_and_names_its_assumption(
@@ -394,6 +397,10 @@ def test_each_codec_runs_end_to_end_and_names_its_assumption(
         assert [part.name for part in result.report.parts] == ["private codec"]
         assert result.report.epsilon == pytest.approx(10.0, abs=1e-6) and result.report.epsilon <= 10.0
         assert 2.0 < result.report.parts[0].epsilon < 10.0 and "composition with the prior release, exact" in str(result.report)
+    if codec == "private-autoencoder":  # its DP-SGD schedule is an entry of the releases' replace-one RDP accounting
+        assert [part.name for part in result.report.parts] == ["private codec"] and "DP-SGD" in str(result.report)
+        assert 0.98 * 10.0 <= result.report.epsilon <= 10.0 and "replace-one" in result.report.accountant
+        assert len(list(tmp_path.glob("private_autoencoder_*.pt"))) == 1  # kept under its public data key
     # The public half's codec releases the private half; the others, which need no MNIST image, all 64 images.
     assert assumption in str(result.report) and f"n = {n_private} records" in str(result.report)
     # The autoencoder codecs decode through a refiner trained on the same public images; the linear codecs have none.
