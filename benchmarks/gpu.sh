@@ -3,10 +3,11 @@
 # epsilon 10 and 1, DPSWflow), each stage under its own time limit, everything under one results folder.
 #
 #   bash benchmarks/gpu.sh [--out DIR] [--data-root DIR] [--inception FILE] [--stages LIST] [--pack DIR] [--archive FILE]
-#                          [--table-datasets LIST] [--private-generators LIST]
+#                          [--table-datasets LIST] [--private-generators LIST] [--dpsgd-validation FILE]
 #   bash benchmarks/gpu.sh --smoke [--out DIR] [--data-root DIR] [--inception FILE]     # CPU, tiny sizes
 #
-# Stages (--stages, comma-separated; default all), limits in seconds for the CUDA run (together under 8 minutes):
+# Stages (--stages, comma-separated; default env,tests,speed,images), limits in seconds for the CUDA run (the default
+# stages together under 8 minutes; each stage named only on purpose, with env, within one 600 s device call):
 #   env     20   the device: DIR/env.json, DIR/nvidia-smi.txt
 #   tests  100   pytest -m cuda on the CUDA tests: DIR/tests.xml (CPU vs CUDA flow and step parity, the DP-SGD
 #                baseline, a model and a plugin on device "cuda")
@@ -33,6 +34,12 @@
 #                and of --private-generators (comma-separated, default dpswflow_r,dpswgen: the rows the table stage's
 #                280 s never reached), every row a job of its own side by side on the one GPU, the same command and
 #                settings as the table stage (DIR/table_<data>/private/); needs --data-root and --inception
+#   dpsgd  540   only when named in --stages: the DP-SGD codec's test-split rows on MNIST (no public data; the codec
+#                trains on the CPU by design, the flows, CAS and FID on CUDA): benchmarks/image_runner.py with
+#                configs/images/dpsgd_codec_mnist_test.toml, FID on 10,000 generated vs 10,000 test images
+#                (DIR/dpsgd/). Its select_from reads DIR/dpsgd/dpsgd_codec_mnist_validation.json: a copy of
+#                --dpsgd-validation, or, without one, the validation grid run first in the same limit (test data
+#                never chooses); needs --data-root and --inception
 # Each stage writes DIR/<stage>.log and a line of DIR/stages.tsv (name, exit status, seconds, limit); a stage that
 # fails or overruns does not stop the next. DIR/README.md (benchmarks/gpu_report.py summary) is written at the
 # end, whatever happened. Exit status: 0 when every stage that ran passed, 1 otherwise.
@@ -45,6 +52,9 @@
 #   --pack DIR        a folder made by benchmarks/gpu_pack.sh and carried to the GPU machine: installs its wheels
 #                     (opacus, dp-accounting) and rebuilds the MNIST files and the Inception file from its parts
 #   --image-runs N    generation runs per cell of the images stage (default 1, the config's; N > 1: --set runs=N)
+#   --dpsgd-validation FILE  the validation rows the dpsgd stage chooses from (default without --smoke:
+#                     benchmarks/results/dpsgd_codec_mnist_validation.json when it exists; with --smoke none, as those
+#                     rows are full size: the stage runs the validation grid at its toy sizes first)
 #   --archive FILE    also write DIR as one .tar.gz (what comes back from a lent machine)
 #   --smoke           CPU, tiny sizes: checks every command line, so that a lent GPU is never spent on a typo
 #                     (about 1.5 minutes on 2 cores with the image stage, most of it its three FIDs; 15 s without)
@@ -62,6 +72,8 @@ TABLE_DATASETS=mnist
 PRIVATE_GENERATORS=dpswflow_r,dpswgen
 IMAGE_RUNS=1
 ARCHIVE=""
+DPSGD_VALIDATION=""
+DPSGD_VALIDATION_SET=0
 
 fail() { echo "gpu.sh: $*" >&2; exit 2; }
 value() { [[ $# -ge 2 && -n $2 ]] || fail "$1 needs a value (see the comments at the top of benchmarks/gpu.sh)"; }
@@ -79,14 +91,15 @@ while [[ $# -gt 0 ]]; do
     --table-datasets) value "$@"; TABLE_DATASETS=$2; shift 2 ;;
     --private-generators) value "$@"; PRIVATE_GENERATORS=$2; shift 2 ;;
     --archive) value "$@"; ARCHIVE=$2; shift 2 ;;
+    --dpsgd-validation) value "$@"; DPSGD_VALIDATION=$2; DPSGD_VALIDATION_SET=1; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) fail "unknown argument '$1' (see --help)" ;;
   esac
 done
 
 for stage in ${STAGES//,/ }; do
-  [[ $stage =~ ^(env|tests|speed|images|codecs|table|private)$ ]] \
-    || fail "unknown stage '$stage' in --stages: choose from env,tests,speed,images,codecs,table,private"
+  [[ $stage =~ ^(env|tests|speed|images|codecs|table|private|dpsgd)$ ]] \
+    || fail "unknown stage '$stage' in --stages: choose from env,tests,speed,images,codecs,table,private,dpsgd"
 done
 for generator in ${PRIVATE_GENERATORS//,/ }; do
   [[ $generator =~ ^(dpswflow|dpswflow_r|dpswgen)$ ]] \
@@ -96,6 +109,12 @@ for dataset in ${TABLE_DATASETS//,/ }; do
   [[ $dataset =~ ^(mnist|fashion_mnist)$ ]] || fail "unknown dataset '$dataset' in --table-datasets: mnist or fashion_mnist"
 done
 [[ $IMAGE_RUNS =~ ^[1-9][0-9]*$ ]] || fail "--image-runs must be a positive integer, got '$IMAGE_RUNS'"
+if [[ $DPSGD_VALIDATION_SET -eq 1 ]]; then
+  [[ -f $DPSGD_VALIDATION ]] || fail "--dpsgd-validation $DPSGD_VALIDATION is not a file"
+  DPSGD_VALIDATION=$(cd "$(dirname "$DPSGD_VALIDATION")" && pwd)/$(basename "$DPSGD_VALIDATION")
+elif [[ $SMOKE -eq 0 && -f $ROOT/benchmarks/results/dpsgd_codec_mnist_validation.json ]]; then
+  DPSGD_VALIDATION=$ROOT/benchmarks/results/dpsgd_codec_mnist_validation.json
+fi
 if [[ -z $PY ]]; then
   if [[ -x $ROOT/.venv/bin/python ]]; then PY=$ROOT/.venv/bin/python; else PY=python3; fi
 fi
@@ -131,7 +150,7 @@ if [[ -n $PACK ]]; then
     fi
   done
   for dataset in MNIST FashionMNIST; do  # whichever carried folder holds them, from this call or an earlier one
-    if (wanted images || wanted codecs || wanted table || wanted private) && compgen -G "$PACK/*/$dataset/raw/*.gz" >/dev/null; then
+    if (wanted images || wanted codecs || wanted table || wanted private || wanted dpsgd) && compgen -G "$PACK/*/$dataset/raw/*.gz" >/dev/null; then
       mkdir -p "$SCRATCH/data/$dataset/raw"
       for file in "$PACK"/*/$dataset/raw/*.gz; do gunzip -c "$file" >"$SCRATCH/data/$dataset/raw/$(basename "${file%.gz}")"; done
       DATA=$SCRATCH/data
@@ -139,7 +158,7 @@ if [[ -n $PACK ]]; then
     fi
   done
   checksum=$(compgen -G "$PACK/*/inception.pt.sha256" | head -n 1 || true)
-  if (wanted images || wanted table || wanted private) && [[ -n $checksum ]]; then
+  if (wanted images || wanted table || wanted private || wanted dpsgd) && [[ -n $checksum ]]; then
     expected=$(cut -d' ' -f1 "$checksum")
     : >"$SCRATCH/inception.pt"
     for ((index = 1; ; index++)); do  # parts 1, 2, ... in whichever carried folder each one lies
@@ -188,7 +207,9 @@ if [[ $MODE == gpu ]]; then
   TABLE_PRIVATE_ARGS=(--samples 10000 --fid-samples 10000)
   TABLE_FLOW_10=(--directions 2000 --bins 32 --steps 3000)
   TABLE_FLOW_1=(--directions 2000 --bins 16 --steps 3000)
-  LIMITS=(20 100 90 250 540 560 400)
+  DPSGD_SETS=()  # the DP-SGD codec grids at their configs' own sizes
+  DPSGD_TEST_SETS=(--set fid_samples=10000)  # FID on 10,000 generated vs 10,000 test images
+  LIMITS=(20 100 90 250 540 560 400 540)
 else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
   IMAGE_SETS=(--set 'codecs=["ae:8:1"]' --set public_images=500 --set private_images=300 --set 'settings=["default:16:5"]'
@@ -199,7 +220,11 @@ else
   TABLE_PRIVATE_ARGS=(--samples 200 --fid-samples 20)
   TABLE_FLOW_10=(--directions 50 --bins 32 --steps 5)
   TABLE_FLOW_1=(--directions 50 --bins 16 --steps 5)
-  LIMITS=(60 120 60 120 600 600 300)
+  DPSGD_SETTING='directions = 50, bins = 8, steps = 5'  # each --set on one line: the stage's lists travel line by line
+  DPSGD_SETS=(--set 'codecs=["dpae:4:4:1"]' --set samples=100 --set private_images=300
+              --set "settings=[{$DPSGD_SETTING, codec_share = 0.5}, {$DPSGD_SETTING, codec_share = 0.2}]")
+  DPSGD_TEST_SETS=(--set fid_samples=10)
+  LIMITS=(60 120 60 120 600 600 300 300)
 fi
 [[ $IMAGE_RUNS == 1 ]] || IMAGE_SETS+=(--set "runs=$IMAGE_RUNS")
 
@@ -318,6 +343,36 @@ if wanted private; then
     export TABLE_FLOW_10_LIST="$(printf '%s\n' "${TABLE_FLOW_10[@]}")" TABLE_FLOW_1_LIST="$(printf '%s\n' "${TABLE_FLOW_1[@]}")"
     run_stage private "${LIMITS[6]}" bash -c 'mapfile -t TABLE_PRIVATE_ARGS <<<"$TABLE_PRIVATE_ARGS_LIST";
       mapfile -t TABLE_FLOW_10 <<<"$TABLE_FLOW_10_LIST"; mapfile -t TABLE_FLOW_1 <<<"$TABLE_FLOW_1_LIST"; private_rows'
+  fi
+fi
+
+# dpsgd: the DP-SGD codec's test-split rows, the codec and flow settings chosen on the validation split (select_from
+# reads DIR/dpsgd/dpsgd_codec_mnist_validation.json: the rows of --dpsgd-validation, or the validation grid's, run here
+# first at the stage's sizes when there are none).
+dpsgd_rows() {
+  local folder=$OUT/dpsgd configs=$ROOT/benchmarks/configs/images
+  mkdir -p "$folder"
+  if [[ -n $DPSGD_VALIDATION ]]; then
+    [[ $DPSGD_VALIDATION -ef $folder/dpsgd_codec_mnist_validation.json ]] \
+      || cp "$DPSGD_VALIDATION" "$folder/dpsgd_codec_mnist_validation.json"
+    echo "gpu.sh: the validation rows copied from $DPSGD_VALIDATION"
+  else
+    echo "gpu.sh: no validation rows given: the validation grid first"
+    "$PY" "$ROOT/benchmarks/image_runner.py" "$configs/dpsgd_codec_mnist_validation.toml" --data-root "$DATA" \
+      --device "$DEVICE" --out "$folder" --cache "$SCRATCH/cache" "${DPSGD_SETS[@]}" || return
+  fi
+  "$PY" "$ROOT/benchmarks/image_runner.py" "$configs/dpsgd_codec_mnist_test.toml" --data-root "$DATA" \
+    --inception "$INCEPTION" --device "$DEVICE" --out "$folder" --cache "$SCRATCH/cache" "${DPSGD_SETS[@]}" "${DPSGD_TEST_SETS[@]}"
+}
+if wanted dpsgd; then
+  if [[ -z $DATA || ! -d $DATA/MNIST/raw || -z $INCEPTION || ! -f $INCEPTION ]]; then
+    skip_stage dpsgd "needs --data-root (MNIST/raw) and --inception (or --pack with both)"
+  else
+    export -f dpsgd_rows
+    export PY ROOT DATA DEVICE OUT SCRATCH INCEPTION DPSGD_VALIDATION
+    export DPSGD_SETS_LIST="$(printf '%s\n' "${DPSGD_SETS[@]}")" DPSGD_TEST_SETS_LIST="$(printf '%s\n' "${DPSGD_TEST_SETS[@]}")"
+    run_stage dpsgd "${LIMITS[7]}" bash -c 'DPSGD_SETS=(); [[ -z $DPSGD_SETS_LIST ]] || mapfile -t DPSGD_SETS <<<"$DPSGD_SETS_LIST";
+      mapfile -t DPSGD_TEST_SETS <<<"$DPSGD_TEST_SETS_LIST"; dpsgd_rows'
   fi
 fi
 

@@ -2,14 +2,16 @@
 
 The fast tests run every stage but the images stage's FID-heavy run (three FIDs: over a minute here): its command
 line is checked by running it against packed fake MNIST files, which the image runner reads only after parsing every
-argument and loading and checking its grid with the smoke's overrides. The slow test runs the whole smoke, images
-stage included.
+argument and loading and checking its grid with the smoke's overrides; so are the dpsgd stage's two branches (the
+validation grid run first, or given validation rows copied). The slow tests run the whole smoke, images stage
+included, and the dpsgd stage at toy size (about a minute here, five FIDs).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import subprocess
 import sys
@@ -19,6 +21,7 @@ import pytest
 import torch
 
 import gpu_report
+import image_results
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +72,7 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
         assert gzip.decompress((pack / half / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz").read_bytes()) == b"not really MNIST"
     assert not (pack / "c" / "inception.pt.part1").exists()
 
-    completed = gpu_script("--smoke", "--pack", str(pack), "--stages", "images,codecs,private", "--out", str(out))
+    completed = gpu_script("--smoke", "--pack", str(pack), "--stages", "images,codecs,private,dpsgd", "--out", str(out))
     assert completed.returncode == 1  # the fake Inception file cannot load, nor can the fake MNIST
     assert "Inception file rebuilt from 1 part(s), sha256" in (out / "pack.log").read_text()
     log = (out / "images.log").read_text()  # every argument parsed, the grid loaded: the run reached the data
@@ -84,7 +87,10 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
         text = row.read_text()
         assert "usage:" not in text and "unrecognized arguments" not in text and "Traceback" in text, text[-2000:]
     assert (out / "table_mnist" / "private.log").read_text().count(": exit 1") == 4
-    assert stage_statuses(out) == {"images": "1", "codecs": "1", "private": "1"}
+    dpsgd = (out / "dpsgd.log").read_text()  # no validation rows with --smoke: the validation grid reached the data
+    assert "the validation grid first" in dpsgd and "usage:" not in dpsgd and "in private_set" in dpsgd, dpsgd[-2000:]
+    assert not (out / "dpsgd" / "dpsgd_codec_mnist_test.json").exists()  # the test grid waits for validation rows
+    assert stage_statuses(out) == {"images": "1", "codecs": "1", "private": "1", "dpsgd": "1"}
     summary = (out / "README.md").read_text()  # the sections of the stages that ran, and only those
     assert "## One flow step" not in summary and "## CUDA tests" not in summary
     assert "## The full image table: MNIST (`benchmarks/gpu.sh --stages private`)" in summary
@@ -92,9 +98,33 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
 
 def test_bad_arguments_are_refused_before_any_stage() -> None:
     for arguments, message in [(["--stages", "env,fid"], "unknown stage 'fid'"), (["--out"], "--out needs a value"),
-                               (["--image-runs", "0"], "--image-runs must be a positive integer")]:
+                               (["--image-runs", "0"], "--image-runs must be a positive integer"),
+                               (["--dpsgd-validation", "/no/such/file.json"], "is not a file")]:
         completed = gpu_script("--smoke", *arguments)
         assert completed.returncode == 2 and message in completed.stderr
+
+
+def test_the_dpsgd_stage_copies_given_validation_rows_and_its_test_grid_reaches_the_data(tmp_path: Path) -> None:
+    """--dpsgd-validation (the GPU run's default: benchmarks/results/dpsgd_codec_mnist_validation.json): the rows are
+    copied beside the test grid's, which chooses from them alone and reaches the (fake) data with every argument parsed."""
+    data, out = tmp_path / "data", tmp_path / "out"
+    (data / "MNIST" / "raw").mkdir(parents=True)
+    (data / "MNIST" / "raw" / "train-images-idx3-ubyte").write_bytes(b"not really MNIST")
+    (tmp_path / "inception.pt").write_bytes(b"not really Inception")
+    row = {"codec": "dpae:4:4:1", "samples": 100, "generator": "dpswflow", "neighbouring": "replace_one",
+           "pixels": image_results.pixels_of("dpae:4:4:1"), "epsilons": {"10.0": {"mlp": 0.5, "cnn": 0.6}},
+           "setting": {"directions": 50, "bins": 8, "steps": 5, "codec_share": 0.5}}
+    validation = tmp_path / "validation.json"
+    validation.write_text(json.dumps({"name": "dpsgd_codec_mnist_validation", "dataset": "mnist", "split": "validation",
+                                      "rows": [row]}))
+    completed = gpu_script("--smoke", "--stages", "dpsgd", "--out", str(out), "--data-root", str(data),
+                           "--inception", str(tmp_path / "inception.pt"), "--dpsgd-validation", str(validation))
+    assert completed.returncode == 1 and stage_statuses(out) == {"dpsgd": "1"}
+    assert (out / "dpsgd" / "dpsgd_codec_mnist_validation.json").read_text() == validation.read_text()
+    log = (out / "dpsgd.log").read_text()
+    assert "validation rows copied from" in log and "the validation grid first" not in log
+    assert "epsilon 10: dpae:4:4:1 50, 8, 5, codec_share 0.5 chosen (validation mean CAS 55.0%)" in log, log[-2000:]
+    assert "usage:" not in log and "unrecognized arguments" not in log and "in private_set" in log, log[-2000:]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="with CUDA this would be the whole GPU run")
@@ -115,6 +145,30 @@ def test_whole_smoke_run_with_the_image_suite(shared_dir: Path, tmp_path: Path) 
     assert [(row["generator"], sorted(row["epsilons"])) for row in payload["rows"]] == [("dpswflow", ["1.0", "10.0"])]
     assert (tmp_path / "images" / "paper_protocol_mnist_full_eps10.png").exists()
     assert "| DPSWflow | 10.0 |" in (tmp_path / "README.md").read_text()
+
+
+@pytest.mark.slow
+def test_the_dpsgd_stage_at_toy_size(shared_dir: Path, tmp_path: Path) -> None:
+    """The DP-SGD codec's test-split rows at toy size: the validation grid first (--smoke gives it no rows), then the
+    test grid on its choice, FID included (about a minute on one core, most of it five FIDs)."""
+    completed = gpu_script(
+        "--smoke", "--stages", "dpsgd", "--out", str(tmp_path), "--data-root", str(shared_dir / "data"),
+        "--inception", str(shared_dir / "weights" / "inception_fid_torchscript.pt"), timeout=300,
+    )
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert stage_statuses(tmp_path) == {"dpsgd": "0"}
+    validation = json.loads((tmp_path / "dpsgd" / "dpsgd_codec_mnist_validation.json").read_text())
+    test = json.loads((tmp_path / "dpsgd" / "dpsgd_codec_mnist_test.json").read_text())
+    assert validation["split"] == "validation" and test["split"] == "test" and len(validation["rows"]) == 2
+    best = max(validation["rows"], key=lambda row: row["epsilons"]["10.0"]["mlp"] + row["epsilons"]["10.0"]["cnn"])
+    assert [row["generator"] for row in test["rows"]] == ["dpswflow", "dpswflow_r"]
+    for row in test["rows"]:  # the validation split's choice, scored on the test set with FID
+        assert row["codec"] == "dpae:4:4:1" and row["chosen_on"] == "dpsgd_codec_mnist_validation.json"
+        assert row["setting"] == best["setting"] and list(row["epsilons"]) == ["10.0"] and row["fid_samples"] == 10
+        cell = row["epsilons"]["10.0"]
+        assert row["n_released"] == 300 and row["n_scored"] == 10000 and cell["reported_epsilon"] <= 10
+        assert all(math.isfinite(cell[key]) for key in ("mlp", "cnn", "fid")) and "fid" in cell["ceiling"]
+    assert "| dpsgd | 0 |" in (tmp_path / "README.md").read_text()
 
 
 def test_the_image_summary_reads_the_runners_rows_and_the_earlier_scripts(tmp_path: Path) -> None:
