@@ -571,6 +571,8 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                     latents = codec.encode(data.images[data.private])
                     extra["codec_seconds"] = time.perf_counter() - released
                     extra["ceiling"] = ceiling_of(codec, latents)
+                    extra["codec"] = codec.public_description  # its own budget, and for DP-SGD its steps and z
+                    extra["codec_training_seconds"] = codec.training_seconds  # 0 for a codec trained on nothing
                 started = time.perf_counter()
                 model, facts = fit_model(grid, generator, choice, config, budget, latents.to(device), private_labels.to(device))
                 fit_seconds = time.perf_counter() - started

@@ -145,6 +145,44 @@ def gpu_table_headline(folders: list[Path]) -> str:
     return text
 
 
+def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path]) -> str:
+    """No public data, on the CPU: the DP-SGD codec's test rows (``dpsgd_codec_<dataset>_test``: its share of the
+    budget chosen on the validation split) beside the linear codec's at equal epsilon and method (the GPU table's
+    no-public-data rows, FID on the same 10,000 vs 10,000 protocol). Full-size rows only (10,000 samples, every
+    private image)."""
+    dataset = payload["dataset"]
+    linear = {(row["method"], float(row["epsilon"])): row for row in gpu_rows(dataset, gpu_folders)
+              if row["public"].startswith("none")}
+    rows = [row for row in payload["rows"] if row.get("samples") == 10000 and row.get("private_images") is None]
+    lines = ["| public data | codec | method | epsilon | FID | CAS MLP / CNN | codec alone (ceiling) | linear codec, same "
+             "epsilon: FID, CAS | device | seconds (codec + fit + sample) |", "|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
+    cells = sorted(((row, float(key), cell) for row in rows for key, cell in row["epsilons"].items()),
+                   key=lambda item: (-item[1], METHOD_ORDER.index(METHOD_NAMES[item[0]["generator"]])))
+    for row, epsilon, cell in cells:
+        method = METHOD_NAMES[row["generator"]]
+        fid = "-" if cell.get("fid") is None else f"{cell['fid']:.1f}"
+        ceiling = cell.get("ceiling") or {}
+        other = linear.get((method, epsilon))
+        beside = "-" if other is None else (
+            f"{'-' if other['fid'] is None else format(other['fid'], '.1f')}, "
+            f"{100 * other['cas_mlp']:.1f}% / {100 * other['cas_cnn']:.1f}%")
+        codec = cell.get("codec_training_seconds", cell.get("codec_seconds", 0.0))  # a cached codec: its own training
+        seconds = codec + cell.get("fit_seconds", 0.0) + cell.get("sample_seconds", 0.0)
+        lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}) | {method} | {epsilon:g} | {fid} | "
+                     f"{cell['mlp']:.1%} / {cell['cnn']:.1%} | "
+                     + (f"{ceiling['mlp']:.1%} / {ceiling['cnn']:.1%}" if ceiling else "-")
+                     + f" | {beside} | {row.get('device', 'cpu')} | {seconds:.0f} |")
+    return (
+        f"**Images without public data, a codec trained by DP-SGD on the CPU, {DATASET_NAMES[dataset]} test set, "
+        "replace-one, delta = 1e-5**: a convolutional autoencoder trained on the private images by DP-SGD "
+        "(`image_codec=\"private-autoencoder\"`; privacy.md, \"A private image codec trained by DP-SGD\"), its share of the "
+        "budget chosen on the validation split at epsilon 10, all 60,000 training images private; FID on 10,000 "
+        "generated vs the 10,000 test images where measured, CAS of classifiers trained on 10,000 generated pairs. "
+        "Beside each row, the linear private codec's (`private-pca`) at the same epsilon and method from the GPU table "
+        f"above. Full table: `benchmarks/results/{payload['name']}.md`.\n\n" + "\n".join(lines) + "\n"
+    )
+
+
 def cli_fid_headline(paths: list[Path]) -> str:
     """The ``dpswf images --fid-samples 10000`` runs kept in the results (``dpswf_images_*_fid10k.json``): FID on the
     literature's protocol with the package's defaults, on whatever machine ran them."""
@@ -258,6 +296,8 @@ def headline() -> str:
     gpu_folders = [RESULTS / name for name in ("gpu_table", "gpu_private") if (RESULTS / name / "env.json").exists()]
     if gpu_folders and (gpu_folders[0] / "table_mnist").is_dir():
         parts.append(gpu_table_headline(gpu_folders))
+    for dpsgd in sorted(RESULTS.glob("dpsgd_codec_*_test.json")):
+        parts.append(dpsgd_codec_headline(json.loads(dpsgd.read_text()), gpu_folders))
     cli_fid = sorted(RESULTS.glob("dpswf_images_*_fid10k.json"))
     if cli_fid:
         parts.append(cli_fid_headline(cli_fid))

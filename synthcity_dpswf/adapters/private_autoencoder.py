@@ -206,7 +206,8 @@ class PrivateAutoencoderCodec:
         path.parent.mkdir(parents=True, exist_ok=True)
         torch.save({"state": self.network.state_dict(), "settings": asdict(self.settings), "epsilon": self.epsilon,
                     "delta": self.delta, "neighbouring": self.neighbouring, "data_key": data_key,
-                    "schedule": asdict(self.schedule), "shape": list(self.shape)}, path)
+                    "schedule": asdict(self.schedule), "shape": list(self.shape),
+                    "training_seconds": self.training_seconds}, path)
 
     @classmethod
     def load(cls, path: Path, data_key: str, settings: PrivateAutoencoderSettings, epsilon: float, delta: float,
@@ -232,7 +233,7 @@ class PrivateAutoencoderCodec:
         codec.network = SphereAutoencoder(settings.latent_dim, settings.width, codec.shape)  # type: ignore[arg-type]
         codec.network.load_state_dict(stored["state"])
         codec.network.eval()
-        codec.training_seconds = 0.0  # loaded, not trained here
+        codec.training_seconds = float(stored["training_seconds"])  # what its training took, where it was trained
         return codec
 
 

@@ -353,7 +353,8 @@ def test_a_saved_codec_loads_only_for_its_data_key_settings_and_budget(codec: Pr
     trained = PrivateAutoencoderCodec(images, settings, CODEC_EPSILON, DELTA, "replace_one")  # b = n: cheap calibration
     trained.save(path, "tiny")
     stored = torch.load(path, weights_only=True)
-    assert set(stored) == {"state", "settings", "epsilon", "delta", "neighbouring", "data_key", "schedule", "shape"}
+    assert set(stored) == {"state", "settings", "epsilon", "delta", "neighbouring", "data_key", "schedule", "shape",
+                           "training_seconds"}
     loaded = PrivateAutoencoderCodec.load(path, "tiny", settings, CODEC_EPSILON, DELTA, "replace_one")
     assert torch.allclose(loaded.encode(images), trained.encode(images), atol=1e-6)
     assert loaded.schedule == trained.schedule and loaded.privacy_part == trained.privacy_part
