@@ -87,7 +87,7 @@ end-run of cells each of whose runs from that end (first k cells) sums to at mos
 ``TRIM_SHARE`` of the histogram's total) is dropped (s_q = r_q s_c; unit bins of an integer column never are), so a
 range ends where its numbers do, not on the octave's edge nor on a bin noise added beside it; atoms outside the trimmed
 range are not published. A numeric column is placed only when its range holds its numbers (``holds_the_numbers``:
-half its stage-1 count of numbers exceeds the noisy sum of the range's stage-2 bins by at most ``ROUGH_LEVEL`` stds).
+40% of its stage-1 count of numbers exceeds the noisy sum of the range's stage-2 bins by at most ``ROUGH_LEVEL`` stds).
 A categorical column left with its published categories only keeps the estimate of its rows in unpublished
 categories (``unpublished_estimate``, ``DomainRelease.unpublished``), which the plugins' warning prints for a column
 left with one. All of these read released counts only (post-processing; issue 44).
@@ -186,11 +186,12 @@ TRIM_LEVEL = 2.5
 noise (``trimmed_span``) ..."""
 TRIM_SHARE = 0.05
 """... and hold an estimated share of the column's numbers at most this (``trimmed_span``)."""
-HELD_SHARE = 0.5
+HELD_SHARE = 0.4
 """A numeric column's released range must be consistent with holding this share of its numbers (``holds_the_numbers``):
-a range that holds fewer is a window of noise or of a minority of its values, not its range."""
+a range that holds fewer is a window of noise or of a minority of its values, not its range. Chosen between windows of
+noise and a column spread over octaves of a small table (docs/flows.md, fact 92)."""
 ROUGH_LEVEL = 2.0
-"""... within this many noise stds of the difference (``holds_the_numbers``): a range that holds half the numbers
+"""... within this many noise stds of the difference (``holds_the_numbers``): a range that holds that share
 fails with probability 2.3%, one that holds them all (the usual case) almost never."""
 OTHER_LEVEL = 3.0
 """A categorical column gets ``OTHER_CATEGORY`` when its estimated rows in unpublished categories
