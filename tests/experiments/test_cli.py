@@ -45,7 +45,8 @@ def test_images_help_lists_the_codecs(capsys: pytest.CaptureFixture[str], monkey
         main(["images", "--help"])
     assert exit_info.value.code == 0
     printed = " ".join(capsys.readouterr().out.split())  # argparse wraps lines at the terminal's width
-    assert "--codec {public-half,other-dataset,dct,private-pca}" in printed and "no public data" in printed
+    assert "--codec {public-half,other-dataset,dct,private-pca,private-autoencoder}" in printed and "no public data" in printed
+    assert "trained by DP-SGD" in printed
     assert "--download" in printed
     parser = build_parser()
     assert parser.parse_args(["images", "--data-root", "data"]).codec == "public-half"
