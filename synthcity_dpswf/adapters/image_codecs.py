@@ -29,7 +29,7 @@ from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderCodec
 from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
 from synthcity_dpswf.privacy import PrivacyPart, secret_generator
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.neighbouring import Neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 DCT_FREQUENCIES = 12
 """K of the ``"dct"`` codec (u + v < 12: 77 features of a 32 x 32 image): the best K measured on MNIST without
@@ -106,7 +106,7 @@ class PrivatePCAImageCodec:
     training_seconds = 0.0
 
     def __init__(self, images: torch.Tensor, n_components: int, epsilon: float, delta: float,
-                 neighbouring: Neighbouring) -> None:
+                 neighbouring: Adjacency | str) -> None:
         check_one_channel(images, "private PCA")
         self.codec = PrivatePCABasis.fit(images[:, 0], n_components, epsilon, delta, secret_generator(), neighbouring)
         release = self.codec.release
@@ -176,7 +176,7 @@ class CodecRequest:
 
     epsilon: float
     delta: float
-    neighbouring: Neighbouring = "replace_one"
+    neighbouring: Adjacency = Adjacency.REPLACE_ONE
     dct_frequencies: int = DCT_FREQUENCIES
     pca_components: int = PCA_COMPONENTS
     public: PublicImageSet | None = None
@@ -186,6 +186,9 @@ class CodecRequest:
     data_key: str | None = None
     """A public name of the private image set (dataset, split, seed), under which a codec trained on it may be kept in
     ``autoencoder.cache`` and found again (``None``: never kept); never a statistic of the images."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "neighbouring", Adjacency.of(self.neighbouring))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from synthcity_dpswf.adapters.image_latent import check_images
 from synthcity_dpswf.privacy import PrivacyPart, ReleaseAccountant, REPLACE_ONE_RDP, secret_generator
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.dpsgd import DPSGDSchedule, steps_for, train_dpsgd
-from synthcity_dpswf.privacy.neighbouring import Neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,9 @@ class PrivateAutoencoderSettings:
         if not 0 < self.sample_rate <= 1:
             raise ValueError(f"sample_rate must lie in (0, 1], got {self.sample_rate!r}.")
 
-    def schedule(self, n_images: int, neighbouring: Neighbouring, noise_multiplier: float) -> DPSGDSchedule:
+    def schedule(self, n_images: int, neighbouring: Adjacency | str, noise_multiplier: float) -> DPSGDSchedule:
         """The DP-SGD schedule for ``n_images`` private images (n read only under replace-one, where it is public)."""
-        if neighbouring == "replace_one":
+        if Adjacency.of(neighbouring).n_is_public:
             batch = min(self.batch_size, n_images)
             return DPSGDSchedule(neighbouring, steps_for(self.epochs, batch / n_images), self.clip, noise_multiplier,
                                  batch, n_records=n_images)
@@ -117,7 +117,7 @@ def dpsgd_noise_multiplier(schedule: DPSGDSchedule, epsilon: float, delta: float
 
 def schedule_accountant(schedule: DPSGDSchedule) -> ReleaseAccountant:
     """The accountant of a DP-SGD schedule alone (``dpsgd_noise_multiplier``)."""
-    if schedule.neighbouring == "replace_one":
+    if schedule.neighbouring.n_is_public:
         return ReleaseAccountant(schedule.n_records, schedule.batch_size, REPLACE_ONE_RDP)
     return ReleaseAccountant.poisson(schedule.rate, "rdp")
 
@@ -130,8 +130,9 @@ class PrivateAutoencoderCodec:
     audits only: a checkpoint of a seeded run is never loaded)."""
 
     def __init__(self, images: torch.Tensor, settings: PrivateAutoencoderSettings, epsilon: float, delta: float,
-                 neighbouring: Neighbouring, progress: bool = False, secret: torch.Generator | None = None) -> None:
+                 neighbouring: Adjacency | str, progress: bool = False, secret: torch.Generator | None = None) -> None:
         check_sphere_images(images)
+        neighbouring = Adjacency.of(neighbouring)
         self.settings, self.epsilon, self.delta, self.neighbouring = settings, float(epsilon), float(delta), neighbouring
         self.shape, self.seeded = tuple(images.shape[1:]), secret is not None
         planned = settings.schedule(len(images), neighbouring, 1.0)
@@ -205,16 +206,17 @@ class PrivateAutoencoderCodec:
             raise ValueError("a codec trained with a known seed is for tests and audits: it is never saved for reuse.")
         path.parent.mkdir(parents=True, exist_ok=True)
         torch.save({"state": self.network.state_dict(), "settings": asdict(self.settings), "epsilon": self.epsilon,
-                    "delta": self.delta, "neighbouring": self.neighbouring, "data_key": data_key,
-                    "schedule": asdict(self.schedule), "shape": list(self.shape),
+                    "delta": self.delta, "neighbouring": self.neighbouring.value, "data_key": data_key,
+                    "schedule": {**asdict(self.schedule), "neighbouring": self.schedule.neighbouring.value}, "shape": list(self.shape),
                     "training_seconds": self.training_seconds}, path)
 
     @classmethod
     def load(cls, path: Path, data_key: str, settings: PrivateAutoencoderSettings, epsilon: float, delta: float,
-             neighbouring: Neighbouring) -> "PrivateAutoencoderCodec":
+             neighbouring: Adjacency | str) -> "PrivateAutoencoderCodec":
         """The codec saved at ``path``, refused with ``ValueError`` unless it was saved for ``data_key`` with these
         settings, epsilon, delta and adjacency, and its stored schedule alone is (epsilon, delta)-DP (never reused
         silently for another run's budget or image set)."""
+        neighbouring = Adjacency.of(neighbouring)
         stored = torch.load(path, map_location="cpu", weights_only=True)
         wanted = {"settings": asdict(settings), "epsilon": float(epsilon), "delta": float(delta),
                   "neighbouring": neighbouring, "data_key": data_key}

@@ -15,7 +15,7 @@ import torch
 
 from synthcity_dpswf.adapters.pixel_range import DEFAULT_PIXEL_SCALING, PixelScaling, check_pixel_scaling, to_pixel_range
 from synthcity_dpswf.math.checks import check_positive_int
-from synthcity_dpswf.privacy.neighbouring import Neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.second_moment import SecondMomentRelease, release_second_moment
 
 
@@ -55,7 +55,7 @@ class PrivatePCABasis:
 
     @classmethod
     def fit(cls, images: torch.Tensor, n_components: int, epsilon: float, delta: float, secret: torch.Generator,
-            neighbouring: Neighbouring = "replace_one", max_value: float = 1.0,
+            neighbouring: Adjacency | str = Adjacency.REPLACE_ONE, max_value: float = 1.0,
             pixel_scaling: PixelScaling = DEFAULT_PIXEL_SCALING) -> "PrivatePCABasis":
         """Release the second moment of the private ``images`` ``(n, h, w)`` at (epsilon, delta) and keep the top
         ``n_components`` eigenvectors of the noisy matrix (post-processing)."""

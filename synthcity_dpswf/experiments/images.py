@@ -121,7 +121,7 @@ def run_images(
     test_images, test_labels = IMAGE_LOADERS[config.dataset](data_root, train=False, download=download)
     public, private = split_training_set(config.codec, len(images), config.seed)
     started = time.perf_counter()
-    budget = run_budget(config).for_records(len(private) if config.neighbouring == "replace_one" else None)
+    budget = run_budget(config).for_records(config.neighbouring.public_size(len(private)))
     codec = build_codec(config, images, public, private, budget, out, progress, other)
     learned = codec if paid_codec(config.codec) else None  # its release is in the report
     budget = spent(budget, config, codec)
@@ -156,7 +156,7 @@ def run_images(
         seconds["fid"] = time.perf_counter() - started
 
     suffix = "" if config.codec == ImageRunConfig.codec else "_" + config.codec.replace("-", "_")  # the default: none
-    suffix += "" if config.neighbouring == "replace_one" else "_add_remove"
+    suffix += "" if config.neighbouring.n_is_public else "_add_remove"
     tag = f"{config.dataset}_{config.generator}_{config.release}_eps{config.epsilon:g}_{config.start}{suffix}"
     rows = {f"label {digit}": generated[generated_labels == digit][:10] for digit in range(10)}
     grid = save_labelled_grid(

@@ -28,9 +28,8 @@ from synthcity_dpswf.models.targets import class_weights
 from synthcity_dpswf.privacy import (
     ACCOUNTANTS,
     MECHANISMS,
-    NEIGHBOURINGS,
+    Adjacency,
     MarginalLayout,
-    Neighbouring,
     OtherAdjacency,
     PrivacyReport,
     ReleaseAccountant,
@@ -40,7 +39,7 @@ from synthcity_dpswf.privacy import (
     create_mechanism,
     secret_generator,
 )
-from synthcity_dpswf.privacy.neighbouring import group_of_two, one_shot_other_multiplier, other
+from synthcity_dpswf.privacy.neighbouring import group_of_two
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.privacy.budget import check_delta, check_privacy_target
 from synthcity_dpswf.privacy.composition import PriorLike, composed_multiplier
@@ -125,7 +124,7 @@ class SlicedGenerator(ABC):
         labelling: Labelling = "conditional",
         feature_weight: float = 0.7,
         accountant: str = "rdp",
-        neighbouring: Neighbouring = "replace_one",
+        neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
         n_levels: int = 1000,
         settings: FlowSettings | None = None,
         seed: int = 0,
@@ -150,8 +149,8 @@ class SlicedGenerator(ABC):
         spec = kind_spec(release)
         directions = n_release_directions or (spec.per_step_directions if self.per_step else spec.one_shot_directions)
         self.mechanism = create_mechanism(release, ReleaseOptions(float(radius), directions, n_bins, marginals))
-        self.mechanism.check_neighbouring(neighbouring)
-        if neighbouring == "add_remove" and not ACCOUNTANTS[accountant].poisson_proven:
+        neighbouring = self.mechanism.check_neighbouring(neighbouring)
+        if not neighbouring.n_is_public and not ACCOUNTANTS[accountant].poisson_proven:
             raise ValueError(f"accountant {accountant!r} is not proven for add/remove with Poisson sampling; use 'rdp'.")
         self.codec = LabelledCodec(2, feature_weight)  # validates feature_weight; rebuilt for the class count at fit
         self.release = release
@@ -163,7 +162,7 @@ class SlicedGenerator(ABC):
         self.labelling = labelling
         self.feature_weight = feature_weight
         self.accountant = accountant
-        self.neighbouring: Neighbouring = neighbouring
+        self.neighbouring = neighbouring
         self.n_levels = n_levels
         self.settings = settings if settings is not None else FlowSettings()
         self.seed = seed
@@ -203,7 +202,7 @@ class SlicedGenerator(ABC):
         with ``sample_labelled`` then.
         """
         check_matrix("records", records)
-        public_n = records.shape[0] if self.neighbouring == "replace_one" else None  # n is private under add/remove
+        public_n = self.neighbouring.public_size(records.shape[0])  # n is private under add/remove
         check_noise_target(epsilon, delta, noise_multiplier, public_n)
         as_float = records.detach().to("cpu", torch.float32)
         check_matrix("records (as float32)", as_float)  # values beyond float32's range are outside the domain
@@ -215,7 +214,7 @@ class SlicedGenerator(ABC):
             bounded = bound_records(self.codec.encode(bounded, release_labels), self.radius, "ball")
             release_labels = None
         accountant, steps = self.plan(bounded.shape[0], prior)
-        if self.neighbouring == "replace_one":
+        if self.neighbouring.n_is_public:
             sampling: dict[str, Any] = {"batch_size": accountant.batch_size}
         else:
             sampling = {"sample_rate": accountant.sample_rate}
@@ -251,8 +250,8 @@ class SlicedGenerator(ABC):
         if self.per_step:
             raise ValueError(f"{type(self).__name__} releases fresh batches at every step, drawn from all records; a "
                              "table summed partition by partition is fitted by DPSWflow (privacy.md, \"Tables on Dask\").")
-        public_n = n_records if self.neighbouring == "replace_one" else None
-        if self.neighbouring == "replace_one" and n_records is None:
+        public_n = n_records if self.neighbouring.n_is_public else None
+        if self.neighbouring.n_is_public and n_records is None:
             raise ValueError("under replace-one n is public and the schedule reads it: pass n_records.")
         check_noise_target(epsilon, delta, noise_multiplier, public_n)
         self.labels_, self.n_classes_ = None, None
@@ -395,7 +394,7 @@ class SlicedGenerator(ABC):
         common = dict(
             delta=delta, mechanism=self.mechanism.describe(self.neighbouring), sampling=sampling, sample_rate=accountant.sample_rate,
             steps=steps, sensitivity=sensitivity, radius=None if self.mechanism.takes_level_codes else self.radius,
-            stored=pool.describe(), public=tuple(public), neighbouring=NEIGHBOURINGS[self.neighbouring],
+            stored=pool.describe(), public=tuple(public), neighbouring=self.neighbouring.label,
         )
         if noise_multiplier == 0:
             return PrivacyReport(
@@ -417,19 +416,19 @@ class SlicedGenerator(ABC):
         """The same releases under the adjacency they were not calibrated for (privacy.md, "Both adjacencies in the
         report"): exact for a one-shot release of a sum kind (Delta_RO = sqrt(2) Delta_AR), group privacy for Poisson
         per-step releases, not derived otherwise."""
-        name = NEIGHBOURINGS[other(self.neighbouring)]
+        name = self.neighbouring.other.label
         if self.mechanism.add_remove_sensitivity(theta) is None:
             return OtherAdjacency(name, None, None, f"the {self.release!r} release publishes one row per record")
         prior = accountant.prior_entries
         one_shot = accountant.sample_rate == 1 and steps == 1 and (prior is None or prior.one_shot)
         if one_shot:
             composed = noise_multiplier if prior is None else composed_multiplier(noise_multiplier, prior.gaussian)  # type: ignore[arg-type]
-            z = one_shot_other_multiplier(composed, self.neighbouring)
+            z = self.neighbouring.other_multiplier(composed)
             epsilon = analytic_gaussian_epsilon(z, delta)
-            if self.neighbouring == "replace_one":
+            if self.neighbouring.n_is_public:
                 return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)); this run publishes n")
             return OtherAdjacency(name, epsilon, delta, "the same release (Delta x sqrt(2))")
-        if self.neighbouring == "replace_one":
+        if self.neighbouring.n_is_public:
             return OtherAdjacency(name, None, None, "batches of a fixed size assume n public")
         epsilon, inner = group_of_two(lambda at: accountant.epsilon(noise_multiplier, at, steps).epsilon, delta)
         return OtherAdjacency(name, epsilon, delta, f"group privacy of 2 (add/remove at delta' = {inner:.3g})")

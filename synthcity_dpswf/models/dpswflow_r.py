@@ -57,9 +57,9 @@ class DPSWFlowR(SlicedGenerator):
     ) -> None:
         super().__init__(**kwargs)
         schedule = ReleaseSchedule(True, batch_size, sample_rate, passes, release_steps)  # validates them
-        if batch_size is not None and self.neighbouring == "add_remove":
+        if batch_size is not None and not self.neighbouring.n_is_public:
             raise ValueError("under add/remove batches are Poisson samples: give sample_rate, not batch_size.")
-        if sample_rate is not None and self.neighbouring == "replace_one":
+        if sample_rate is not None and self.neighbouring.n_is_public:
             raise ValueError("sample_rate is the Poisson rate of add/remove releases; under replace-one give batch_size.")
         self.batch_size = batch_size
         self.sample_rate = sample_rate

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from synthcity_dpswf.models.pool import ReleasePool
-from synthcity_dpswf.privacy import Neighbouring, ReleaseMechanism, poisson_batch, sample_batch
+from synthcity_dpswf.privacy import Adjacency, ReleaseMechanism, poisson_batch, sample_batch
 
 
 def release_batches(
@@ -27,7 +27,7 @@ def release_batches(
     sample_rate: float | None = None,
     labels: torch.Tensor | None = None,
     n_classes: int = 1,
-    neighbouring: Neighbouring = "replace_one",
+    neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
 ) -> ReleasePool:
     r"""``steps`` releases, each of a batch drawn independently of the other steps: a uniformly random subset of
     exactly ``batch_size`` records (``sample_batch``, replace-one) or a Poisson sample of rate ``sample_rate``
@@ -69,7 +69,7 @@ def release_total(
     noise_multiplier: float,
     secret: torch.Generator,
     dim: int,
-    neighbouring: Neighbouring = "replace_one",
+    neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
 ) -> ReleasePool:
     """One release of all records (q = 1, one step) from their exact ``statistic``, summed outside this process
     (partition by partition), with the noise of ``mechanism.noised`` added once, here: the pool ``release_batches``

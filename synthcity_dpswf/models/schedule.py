@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from synthcity_dpswf.math.checks import check_positive_int
-from synthcity_dpswf.privacy import MECHANISMS, REPLACE_ONE_RDP, Neighbouring, ReleaseAccountant
+from synthcity_dpswf.privacy import MECHANISMS, REPLACE_ONE_RDP, Adjacency, ReleaseAccountant
 from synthcity_dpswf.privacy.composition import Prior, PriorLike
 
 DEFAULT_PASSES = 10.0
@@ -78,7 +78,7 @@ class ReleaseSchedule:
         sample_rate = DEFAULT_SAMPLE_RATE if self.sample_rate is None else self.sample_rate
         return sample_rate, self.release_steps or max(1, math.ceil(self.passes / sample_rate))
 
-    def accountant(self, n_public: int | None, neighbouring: Neighbouring, accountant: str, release: str,
+    def accountant(self, n_public: int | None, neighbouring: Adjacency | str, accountant: str, release: str,
                    prior: PriorLike = None) -> tuple[ReleaseAccountant, int]:
         """The accountant of this schedule of ``release`` releases and their number: fixed-size batches of the public n
         under replace-one, Poisson batches (n never read) under add/remove; ``prior`` as in ``ReleaseAccountant``.
@@ -86,7 +86,7 @@ class ReleaseSchedule:
         accounted by the replace-one RDP bound instead of ``accountant`` (stated in the report), and so is every
         schedule after a replace-one DP-SGD codec (its fixed-size batches of gradient sums: privacy.md, "A private image
         codec trained by DP-SGD")."""
-        if neighbouring == "replace_one":
+        if Adjacency.of(neighbouring).n_is_public:
             if n_public is None:
                 raise ValueError("replace-one schedules are functions of the public n; pass n_records.")
             batch_size, steps = self.batches(n_public)

@@ -41,7 +41,7 @@ from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
 from synthcity_dpswf.plugins.table_path import TablePath
-from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, PrivacyReport, ReleaseAccountant
+from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, PrivacyReport, ReleaseAccountant
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.recipes.tables import PAIR_SELECTIONS
@@ -186,7 +186,7 @@ class SlicedFlowPlugin(Plugin):
         time_horizons: list[float] | None = None,
         max_one_hot: int = 20,
         accountant: str = "rdp",
-        neighbouring: str = "replace_one",
+        neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
         image_autoencoder: AutoencoderCodec | str | Path | None = None,
         image_codec: str | None = None,
         codec_share: float = CODEC_SHARE,
@@ -209,7 +209,7 @@ class SlicedFlowPlugin(Plugin):
         **kwargs: Any,
     ) -> None:
         self.check_keywords(kwargs)
-        budget = Budget(epsilon, delta, neighbouring)  # type: ignore[arg-type]  # checked once, here
+        budget = Budget(epsilon, delta, neighbouring)  # checked once, here
         if n_iter is not None:
             if n_steps is not None:
                 raise ValueError(f"give n_steps or its synthcity name n_iter, not both (got n_steps={n_steps!r}, "
@@ -301,18 +301,18 @@ class SlicedFlowPlugin(Plugin):
         self.budget = dataclasses.replace(self.budget, delta=delta)
 
     @property
-    def neighbouring(self) -> Neighbouring:
+    def neighbouring(self) -> Adjacency:
         """The budget's adjacency."""
         return self.budget.neighbouring
 
     @neighbouring.setter
-    def neighbouring(self, neighbouring: Neighbouring) -> None:
+    def neighbouring(self, neighbouring: Adjacency) -> None:
         self.budget = dataclasses.replace(self.budget, neighbouring=neighbouring)
 
     @staticmethod
     def check_release_arguments(release: str | None, radius: float, n_release_directions: int | None, n_bins: int,
                                 coarse_bins: int | None, fine_bins: int | None, max_pairs: int | None,
-                                pair_selection: str, accountant: str, neighbouring: Neighbouring) -> None:
+                                pair_selection: str, accountant: str, neighbouring: Adjacency) -> None:
         """Refuse a release argument that ``fit`` could not use, naming it and what it accepts: the release kind,
         its public parameters, the marginal release's tables and the accountant (the registry's names, an installed
         extension's included; one proven for Poisson sampling under add/remove)."""
@@ -328,7 +328,7 @@ class SlicedFlowPlugin(Plugin):
         check_choice("pair_selection", pair_selection, PAIR_SELECTIONS)
         load_accountants()  # an extension's accountant is selectable by name from here on
         check_accountant(accountant)
-        if neighbouring == "add_remove" and not ACCOUNTANTS[accountant].poisson_proven:
+        if not neighbouring.n_is_public and not ACCOUNTANTS[accountant].poisson_proven:
             raise ValueError(f"accountant {accountant!r} is not proven for add/remove with Poisson sampling; use 'rdp' "
                              "(or neighbouring='replace_one').")
 
@@ -503,25 +503,25 @@ class SlicedFlowPlugin(Plugin):
     def _finish(self, prepared: PreparedData, n_records: float | None) -> None:
         """After the release: the DP domain's one-way counts joined to a marginal release (counting n where it is
         public, else the domain's released estimate of it), and synthcity's loader info."""
-        counted = n_records if self.neighbouring == "replace_one" else prepared.released_rows
+        counted = n_records if self.neighbouring.n_is_public else prepared.released_rows
         if prepared.one_way and counted:
             self.generator_.add_one_way(prepared.one_way, counted)  # type: ignore[union-attr]
         if prepared.selection is not None:
             assert self.generator_ is not None and prepared.layout is not None
             measured = prepared.selection.measurement(prepared.layout)
-            public_n = n_records if self.neighbouring == "replace_one" else None  # n private: the release's estimate
+            public_n = n_records if self.neighbouring.n_is_public else None  # n private: the release's estimate
             self.generator_.add_selection(measured, prepared.selection.noise_std, public_n)
         self.data_info = self.released_info(prepared.info)
         self.fitted = True
 
     def public_size(self, n_records: int) -> int | None:
         """n where it is public (replace-one); ``None`` under add/remove, where no default may read it."""
-        return n_records if self.neighbouring == "replace_one" else None
+        return self.neighbouring.public_size(n_records)
 
     def released_info(self, info: dict[str, Any]) -> dict[str, Any]:
         """``info`` with its row count ("len", the count synthcity's ``generate()`` makes by default) replaced by the
         released estimate of n when n is private (add/remove; post-processing of the releases)."""
-        if self.neighbouring == "replace_one":
+        if self.neighbouring.n_is_public:
             return info
         assert self.generator_ is not None
         return {**info, "len": max(1, round(self.generator_.released_size()))}

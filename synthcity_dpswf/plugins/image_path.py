@@ -37,7 +37,7 @@ class ImagePath:
         if plugin.release is not None and MECHANISMS[plugin.release].takes_level_codes:
             raise ValueError(f"the {plugin.release} release is for tables (it counts level codes); leave release=None "
                              "(projected histograms) for images.")
-        if plugin.neighbouring == "add_remove" and plugin.image_autoencoder is None and plugin.image_codec is None:
+        if not plugin.neighbouring.n_is_public and plugin.image_autoencoder is None and plugin.image_codec is None:
             raise ValueError(
                 "under add/remove the public half drawn from the images passed to fit depends on their number (one image "
                 "more redraws the split); pass image_autoencoder, an autoencoder trained on public images, or "
@@ -67,7 +67,7 @@ class ImagePath:
         codec": through a plugin)."""
         n_public = plugin.public_size(len(images))
         budget = plugin.budget.for_records(n_public)
-        request = CodecRequest(0.0, 0.0, plugin.neighbouring, plugin.dct_frequencies, plugin.pca_components)  # type: ignore[arg-type]
+        request = CodecRequest(0.0, 0.0, plugin.neighbouring, plugin.dct_frequencies, plugin.pca_components)
         paid = None
         if entry.paid:
             if math.isinf(budget.epsilon):

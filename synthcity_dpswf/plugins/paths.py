@@ -23,7 +23,7 @@ from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.adapters.tabular import TabularDomain
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath
-from synthcity_dpswf.privacy import MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant
+from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart, ReleaseAccountant
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.selection import PairSelection
 
@@ -69,7 +69,7 @@ class FittingPlugin(Protocol):
 
     # the budget and how records are released
     budget: Budget
-    neighbouring: Neighbouring
+    neighbouring: Adjacency
     release: str | None
     random_state: int
     generator_class: type[SlicedGenerator]

@@ -40,9 +40,9 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
     ) -> None:
         ReleaseSchedule(True, batch_size, sample_rate, passes)  # checks batch_size, sample_rate and passes
         super().__init__(**kwargs)
-        if batch_size is not None and self.neighbouring == "add_remove":
+        if batch_size is not None and not self.neighbouring.n_is_public:
             raise ValueError("under add/remove batches are Poisson samples: give sample_rate, not batch_size.")
-        if sample_rate is not None and self.neighbouring == "replace_one":
+        if sample_rate is not None and self.neighbouring.n_is_public:
             raise ValueError("sample_rate is the Poisson rate of add/remove releases; under replace-one give batch_size "
                              "(or pass neighbouring='add_remove').")
         self.batch_size = batch_size
@@ -67,7 +67,7 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
 
     def generator_arguments(self, n_records: int) -> dict[str, Any]:
         batch_size = self.batch_size
-        if batch_size is not None and self.neighbouring == "replace_one":  # n public: small tables cap b
+        if batch_size is not None and self.neighbouring.n_is_public:  # n public: small tables cap b
             batch_size = min(batch_size, max(1, n_records // 2))
         return {
             **super().generator_arguments(n_records), "batch_size": batch_size, "sample_rate": self.sample_rate,

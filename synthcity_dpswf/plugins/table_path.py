@@ -69,7 +69,7 @@ class TablePath:
         if not MECHANISMS[plugin.release_kind()].takes_level_codes:
             raise ValueError(f"a partitioned table is released as summed counts: leave release=None (the marginal "
                              f"release), not {plugin.release_kind()!r}.")
-        n_records = table.n_rows() if plugin.neighbouring == "replace_one" else None
+        n_records = table.n_rows() if plugin.neighbouring.n_is_public else None  # n private: never read
         if n_records is not None and n_records < 2:
             raise ValueError(f"the table has {n_records} row(s); differential privacy over fewer than 2 rows is meaningless.")
         X = GenericDataLoader(pd.DataFrame(columns=table.columns))  # the column names only: no row, no dtype

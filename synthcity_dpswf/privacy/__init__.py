@@ -40,7 +40,7 @@ from synthcity_dpswf.privacy.mechanisms import (
     record_sensitivity,
     register_mechanism,
 )
-from synthcity_dpswf.privacy.neighbouring import NEIGHBOURINGS, Neighbouring, check_neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.releases import bound_records, gaussian_noise, poisson_batch, sample_batch, secret_generator
 from synthcity_dpswf.privacy.domain import DomainRelease, release_domain
 from synthcity_dpswf.privacy.report import OtherAdjacency, PrivacyPart, PrivacyReport
@@ -48,16 +48,15 @@ from synthcity_dpswf.privacy.report import OtherAdjacency, PrivacyPart, PrivacyR
 __all__ = [
     "ACCOUNTANTS",
     "MECHANISMS",
-    "NEIGHBOURINGS",
     "RDP_ORDERS",
     "REPLACE_ONE_RDP",
     "Accounting",
+    "Adjacency",
     "AuditResult",
     "GaussianAuditResult",
     "MarginalLayout",
     "MarginalRelease",
     "DomainRelease",
-    "Neighbouring",
     "OtherAdjacency",
     "PrivacyPart",
     "PrivacyAuditError",
@@ -73,7 +72,6 @@ __all__ = [
     "audit_gaussian_scores",
     "audit_scores",
     "bound_records",
-    "check_neighbouring",
     "clopper_pearson_upper",
     "create_mechanism",
     "gaussian_noise",

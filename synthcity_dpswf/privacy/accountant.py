@@ -41,7 +41,7 @@ from opacus.accountants.utils import get_noise_multiplier
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.privacy.composition import Prior, PriorLike, composed_multiplier, remaining_multiplier
-from synthcity_dpswf.privacy.neighbouring import Neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.analytic_gaussian import (
     analytic_gaussian_epsilon,
     analytic_gaussian_noise_multiplier,
@@ -267,7 +267,7 @@ class ReleaseAccountant:
             sampling = Sampling(batch_size / n_records, n_records, batch_size)
         self.sampling, self.accountant, self.method = sampling, accountant, ACCOUNTANTS[accountant]
         self.n_records, self.batch_size = sampling.n_records, sampling.batch_size
-        self.neighbouring: Neighbouring = "add_remove" if sampling.poisson else "replace_one"
+        self.neighbouring = Adjacency.ADD_REMOVE if sampling.poisson else Adjacency.REPLACE_ONE
         self.prior = _checked_prior(prior, self.method, accountant, sampling)
         self.prior_entries: Prior | None = Prior.of(self.prior)
         """The prior as history entries (``prior`` keeps the form it was given in, for comparisons)."""

@@ -14,7 +14,7 @@ from synthcity_dpswf.privacy.accountant import ReleaseAccountant
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
 from synthcity_dpswf.privacy.composition import Prior, PriorLike, SampledGaussian, composed_multiplier
 from synthcity_dpswf.privacy.domain import ATOM_NOISE_RATIO, DomainBudget, rows_needed
-from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.notices import DPSWFWarning
 
 
@@ -71,7 +71,8 @@ class Budget:
 
     epsilon: float
     delta: float | None = None
-    neighbouring: Neighbouring = "replace_one"
+    neighbouring: Adjacency = Adjacency.REPLACE_ONE
+    """Which neighbours epsilon is stated for (a string is read by ``Adjacency.of``)."""
     priors: tuple[float, ...] = ()
     """The multipliers of the one-shot Gaussian mechanisms spent before the releases."""
     threshold_delta: float = 0.0
@@ -81,7 +82,7 @@ class Budget:
 
     def __post_init__(self) -> None:
         check_privacy_target(self.epsilon, self.delta, None)  # delta against 1/n waits for the data
-        check_neighbouring(self.neighbouring)
+        object.__setattr__(self, "neighbouring", Adjacency.of(self.neighbouring))
 
     def for_records(self, n_public: int | None) -> "Budget":
         """This budget for data of ``n_public`` records (``None``: n private, add/remove): delta chosen from n where
@@ -245,7 +246,7 @@ stand-in, where 0.2 and 0.3 measured best: ``benchmarks/domain_share.py``; docs/
 
 
 def default_domain_share(
-    n_records: int | None, n_undeclared: int, n_histograms: int, epsilon: float, delta: float, neighbouring: Neighbouring
+    n_records: int | None, n_undeclared: int, n_histograms: int, epsilon: float, delta: float, neighbouring: Adjacency
 ) -> float:
     """The share of mu^2 a DP domain gets in a ``TableBudget`` when none is given, from public numbers only.
 

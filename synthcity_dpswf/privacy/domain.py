@@ -120,13 +120,7 @@ from scipy.stats import norm
 
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
 from synthcity_dpswf.privacy.counts import FrameCounts, TableCounts
-from synthcity_dpswf.privacy.neighbouring import (
-    NEIGHBOURINGS,
-    Neighbouring,
-    check_neighbouring,
-    one_shot_other_multiplier,
-    other,
-)
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.report import OtherAdjacency
 
 LOG2_MIN = -16
@@ -281,7 +275,7 @@ class DomainRelease:
     noise_std: float
     """s, the type counts' noise std (on the released scale)."""
     threshold: float
-    neighbouring: Neighbouring = "replace_one"
+    neighbouring: Adjacency = Adjacency.REPLACE_ONE
     category_std: float = 0.0
     """s_c, the category counts' noise std (the numeric bins' is r s_c, the histograms' r_q s_c)."""
     histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
@@ -379,13 +373,13 @@ class DomainRelease:
 
     def other_adjacency(self) -> OtherAdjacency:
         r"""This release alone under the other adjacency: its counts (Gaussian, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
-        exactly) at the multiplier ``one_shot_other_multiplier(z)`` and the Gaussian stages' delta, plus the
+        exactly) at the multiplier ``Adjacency.other_multiplier(z)`` and the Gaussian stages' delta, plus the
         threshold's part, whose proof holds with :math:`e^{\varepsilon'}` in place of :math:`e^{\varepsilon}`
         (``DomainBudget.threshold_delta_at``; privacy.md, "Both adjacencies in the report")."""
-        multiplier = one_shot_other_multiplier(self.noise_multiplier, self.neighbouring)
+        multiplier = self.neighbouring.other_multiplier(self.noise_multiplier)
         epsilon = analytic_gaussian_epsilon(multiplier, self.budget.gaussian_delta)
         delta = self.budget.gaussian_delta + self.budget.threshold_delta_at(epsilon)
-        return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], epsilon, delta, "the same counts")
+        return OtherAdjacency(self.neighbouring.other.label, epsilon, delta, "the same counts")
 
 
 def category_value(key: tuple[str, object]) -> object:
@@ -523,7 +517,7 @@ def range_ratio(n_categorical: int) -> float:
 
 
 def stage_noise(
-    z: float, n_typed: int, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Neighbouring,
+    z: float, n_typed: int, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Adjacency | str,
     n_atoms: int = 0,
 ) -> tuple[float, float]:
     r"""The noise stds ``(s, s_c)`` of stage 1 (type counts of ``n_typed`` columns, weight w) and of stages 2 to 4
@@ -531,7 +525,7 @@ def stage_noise(
     multiplier z (module docstring): :math:`s = z\sqrt{m C (1 + w^2)}`,
     :math:`s_c = z\sqrt{m (1 + w^2)(C_{cat} + C_{num}/r^2 + (C_{num} + C_{dec})/r_q^2 + C_{atom}/r_a^2)}`
     with m = 2 (replace-one) or 1 (add/remove); stage 1's share of the budget is 0 when no column is typed."""
-    moved = 2 if neighbouring == "replace_one" else 1  # units moved per partition by one neighbour
+    moved = 2 if Adjacency.of(neighbouring).n_is_public else 1  # units moved per partition by one neighbour
     ratio = range_ratio(n_categorical)
     later = (n_categorical + n_numeric / ratio**2 + (n_numeric + n_declared) / HISTOGRAM_NOISE_RATIO**2
              + n_atoms / ATOM_NOISE_RATIO**2)
@@ -557,7 +551,7 @@ def category_threshold(category_std: float, threshold_epsilon: float, threshold_
 
 
 def rows_needed(
-    budget: DomainBudget, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Neighbouring,
+    budget: DomainBudget, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Adjacency | str,
     n_atoms: int = 0,
 ) -> float:
     """About how many records a category needs to be published with probability 95% by a domain release of this
@@ -582,7 +576,7 @@ def release_domain(
     epsilon: float,
     delta: float,
     secret: torch.Generator,
-    neighbouring: Neighbouring = "replace_one",
+    neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
     declared: dict[str, tuple[float, float, bool]] | None = None,
 ) -> DomainRelease:
     """Release every column's kind, numeric bounds, value histogram and category set of ``frame`` with
@@ -594,7 +588,7 @@ def release_domain_at(
     table: pd.DataFrame | TableCounts,
     budget: DomainBudget,
     secret: torch.Generator,
-    neighbouring: Neighbouring = "replace_one",
+    neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
     declared: dict[str, tuple[float, float, bool]] | None = None,
 ) -> DomainRelease:
     """Release every column's kind, numeric bounds, value histogram and category set of ``table`` (a frame, or the
@@ -610,7 +604,7 @@ def release_domain_at(
     typed = [column for column in counts.columns if column not in declared]
     if not typed and not declared:
         raise ValueError("release_domain needs at least one column.")
-    check_neighbouring(neighbouring)
+    neighbouring = Adjacency.of(neighbouring)
     z = budget.noise_multiplier
     noise_std, _ = stage_noise(z, len(typed), 0, 0, len(declared), neighbouring)
 
@@ -735,7 +729,7 @@ def release_domain_at(
     rows = max(float(np.mean(list(type_totals.values()))), 0.0) if type_totals else None
     # A table whose rows, all in one bin, would not reach the run's threshold has no numeric column that stands out
     # of the noise but by noise: none is placed (n where it is public, replace-one; else its released estimate).
-    table_rows = float(exact_types[typed[0]].sum()) if neighbouring == "replace_one" and typed else (rows or 0.0)
+    table_rows = float(exact_types[typed[0]].sum()) if neighbouring.n_is_public and typed else (rows or 0.0)
     if table_rows < bins_std * float(norm.isf(0.01 / WINDOW)):
         placed.update({column: False for column in placed if kinds[column] != "categorical"})
     return DomainRelease(

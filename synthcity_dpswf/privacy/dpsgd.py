@@ -28,7 +28,7 @@ from torch.func import functional_call, grad, vmap
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.privacy.composition import SampledGaussian
-from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.releases import gaussian_noise, poisson_batch, sample_batch
 
 RecordLoss = Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor]
@@ -36,12 +36,11 @@ RecordLoss = Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.
 ``torch.func.functional_call`` (``per_record_loss`` builds one from a batch loss)."""
 
 
-def clipped_sum_sensitivity(clip: float, neighbouring: Neighbouring) -> float:
+def clipped_sum_sensitivity(clip: float, neighbouring: Adjacency | str) -> float:
     """The exact L2 sensitivity of a sum of gradients clipped to norm ``clip``: 2C under replace-one, C under
-    add/remove (module docstring)."""
+    add/remove (module docstring; ``Adjacency.norm_sensitivity``)."""
     check_positive("clip", clip)
-    check_neighbouring(neighbouring)
-    return 2.0 * clip if neighbouring == "replace_one" else clip
+    return Adjacency.of(neighbouring).norm_sensitivity * clip
 
 
 def clip_rows(gradients: torch.Tensor, clip: float) -> torch.Tensor:
@@ -68,7 +67,7 @@ class DPSGDSchedule:
     under replace-one; Poisson at ``sample_rate`` under add/remove, n never read), the number of ``steps``, the
     clipping norm and the noise multiplier z (0: no noise, not private)."""
 
-    neighbouring: Neighbouring
+    neighbouring: Adjacency
     steps: int
     clip: float
     noise_multiplier: float
@@ -77,21 +76,21 @@ class DPSGDSchedule:
     sample_rate: float | None = None
 
     def __post_init__(self) -> None:
-        check_neighbouring(self.neighbouring)
+        object.__setattr__(self, "neighbouring", Adjacency.of(self.neighbouring))
         check_positive_int("steps", self.steps)
         check_positive("clip", self.clip)
         check_positive_int("batch_size", self.batch_size)
         if self.noise_multiplier < 0:
             raise ValueError(f"noise_multiplier must be >= 0, got {self.noise_multiplier!r}.")
-        if self.neighbouring == "replace_one" and (self.n_records is None or self.batch_size > self.n_records):
+        if self.neighbouring.n_is_public and (self.n_records is None or self.batch_size > self.n_records):
             raise ValueError(f"replace-one batches take batch_size <= n_records, got {self.batch_size} of {self.n_records}.")
-        if self.neighbouring == "add_remove" and (self.sample_rate is None or not 0 < self.sample_rate <= 1):
+        if not self.neighbouring.n_is_public and (self.sample_rate is None or not 0 < self.sample_rate <= 1):
             raise ValueError(f"add/remove batches are Poisson: give sample_rate in (0, 1], got {self.sample_rate!r}.")
 
     @property
     def rate(self) -> float:
         """q: b / n under replace-one, the Poisson rate under add/remove."""
-        return self.batch_size / self.n_records if self.neighbouring == "replace_one" else float(self.sample_rate)  # type: ignore[operator, arg-type]
+        return self.batch_size / self.n_records if self.neighbouring.n_is_public else float(self.sample_rate)  # type: ignore[operator, arg-type]
 
     @property
     def noise_std(self) -> float:
@@ -100,16 +99,16 @@ class DPSGDSchedule:
 
     def history(self) -> SampledGaussian:
         """The releases as one entry of an accountant's history."""
-        if self.neighbouring == "replace_one":
+        if self.neighbouring.n_is_public:
             return SampledGaussian(self.noise_multiplier, self.rate, self.steps, self.n_records, self.batch_size)
         return SampledGaussian(self.noise_multiplier, self.rate, self.steps)
 
     def batches(self, n_records: int, secret: torch.Generator) -> Iterator[torch.Tensor]:
         """The ``steps`` batches' indices, drawn from ``secret``."""
-        if self.neighbouring == "replace_one" and n_records != self.n_records:
+        if self.neighbouring.n_is_public and n_records != self.n_records:
             raise ValueError(f"the schedule was planned for n = {self.n_records} records, got {n_records}.")
         for _ in range(self.steps):
-            if self.neighbouring == "replace_one":
+            if self.neighbouring.n_is_public:
                 yield sample_batch(n_records, self.batch_size, secret)
             else:
                 yield poisson_batch(n_records, self.rate, secret)

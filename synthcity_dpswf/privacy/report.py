@@ -6,6 +6,8 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from synthcity_dpswf.privacy.neighbouring import Adjacency
+
 
 NOT_COVERED = (
     "choosing hyperparameters on the private data (tuning is not accounted)",
@@ -92,7 +94,7 @@ class PrivacyReport:
     radius: float | None
     """r, the bound of the records (``None`` for kinds on level codes, whose records are bounded by the layout)."""
     stored: str
-    neighbouring: str = "replace-one (n public)"
+    neighbouring: str = Adjacency.REPLACE_ONE.label
     public: tuple[str, ...] = ()
     not_covered: tuple[str, ...] = field(default=NOT_COVERED)
     parts: tuple[PrivacyPart, ...] = ()

@@ -20,18 +20,17 @@ from dataclasses import dataclass
 import torch
 
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
-from synthcity_dpswf.privacy.neighbouring import NEIGHBOURINGS, Neighbouring, check_neighbouring, one_shot_other_multiplier, other
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.report import OtherAdjacency
 
 UNIT_TOLERANCE = 1e-5
 """How far from 1 a row's norm may be (float rounding of the caller's normalisation)."""
 
 
-def second_moment_sensitivity(neighbouring: Neighbouring) -> float:
+def second_moment_sensitivity(neighbouring: Adjacency | str) -> float:
     r"""The exact L2 sensitivity of the upper triangle of :math:`\sum_i u_i u_i^\top` over unit rows:
     :math:`\sqrt{2}` under replace-one, 1 under add/remove (module docstring)."""
-    check_neighbouring(neighbouring)
-    return math.sqrt(2.0) if neighbouring == "replace_one" else 1.0
+    return math.sqrt(2.0) if Adjacency.of(neighbouring).n_is_public else 1.0
 
 
 def upper_triangle(matrix: torch.Tensor) -> torch.Tensor:
@@ -49,7 +48,7 @@ class SecondMomentRelease:
     delta: float
     noise_multiplier: float
     sensitivity: float
-    neighbouring: Neighbouring
+    neighbouring: Adjacency
 
     @property
     def noise_std(self) -> float:
@@ -57,17 +56,17 @@ class SecondMomentRelease:
         return self.noise_multiplier * self.sensitivity
 
     def other_adjacency(self) -> OtherAdjacency:
-        """The same release under the other adjacency: the Gaussian at ``one_shot_other_multiplier(z)`` (the basis
+        """The same release under the other adjacency: the Gaussian at ``Adjacency.other_multiplier(z)`` (the basis
         pairs attain both sensitivities, :math:`\\Delta_{RO} = \\sqrt{2}\\,\\Delta_{AR}`), at the same delta."""
         if self.noise_multiplier == 0:
-            return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], math.inf, self.delta, "no noise: not private")
-        multiplier = one_shot_other_multiplier(self.noise_multiplier, self.neighbouring)
+            return OtherAdjacency(self.neighbouring.other.label, math.inf, self.delta, "no noise: not private")
+        multiplier = self.neighbouring.other_multiplier(self.noise_multiplier)
         epsilon = analytic_gaussian_epsilon(multiplier, self.delta)
-        return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], epsilon, self.delta, "the same second moment")
+        return OtherAdjacency(self.neighbouring.other.label, epsilon, self.delta, "the same second moment")
 
 
 def release_second_moment(
-    rows: torch.Tensor, epsilon: float, delta: float, secret: torch.Generator, neighbouring: Neighbouring = "replace_one"
+    rows: torch.Tensor, epsilon: float, delta: float, secret: torch.Generator, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE
 ) -> SecondMomentRelease:
     """Release the noisy second moment of ``rows`` ``(n, d)``, each of norm 1, at (epsilon, delta) under
     ``neighbouring`` (epsilon = inf: the exact moment, not private, for ceilings). ``secret``
@@ -75,7 +74,7 @@ def release_second_moment(
     (the sensitivity assumes norm 1): normalise them first, a per-record map."""
     if not (isinstance(epsilon, (int, float)) and epsilon > 0):
         raise ValueError(f"epsilon must be a number > 0 (inf: no noise), got {epsilon!r}.")
-    check_neighbouring(neighbouring)
+    neighbouring = Adjacency.of(neighbouring)
     if rows.ndim != 2 or rows.shape[0] == 0:
         raise ValueError(f"rows must be a non-empty (n, d) tensor, got shape {tuple(rows.shape)}.")
     rows = rows.detach().cpu().to(torch.float64)

@@ -21,7 +21,7 @@ from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout, Pair
 from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
 from synthcity_dpswf.privacy.mechanisms.base import ReleaseOptions
-from synthcity_dpswf.privacy.neighbouring import NEIGHBOURINGS, Neighbouring, one_shot_other_multiplier, other
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.report import OtherAdjacency
 
 SELECTION_SHARE = 0.3
@@ -85,7 +85,7 @@ class PairSelection:
     values: torch.Tensor
     noise_std: float
     noise_multiplier: float
-    neighbouring: Neighbouring
+    neighbouring: Adjacency
     count: int
     delta: float
     share: float
@@ -150,28 +150,29 @@ class PairSelection:
 
     def other_adjacency(self) -> OtherAdjacency:
         r"""This release alone under the other adjacency: a marginal release, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
-        exactly, at ``one_shot_other_multiplier(z_A)``."""
-        multiplier = one_shot_other_multiplier(self.noise_multiplier, self.neighbouring)
+        exactly, at ``Adjacency.other_multiplier(z_A)``."""
+        multiplier = self.neighbouring.other_multiplier(self.noise_multiplier)
         epsilon = analytic_gaussian_epsilon(multiplier, self.delta)
-        return OtherAdjacency(NEIGHBOURINGS[other(self.neighbouring)], epsilon, self.delta, "the same counts")
+        return OtherAdjacency(self.neighbouring.other.label, epsilon, self.delta, "the same counts")
 
     def describe(self) -> str:
         """The report part's detail: what stage A released, at what noise, and how many pairs it chose."""
         return (f"Gaussian counts of the one-way tables and {len(self.layout.pairs)} candidate pairs' two-way tables "
-                f"(z = {self.noise_multiplier:.3g}, Delta = sqrt({'2' if self.neighbouring == 'replace_one' else ''}m), "
+                f"(z = {self.noise_multiplier:.3g}, Delta = sqrt({'2' if self.neighbouring.n_is_public else ''}m), "
                 f"m = {self.layout.n_tables}, {self.share:g} of the mu^2 left after the DP domain, or of all of it when "
                 f"there is none); the release measures {self.count} pairs chosen from it")
 
 
 def release_pair_selection(
     statistic: torch.Tensor, layout: MarginalLayout, count: int, noise_multiplier: float, delta: float, share: float,
-    secret: torch.Generator, neighbouring: Neighbouring = "replace_one",
+    secret: torch.Generator, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
 ) -> PairSelection:
     """Stage A: the exact marginal ``statistic`` of ``layout`` (all records; a frame's or a partitioned table's sum)
     plus the marginal release's noise at ``noise_multiplier`` (``MarginalRelease.noised``: the one place noise is
     added), with ``count`` (T) pairs to choose; ``share`` is q, for the report."""
     if count < 1 or count > len(layout.pairs):
         raise ValueError(f"count must lie in 1..{len(layout.pairs)} (the candidate pairs), got {count!r}.")
+    neighbouring = Adjacency.of(neighbouring)
     mechanism = MarginalRelease(ReleaseOptions(layout=layout))
     release = mechanism.noised(statistic.to(torch.float64), None, noise_multiplier, secret, neighbouring)
     return PairSelection(layout, release.values, float(release.noise_std), float(noise_multiplier), neighbouring, count,

@@ -29,7 +29,7 @@ from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderSetti
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, DatasetUnavailable, public_private_split
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
-from synthcity_dpswf.privacy import PrivacyReport
+from synthcity_dpswf.privacy import Adjacency, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
 
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
@@ -89,7 +89,7 @@ class ImageRunConfig:
     labelling: str = "conditional"
     epsilon: float = 10.0
     delta: float = 1e-5
-    neighbouring: str = "replace_one"
+    neighbouring: Adjacency = Adjacency.REPLACE_ONE
     feature_weight: float = 0.7
     autoencoder_epochs: int = 10
     latent_dim: int = MNIST_LATENT_DIM
@@ -113,7 +113,8 @@ class ImageRunConfig:
     device: str = "auto"
     seed: int = 0
 
-
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "neighbouring", Adjacency.of(self.neighbouring))
 
 
 def resolved_device(device: str) -> str:
@@ -157,7 +158,7 @@ def build_generator(config: ImageRunConfig, progress: bool, release_seed: int | 
 
 def run_budget(config: ImageRunConfig) -> Budget:
     """The run's ``Budget``: ``config``'s (epsilon, delta) under its adjacency, checked once, here."""
-    return Budget(config.epsilon, config.delta, config.neighbouring)  # type: ignore[arg-type]
+    return Budget(config.epsilon, config.delta, config.neighbouring)
 
 
 def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]:
@@ -176,7 +177,7 @@ def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]
 def fit_releases(model: SlicedGenerator, latents: torch.Tensor, labels: torch.Tensor, budget: Budget) -> SlicedGenerator:
     """Fit ``model`` on the private codes at what ``budget`` leaves: the releases' noise calibrated once from the
     model's schedule, with the spent codec as the accountant's prior (``Budget.noise_multiplier``), as the plugins do."""
-    n_public = latents.shape[0] if budget.neighbouring == "replace_one" else None
+    n_public = budget.neighbouring.public_size(latents.shape[0])
     accountant, steps = model.plan(n_public, budget.prior)
     return model.fit(latents, None, budget.release_delta, labels=labels, n_classes=10,
                      noise_multiplier=budget.noise_multiplier(accountant, steps), prior=budget.prior)
@@ -217,7 +218,7 @@ def build_codec(
         public_set = PublicImageSet(name, other_images, torch.arange(len(other_images)))
     training = AutoencoderRequest(cache, config.autoencoder_epochs, config.latent_dim, config.refiner_epochs, config.seed,
                                   progress, config.device)
-    request = CodecRequest(*codec_release(config, budget), config.neighbouring,  # type: ignore[arg-type]
+    request = CodecRequest(*codec_release(config, budget), config.neighbouring,
                            dct_frequencies=config.dct_frequencies, pca_components=config.pca_components,
                            public=public_set, autoencoder=training, private_autoencoder=config.private_autoencoder,
                            data_key=private_set_key(config.dataset, private))
@@ -257,12 +258,12 @@ def uses_other_dataset(codec: str) -> bool:
     return codec_entry(codec).public_images == "other_dataset"
 
 
-def check_public_split(codec: str, neighbouring: str) -> None:
+def check_public_split(codec: str, neighbouring: Adjacency | str) -> None:
     """Refuse a public half drawn from the training set (``codec="public-half"``) under add/remove neighbours: one
     image more or less redraws the seeded split, so the guarantee would hold only for neighbours of the private half
     with the split fixed, not for the training set's add/remove neighbours that the report would name (the image
     plugins refuse the same without ``image_autoencoder``: privacy.md, "Add/remove neighbours")."""
-    if uses_public_split(codec) and neighbouring == "add_remove":
+    if uses_public_split(codec) and not Adjacency.of(neighbouring).n_is_public:
         others = ", ".join(repr(name) for name in codec_names() if not uses_public_split(name))
         raise ValueError(
             f"codec {codec!r} under add/remove: the public half is drawn from the training set, so one image more or "

@@ -19,7 +19,7 @@ from synthcity_dpswf.adapters.resolution import COARSE_LEVELS, FINE_LEVELS, need
 from synthcity_dpswf.models.schedule import pooled_count_noise
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.privacy import (
-    MECHANISMS, MarginalLayout, Neighbouring, PrivacyPart, ReleaseAccountant, ReleaseOptions, secret_generator,
+    MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, ReleaseAccountant, ReleaseOptions, secret_generator,
 )
 from synthcity_dpswf.privacy.budget import Budget, TableBudget, default_domain_share
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, publishes_keys, release_domain_at
@@ -216,7 +216,7 @@ def columns_of(table: pd.DataFrame | DaskCounts, columns: list[str]) -> pd.DataF
 
 
 def marginal_resolution(
-    choices: TableChoices, neighbouring: Neighbouring, n_public: int | None, released_rows: float | None,
+    choices: TableChoices, neighbouring: Adjacency, n_public: int | None, released_rows: float | None,
     count_noise: float, n_columns: int, n_pairs: int | None = None,
 ) -> tuple[int, int]:
     """``(fine_bins, coarse_bins)`` of the marginal release: the ``choices``' where given, else ``table_resolution`` from
@@ -233,8 +233,7 @@ def marginal_resolution(
         if n_pairs is None:
             n_pairs = min(n_columns * (n_columns - 1) // 2, choices.max_pairs or n_columns**2)
         n_tables = n_columns + n_pairs
-        unit = math.sqrt(2.0 if neighbouring == "replace_one" else 1.0)
-        fine, coarse = table_resolution(size, count_noise * unit * math.sqrt(n_tables))
+        fine, coarse = table_resolution(size, count_noise * neighbouring.one_hot_sensitivity * math.sqrt(n_tables))
     return choices.fine_bins or fine, choices.coarse_bins or coarse
 
 

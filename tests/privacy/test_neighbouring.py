@@ -4,8 +4,11 @@ add/remove, the other adjacency in the report, and that no add/remove path reads
 
 from __future__ import annotations
 
+import ast
+import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,6 +23,7 @@ from synthcity.plugins import Plugins
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, FlowSettings
 from synthcity_dpswf.privacy import (
     MECHANISMS,
+    Adjacency,
     MarginalLayout,
     PrivacyAuditError,
     ReleaseAccountant,
@@ -237,3 +241,38 @@ def test_plugins_under_add_remove_generate_the_released_row_count_and_refuse_an_
     images, labels = torch.rand(20, 1, 32, 32), torch.randint(2, (20,))
     with pytest.raises(ValueError, match="under add/remove the public half .* pass image_autoencoder"):
         Plugins().get("dpswflow", neighbouring="add_remove", n_classes=2).fit(ImageDataLoader(data=(images, labels), height=32))
+
+
+# ------------------------------------------------------------------------------------------ the Adjacency type
+def test_adjacency_reads_a_users_string_and_answers_what_the_code_asks_of_it() -> None:
+    replace_one, add_remove = Adjacency.of("replace_one"), Adjacency.of(Adjacency.ADD_REMOVE)
+    assert replace_one is Adjacency.REPLACE_ONE and add_remove is Adjacency.ADD_REMOVE
+    assert replace_one == "replace_one" and f"{add_remove}" == str(add_remove) == "add_remove"
+    assert json.loads(json.dumps({"neighbouring": add_remove})) == {"neighbouring": "add_remove"}
+    assert {"replace_one": 1}[replace_one] == 1  # hashed as its string
+    assert replace_one.public_size(70) == 70 and add_remove.public_size(70) is None
+    assert replace_one.other is add_remove and add_remove.other is replace_one
+    assert (replace_one.one_hot_sensitivity, add_remove.one_hot_sensitivity) == (math.sqrt(2.0), 1.0)
+    assert (replace_one.norm_sensitivity, add_remove.norm_sensitivity) == (2.0, 1.0)
+    assert replace_one.other_multiplier(1.5) == pytest.approx(1.5 * math.sqrt(2.0))
+    assert add_remove.other_multiplier(1.5) == pytest.approx(1.5 / math.sqrt(2.0))
+    assert (replace_one.label, add_remove.label) == ("replace-one (n public)", "add/remove (n private)")
+    with pytest.raises(ValueError, match=r"neighbouring must be one of \['add_remove', 'replace_one'\], got 'add-remove'"):
+        Adjacency.of("add-remove")
+
+
+def test_no_code_of_the_package_compares_an_adjacency_with_a_string() -> None:
+    """issue 47: what the strings were compared for is asked of ``Adjacency``; a comparison with ``"replace_one"`` or
+    ``"add_remove"`` anywhere in the package (outside the type's own module) fails this test."""
+    names = {adjacency.value for adjacency in Adjacency}
+    package = Path(synthcity_dpswf.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "neighbouring.py" and path.parent.name == "privacy":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                if any(isinstance(operand, ast.Constant) and operand.value in names for operand in operands):
+                    found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert not found, found

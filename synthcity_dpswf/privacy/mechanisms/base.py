@@ -16,7 +16,7 @@ import torch
 from synthcity_dpswf.math import random_directions
 from synthcity_dpswf.math.checks import check_non_negative, check_positive, check_positive_int
 from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout
-from synthcity_dpswf.privacy.neighbouring import Neighbouring, check_neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.releases import Boundary, bound_records, gaussian_noise
 
 
@@ -125,26 +125,27 @@ class ReleaseMechanism(ABC):
         payloads alone (post-processing), for kinds that count; ``None`` for kinds that publish rows."""
         return None
 
-    def check_neighbouring(self, neighbouring: str) -> None:
-        """Raise unless the kind has a form under ``neighbouring`` (under add/remove: only sums of contributions)."""
-        check_neighbouring(neighbouring)
-        if neighbouring == "add_remove" and not self.sums_contributions:
+    def check_neighbouring(self, neighbouring: Adjacency | str) -> Adjacency:
+        """The adjacency ``neighbouring``, or an error where the kind has no form under it (under add/remove: only
+        sums of contributions)."""
+        neighbouring = Adjacency.of(neighbouring)
+        if not neighbouring.n_is_public and not self.sums_contributions:
             raise ValueError(
                 f"the {self.name!r} release publishes one noisy row per record, so its shape gives the batch size away: "
                 "it has no add/remove form; use a release that sums contributions ('projected_histogram' or 'marginal')."
             )
+        return neighbouring
 
-    def sensitivity_for(self, directions: torch.Tensor | None, neighbouring: Neighbouring) -> float:
+    def sensitivity_for(self, directions: torch.Tensor | None, neighbouring: Adjacency | str) -> float:
         """The sensitivity under ``neighbouring``: ``sensitivity`` or ``add_remove_sensitivity``."""
-        self.check_neighbouring(neighbouring)
-        if neighbouring == "replace_one":
+        if self.check_neighbouring(neighbouring).n_is_public:
             return self.sensitivity(directions)
         sensitivity = self.add_remove_sensitivity(directions)
         assert sensitivity is not None
         return sensitivity
 
     @abstractmethod
-    def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
+    def describe(self, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE) -> str:
         """One line for the privacy report: what is released, with which sensitivity (under ``neighbouring``)."""
 
     def release(
@@ -155,7 +156,7 @@ class ReleaseMechanism(ABC):
         secret: torch.Generator,
         labels: torch.Tensor | None = None,
         n_classes: int = 1,
-        neighbouring: Neighbouring = "replace_one",
+        neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
     ) -> Release:
         r"""The statistic plus :math:`\mathcal{N}(0, s^2)` on every entry, :math:`s = z\,\Delta`, with
         :math:`\Delta` the sensitivity under ``neighbouring``; noise from ``secret``."""
@@ -173,7 +174,7 @@ class ReleaseMechanism(ABC):
         directions: torch.Tensor | None,
         noise_multiplier: float,
         secret: torch.Generator,
-        neighbouring: Neighbouring = "replace_one",
+        neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
     ) -> Release:
         r"""The exact statistic of a batch plus :math:`\mathcal{N}(0, s^2)` on every entry, :math:`s = z\,\Delta`:
         the one place noise is added, whether the statistic was computed here (``release``) or summed from a

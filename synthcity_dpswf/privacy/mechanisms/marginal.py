@@ -24,7 +24,7 @@ import torch
 
 from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism
 from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout
-from synthcity_dpswf.privacy.neighbouring import Neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 def marginal_sensitivity(layout: MarginalLayout) -> float:
     r"""Replace-one sensitivity of all the layout's tables: :math:`\Delta = \sqrt{2m}`, m tables."""
@@ -83,9 +83,9 @@ class MarginalRelease(ReleaseMechanism):
         one_way, _ = self.layout.split(values.to(torch.float64))
         return torch.stack([table.sum(dim=-1) for table in one_way]).mean(dim=0)
 
-    def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
+    def describe(self, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE) -> str:
         layout = self.layout
-        sensitivity = "sqrt(2m)" if neighbouring == "replace_one" else "sqrt(m)"
+        sensitivity = "sqrt(2m)" if Adjacency.of(neighbouring).n_is_public else "sqrt(m)"
         return (
             f"marginal release: the {layout.n_columns} one-way tables (fine levels) and {len(layout.pairs)} two-way "
             f"tables (coarse levels) of the level-coded records + N(0, s^2) per count, Delta = {sensitivity}, "

@@ -12,7 +12,7 @@ import torch
 from synthcity_dpswf.math import project
 from synthcity_dpswf.math.checks import check_positive
 from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism
-from synthcity_dpswf.privacy.neighbouring import Neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 
 def projected_sensitivity(directions: torch.Tensor, radius: float) -> float:
@@ -40,7 +40,7 @@ class ProjectedRelease(ReleaseMechanism):
         assert directions is not None
         return projected_sensitivity(directions, self.options.radius)
 
-    def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
+    def describe(self, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE) -> str:
         return (
             f"projected release R = Y_B Theta_k + N(0, s_k^2), L = {self.options.n_release_directions}, "
             "Delta_k = 2r ||Theta_k||_2 (exact spectral norm), s_k = z Delta_k (largest shown)"

@@ -25,7 +25,7 @@ from synthcity_dpswf.math import project
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.math.histograms import bin_index
 from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism
-from synthcity_dpswf.privacy.neighbouring import Neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 
 def histogram_sensitivity(n_release_directions: int) -> float:
@@ -76,9 +76,9 @@ class ProjectedHistogramRelease(ReleaseMechanism):
         L directions, summed over classes (post-processing)."""
         return values.to(torch.float64).sum(dim=-1).mean(dim=-1).sum(dim=-1)
 
-    def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
+    def describe(self, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE) -> str:
         return (
             f"projected-histogram release: per class and for each of L = {self.options.n_release_directions} directions, "
             f"the counts of the projections in G = {self.options.n_bins} bins over [-r, r] + N(0, s^2) per count, "
-            f"Delta = {'sqrt(2L)' if neighbouring == 'replace_one' else 'sqrt(L)'}"
+            f"Delta = {'sqrt(2L)' if Adjacency.of(neighbouring).n_is_public else 'sqrt(L)'}"
         )

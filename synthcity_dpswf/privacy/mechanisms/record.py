@@ -11,7 +11,7 @@ import torch
 
 from synthcity_dpswf.math.checks import check_positive
 from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism
-from synthcity_dpswf.privacy.neighbouring import Neighbouring
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 
 def record_sensitivity(radius: float) -> float:
@@ -34,5 +34,5 @@ class RecordRelease(ReleaseMechanism):
     def sensitivity(self, directions: torch.Tensor | None) -> float:
         return record_sensitivity(self.options.radius)
 
-    def describe(self, neighbouring: Neighbouring = "replace_one") -> str:
+    def describe(self, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE) -> str:
         return "noisy-record release R = Y_B + N(0, s^2 I), Delta = 2r"
