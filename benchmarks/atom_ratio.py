@@ -1,4 +1,4 @@
-"""The atoms' noise ratio r_a (``privacy.domain.ATOM_NOISE_RATIO``) chosen on the validation tables only.
+"""The atoms' noise ratio r_a (``privacy.domain.calibration.ATOM_NOISE_RATIO``) chosen on the validation tables only.
 
 The DP domain's stage 4 counts a float column's frequent exact values at noise r_a s_c and publishes them above
 r_a tau (privacy.md, "The DP domain"): a small r_a publishes more atoms, and raises every other stage's noise by
@@ -28,7 +28,7 @@ import stand_in
 from common import RESULTS, environment, write_results
 from tables import holdout_split, load_table
 
-from synthcity_dpswf.privacy import domain
+from synthcity_dpswf.privacy.domain import calibration, release
 
 NO_ATOMS = 1e9
 """A ratio at which no atom passes its threshold and the atoms' share of the noise vanishes: the code without atoms."""
@@ -36,8 +36,9 @@ NO_ATOMS = 1e9
 
 def measure(ratio: float, fits: int, releases: int, stand_in_fits: int) -> dict[str, Any]:
     """Both tables' numbers with ``ATOM_NOISE_RATIO`` set to ``ratio`` for this measurement only."""
-    default = domain.ATOM_NOISE_RATIO
-    domain.ATOM_NOISE_RATIO = ratio
+    default = calibration.ATOM_NOISE_RATIO
+    for module in (calibration, release):  # the stages' noise and the release's atom threshold read it
+        module.ATOM_NOISE_RATIO = ratio
     try:
         table = load_table("fair", None)
         train, test = holdout_split(table.frame, 0)
@@ -47,7 +48,8 @@ def measure(ratio: float, fits: int, releases: int, stand_in_fits: int) -> dict[
         survival = stand_in.survival(first, releases)
         rows = stand_in.fits(first, second, stand_in_fits)
     finally:
-        domain.ATOM_NOISE_RATIO = default
+        for module in (calibration, release):
+            module.ATOM_NOISE_RATIO = default
     stand = {name: float(np.mean([row["tv2"] for row in rows if row["schema"] == name])) for name in ("none", "declared")}
     return {"ratio": ratio, "fair": {name: fair[name]["tv2"] for name in fair},
             "fair_std": {name: fair[name]["tv2_std"] for name in fair}, "stand_in": stand,

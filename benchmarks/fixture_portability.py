@@ -87,6 +87,7 @@ def dump(out: Path, seed_shift: int, mutant: str | None) -> None:
     fixture = load_fixture()
     from synthcity_dpswf.plugins.base import SlicedFlowPlugin
     from synthcity_dpswf.models import base as models_base
+    from synthcity_dpswf.models import releasing as models_releasing
     from synthcity_dpswf.recipes import tables as table_recipe
 
     calls = iter(range(1, 10_000))
@@ -94,7 +95,7 @@ def dump(out: Path, seed_shift: int, mutant: str | None) -> None:
     def seeded(seed: int | None = None) -> torch.Generator:
         return torch.Generator().manual_seed(next(calls) if seed is None else seed)
 
-    models_base.secret_generator = seeded
+    models_releasing.secret_generator = seeded
     table_recipe.secret_generator = seeded
     if seed_shift:  # another generation draw: the fits untouched
         draw_seed = SlicedFlowPlugin.draw_seed

@@ -1,5 +1,5 @@
 """How often the DP domain leaves a numeric column unplaced (output as missing entries only) for each ``HELD_SHARE``
-(``privacy.domain.holds_the_numbers``), on iris (a validation table: ``dp_domain.py``), at the plugins' split for a
+(``privacy.domain.ranges.holds_the_numbers``), on iris (a validation table: ``dp_domain.py``), at the plugins' split for a
 table below 1,000 rows (``SMALL_TABLE_SHARE``) and epsilon 3 and 1, delta 1e-5: seeded releases, no fit.
 
 Run: ``python benchmarks/held_share.py [--releases 400]``; writes ``results/held_share.{json,md}``.
@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 from sklearn.datasets import load_iris
 
-import synthcity_dpswf.privacy.domain as domain
+from synthcity_dpswf.privacy.domain import ranges, release_domain_at
 from common import RESULTS, environment
 from synthcity_dpswf.privacy.budget import SMALL_TABLE_SHARE, TableBudget
 
@@ -30,17 +30,17 @@ def iris() -> pd.DataFrame:
 
 def unplaced(frame: pd.DataFrame, epsilon: float, share: float, releases: int) -> dict[str, int]:
     """Per column, in how many of ``releases`` seeded releases it is not placed at ``HELD_SHARE`` = ``share``."""
-    held, domain.HELD_SHARE = domain.HELD_SHARE, share
+    held, ranges.HELD_SHARE = ranges.HELD_SHARE, share
     try:
         budget = TableBudget(epsilon, 1e-5, SMALL_TABLE_SHARE).domain()
         counts = {column: 0 for column in frame.columns}
         for seed in range(releases):
-            release = domain.release_domain_at(frame, budget, torch.Generator().manual_seed(seed))
+            release = release_domain_at(frame, budget, torch.Generator().manual_seed(seed))
             for column in frame.columns:
                 counts[column] += not release.placed.get(column, True)
         return counts
     finally:
-        domain.HELD_SHARE = held
+        ranges.HELD_SHARE = held
 
 
 def main() -> None:

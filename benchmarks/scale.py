@@ -35,7 +35,8 @@ from sklearn.datasets import load_iris
 
 from common import RESULTS, environment, write_json
 
-from synthcity_dpswf.adapters.tabular import MarginalTableCodec, TabularDomain
+from synthcity_dpswf.adapters.table_domain import TabularDomain
+from synthcity_dpswf.adapters.tabular import MarginalTableCodec
 from synthcity_dpswf.models import KINDS, DPSWFlow, FlowSettings
 from synthcity_dpswf.privacy import MarginalLayout
 

@@ -47,7 +47,7 @@ def make_table(data_root: Path, rows: int, partition_rows: int, folder: Path) ->
     import pandas as pd
 
     from synthcity_dpswf.adapters import MarginalTableCodec
-    from synthcity_dpswf.adapters.tabular import TabularDomain
+    from synthcity_dpswf.adapters.table_domain import TabularDomain
     from synthcity_dpswf.models import DPSWFlow, FlowSettings
     from synthcity_dpswf.privacy import MarginalLayout
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from synthcity_dpswf.adapters.tabular import NumericColumn
+from synthcity_dpswf.adapters.table_columns import NumericColumn
 
 
 def needs_histogram(column: object, fine_bins: int) -> bool:

@@ -1,7 +1,6 @@
-r"""Tables <-> records in the unit ball, from a domain description that is public or paid for.
+r"""Tables <-> records, from a domain description that is public or paid for (``adapters.table_domain``).
 
-A ``TabularDomain`` lists each column as numeric (bounds, integer or not) or categorical (its categories).
-``TabularCodec`` maps a row to
+``TabularCodec`` maps a row to a record in the unit ball,
 
 .. math:: y = \frac{1}{\sqrt{m + c}} \big(u_1, \dots, u_m, e^{(1)}, \dots, e^{(c)}\big), \qquad
           u_i = 2 \frac{\mathrm{clip}(x_i) - \mathrm{low}_i}{\mathrm{high}_i - \mathrm{low}_i} - 1 \in [-1, 1],
@@ -11,281 +10,35 @@ the column has a missing level; the ``OTHER_CATEGORY`` slot, or zero, for a cate
 a numeric column with a missing level, the block :math:`(u_i, m_i)`: (0, 1) for a missing entry, :math:`(u_i, 0)`
 otherwise, so that :math:`\|y\| \le 1` for every row: the map is fixed by the domain, acts on each row alone,
 and needs no budget. Decoding clips, rounds integer columns, takes the argmax of each one-hot block and
-restores the column order, with dtypes from the domain (never from the private table).
-
-Where the domain comes from decides the guarantee: ``TabularDomain.from_dict`` / ``from_levels`` read a
-public description; ``TabularDomain.from_release`` uses a ``privacy.domain.DomainRelease`` (paid budget).
-Never build a domain from the private table itself.
+restores the column order, with dtypes from the domain (never from the private table). ``MarginalTableCodec`` maps
+a row to level codes for the marginal release instead. ``check_table`` lists, for the user on their own machine, what
+of a table does not fit a domain.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from synthcity_dpswf.math.histograms import quantile_edges
-from synthcity_dpswf.privacy.counts import category_key, is_missing, missing_mask, number_mask
-from synthcity_dpswf.privacy.domain import LOG2_MIN, OTHER_CATEGORY, DomainRelease
+from synthcity_dpswf.adapters.table_columns import (
+    CategoricalColumn,
+    NumericColumn,
+    category_index,
+    category_values,
+    from_position,
+    numeric_output,
+    numeric_values,
+    onto_atoms,
+    to_position,
+)
+from synthcity_dpswf.adapters.table_domain import DomainSpec, TabularDomain
+from synthcity_dpswf.privacy.counts import category_key, missing_mask, number_mask
+from synthcity_dpswf.privacy.domain import DomainRelease
 from synthcity_dpswf.privacy.validity import TableRefusal
-
-
-@dataclass(frozen=True)
-class NumericColumn:
-    """A numeric column with public (or released) bounds; ``integer`` columns are rounded when decoded.
-    ``histogram``: a released value histogram (edges, noisy counts; ``privacy.domain``, stage 3) at whose quantiles
-    the codecs place their levels; ``None``: levels of equal width over [low, high]."""
-
-    name: str
-    low: float
-    high: float
-    integer: bool = False
-    histogram: tuple[tuple[float, ...], tuple[float, ...]] | None = None
-    missing: bool = False
-    """Whether the column may hold missing entries (a level of their own: privacy.md, "Missing values")."""
-    placed: bool = True
-    """False for a column the DP domain could not place above its noise (``DomainRelease.located``): its range is a
-    stated default nobody declared or released, so it is decoded as missing entries only (``decoded_missing``)."""
-    atoms: tuple[tuple[float, float], ...] = ()
-    """A float column's released atoms (``DomainRelease.atoms``: value, noisy count), restored when decoding
-    (``onto_atoms``)."""
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low >= self.high:
-            raise ValueError(f"column {self.name!r}: bounds must be finite with low < high, got {self.low}, {self.high}.")
-        if self.histogram is not None and len(self.histogram[0]) != len(self.histogram[1]) + 1:
-            raise ValueError(f"column {self.name!r}: a histogram needs one more edge than counts.")
-
-    @property
-    def span(self) -> tuple[float, float]:
-        """The interval the column's levels split: [low, high + 1) for integers (each integer a unit cell), else
-        [low, high]."""
-        if self.integer:
-            return float(math.ceil(self.low)), float(math.floor(self.high) + 1)
-        return self.low, self.high
-
-    def level_edges(self, n_levels: int) -> np.ndarray:
-        """Edges of at most ``n_levels`` levels over ``span``: one per integer when an integer range holds at most
-        ``n_levels`` of them, else the released histogram's quantiles (``math.histograms.quantile_edges``), else
-        equal widths. Post-processing of public or released facts."""
-        low, high = self.span
-        if self.integer and high - low <= n_levels:
-            return np.arange(low, high + 1.0)
-        if self.histogram is not None:
-            edges, counts = np.asarray(self.histogram[0]), np.asarray(self.histogram[1])
-            clipped = np.clip(edges, low, high)
-            inner = quantile_edges(clipped, counts, n_levels, self.integer)[1:-1]
-            return np.unique(np.concatenate([[low], inner[(inner > low) & (inner < high)], [high]]))
-        return np.linspace(low, high, n_levels + 1)
-
-
-def to_position(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Continuous level positions in [0, K) of ``values`` (clipped into the edges' range): the level's index plus the
-    fraction of its width below the value (a per-record map)."""
-    clipped = np.clip(values, edges[0], edges[-1])
-    level = np.clip(np.searchsorted(edges, clipped, side="right") - 1, 0, len(edges) - 2)
-    fraction = (clipped - edges[level]) / (edges[level + 1] - edges[level])
-    return level + np.clip(fraction, 0.0, 1.0 - 1e-12)
-
-
-def from_position(positions: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Values from continuous level positions (the inverse of ``to_position``): uniform inside each level."""
-    n_levels = len(edges) - 1
-    level = np.clip(np.floor(positions), 0, n_levels - 1).astype(int)
-    fraction = np.clip(positions - level, 0.0, 1.0)
-    return edges[level] + fraction * (edges[level + 1] - edges[level])
-
-
-@dataclass(frozen=True)
-class CategoricalColumn:
-    """A categorical column with its public list of categories (one-hot encoded)."""
-
-    name: str
-    categories: tuple[Any, ...]
-    missing: bool = False
-    """Whether the column may hold missing entries (one more one-hot slot, one more level)."""
-    placed: bool = True
-    """False for a column none of whose categories the DP domain could publish: decoded as missing entries only."""
-    dtype: pd.CategoricalDtype | None = None
-    """A declared pandas ``CategoricalDtype`` (``from_dict``): the synthetic column is a Categorical of that dtype,
-    its categories and order kept (a public fact: the user declared it)."""
-
-    def __post_init__(self) -> None:
-        if len(self.categories) == 0:
-            raise ValueError(f"column {self.name!r}: a categorical column needs at least one category.")
-
-
-Column = Union[NumericColumn, CategoricalColumn]
-
-DomainSpec = Union["TabularDomain", dict, str, Path, None]
-"""What a user may pass as a table's domain (``TabularDomain.parse``); ``None``: none declared."""
-
-
-@dataclass(frozen=True)
-class TabularDomain:
-    """The columns of a table, in order, with their public (or privately released) ranges."""
-
-    columns: tuple[Column, ...]
-    source: str = "public domain description"
-
-    @property
-    def names(self) -> list[str]:
-        return [column.name for column in self.columns]
-
-    def summary(self) -> pd.DataFrame:
-        """One row per column: its kind, range or categories, the dtype its synthetic column gets, whether it may be
-        missing, and whether it was placed (a column the DP domain could not place is output as missing entries
-        only). A function of the (public or released) domain: post-processing."""
-        rows = []
-        for column in self.columns:
-            if isinstance(column, NumericColumn):
-                kind = "integer" if column.integer else "float"
-                values = f"[{column.low:.6g}, {column.high:.6g}]" if column.placed else UNPLACED
-                dtype = ("Int64" if column.missing or not column.placed else "int64") if column.integer else "float64"
-            else:
-                kind, categories = "categorical", output_categories(column)
-                values = ", ".join(map(str, categories[:8])) + (f", ... ({len(categories)})" if len(categories) > 8 else "")
-                values = values if column.placed else UNPLACED
-                dtype = str(category_values(column, np.arange(len(categories) + column.missing)).dtype)
-            rows.append({"column": column.name, "kind": kind, "values": values, "dtype": dtype,
-                         "missing": column.missing, "placed": column.placed})
-        return pd.DataFrame(rows, columns=["column", "kind", "values", "dtype", "missing", "placed"])
-
-    def public_description(self) -> str:
-        """What a codec of this domain assumes public, in the privacy report's words."""
-        return (f"the column names; the domain (kinds, ranges, categories, hence dtypes): {self.source}; per column: "
-                f"{self.describe()}")
-
-    def describe(self) -> str:
-        """``summary`` in one line per column (the privacy report's domain lines)."""
-        return "; ".join(
-            f"{row.column}: {row.kind} {row.values} ({row.dtype}{', may be missing' if row.missing else ''})"
-            for row in self.summary().itertuples()
-        )
-
-    @classmethod
-    def from_dict(cls, description: dict[str, Any]) -> "TabularDomain":
-        """From ``{name: {"type": "numeric", "low": .., "high": .., "integer": bool}}`` or
-        ``{name: {"type": "categorical", "categories": [..]}}`` entries, in column order; or the one-line form
-        ``{"age": (17, 90), "sex": ["F", "M"]}``: a tuple of two numbers is a numeric range (integer when both are
-        ints), a list the categories; ``None`` as a range's third entry or among the categories says that the column
-        may be missing (``{"age": (17, 90, None), "sex": ["F", "M", None]}``); a pandas ``CategoricalDtype`` declares
-        the categories and the synthetic column's dtype (order included)."""
-        columns: list[Column] = []
-        for name, spec in description.items():
-            if isinstance(spec, tuple):
-                bounds, missing = (spec[:2], True) if len(spec) == 3 and spec[2] is None else (spec, False)
-                if len(bounds) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in bounds):
-                    raise ValueError(
-                        f"column {name!r}: a tuple declares a numeric range (low, high), or (low, high, None) when the "
-                        f"column may be missing, got {spec!r}."
-                    )
-                integer = all(isinstance(v, int) for v in bounds)
-                columns.append(NumericColumn(name, float(bounds[0]), float(bounds[1]), integer, missing=missing))
-                continue
-            if isinstance(spec, pd.CategoricalDtype):
-                columns.append(CategoricalColumn(name, tuple(spec.categories), False, dtype=spec))
-                continue
-            if isinstance(spec, list):
-                present = tuple(category for category in spec if not is_missing(category))
-                columns.append(CategoricalColumn(name, present, len(present) < len(spec)))
-                continue
-            if not isinstance(spec, dict):
-                raise ValueError(
-                    f"column {name!r}: declare (low, high), a list of categories or a dict with 'type', got {spec!r}."
-                )
-            kind, missing = spec.get("type"), bool(spec.get("missing", False))
-            if kind == "numeric":
-                low, high, integer = float(spec["low"]), float(spec["high"]), bool(spec.get("integer", False))
-                columns.append(NumericColumn(name, low, high, integer, missing=missing))
-            elif kind == "categorical":
-                columns.append(CategoricalColumn(name, tuple(spec["categories"]), missing))
-            else:
-                raise ValueError(f"column {name!r}: type must be 'numeric' or 'categorical', got {kind!r}.")
-        return cls(tuple(columns))
-
-    @classmethod
-    def parse(cls, domain: "DomainSpec", max_one_hot: int = 20) -> "TabularDomain":
-        """A ``TabularDomain`` from what a user passes: a domain object, a description dict (``from_dict``; the
-        one-line form ``{"age": (17, 90), "sex": ["F", "M"]}`` too) or a JSON file of either form, or
-        private-pgm's ``{name: n_levels}`` (``from_levels``, with ``max_one_hot``)."""
-        if isinstance(domain, TabularDomain):
-            return domain
-        if isinstance(domain, (str, Path)):
-            domain = json.loads(Path(domain).read_text())
-        if not isinstance(domain, dict):
-            raise ValueError(f"domain must be a TabularDomain, a dict or a JSON path, got {type(domain).__name__}.")
-        if all(isinstance(value, int) for value in domain.values()):
-            return cls.from_levels(domain, max_one_hot)
-        return cls.from_dict(domain)
-
-    @classmethod
-    def from_levels(cls, levels: dict[str, int] | str | Path, max_one_hot: int = 20) -> "TabularDomain":
-        """From a private-pgm style domain ``{name: number of levels}`` (integer codes 0..k-1; a dict or a JSON
-        file). Columns with at most ``max_one_hot`` levels are categorical, wider ones ordinal integers."""
-        if not isinstance(levels, dict):
-            levels = json.loads(Path(levels).read_text())
-        columns: list[Column] = []
-        for name, count in levels.items():
-            if count <= max_one_hot:
-                columns.append(CategoricalColumn(name, tuple(range(int(count)))))
-            else:
-                columns.append(NumericColumn(name, 0.0, float(count - 1), integer=True))
-        return cls(tuple(columns))
-
-    def merged(self, released: "TabularDomain", order: list[str]) -> "TabularDomain":
-        """This (declared) domain completed by a released one, in ``order``: the released columns fill the names this
-        one lacks, and a released value histogram joins a declared numeric column (its bounds stay the declared
-        ones). The source names both."""
-        by_name = {column.name: column for column in released.columns}
-        columns: list[Column] = []
-        for name in order:
-            declared = next((column for column in self.columns if column.name == name), None)
-            if declared is None:
-                columns.append(by_name[name])
-            elif isinstance(declared, NumericColumn) and isinstance(by_name.get(name), NumericColumn):
-                released_column = by_name[name]
-                assert isinstance(released_column, NumericColumn)
-                columns.append(dataclasses.replace(declared, histogram=released_column.histogram, atoms=released_column.atoms))
-            else:
-                columns.append(declared)
-        added = [name for name in order if name not in self.names]
-        what = f"for {added}" if added else "for the value histograms of its numeric columns"
-        return TabularDomain(tuple(columns), f"{self.source} for {self.names}; {released.source} {what}")
-
-    @classmethod
-    def from_release(cls, release: DomainRelease) -> "TabularDomain":
-        """From a differentially private ``DomainRelease`` (budget paid): its columns in order, with the kinds,
-        bounds and categories it released, and the columns it released only a value histogram for (declared ones:
-        ``release_domain(..., declared=)``)."""
-        columns: list[Column] = []
-        for name, (low, high, integer) in release.declared.items():
-            columns.append(NumericColumn(name, low, high, integer, release.histograms.get(name),
-                                         atoms=release.atoms.get(name, ())))
-        for name, kind in release.kinds.items():
-            missing, placed = release.missing.get(name, False), release.placed.get(name, True)
-            if kind == "categorical":
-                columns.append(CategoricalColumn(name, release.categories[name], missing, placed))
-                continue
-            low, high = release.bounds[name]
-            if kind == "integer":  # integers in the bins [low, high) lie in [ceil(low), ceil(high) - 1]
-                low, high = math.ceil(low), math.ceil(high) - 1
-            high = high if high > low else low + 1
-            columns.append(NumericColumn(name, low, high, kind == "integer", release.histograms.get(name), missing, placed,
-                                         release.atoms.get(name, ())))
-        source = f"differentially private domain (epsilon = {release.epsilon:.4g}, delta = {release.delta:.3g})"
-        return cls(tuple(columns), source)
-
-
-UNPLACED = "not placed (no released evidence of its values at this budget: output as missing entries)"
-"""What ``TabularDomain.summary`` says of a column the DP domain could not place."""
 
 ENCODER_LEVELS = 100
 """Levels of the rank map ``TabularCodec`` applies to a column with a released histogram (u = its rank in [-1, 1])."""
@@ -366,131 +119,6 @@ class TabularCodec:
             decoded[column.name] = category_values(column, values[:, position : position + width].argmax(axis=1))
             position += width
         return pd.DataFrame({name: decoded[name] for name in self.domain.names})
-
-
-def check_columns(domain: TabularDomain, frame: pd.DataFrame) -> None:
-    """Refuse a table that lacks some of the domain's columns (its column names are public)."""
-    missing = [name for name in domain.names if name not in frame.columns]
-    if missing:
-        raise TableRefusal(f"the table lacks the domain's columns {missing}; pass a domain for this table.")
-
-
-def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np.ndarray:
-    """The numbers of a numeric column, NaN for its missing entries when it has a missing level; another missing or a
-    non-numeric entry is an error (``unknown="error"``) or the column's lower bound (``"first"``)."""
-    mask = number_mask(values)
-    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        numbers = values.to_numpy(dtype=float, na_value=np.nan)
-    else:
-        numbers = np.array([float(v) if ok else np.nan for v, ok in zip(values.to_numpy(dtype=object), mask)], dtype=float)
-    bad = ~mask & ~missing_mask(values) if column.missing else ~mask
-    if bad.any():
-        if unknown == "error":
-            raise TableRefusal(
-                f"column {column.name!r} has missing or non-numeric values, outside its domain; declare it "
-                '"missing": true, clean them, or describe the column as categorical. To list them, run '
-                f"{CHECK_COMMAND} on your table, on your machine."
-            )
-        numbers[bad] = column.low
-    return numbers
-
-
-def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -> np.ndarray:
-    """Each entry's position in the column's categories, matched by ``category_key`` (1 and True are different
-    categories), ``len(categories)`` (the missing slot) for a missing entry of a column with a missing level; an entry
-    outside them is an error (``unknown="error"``) or the stated default (``"first"``: the column's
-    ``OTHER_CATEGORY`` where it has one, else -1)."""
-    lookup = {category_key(category): index for index, category in enumerate(column.categories)}
-    fallback = lookup.get(category_key(OTHER_CATEGORY), -1)  # a released domain's bin of unpublished categories
-    entries = values.to_numpy(dtype=object)
-    index = np.array([lookup.get(category_key(value), fallback) for value in entries], dtype=np.int64)
-    if column.missing:
-        index[missing_mask(values)] = len(column.categories)
-    if unknown == "error" and bool((index < 0).any()):
-        raise TableRefusal(
-            f"column {column.name!r} holds values outside the domain's categories (or missing entries it does not "
-            'declare: "missing": true); add them to the domain or map them before fitting. To list them, run '
-            f"{CHECK_COMMAND} on your table, on your machine."
-        )
-    return index
-
-
-def output_categories(column: CategoricalColumn) -> tuple[Any, ...]:
-    """The categories as the synthetic column holds them: the domain's own, except that a mix of strings and other
-    values (numbers published beside ``OTHER_CATEGORY``, or a declared mix) becomes strings throughout, because
-    synthcity's encoders (and sklearn's) need one type per column. Post-processing of public or released values."""
-    if len({isinstance(category, str) for category in column.categories}) > 1:
-        return tuple(str(category) for category in column.categories)
-    return column.categories
-
-
-def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
-    """The ``output_categories`` at positions ``index`` (the missing slot ``len(categories)`` gives NaN), with the
-    type pandas infers from them; missing entries only where the column is not ``placed``."""
-    choices = np.asarray(list(output_categories(column)) + [np.nan], dtype=object)
-    if not column.placed:  # missing throughout, in an object column: a categorical column stays one
-        return pd.Series(np.full(len(index), np.nan, dtype=object), dtype=object)
-    if column.dtype is not None:
-        return pd.Series(pd.Categorical(choices[index], dtype=column.dtype))
-    return pd.Series(choices[index]).infer_objects()
-
-
-def snapped_to_zero(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
-    r"""Decoded floats with the value histogram's atom at zero restored: where the released histogram has a bin
-    between 0 and :math:`\pm 2^{-16}` (``privacy.domain.histogram_edges`` of a range with a bound at zero, the finest
-    magnitude it resolves), a value decoded inside that bin is 0. Such a bin holds the exact zeros of a zero-inflated
-    column (amounts, counts of events); decoded uniformly inside it they would read as tiny positive numbers, and a
-    rule such as ``x > 0`` would see no zero at all. Post-processing of the released edges."""
-    if column.integer or column.histogram is None:
-        return numbers
-    edges = np.asarray(column.histogram[0])
-    finest = 2.0**LOG2_MIN
-    zero_bin = bool((edges == 0.0).any()) and bool(np.isclose(np.abs(edges), finest, rtol=1e-9).any())
-    if not zero_bin:
-        return numbers
-    return np.where(np.abs(numbers) < finest, 0.0, numbers)
-
-
-def onto_atoms(column: NumericColumn, positions: np.ndarray, edges: np.ndarray, numbers: np.ndarray) -> np.ndarray:
-    r"""Decoded floats with the column's released atoms restored (privacy.md, "The DP domain", stage 4): a value whose
-    level :math:`[e_l, e_{l+1})` (its continuous position ``positions``' floor, ``edges`` the codec's level edges)
-    holds atoms :math:`a_1 < \dots < a_k` of noisy counts :math:`c_i` (negative ones as 0) goes to the atom whose share
-    :math:`c_i / \sum c` of the level holds its fraction inside the level; other values are kept. Fine levels are
-    narrower than a coded column's spacing where its records crowd, so a level holding an atom holds little else: the
-    coded value comes back as itself, not spread over its level. Post-processing of released counts and public edges."""
-    if column.integer or not column.atoms:
-        return numbers
-    values = np.array([value for value, _ in column.atoms])
-    weights = np.maximum(np.array([count for _, count in column.atoms]), 0.0)
-    atom_levels = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
-    levels = np.clip(np.floor(positions), 0, len(edges) - 2).astype(int)
-    fractions = np.clip(positions - levels, 0.0, 1.0)
-    restored = numbers.copy()
-    for level in np.unique(atom_levels):
-        inside, rows = atom_levels == level, levels == level
-        total = float(weights[inside].sum())
-        if total <= 0 or not rows.any():
-            continue
-        bounds = np.cumsum(weights[inside]) / total
-        which = np.minimum(np.searchsorted(bounds, fractions[rows], side="right"), int(inside.sum()) - 1)
-        restored[rows] = values[inside][which]
-    return restored
-
-
-def numeric_output(column: NumericColumn, numbers: np.ndarray, missing: np.ndarray) -> pd.Series | np.ndarray:
-    """A decoded numeric column with the domain's dtype: int64 or float64, Int64 (pandas' nullable integers) or
-    float64 with NaN where the column has missing entries; a float column's values in its histogram's zero bin are 0
-    (``snapped_to_zero``); a column the DP domain could not place is missing throughout (Int64 or float64)."""
-    numbers = snapped_to_zero(column, numbers)
-    if not column.placed:  # a stated default range: no value of it is output
-        missing = np.ones(len(numbers), dtype=bool)
-    if column.integer:
-        rounded = np.round(numbers)
-        if column.missing or not column.placed:
-            nullable = pd.Series(pd.array(np.where(missing, 0, rounded).astype(np.int64), dtype="Int64"))
-            return nullable.where(~missing, pd.NA)
-        return rounded.astype(np.int64)
-    return np.where(missing, np.nan, numbers).astype(np.float64)
 
 
 class MarginalTableCodec:
@@ -593,8 +221,12 @@ class MarginalTableCodec:
         return pd.DataFrame({name: decoded[name] for name in self.domain.names})
 
 
-CHECK_COMMAND = "synthcity_dpswf.check_table(frame, domain) (or `dpswf check data.csv --schema schema.json`)"
-"""What an error of the codecs names for the user to find, on their own machine, the entries a domain does not fit."""
+def check_columns(domain: TabularDomain, frame: pd.DataFrame) -> None:
+    """Refuse a table that lacks some of the domain's columns (its column names are public)."""
+    missing = [name for name in domain.names if name not in frame.columns]
+    if missing:
+        raise TableRefusal(f"the table lacks the domain's columns {missing}; pass a domain for this table.")
+
 
 CHECK_COLUMNS = ["column", "problem", "rows", "at fit", "examples"]
 """The columns of ``check_table``'s report."""

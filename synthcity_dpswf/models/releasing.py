@@ -1,18 +1,65 @@
-"""Release schedules: the per-step releases of DPSWflow-r and DPSWgen, and the one release of DPSWflow
-(``batch_size = n``, one step: all records).
+"""The release step: ``fit`` (or ``fit_total``) bounds the records, makes the releases of the generator's schedule and
+keeps only them and their report.
 
-These functions are the models layer's only contact with private records: ``release_batches`` turns bounded
-records into a ``ReleasePool`` through a release kind of ``synthcity_dpswf.privacy.mechanisms``, ``release_total``
-the exact statistic of all records summed elsewhere (a partitioned table's partitions: privacy.md, "Tables on
-Dask"), and they return nothing else derived from them.
+These are the models layer's only contact with private records: ``release_batches`` turns bounded records into a
+``ReleasePool`` through a release kind of ``synthcity_dpswf.privacy.mechanisms`` (the per-step releases of DPSWflow-r
+and DPSWgen, or the one release of DPSWflow: ``batch_size = n``, one step), ``release_total`` the exact statistic of
+all records summed elsewhere (a partitioned table's partitions: privacy.md, "Tables on Dask"), and they return
+nothing else derived from them. The noise is calibrated from the public schedule (privacy.md, "Sampling and
+composition"); the report is ``models.reporting``'s.
 """
 
 from __future__ import annotations
 
+import math
+from typing import Any, Mapping, TypeVar
+
 import torch
 
+from synthcity_dpswf.math import LabelledCodec
+from synthcity_dpswf.math.checks import check_matrix, check_positive, check_positive_int
 from synthcity_dpswf.models.pool import ReleasePool
-from synthcity_dpswf.privacy import Adjacency, ReleaseMechanism, poisson_batch, sample_batch
+from synthcity_dpswf.models.reporting import release_report
+from synthcity_dpswf.models.schedule import ReleaseSchedule
+from synthcity_dpswf.models.state import GeneratorState
+from synthcity_dpswf.privacy import (
+    Adjacency,
+    ReleaseAccountant,
+    ReleaseMechanism,
+    bound_records,
+    poisson_batch,
+    sample_batch,
+    secret_generator,
+)
+from synthcity_dpswf.privacy.budget import check_delta, check_privacy_target
+from synthcity_dpswf.privacy.composition import PriorLike
+
+Fitted = TypeVar("Fitted", bound="Releasing")
+
+
+def check_noise_target(epsilon: float | None, delta: float, noise_multiplier: float | None,
+                       n_records: int | None) -> None:
+    """Validate what a fit's noise is set from: exactly one of a target epsilon (with delta: ``check_privacy_target``,
+    which warns when delta >= 1/n) and a noise multiplier z >= 0 already calibrated (``privacy.budget.Budget.
+    noise_multiplier``, whose ``for_records`` warned about the user's delta; 0: no noise), with delta in (0, 1)."""
+    if (epsilon is None) == (noise_multiplier is None):
+        raise ValueError("give exactly one of epsilon (to calibrate the noise) and noise_multiplier (to set it).")
+    if epsilon is not None:
+        check_privacy_target(epsilon, delta, n_records)
+        return
+    if noise_multiplier != 0:
+        check_positive("noise_multiplier", noise_multiplier)
+    check_delta(delta, None)
+
+
+def calibrated(accountant: ReleaseAccountant, steps: int, epsilon: float | None, delta: float,
+               noise_multiplier: float | None) -> float:
+    """The fit's noise multiplier: the one given, or ``steps`` releases of ``accountant`` calibrated to (epsilon,
+    delta), 0 for epsilon = inf (``check_noise_target`` says which is given)."""
+    if noise_multiplier is not None:
+        return float(noise_multiplier)
+    assert epsilon is not None
+    return 0.0 if math.isinf(epsilon) else accountant.calibrate(float(epsilon), float(delta), steps)
 
 
 def release_batches(
@@ -83,3 +130,188 @@ def release_total(
         kind=mechanism.name, options=mechanism.options, releases=release.values.unsqueeze(0),
         noise_std=torch.tensor([release.noise_std], dtype=torch.float64), directions=None, dim=dim, n_classes=None,
     )
+
+
+class Releasing(GeneratorState):
+    """A sliced generator's release step (``SlicedGenerator`` is one): the fit, its schedule, and the measurements of
+    other releases joined to its pool."""
+
+    def fit(
+        self: Fitted,
+        records: torch.Tensor,
+        epsilon: float | None,
+        delta: float,
+        *,
+        labels: torch.Tensor | None = None,
+        n_classes: int | None = None,
+        noise_multiplier: float | None = None,
+        prior: PriorLike = None,
+    ) -> Fitted:
+        """Bound ``records`` (``(n, d)``), make the releases of its ``schedule``, keep only them and their
+        report.
+
+        The noise is calibrated to (epsilon, delta); or, with ``epsilon=None``, set by ``noise_multiplier``
+        z (noise std s = z Delta; 0: no noise, reported as not private), as the plugins do with the one calibration
+        of their ``privacy.budget.Budget``, and the report gives the epsilon it achieves at ``delta`` (as Opacus'
+        ``make_private`` does beside ``make_private_with_epsilon``). ``prior``: the multiplier of a one-shot Gaussian
+        mechanism of the same records released before (a DP domain), accounted with the releases as one more entry
+        of the accountant (``ReleaseAccountant``'s ``prior``; privacy.md, "One budget"): (epsilon, delta) is then
+        the whole's.
+
+        ``labels`` (``(n,)`` integers in ``0..n_classes-1``, with the public ``n_classes``) makes one record of
+        each (record, label) pair: released per class or joined into the record (``labelling``); sample
+        with ``sample_labelled`` then.
+        """
+        check_matrix("records", records)
+        public_n = self.neighbouring.public_size(records.shape[0])  # n is private under add/remove
+        check_noise_target(epsilon, delta, noise_multiplier, public_n)
+        as_float = records.detach().to("cpu", torch.float32)
+        check_matrix("records (as float32)", as_float)  # values beyond float32's range are outside the domain
+        if labels is not None and self.mechanism.takes_level_codes:
+            raise ValueError(f"the {self.release!r} release takes a label as one more column of the table; drop labels=.")
+        bounded = self.mechanism.prepare(as_float, self.boundary)
+        release_labels = self._prepare_labels(labels, n_classes, bounded.shape[0])
+        if self.labels_ == "joint":
+            bounded = bound_records(self.codec.encode(bounded, release_labels), self.radius, "ball")
+            release_labels = None
+        accountant, steps = self.plan(bounded.shape[0], prior)
+        if self.neighbouring.n_is_public:
+            sampling: dict[str, Any] = {"batch_size": accountant.batch_size}
+        else:
+            sampling = {"sample_rate": accountant.sample_rate}
+        noise_multiplier = calibrated(accountant, steps, epsilon, delta, noise_multiplier)
+        self.pool_ = release_batches(
+            bounded, mechanism=self.mechanism, steps=steps, noise_multiplier=noise_multiplier,
+            directions_generator=torch.Generator().manual_seed(self.seed), secret=secret_generator(self.release_seed),
+            labels=release_labels, n_classes=self.n_classes_ if release_labels is not None else 1,
+            neighbouring=self.neighbouring, **sampling,
+        )
+        del bounded, release_labels
+        self.report_ = release_report(self, self.pool_, float(delta), accountant, noise_multiplier, steps)
+        self._after_release()
+        return self
+
+    def fit_total(
+        self: Fitted,
+        statistic: torch.Tensor,
+        n_columns: int,
+        epsilon: float | None,
+        delta: float,
+        *,
+        n_records: int | None = None,
+        noise_multiplier: float | None = None,
+        prior: PriorLike = None,
+    ) -> Fitted:
+        """Fit from the exact statistic of all records, summed outside this process (a partitioned table's
+        partitions, each counted by ``mechanism.statistic`` of its bounded records): one release with the noise added
+        once, here (privacy.md, "Tables on Dask"). For one-release generators (DPSWflow) of kinds that sum per-record
+        contributions without directions (the marginal release). ``n_records``: n, public under replace-one (the
+        partitions' row counts summed), ``None`` under add/remove (never read). ``noise_multiplier`` (with
+        ``epsilon=None``) and ``prior`` as in ``fit``."""
+        if self.per_step:
+            raise ValueError(f"{type(self).__name__} releases fresh batches at every step, drawn from all records; a "
+                             "table summed partition by partition is fitted by DPSWflow (privacy.md, \"Tables on Dask\").")
+        public_n = n_records if self.neighbouring.n_is_public else None
+        if self.neighbouring.n_is_public and n_records is None:
+            raise ValueError("under replace-one n is public and the schedule reads it: pass n_records.")
+        check_noise_target(epsilon, delta, noise_multiplier, public_n)
+        self.labels_, self.n_classes_ = None, None
+        accountant, steps = self.plan(public_n, prior)
+        noise_multiplier = calibrated(accountant, steps, epsilon, delta, noise_multiplier)
+        self.pool_ = release_total(
+            statistic, mechanism=self.mechanism, noise_multiplier=noise_multiplier,
+            secret=secret_generator(self.release_seed), dim=n_columns, neighbouring=self.neighbouring,
+        )
+        self.report_ = release_report(self, self.pool_, float(delta), accountant, noise_multiplier, steps)
+        self._after_release()
+        return self
+
+    def _prepare_labels(self, labels: torch.Tensor | None, n_classes: int | None, n_records: int) -> torch.Tensor | None:
+        """Validate the labels against the public class count and choose how they are released."""
+        if labels is None:
+            if n_classes is not None:
+                raise ValueError("n_classes was given without labels; pass labels=... as well (or neither).")
+            self.labels_, self.n_classes_ = None, None
+            return None
+        if n_classes is None:
+            raise ValueError("labels need the public number of classes: pass n_classes (never read it from the data).")
+        check_positive_int("n_classes", n_classes)
+        if not isinstance(labels, torch.Tensor) or labels.shape != (n_records,) or labels.is_floating_point():
+            raise ValueError(f"labels must be an integer tensor of shape ({n_records},), one per record.")
+        if bool((labels < 0).any()) or bool((labels >= n_classes).any()):
+            raise ValueError(f"labels must lie in 0..{n_classes - 1}; pass the n_classes that covers them.")
+        self.n_classes_ = n_classes
+        self.codec = LabelledCodec(n_classes, self.feature_weight)
+        conditional = self.labelling == "conditional" and self.mechanism.class_conditional
+        self.labels_ = "conditional" if conditional else "joint"
+        return labels.detach().cpu().long()
+
+    @classmethod
+    def schedule_of(cls, arguments: Mapping[str, Any]) -> ReleaseSchedule:
+        """The release schedule of this class's generator built with ``arguments`` (its constructor's): public numbers
+        only, asked before a generator is built (the plugins calibrate the noise from it, then lay out the tables).
+        One release of all records; the per-step generators override it."""
+        return ReleaseSchedule()
+
+    @property
+    def schedule(self) -> ReleaseSchedule:
+        """This generator's release schedule (``schedule_of`` its parameters)."""
+        return self.schedule_of(self.get_parameters())
+
+    def plan(self, n_records: int | None, prior: PriorLike = None) -> tuple[ReleaseAccountant, int]:
+        """The accountant of this generator's schedule and its number of releases (``ReleaseSchedule.accountant``):
+        fixed-size batches of the public n under replace-one, Poisson batches (n never read, ``None``) under
+        add/remove; ``prior`` as in ``fit``."""
+        return self.schedule.accountant(n_records, self.neighbouring, self.accountant, self.release, prior)
+
+    def released_size(self) -> float:
+        """n estimated from the releases alone (post-processing): the records counted over the K releases divided by
+        K q. What the plugins give synthcity as the row count when n is private (add/remove)."""
+        pool = self._pool()
+        counted = self.mechanism.counted_records(pool.releases)
+        if counted is None:
+            raise ValueError(f"the {self.release!r} release counts no records; its size is n, public under replace-one.")
+        return max(float(counted.sum()) / (pool.n_releases * self.privacy_report.sample_rate), 0.0)
+
+    def add_one_way(self, measurements: dict[int, tuple[Any, Any]], counted: float) -> None:
+        """Another release's noisy counts of some columns' fine one-way tables (``{column: (counts, noise stds)}``,
+        counting ``counted`` records: a DP domain's, ``adapters.MarginalTableCodec.one_way_measurements``), combined
+        with the marginal release's own tables by inverse variance when generating (``models.marginal_target``).
+        Post-processing of both releases: nothing is released and no budget is spent."""
+        pool = self._pool()
+        if not self.mechanism.takes_level_codes or pool.options.layout is None:
+            raise ValueError(f"one-way measurements join a marginal release; this generator's is {self.release!r}.")
+        levels = pool.options.layout.levels
+        for column, (counts, stds) in measurements.items():
+            if not 0 <= column < len(levels) or len(counts) != levels[column] or len(stds) != levels[column]:
+                raise ValueError(f"a measurement of column {column} needs one count and one std per fine level.")
+        if not counted > 0:
+            raise ValueError(f"counted must be > 0, got {counted!r}.")
+        pool.one_way = {
+            column: (torch.as_tensor(counts, dtype=torch.float64), torch.as_tensor(stds, dtype=torch.float64), float(counted))
+            for column, (counts, stds) in measurements.items()
+        }
+        pool.cache.clear()
+
+    def add_selection(self, measured: Any, noise_std: float, counted: float | None) -> None:
+        """A paid pair selection's noisy counts of the marginal release's own tables (``measured``, one per cell in the
+        layout's order, noise std ``noise_std`` each, counting ``counted`` records; ``None``: n private, estimated from
+        their one-way totals), combined with the release's by inverse variance when generating
+        (``models.marginal_target``; privacy.md, "Paid pair selection"). Post-processing: nothing is released."""
+        pool = self._pool()
+        layout = pool.options.layout
+        if not self.mechanism.takes_level_codes or layout is None:
+            raise ValueError(f"a pair selection joins a marginal release; this generator's is {self.release!r}.")
+        values = torch.as_tensor(measured, dtype=torch.float64)
+        if values.shape != (sum(layout.sizes),):
+            raise ValueError(f"the selection's measurement needs one count per cell of the layout ({sum(layout.sizes)}), "
+                             f"got shape {tuple(values.shape)}.")
+        if counted is None:  # the marginal release's own estimate: the mean of the one-way tables' totals
+            counted = float(self.mechanism.counted_records(values))
+        if not noise_std > 0:
+            raise ValueError(f"noise_std must be > 0, got {noise_std!r}.")
+        pool.selection = (values, float(noise_std), max(float(counted), 1.0))
+        pool.cache.clear()
+
+    def _after_release(self) -> None:
+        """Post-processing done once after the releases (DPSWGen trains its network here)."""

@@ -20,7 +20,7 @@ from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters.codec import Codec
-from synthcity_dpswf.adapters.tabular import TabularDomain
+from synthcity_dpswf.adapters.table_domain import TabularDomain
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart, ReleaseAccountant

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_raw_adult_domain_covers_the_published_table(shared_dir: Path) -> None:
     import pandas as pd
 
-    from synthcity_dpswf.adapters.tabular import CategoricalColumn, NumericColumn, TabularDomain
+    from synthcity_dpswf.adapters import CategoricalColumn, NumericColumn, TabularDomain
 
     domain = TabularDomain.from_dict(json.loads((ROOT / "benchmarks" / "domains" / "adult_raw_domain.json").read_text()))
     table = pd.read_csv(shared_dir / "data" / "adult" / "adult.csv")

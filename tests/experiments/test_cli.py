@@ -24,7 +24,7 @@ def test_demo_prints_the_report_the_grid_and_both_accuracies(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The release noise is secret and differs on every run; the test fixes it to be deterministic.
-    monkeypatch.setattr("synthcity_dpswf.models.base.secret_generator", lambda seed=None: torch.Generator().manual_seed(1))
+    monkeypatch.setattr("synthcity_dpswf.models.releasing.secret_generator", lambda seed=None: torch.Generator().manual_seed(1))
     out = tmp_path / "demo.png"
     assert main(["demo", "--out", str(out), "--quiet"]) == 0
     assert out.stat().st_size > 10_000

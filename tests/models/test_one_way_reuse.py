@@ -68,7 +68,7 @@ def test_reuse_changes_no_release_and_lowers_the_one_way_error(monkeypatch: pyte
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 plugin = Plugins().get("dpswflow", epsilon=0.5, delta=1e-5, n_steps=5, random_state=0)
-                monkeypatch.setattr("synthcity_dpswf.models.base.secret_generator", lambda seed_=None, s=seed: secret_generator(200 + s))
+                monkeypatch.setattr("synthcity_dpswf.models.releasing.secret_generator", lambda seed_=None, s=seed: secret_generator(200 + s))
                 fits[reuse] = plugin.fit(frame)
             monkeypatch.undo()
             truth = plugin.encoder_.encode(frame)

@@ -80,7 +80,7 @@ def fixed_release_noise(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def seeded(seed: int | None = None) -> torch.Generator:
         return torch.Generator().manual_seed(next(calls) if seed is None else seed)
 
-    for module in ("synthcity_dpswf.models.base", "synthcity_dpswf.recipes.tables"):
+    for module in ("synthcity_dpswf.models.releasing", "synthcity_dpswf.recipes.tables"):
         monkeypatch.setattr(f"{module}.secret_generator", seeded)
     yield
 

@@ -20,7 +20,7 @@ from synthcity.plugins import Plugins  # noqa: E402
 
 import synthcity_dpswf  # noqa: E402,F401  (registers the plugins)
 from synthcity_dpswf.adapters import partitioned  # noqa: E402
-from synthcity_dpswf.privacy import domain as dp_domain  # noqa: E402
+from synthcity_dpswf.privacy.domain import release as dp_domain  # noqa: E402
 
 
 def survey(n: int = 3000, seed: int = 0) -> pd.DataFrame:

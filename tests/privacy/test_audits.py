@@ -19,7 +19,6 @@ from scipy.stats import binom, norm
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity_dpswf.models import DPSWFlowR, releasing
-from synthcity_dpswf.models import base as model_base
 from baselines.dpsgd_gan import DPSGDGAN  # benchmarks/baselines (pyproject.toml's pytest pythonpath puts benchmarks/ on the path)
 from synthcity_dpswf.recipes import tables as table_recipe
 from synthcity_dpswf.privacy import (
@@ -33,7 +32,8 @@ from synthcity_dpswf.privacy import (
     sample_batch,
     secret_generator,
 )
-from synthcity_dpswf.privacy import domain as dp_domain
+from synthcity_dpswf.privacy.domain import bins as domain_bins, calibration as domain_calibration, kinds as domain_kinds
+from synthcity_dpswf.privacy.domain import release as domain_release
 from synthcity_dpswf.privacy.audit import (
     audit_exclusive_event,
     audit_gaussian_parts,
@@ -144,7 +144,7 @@ def test_per_step_audit_passes_the_fitted_schedule_of_every_kind_and_fails_its_m
     elif mutation == "fixed-seed sampling":  # a public seed whose coins take every position (seed 0 takes none)
         monkeypatch.setattr(releasing, "poisson_batch", lambda n, q, generator: poisson_batch(n, q, torch.Generator().manual_seed(1)))
     shared = secret_generator(SEED)  # one secret stream for every fit of the test, seeded for reproducibility
-    monkeypatch.setattr(model_base, "secret_generator", lambda seed=None: shared)
+    monkeypatch.setattr(releasing, "secret_generator", lambda seed=None: shared)
     scores_out, _, claimed, claimed_step = schedule_scores(kind, None, neighbouring)
     assert claimed == pytest.approx(SCHEDULE_EPSILON, abs=0.03)
     confidence = 1 - (1 - CONFIDENCE) / (2 * N_RECORDS)  # Bonferroni over the positions and the two bounds
@@ -179,36 +179,36 @@ DOMAIN_EPSILON, DOMAIN_RUNS = 8.0, 1000
 
 def domain_vectors(
     frame: pd.DataFrame, monkeypatch: pytest.MonkeyPatch, runs: int
-) -> list[tuple[list[tuple[np.ndarray, np.ndarray]], dp_domain.DomainRelease]]:
+) -> list[tuple[list[tuple[np.ndarray, np.ndarray]], domain_release.DomainRelease]]:
     """For each of ``runs`` domain releases of ``frame``: the (exact counts, released counts) of every noisy vector, and
     the release."""
     captured: list[tuple[np.ndarray, np.ndarray]] = []
-    noisy = dp_domain.noisy_counts  # the one in use (a mutant's, if one is installed)
+    noisy = domain_release.noisy_counts  # the one in use (a mutant's, if one is installed)
 
     def recording(counts: np.ndarray, noise_std: float, secret: torch.Generator, weight: float = 1.0) -> np.ndarray:
         released = noisy(counts, noise_std, secret, weight)
         captured.append((counts.copy(), released))
         return released
 
-    monkeypatch.setattr(dp_domain, "noisy_counts", recording)
+    monkeypatch.setattr(domain_release, "noisy_counts", recording)
     secret, runs_out = secret_generator(SEED), []
     for _ in range(runs):
         captured.clear()
         release = release_domain(frame, DOMAIN_EPSILON, DELTA, secret)
         runs_out.append((list(captured), release))
-    monkeypatch.setattr(dp_domain, "noisy_counts", noisy)
+    monkeypatch.setattr(domain_release, "noisy_counts", noisy)
     return runs_out
 
 
 def mutate_the_domain(mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if mutation == "noise halved":  # every stage's std from half the multiplier (the threshold follows s_c)
-        multiplier = dp_domain.analytic_gaussian_noise_multiplier
-        monkeypatch.setattr(dp_domain, "analytic_gaussian_noise_multiplier", lambda epsilon, delta: multiplier(epsilon, delta) / 2)
+        multiplier = domain_calibration.analytic_gaussian_noise_multiplier
+        monkeypatch.setattr(domain_calibration, "analytic_gaussian_noise_multiplier", lambda epsilon, delta: multiplier(epsilon, delta) / 2)
     elif mutation == "sensitivity halved":  # every stage's sensitivity taken at half its value
-        monkeypatch.setattr(dp_domain, "math", types.SimpleNamespace(**{**vars(math), "sqrt": lambda value: math.sqrt(value) / 2}))
+        monkeypatch.setattr(domain_calibration, "math", types.SimpleNamespace(**{**vars(math), "sqrt": lambda value: math.sqrt(value) / 2}))
     elif mutation == "type counts at weight 1":  # the kinds' counts released unscaled while the budget assumes w = 1/2
-        noisy = dp_domain.noisy_counts
-        monkeypatch.setattr(dp_domain, "noisy_counts", lambda counts, std, secret, weight=1.0: noisy(counts, std, secret, 1.0))
+        noisy = domain_release.noisy_counts
+        monkeypatch.setattr(domain_release, "noisy_counts", lambda counts, std, secret, weight=1.0: noisy(counts, std, secret, 1.0))
 
 
 def audit_domain_parts(parts: list[tuple[np.ndarray, ...]], mutation: str, certified: float) -> None:
@@ -237,9 +237,9 @@ def test_dp_domain_type_bin_and_histogram_counts_pass_the_audit_and_fail_their_m
     # The audit needs every run's kind integer (the bins vector's partition). The kind is post-processing: at this
     # budget's small noise, FLOAT_MARGIN types the column float in 0.13% of runs (a float count 3 stds out of the
     # noise), so the audit decides the kinds without it, by the integer and float counts alone.
-    monkeypatch.setattr(dp_domain, "FLOAT_MARGIN", math.inf)
+    monkeypatch.setattr(domain_kinds, "FLOAT_MARGIN", math.inf)
     parts = []
-    bins = dp_domain.integer_bin_edges()
+    bins = domain_bins.integer_bin_edges()
     for value in (3, 1.5):
         runs = domain_vectors(pd.DataFrame({"x": [0] * 20 + [8] * 20 + [value]}, dtype=object), monkeypatch, DOMAIN_RUNS)
         types, counts, histogram = [], [], []
@@ -281,7 +281,7 @@ def test_dp_domain_publishes_a_category_held_by_one_record_with_probability_at_m
     (epsilon, delta)-DP bounds its probability on D by delta, whatever epsilon. A large delta (0.2) makes the
     threshold's tail (delta / 2 for one column) measurable in a few hundred runs."""
     if mutation != "sound":  # tau = 1 + s * 0: a record alone passes half the time
-        monkeypatch.setattr(dp_domain, "norm", types.SimpleNamespace(isf=lambda tail: 0.0))
+        monkeypatch.setattr(domain_calibration, "norm", types.SimpleNamespace(isf=lambda tail: 0.0))
     delta, runs, secret = 0.2, 400, secret_generator(SEED)
     frame = pd.DataFrame({"c": ["common"] * 40 + ["rare"]})
     hits = sum("rare" in release_domain(frame, 1.0, delta, secret).categories["c"] for _ in range(runs))
@@ -350,7 +350,7 @@ def test_dpsgd_gradient_noise_passes_the_audit_and_fails_its_mutants(mutation: s
 # The DP domain's vectors (the type counts, category counts, numeric bins and value histograms of the columns it
 # releases; with the declared domain below, the value histogram of its float column) are read where they are drawn.
 # Every noise entry is divided by the std its part's claim implies (the release's stored z Delta; for the domain, the
-# stage stds of ``privacy.domain.stage_noise`` at the z_D of the domain's own claimed epsilon, from the kinds it
+# stage stds of ``privacy.domain.calibration.stage_noise`` at the z_D of the domain's own claimed epsilon, from the kinds it
 # released), so a sound run's are N(0, 1); a pair of rows different in every type cell, category, bin and cell of every
 # table moves each domain vector by sqrt(2) w (w: its weight) and each release by Delta, so the whole is
 # sqrt(sum 2 w^2 / s^2 + K Delta^2 / s_rel^2)-GDP between them (Gaussian mechanisms compose in GDP), which
@@ -371,21 +371,21 @@ def plugin_noise(name: str, domain: dict | None, monkeypatch: pytest.MonkeyPatch
     """The noise of three plugin fits, each entry divided by its claimed std, the separation (in those units) that a
     pair of rows attains, and the reported epsilon."""
     shared = secret_generator(SEED)  # the releases' and the domain's noise, seeded for a reproducible audit
-    monkeypatch.setattr(model_base, "secret_generator", lambda seed=None: shared)
+    monkeypatch.setattr(releasing, "secret_generator", lambda seed=None: shared)
     monkeypatch.setattr(table_recipe, "secret_generator", lambda seed=None: shared)
     batches: list[torch.Tensor] = []
     sampler = releasing.sample_batch
     monkeypatch.setattr(releasing, "sample_batch", lambda n, b, generator: (batches.append(sampler(n, b, generator)), batches[-1])[1])
     drawn: list[tuple[np.ndarray, float]] = []  # the domain's vectors: released-scale noise and weight, in order
-    releases: list[dp_domain.DomainRelease] = []
-    noisy, release_domain_used = dp_domain.noisy_counts, table_recipe.release_domain_at
+    releases: list[domain_release.DomainRelease] = []
+    noisy, release_domain_used = domain_release.noisy_counts, table_recipe.release_domain_at
 
     def recording(counts: np.ndarray, noise_std: float, secret: torch.Generator, weight: float = 1.0) -> np.ndarray:
         released = noisy(counts, noise_std, secret, weight)
         drawn.append(((released - counts) * weight, weight))
         return released
 
-    monkeypatch.setattr(dp_domain, "noisy_counts", recording)
+    monkeypatch.setattr(domain_release, "noisy_counts", recording)
     monkeypatch.setattr(table_recipe, "release_domain_at", lambda *args, **kwargs: (releases.append(release_domain_used(*args, **kwargs)), releases[-1])[1])
     frame, noise, separations = plugin_table(), [], []
     for _ in range(3):
@@ -413,7 +413,7 @@ def plugin_noise(name: str, domain: dict | None, monkeypatch: pytest.MonkeyPatch
 
 
 def claimed_domain_noise(
-    drawn: list[tuple[np.ndarray, float]], release: dp_domain.DomainRelease, part: object
+    drawn: list[tuple[np.ndarray, float]], release: domain_release.DomainRelease, part: object
 ) -> list[tuple[np.ndarray, float]]:
     """The domain's noise vectors (in the order the release draws them: type counts per typed column, then each
     column's categories or bins, then the value histograms, then the float columns' atoms) each divided by the std
@@ -422,12 +422,12 @@ def claimed_domain_noise(
     kinds = list(release.kinds.values())
     n_categorical = kinds.count("categorical")
     n_atoms = kinds.count("float") + sum(not integer for _, _, integer in release.declared.values())
-    s, s_c = dp_domain.stage_noise(z, len(kinds), n_categorical, len(kinds) - n_categorical, len(release.declared),
+    s, s_c = domain_calibration.stage_noise(z, len(kinds), n_categorical, len(kinds) - n_categorical, len(release.declared),
                                    "replace_one", n_atoms)
     stds = [s] * len(kinds)
-    stds += [s_c if kind == "categorical" else dp_domain.range_ratio(n_categorical) * s_c for kind in kinds]
-    stds += [dp_domain.HISTOGRAM_NOISE_RATIO * s_c] * (len(release.histograms))
-    stds += [dp_domain.ATOM_NOISE_RATIO * s_c] * n_atoms
+    stds += [s_c if kind == "categorical" else domain_calibration.range_ratio(n_categorical) * s_c for kind in kinds]
+    stds += [domain_calibration.HISTOGRAM_NOISE_RATIO * s_c] * (len(release.histograms))
+    stds += [domain_calibration.ATOM_NOISE_RATIO * s_c] * n_atoms
     assert len(stds) == len(drawn)
     return [(noise / std, 2 * weight**2 / std**2) for (noise, weight), std in zip(drawn, stds)]
 
@@ -441,8 +441,8 @@ def test_plugin_releases_pass_the_audit_end_to_end_and_fail_their_mutant(
 ) -> None:
     if mutation == "noise halved":
         halve_the_noise(monkeypatch)
-        stage_noise = dp_domain.stage_noise
-        monkeypatch.setattr(dp_domain, "stage_noise", lambda *args: tuple(std / 2 for std in stage_noise(*args)))
+        stage_noise = domain_release.stage_noise
+        monkeypatch.setattr(domain_release, "stage_noise", lambda *args: tuple(std / 2 for std in stage_noise(*args)))
     noise, separation, claimed = plugin_noise(name, domain, monkeypatch)
     # Most of the claim is certified (less with a DP domain: GDP composition is tighter than the report's basic one).
     audit_end_to_end(noise, separation, claimed, mutation, 0.5 if domain is not None else 0.3)
@@ -467,7 +467,7 @@ def test_dp_domain_atom_counts_pass_the_audit_with_their_bins_and_histogram_and_
     """A float column's canary, 17.5 or 40.5 (both counted by value, stage 4), moves one unit between two stage-2 bins,
     two stage-3 cells and two atoms: the three parts together attain the whole sensitivity of stages 2 to 4."""
     mutate_the_domain(mutation, monkeypatch)
-    bins = dp_domain.log_bin_edges()
+    bins = domain_bins.log_bin_edges()
     parts = []
     for value in (17.5, 40.5):
         runs = domain_vectors(pd.DataFrame({"x": [17.5] * 40 + [40.5] * 20 + [value]}), monkeypatch, DOMAIN_RUNS)
@@ -490,16 +490,16 @@ def test_dp_domain_publishes_an_atom_held_by_one_record_with_probability_at_most
     """D = 40 x 17.5 + 20.25, D' = 41 x 17.5: publishing the atom 20.25 (inside the range, counted by value) is
     impossible on D', so (epsilon, delta)-DP bounds its probability on D by delta (0.2, to measure the tail)."""
     if mutation != "sound":  # r_a tau = 0: a record alone passes about half the time
-        monkeypatch.setattr(dp_domain, "norm", types.SimpleNamespace(isf=lambda tail: 0.0))
+        monkeypatch.setattr(domain_calibration, "norm", types.SimpleNamespace(isf=lambda tail: 0.0))
     delta, runs, secret = 0.2, 400, secret_generator(SEED)
     frame = pd.DataFrame({"x": [17.5] * 40 + [20.25]})
     releases = [release_domain(frame, 1.0, delta, secret) for _ in range(runs)]
     hits = sum(20.25 in dict(release.atoms.get("x", ())) for release in releases)
     if mutation == "sound":  # every published atom passed r_a tau (a threshold of tau alone published 0.22 of runs)
-        assert all(count > dp_domain.ATOM_NOISE_RATIO * release.threshold
+        assert all(count > domain_calibration.ATOM_NOISE_RATIO * release.threshold
                    for release in releases for _, count in release.atoms.get("x", ()))
-        design = norm.sf((dp_domain.ATOM_NOISE_RATIO * releases[0].threshold - 1)
-                         / (dp_domain.ATOM_NOISE_RATIO * releases[0].category_std))
+        design = norm.sf((domain_calibration.ATOM_NOISE_RATIO * releases[0].threshold - 1)
+                         / (domain_calibration.ATOM_NOISE_RATIO * releases[0].category_std))
         assert hits <= binom.ppf(0.9999, runs, design)  # the designed rate of a count of one passing its threshold
     if mutation != "sound":
         with pytest.raises(PrivacyAuditError, match="exclusive event"):
@@ -513,17 +513,17 @@ def test_dp_domain_publishes_an_atom_held_by_one_record_with_probability_at_most
 def test_dp_domain_atom_noise_has_the_std_its_calibration_claims(mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The realised noise of the atom counts (released minus exact) over many releases, in units of the claimed
     r_a s_c: std 1, where atoms drawn at s_c (the calibration still counting them at r_a) give 1 / r_a."""
-    noisy = dp_domain.noisy_counts
+    noisy = domain_release.noisy_counts
     if mutation != "sound":  # stage 4 is the last draw of a one-column table: type counts, bins, histogram, atoms
         calls = {"n": 0}
 
         def atoms_at_s_c(counts: np.ndarray, noise_std: float, secret: torch.Generator, weight: float = 1.0) -> np.ndarray:
             calls["n"] += 1
-            return noisy(counts, noise_std / (dp_domain.ATOM_NOISE_RATIO if calls["n"] % 4 == 0 else 1.0), secret, weight)
+            return noisy(counts, noise_std / (domain_calibration.ATOM_NOISE_RATIO if calls["n"] % 4 == 0 else 1.0), secret, weight)
 
-        monkeypatch.setattr(dp_domain, "noisy_counts", atoms_at_s_c)
+        monkeypatch.setattr(domain_release, "noisy_counts", atoms_at_s_c)
     runs = domain_vectors(pd.DataFrame({"x": [17.5] * 400 + [40.5] * 200}), monkeypatch, 300)
-    scaled = np.concatenate([(vectors[3][1] - vectors[3][0]) / (dp_domain.ATOM_NOISE_RATIO * release.category_std)
+    scaled = np.concatenate([(vectors[3][1] - vectors[3][0]) / (domain_calibration.ATOM_NOISE_RATIO * release.category_std)
                              for vectors, release in runs])
     assert len(scaled) == 600
     if mutation != "sound":
@@ -545,7 +545,7 @@ SELECTION_DOMAIN = {f"x{j}": {"type": "numeric", "low": 0, "high": 3, "integer":
 
 def selection_noise(monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, float, float]:
     shared = secret_generator(SEED)
-    monkeypatch.setattr(model_base, "secret_generator", lambda seed=None: shared)
+    monkeypatch.setattr(releasing, "secret_generator", lambda seed=None: shared)
     monkeypatch.setattr(table_recipe, "secret_generator", lambda seed=None: shared)
     made: list[tuple[object, torch.Tensor]] = []
     release = table_recipe.pair_rule.release_pair_selection

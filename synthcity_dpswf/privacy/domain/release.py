@@ -1,0 +1,344 @@
+"""The DP domain's release (privacy.md, "The DP domain"): ``release_domain_at`` draws the noisy counts of the four
+stages (``noisy_counts``, their one source of noise) and reads the domain from them; ``DomainRelease`` is what it
+makes public. Every decision after a draw is post-processing of released counts (``kinds``, ``categories``,
+``ranges``); the noise and the threshold are ``calibration``'s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy.stats import norm
+
+from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon
+from synthcity_dpswf.privacy.counts import FrameCounts, TableCounts
+from synthcity_dpswf.privacy.domain.bins import histogram_edges, stage_two_edges
+from synthcity_dpswf.privacy.domain.calibration import (
+    ATOM_NOISE_RATIO,
+    HISTOGRAM_NOISE_RATIO,
+    SURVIVAL_QUANTILE,
+    TYPE_WEIGHT,
+    DomainBudget,
+    category_threshold,
+    range_ratio,
+    stage_noise,
+)
+from synthcity_dpswf.privacy.domain.categories import (
+    NO_CATEGORY,
+    OTHER_CATEGORY,
+    OTHER_LEVEL,
+    category_value,
+    unpublished_estimate,
+)
+from synthcity_dpswf.privacy.domain.kinds import MIXED_MARGIN, Kind, decide_kind, missing_level
+from synthcity_dpswf.privacy.domain.ranges import (
+    WINDOW,
+    numeric_bounds,
+    placement,
+    split_bins,
+    trimmed_span,
+    two_integers,
+)
+from synthcity_dpswf.privacy.neighbouring import Adjacency
+from synthcity_dpswf.privacy.report import OtherAdjacency
+
+
+def noisy_counts(counts: np.ndarray, noise_std: float, secret: torch.Generator, weight: float = 1.0) -> np.ndarray:
+    """The domain's one source of noise: ``weight * counts + N(0, s^2)`` per entry (the released vector), read back
+    on the count scale (divided by ``weight``)."""
+    noise = torch.randn(len(counts), generator=secret, dtype=torch.float64).numpy()
+    return (weight * counts + noise_std * noise) / weight
+
+
+@dataclass(frozen=True)
+class DomainRelease:
+    """What the release made public: each column's kind, bounds per numeric column, kept categories per
+    categorical column, and the parameters of the mechanism."""
+
+    kinds: dict[str, Kind]
+    bounds: dict[str, tuple[float, float]]
+    categories: dict[str, tuple[object, ...]]
+    located: dict[str, bool]
+    budget: DomainBudget
+    noise_std: float
+    """s, the type counts' noise std (on the released scale)."""
+    threshold: float
+    neighbouring: Adjacency = Adjacency.REPLACE_ONE
+    category_std: float = 0.0
+    """s_c, the category counts' noise std (the numeric bins' is r s_c, the histograms' r_q s_c)."""
+    histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = field(default_factory=dict)
+    """Per numeric column (released or declared): the edges and noisy counts of its value histogram (stage 3)."""
+    lost: dict[str, float] = field(default_factory=dict)
+    """Per categorical column given ``OTHER_CATEGORY``: the estimated rows in its unpublished categories."""
+    unpublished: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Per categorical column with published categories and no ``OTHER_CATEGORY``: the estimated rows in its unpublished
+    categories and that estimate's noise std (``unpublished_estimate``: its rows with an entry, from its own type counts
+    and the other typed columns' totals by inverse variance, less its published categories' counts; post-processing),
+    for the warning that names a column the release left with one category."""
+    declared: dict[str, tuple[float, float, bool]] = field(default_factory=dict)
+    """The declared numeric columns (public bounds) this release gave a value histogram only."""
+    missing: dict[str, bool] = field(default_factory=dict)
+    """Per typed column: whether it gets a missing level (``missing_level``)."""
+    hidden_missing: dict[str, float] = field(default_factory=dict)
+    """Per typed column without a missing level whose estimate of missing entries is positive: that estimate, a noisy
+    one (no warning names it: a column without missing entries stands one std out of the noise in 16% of releases)."""
+    released_rows: float | None = None
+    """n estimated from the released type counts (the mean over columns of their totals; None when no column was
+    typed): post-processing, for settings that follow the table's size when n is private (add/remove)."""
+    one_way: dict[str, tuple[tuple[object, float, float], ...]] = field(default_factory=dict)
+    """Per typed column whose levels the release measured one by one: ``(level, noisy count, its noise std)`` per
+    level, in the column's level order: a categorical column's published categories (stage 2's counts) and
+    ``OTHER_CATEGORY`` (the estimate of ``lost``; without it the first category's std is infinite: the encoders map
+    the unpublished values there, which its count leaves out), an integer column's integers where its value histogram's bins
+    hold one integer each (stage 3), then ``None`` for the missing level where it has one (``missing_level``'s
+    estimate; its std is ``missing_std``, filled in by ``one_way_measurement``). Measurements of one-way marginals,
+    which the marginal release's post-processing reuses (privacy.md, "One budget")."""
+
+    @property
+    def epsilon(self) -> float:
+        """The domain's own epsilon (``DomainBudget.epsilon``)."""
+        return self.budget.epsilon
+
+    @property
+    def delta(self) -> float:
+        """The domain's own delta (``DomainBudget.delta``)."""
+        return self.budget.delta
+
+    @property
+    def noise_multiplier(self) -> float:
+        """z of the Gaussian stages together (``DomainBudget.noise_multiplier``)."""
+        return self.budget.noise_multiplier
+    placed: dict[str, bool] = field(default_factory=dict)
+    """Per typed column: whether its output may hold values (``placement``); a column not placed is output as missing
+    entries only, never at a range nobody released."""
+    mixed: dict[str, float] = field(default_factory=dict)
+    """Per typed column whose noisy counts show both numbers and other entries clearly (``MIXED_MARGIN``): the
+    estimated share of its entries that do not fit the kind it was given (a noisy estimate; post-processing)."""
+    atoms: dict[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
+    """Per float column (typed or declared) with published atoms (stage 4): ``(value, noisy count)`` in increasing
+    order of value, each count above the atom threshold ``ATOM_NOISE_RATIO * threshold``."""
+    atom_columns: tuple[str, ...] = ()
+    """The float columns whose values stage 4 counted (empty when it did not run: no threshold delta)."""
+
+    @property
+    def atom_needed_rows(self) -> float:
+        """About how many records an atom needs to be published with probability 95%: r_a (tau + 1.645 s_c)."""
+        return ATOM_NOISE_RATIO * self.needed_rows
+
+    @property
+    def count_std(self) -> float:
+        """The noise std of one type count on the count scale (s / w)."""
+        return self.noise_std / TYPE_WEIGHT
+
+    @property
+    def placement_rows(self) -> float:
+        """About how many records a numeric column needs, all in one of its bins, to be placed with probability 95%:
+        the fullest bin must exceed s' Phi^{-1}(1 - 0.01 / W) (``numeric_bounds``), s' the bins' noise std. A column
+        spread over k bins needs about k times as many."""
+        n_categorical = sum(kind == "categorical" for kind in self.kinds.values())
+        bins_std = range_ratio(n_categorical) * self.category_std
+        return bins_std * (float(norm.isf(0.01 / WINDOW)) + SURVIVAL_QUANTILE)
+
+    def missing_std(self, column: str) -> float:
+        """The noise std of ``column``'s estimated missing entries (``missing_level``'s inverse-variance mean)."""
+        n_categorical = sum(kind == "categorical" for kind in self.kinds.values())
+        second = self.category_std if self.kinds[column] == "categorical" else range_ratio(n_categorical) * self.category_std
+        return 1 / math.sqrt((TYPE_WEIGHT / self.noise_std) ** 2 + 1 / second**2)
+
+    def one_way_measurement(self, column: str) -> tuple[tuple[object, ...], np.ndarray, np.ndarray] | None:
+        """``(levels, noisy counts, noise stds)`` of ``column``'s one-way marginal as released (``one_way``), or None
+        where the release did not measure its levels one by one. Post-processing."""
+        if column not in self.one_way:
+            return None
+        levels, counts, stds = zip(*self.one_way[column])
+        stds = tuple(self.missing_std(column) if level is None else std for level, std in zip(levels, stds))
+        return levels, np.array(counts, dtype=float), np.array(stds, dtype=float)
+
+    @property
+    def needed_rows(self) -> float:
+        """About how many records a category needs to be published with probability 95%: tau + 1.645 s_c."""
+        return self.threshold + SURVIVAL_QUANTILE * self.category_std
+
+    def other_adjacency(self) -> OtherAdjacency:
+        r"""This release alone under the other adjacency: its counts (Gaussian, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
+        exactly) at the multiplier ``Adjacency.other_multiplier(z)`` and the Gaussian stages' delta, plus the
+        threshold's part, whose proof holds with :math:`e^{\varepsilon'}` in place of :math:`e^{\varepsilon}`
+        (``DomainBudget.threshold_delta_at``; privacy.md, "Both adjacencies in the report")."""
+        multiplier = self.neighbouring.other_multiplier(self.noise_multiplier)
+        epsilon = analytic_gaussian_epsilon(multiplier, self.budget.gaussian_delta)
+        delta = self.budget.gaussian_delta + self.budget.threshold_delta_at(epsilon)
+        return OtherAdjacency(self.neighbouring.other.label, epsilon, delta, "the same counts")
+
+
+def release_domain(
+    frame: pd.DataFrame,
+    epsilon: float,
+    delta: float,
+    secret: torch.Generator,
+    neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
+    declared: dict[str, tuple[float, float, bool]] | None = None,
+) -> DomainRelease:
+    """Release every column's kind, numeric bounds, value histogram and category set of ``frame`` with
+    (epsilon, delta)-DP on its own under ``neighbouring``: ``release_domain_at`` with ``DomainBudget.alone``."""
+    return release_domain_at(frame, DomainBudget.alone(epsilon, delta), secret, neighbouring, declared)
+
+
+def release_domain_at(
+    table: pd.DataFrame | TableCounts,
+    budget: DomainBudget,
+    secret: torch.Generator,
+    neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
+    declared: dict[str, tuple[float, float, bool]] | None = None,
+) -> DomainRelease:
+    """Release every column's kind, numeric bounds, value histogram and category set of ``table`` (a frame, or the
+    ``TableCounts`` of a table stored otherwise: the releases read nothing but those counts, ``privacy.counts``) under
+    ``neighbouring``, calibrated by ``budget`` (``calibration``; the stages: ``privacy.domain``). ``declared``: numeric
+    columns of the table whose bounds ``(low, high, integer)`` a public domain gives; they get only their value
+    histogram (stage 3).
+
+    Never raises on the data: a column that the noise hides gets the stated defaults (``privacy.domain``) and
+    ``located[column] = False`` (read from the released counts: saying so is post-processing).
+    """
+    counts = FrameCounts(table) if isinstance(table, pd.DataFrame) else table
+    declared = dict(declared or {})
+    typed = [column for column in counts.columns if column not in declared]
+    if not typed and not declared:
+        raise ValueError("release_domain needs at least one column.")
+    neighbouring = Adjacency.of(neighbouring)
+    z = budget.noise_multiplier
+    noise_std, _ = stage_noise(z, len(typed), 0, 0, len(declared), neighbouring)
+
+    kinds: dict[str, Kind] = {}
+    type_totals: dict[str, float] = {}
+    missing_counts: dict[str, float] = {}
+    present_totals: dict[str, float] = {}
+    missing: dict[str, bool] = {}
+    mixed: dict[str, float] = {}
+    number_counts: dict[str, float] = {}
+    other_counts: dict[str, float] = {}
+    placed: dict[str, bool] = {}
+    exact_types = counts.type_counts(typed)
+    for column in typed:  # stage 1: the kinds (and whether the column has missing entries)
+        type_counts = exact_types[column].astype(float)
+        integer_count, float_count, other_count, missing_count = noisy_counts(type_counts, noise_std, secret, TYPE_WEIGHT)
+        type_totals[column] = integer_count + float_count + other_count + missing_count  # every row counted once
+        present_totals[column] = integer_count + float_count + other_count  # every row that is not missing
+        missing_counts[column] = missing_count
+        kinds[column] = decide_kind(integer_count, float_count, other_count, noise_std / TYPE_WEIGHT)
+        number_count, clear = integer_count + float_count, MIXED_MARGIN * noise_std / TYPE_WEIGHT
+        number_counts[column], other_counts[column] = number_count, other_count
+        if other_count > clear and number_count > clear * math.sqrt(2.0):  # both kinds stand out of the noise
+            odd = number_count if kinds[column] == "categorical" else other_count
+            mixed[column] = float(odd / max(number_count + other_count, 1.0))
+    # The kinds fix stages 2 to 4: their noise is set so that their total mu does not depend on them.
+    n_categorical = sum(kind == "categorical" for kind in kinds.values())
+    float_columns = [column for column in typed if kinds[column] == "float"]
+    float_columns += [column for column, (_, _, integer) in declared.items() if not integer]
+    n_atoms = len(float_columns) if budget.threshold_delta > 0 else 0  # atoms are keyed: they need the threshold
+    _, category_std = stage_noise(
+        z, len(typed), n_categorical, len(typed) - n_categorical, len(declared), neighbouring, n_atoms
+    )
+    bins_std, histogram_std = range_ratio(n_categorical) * category_std, HISTOGRAM_NOISE_RATIO * category_std
+    threshold = category_threshold(category_std, budget.threshold_epsilon, budget.threshold_delta, n_categorical + n_atoms)
+
+    bounds: dict[str, tuple[float, float]] = {}
+    categories: dict[str, tuple[object, ...]] = {}
+    located: dict[str, bool] = {}
+    lost: dict[str, float] = {}
+    unpublished_rows: dict[str, tuple[float, float]] = {}
+    hidden_missing: dict[str, float] = {}
+    one_way: dict[str, tuple[tuple[object, float, float], ...]] = {}
+    missing_estimates: dict[str, float] = {}
+    plan = {column: None if kinds[column] == "categorical" else stage_two_edges(kinds[column]) for column in typed}
+    exact_values = counts.value_counts(plan)
+    for column in typed:  # stage 2: categories, or the numeric bins; each with the column's missing cell last
+        n_missing = float(exact_values[column].missing)
+        if kinds[column] == "categorical":
+            observed = dict(exact_values[column].categories or {})
+            keys = list(observed)
+            released = noisy_counts(np.append(np.array(list(observed.values()), dtype=float), n_missing), category_std, secret)
+            missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], category_std)
+            released = released[:-1]
+            passed = released > threshold
+            kept = [category_value(key) for key, published in zip(keys, passed) if published]
+            located[column] = len(kept) > 0
+            # Only categories above the threshold may be published (an observed category is private): where none
+            # passed, the column gets a placeholder, a function of the (empty) released set. The order is a total
+            # one on the published values, never the order of their counts.
+            published = sorted(zip(kept, released[passed]), key=lambda pair: (str(pair[0]), type(pair[0]).__name__))
+            ordered = [value for value, _ in published] if kept else [NO_CATEGORY]
+            unpublished, spread = unpublished_estimate(
+                present_totals[column], [type_totals[other] for other in typed if other != column], estimate,
+                noise_std / TYPE_WEIGHT, category_std, released[passed],
+            )
+            measured = [(value, float(count), category_std) for value, count in published]
+            if kept and unpublished > OTHER_LEVEL * spread:
+                ordered.append(OTHER_CATEGORY)
+                lost[column] = unpublished
+                measured.append((OTHER_CATEGORY, unpublished, spread))
+            elif kept:  # the encoders map unpublished categories to the first level, which this count leaves out
+                measured[0] = (measured[0][0], measured[0][1], math.inf)
+                unpublished_rows[column] = (unpublished, spread)
+            categories[column] = tuple(ordered)
+            if kept:
+                one_way[column] = tuple(measured)
+            mass = (0.0, 0.0)  # a categorical column's placement reads its categories only
+        else:
+            edges = plan[column]
+            assert edges is not None and exact_values[column].bins is not None
+            released = noisy_counts(np.append(exact_values[column].bins.astype(float), n_missing), bins_std, secret)
+            missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], bins_std)
+            bounds[column], located[column] = numeric_bounds(released[:-1], edges[:-1], edges[1:], bins_std)
+            if kinds[column] == "integer":  # a range of one integer keeps a neighbour, counted apart by stage 3
+                bounds[column] = two_integers(bounds[column], released[:-1], edges, bins_std)
+            inside = (edges[:-1] >= bounds[column][0]) & (edges[1:] <= bounds[column][1])  # the range's bins
+            mass = (float(released[:-1][inside].sum()), bins_std * math.sqrt(float(inside.sum())))
+        missing_estimates[column] = estimate
+        placed[column] = placement(
+            kinds[column], located[column], number_counts[column], other_counts[column], noise_std / TYPE_WEIGHT, *mass
+        )
+        if not missing[column] and estimate > 0:
+            hidden_missing[column] = estimate
+    histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
+    ranges = {**{column: (*bounds[column], kinds[column] == "integer") for column in bounds}, **declared}
+    cells = {column: histogram_edges(low, high, integer) for column, (low, high, integer) in ranges.items()}
+    exact_histograms = counts.histogram_counts(cells)  # numbers only: missing entries are counted in no histogram
+    for column, (low, high, integer) in ranges.items():  # stage 3: the value histograms inside the ranges
+        edges = cells[column]
+        noisy = noisy_counts(exact_histograms[column].astype(float), histogram_std, secret)
+        histograms[column] = (tuple(float(edge) for edge in edges), tuple(float(count) for count in noisy))
+        if column in bounds and located[column]:  # a released range's ends, trimmed to what its sub-bins show
+            first, last = trimmed_span(noisy, histogram_std, split_bins(edges, integer))
+            bounds[column] = (float(edges[first]), float(edges[last + 1]))
+        if integer and column in kinds and np.all(np.diff(np.ceil(edges)) == 1):  # unit bins: one integer each
+            one_way[column] = tuple((int(math.ceil(left)), float(count), histogram_std) for left, count in zip(edges, noisy))
+    atoms: dict[str, tuple[tuple[float, float], ...]] = {}
+    if n_atoms:  # stage 4: a float column's frequent exact values inside its range, published above r_a tau
+        exact_atoms = counts.atom_counts({column: ranges[column][:2] for column in float_columns})
+        for column in float_columns:
+            observed = exact_atoms[column]  # keys in increasing order: the noise's order is a public one
+            noisy = noisy_counts(np.array(list(observed.values()), dtype=float), ATOM_NOISE_RATIO * category_std, secret)
+            low, high = bounds.get(column, ranges[column][:2])  # inside the (trimmed) range only
+            published = tuple((value, float(count)) for value, count in zip(observed, noisy)
+                              if count > ATOM_NOISE_RATIO * threshold and low <= value <= high)
+            if published:
+                atoms[column] = published
+    for column in one_way:  # a column's missing level is measured too: stage 1's and stage 2's counts, combined
+        if missing[column]:
+            one_way[column] += ((None, missing_estimates[column], 0.0),)
+    rows = max(float(np.mean(list(type_totals.values()))), 0.0) if type_totals else None
+    # A table whose rows, all in one bin, would not reach the run's threshold has no numeric column that stands out
+    # of the noise but by noise: none is placed (n where it is public, replace-one; else its released estimate).
+    table_rows = float(exact_types[typed[0]].sum()) if neighbouring.n_is_public and typed else (rows or 0.0)
+    if table_rows < bins_std * float(norm.isf(0.01 / WINDOW)):
+        placed.update({column: False for column in placed if kinds[column] != "categorical"})
+    return DomainRelease(
+        kinds, bounds, categories, located, budget, noise_std, threshold, neighbouring,
+        category_std=category_std, histograms=histograms, lost=lost, unpublished=unpublished_rows, declared=declared, missing=missing,
+        hidden_missing=hidden_missing, released_rows=rows, one_way=one_way, placed=placed, mixed=mixed, atoms=atoms,
+        atom_columns=tuple(float_columns) if n_atoms else (),
+    )
