@@ -117,7 +117,7 @@ def release_rows(releases: int) -> list[dict[str, Any]]:
     """Part 4: over ``releases`` seeded DP-domain releases (the plugin's default share at epsilon 1, no fit), per binary
     column of the issue tables, how often a categorical one kept both categories, got ``"(other categories)"`` or one
     category only, and how often a numeric one's range held one integer."""
-    from synthcity_dpswf.privacy.budget import TableBudget, default_delta, default_domain_share
+    from synthcity_dpswf.privacy.budget import Budget, default_delta, default_domain_share
     from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, release_domain_at
 
     rows = []
@@ -130,7 +130,7 @@ def release_rows(releases: int) -> list[dict[str, Any]]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for seed in range(releases):
-                release = release_domain_at(frame, TableBudget(EPSILON, delta, share).domain(),
+                release = release_domain_at(frame, Budget(EPSILON, delta).domain_part(share),
                                             torch.Generator().manual_seed(seed))
                 for column in binary:
                     if release.kinds[column] == "categorical":

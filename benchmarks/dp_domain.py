@@ -1,7 +1,7 @@
 """How often the DP domain gets an integer column's levels exactly right, on the validation tables.
 
 Iris (sklearn, 150 rows) with its integer target (0/1/2, 50 rows each), at the default epsilon = 3 and
-the default delta (``default_delta``: 1e-5 here), for several shares of mu^2 of one table budget (``TableBudget``:
+the default delta (``default_delta``: 1e-5 here), for several shares of mu^2 of one budget (``Budget.domain_part``:
 the domain accounted with the releases, privacy.md "One budget"): over ``--releases`` releases (public seeds: this measures the
 mechanism, it releases nothing), how often the target's range is exactly {0, 1, 2}, misses a class ("narrow")
 or adds one ("wide"), how often it is not released as an integer column, and how often a float column is not released as numeric or its range is wider than 20 (the data span 0.1-7.9).
@@ -21,7 +21,7 @@ from sklearn.datasets import load_iris
 from common import RESULTS, environment, write_json
 
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain
-from synthcity_dpswf.privacy.budget import TableBudget, default_delta
+from synthcity_dpswf.privacy.budget import Budget, default_delta
 from synthcity_dpswf.privacy.domain import release_domain_at
 
 EPSILON = 3.0
@@ -40,7 +40,7 @@ def main() -> None:
         outcomes: Counter[str] = Counter()
         wide_floats = 0
         for seed in range(args.releases):
-            release = release_domain_at(frame, TableBudget(EPSILON, delta, share).domain(), torch.Generator().manual_seed(seed))
+            release = release_domain_at(frame, Budget(EPSILON, delta).domain_part(share), torch.Generator().manual_seed(seed))
             target = TabularDomain.from_release(release).columns[-1]
             if not isinstance(target, NumericColumn) or not target.integer:
                 outcomes["wrong kind"] += 1
@@ -48,7 +48,7 @@ def main() -> None:
                 outcomes["exact" if (target.low, target.high) == (0, 2) else "wide" if target.low < 0 or target.high > 2 else "narrow"] += 1
             wide_floats += sum(column not in release.bounds or release.bounds[column][1] - release.bounds[column][0] > 20 for column in floats)
         rows.append({
-            "share": share, "domain_epsilon": TableBudget(EPSILON, delta, share).domain().epsilon,
+            "share": share, "domain_epsilon": Budget(EPSILON, delta).domain_part(share).epsilon,
             **{outcome: outcomes[outcome] / args.releases for outcome in ("exact", "narrow", "wide", "wrong kind")},
             "float_ranges_wider_than_20": wide_floats / (args.releases * len(floats)),
         })

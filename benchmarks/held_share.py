@@ -17,7 +17,7 @@ from sklearn.datasets import load_iris
 
 from synthcity_dpswf.privacy.domain import ranges, release_domain_at
 from common import RESULTS, environment
-from synthcity_dpswf.privacy.budget import SMALL_TABLE_SHARE, TableBudget
+from synthcity_dpswf.privacy.budget import SMALL_TABLE_SHARE, Budget
 
 SHARES = (0.5, 0.4, 0.25)
 EPSILONS = (3.0, 1.0)
@@ -32,10 +32,10 @@ def unplaced(frame: pd.DataFrame, epsilon: float, share: float, releases: int) -
     """Per column, in how many of ``releases`` seeded releases it is not placed at ``HELD_SHARE`` = ``share``."""
     held, ranges.HELD_SHARE = ranges.HELD_SHARE, share
     try:
-        budget = TableBudget(epsilon, 1e-5, SMALL_TABLE_SHARE).domain()
+        calibration = Budget(epsilon, 1e-5).domain_part(SMALL_TABLE_SHARE)
         counts = {column: 0 for column in frame.columns}
         for seed in range(releases):
-            release = release_domain_at(frame, budget, torch.Generator().manual_seed(seed))
+            release = release_domain_at(frame, calibration, torch.Generator().manual_seed(seed))
             for column in frame.columns:
                 counts[column] += not release.placed.get(column, True)
         return counts

@@ -32,7 +32,7 @@ from tables import holdout_split, load_table
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.privacy import secret_generator
-from synthcity_dpswf.privacy.budget import TableBudget, default_domain_share
+from synthcity_dpswf.privacy.budget import Budget, default_domain_share
 from synthcity_dpswf.privacy.domain import release_domain_at
 
 EPSILON, DELTA = 1.0, 1e-5
@@ -41,12 +41,12 @@ EPSILON, DELTA = 1.0, 1e-5
 def outside_ranges(train: pd.DataFrame, releases: int) -> dict[str, float]:
     """Per numeric column the DP domain placed: the mean share of real values outside the released range."""
     share = default_domain_share(len(train), train.shape[1], 0, EPSILON, DELTA, "replace_one")
-    budget = TableBudget(EPSILON, DELTA, share, keyed=True).domain()
+    calibration = Budget(EPSILON, DELTA).domain_part(share, keyed=True)
     outside: dict[str, list[float]] = {column: [] for column in train.columns}
     for _ in range(releases):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            release = release_domain_at(train, budget, secret_generator(), "replace_one")
+            release = release_domain_at(train, calibration, secret_generator(), "replace_one")
         for column, (low, high) in release.bounds.items():
             if release.placed.get(column, True):
                 values = train[column].to_numpy(dtype=float)

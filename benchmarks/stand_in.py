@@ -8,7 +8,7 @@ description; nothing here was tuned on it.
 
 Measured, at epsilon = 1 and delta = 1e-5:
   survival   over ``--releases`` DP-domain releases at the plugins' default share of one budget (``default_domain_share``,
-             ``TableBudget``: the domain as the plugins calibrate it beside the release), the
+             ``Budget.domain_part``: the domain as the plugins calibrate it beside the release), the
              share that publishes the flag's 10% category and the target's 14% one (target: at least 95%).
   TSTR       ``dpswflow`` fitted with no schema and with the declared schema (``--fits`` fits each, random states
              0, 1, ..): AUROC of HistGradientBoosting trained on 4,000 synthetic rows and tested on 1,000 real
@@ -35,7 +35,7 @@ from table_metrics import QuantileCellMetrics
 from tables import Target
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
-from synthcity_dpswf.privacy.budget import TableBudget, default_domain_share
+from synthcity_dpswf.privacy.budget import Budget, default_domain_share
 from synthcity_dpswf.privacy import secret_generator
 from synthcity_dpswf.privacy.domain import release_domain_at
 
@@ -77,7 +77,7 @@ def survival(frame: pd.DataFrame, releases: int) -> dict[str, Any]:
     flag = minority = 0
     needed = []
     for _ in range(releases):
-        release = release_domain_at(frame, TableBudget(EPSILON, DELTA, share).domain(), secret)
+        release = release_domain_at(frame, Budget(EPSILON, DELTA).domain_part(share), secret)
         flag += "yes" in release.categories.get("flag", ())  # a column typed numeric publishes no category
         minority += "minority" in release.categories.get("target", ())
         needed.append(release.needed_rows)

@@ -1,4 +1,4 @@
-"""pluggy extension points: other packages contribute codecs and accountants through entry points.
+"""pluggy extension points: other packages contribute image codecs and accountants through entry points.
 
 A package declares, in its ``pyproject.toml``::
 
@@ -7,18 +7,20 @@ A package declares, in its ``pyproject.toml``::
 
 and implements hooks in that module::
 
+    from synthcity_dpswf.adapters.image_codecs import ImageCodecEntry
     from synthcity_dpswf.extensions import hookimpl
 
     @hookimpl
-    def dpswf_codecs():
-        return {"my_autoencoder": MyCodecFactory}
+    def dpswf_image_codecs():
+        return {"my-codec": ImageCodecEntry(build_my_codec, paid=False, assumption="my codec: no public data")}
 
 ``plugin_manager()`` loads every entry point of the group ``synthcity_dpswf`` with pluggy's
-``load_setuptools_entrypoints``; the built-in codecs are registered through the same hooks
-(``BuiltinCodecs``: ``autoencoder``, ``dct``, ``labelled``, ``tabular``). Image codecs (``dpswf_image_codecs``:
-``public-half``, ``other-dataset``, ``dct``, ``private-pca`` and ``private-autoencoder`` built in) are what ``dpswf images --codec`` names, and
-those that need no public image what the plugins' ``image_codec=`` names. Accountants returned by
-``dpswf_accountants`` become selectable by name (``accountant="..."``) once ``plugin_manager()`` has run.
+``load_setuptools_entrypoints``; the built-in image codecs are registered through the same hook (``BuiltinCodecs``:
+``public-half``, ``other-dataset``, ``dct``, ``private-pca`` and ``private-autoencoder``). An entry's ``build`` returns
+an ``adapters.image_codecs.ImageCodec`` (the ``adapters.codec.Codec`` protocol on images); every entry is what ``dpswf
+images --codec`` names, those that need no public image what the plugins' ``image_codec=`` names, and an entry under
+a built-in name replaces it. Accountants returned by ``dpswf_accountants`` become selectable by name
+(``accountant="..."``) once ``plugin_manager()`` has run.
 """
 
 from __future__ import annotations
@@ -27,30 +29,19 @@ from functools import lru_cache
 from typing import Any, Callable
 
 import pluggy
-import torch
 
-from synthcity_dpswf.adapters import DCTTransform, LabelledCodec, TabularCodec
 from synthcity_dpswf.adapters.image_codecs import (
-    OTHER_DATASET, PRIVATE_AUTOENCODER, PRIVATE_PCA, PUBLIC_HALF, CodecRequest, FixedDCTCodec, ImageCodecEntry,
+    FIXED_DCT, OTHER_DATASET, PRIVATE_AUTOENCODER, PRIVATE_PCA, PUBLIC_HALF, ImageCodecEntry,
 )
-from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
 from synthcity_dpswf.privacy.accountant import register_accountant
 
 PROJECT = "synthcity_dpswf"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-CodecFactory = Callable[..., Any]
-"""Builds a codec: an object with ``encode(data) -> records``, ``decode(records) -> data`` and ``dim``."""
-
 
 class DPSWFSpec:
     """The hooks an extension may implement."""
-
-    @hookspec
-    def dpswf_codecs(self) -> dict[str, CodecFactory]:
-        """Codecs by name: factories of objects mapping user data to unit-ball records and back."""
-        return {}
 
     @hookspec
     def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
@@ -65,31 +56,12 @@ class DPSWFSpec:
 
 
 class BuiltinCodecs:
-    """The codecs that ship with the package, registered like any extension."""
-
-    @hookimpl
-    def dpswf_codecs(self) -> dict[str, CodecFactory]:
-        return {
-            "autoencoder": AutoencoderCodec, "dct": DCTTransform, "labelled": LabelledCodec, "tabular": TabularCodec,
-        }
+    """The image codecs that ship with the package, registered like any extension."""
 
     @hookimpl
     def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
         return {"public-half": PUBLIC_HALF, "other-dataset": OTHER_DATASET, "dct": FIXED_DCT, "private-pca": PRIVATE_PCA,
                 "private-autoencoder": PRIVATE_AUTOENCODER}
-
-
-def fixed_dct_codec(images: torch.Tensor, request: CodecRequest) -> FixedDCTCodec:
-    """The ``"dct"`` entry's codec for images of ``images``' size: the DCT codec factory of the registry (name ``"dct"``: an
-    extension registering that name replaces the built-in ``DCTTransform``), K = ``request.dct_frequencies``; it
-    reads nothing of the images but their shape."""
-    height, width = images.shape[-2], images.shape[-1]
-    return FixedDCTCodec(codecs()["dct"](height, width, n_frequencies=request.dct_frequencies, max_value=1.0),
-                         request.dct_frequencies)
-
-
-FIXED_DCT = ImageCodecEntry(fixed_dct_codec, paid=False, assumption="a fixed DCT codec: no public data")
-"""The registry's ``"dct"`` entry."""
 
 
 @lru_cache(maxsize=1)
@@ -100,14 +72,6 @@ def plugin_manager() -> pluggy.PluginManager:
     manager.register(BuiltinCodecs(), name="builtin")
     manager.load_setuptools_entrypoints(PROJECT)
     return manager
-
-
-def codecs(manager: pluggy.PluginManager | None = None) -> dict[str, CodecFactory]:
-    """All codec factories by name, from every registered extension (a later registration wins a name clash)."""
-    found: dict[str, CodecFactory] = {}
-    for contribution in reversed((manager or plugin_manager()).hook.dpswf_codecs()):
-        found.update(contribution)
-    return found
 
 
 def image_codecs(manager: pluggy.PluginManager | None = None) -> dict[str, ImageCodecEntry]:

@@ -29,8 +29,8 @@ def dct_matrix(size: int, dtype: torch.dtype = torch.float64) -> torch.Tensor:
 
 class DCTTransform:
     """Images ``(n, h, w)`` <-> unit-norm low-frequency DCT features: the transform of the ``"dct"`` codec
-    (``adapters.image_codecs.FixedDCTCodec``, which applies it to one-channel images), replaceable by an extension
-    registering the codec ``"dct"``.
+    (``adapters.image_codecs.FixedDCTCodec``, which applies it to one-channel images; an extension replaces that
+    codec by registering an image codec entry under ``"dct"``: ``extensions``).
 
     Args:
         height, width: image size.

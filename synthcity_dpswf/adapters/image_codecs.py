@@ -32,20 +32,24 @@ from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 DCT_FREQUENCIES = 12
-"""K of the ``"dct"`` codec (u + v < 12: 77 features of a 32 x 32 image): the best K measured on MNIST without
-public data (docs/flows.md, "No public data": CAS 85.4% at epsilon = 10 against 68.6% for K = 8 and 82.1%
-for K = 16, with L = 1,000, G = 32)."""
+"""K of the ``"dct"`` codec (u + v < 12: 77 features of a 32 x 32 image): the K of the best CAS on MNIST without
+public data among those tried; fewer frequencies lower the codec's own ceiling (real images through it), more raise
+it but leave the flow more features to fit from the same noisy releases, and its CAS falls (docs/flows.md, "No
+public data: a fixed DCT codec")."""
 PCA_COMPONENTS = 30
-"""K of the ``"private-pca"`` codec: the top 30 eigenvectors, chosen over 50 on the validation split of MNIST at
-epsilon = 10 (L = 2,000, G = 32, 3,000 steps: mean CAS 90.9% against 89.7%) and at epsilon = 1 (G = 16: 85.5%
-against 85.4%); docs/flows.md, "No public data: the private codec in the package"."""
+"""K of the ``"private-pca"`` codec: the top 30 eigenvectors, chosen over 50 by the mean CAS of the MLP and the CNN
+on the validation split of MNIST at epsilon = 10 and at epsilon = 1 (``benchmarks/results/
+image_codecs_mnist_validation.md``; docs/flows.md, "No public data: the private codec in the
+package" and "The image results regenerated through one runner")."""
 PCA_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 2000, "n_bins": 16, "n_steps": 3000})
-"""DPSWflow's release and flow settings for the ``"private-pca"`` codec, chosen on the validation split of MNIST
-(docs/flows.md, facts 49 and 54): L = 2,000 directions, G = 16 bins and 3,000 steps tie G = 32 at epsilon = 10
-(mean CAS 92.81% each) and beat it at epsilon = 1 (86.3% against 84.8%); more directions, steps or bins gained
-nothing. FashionMNIST's own validation split preferred G = 32 at epsilon = 10 (fact 50): pass ``--bins 32`` there.
-The generator's own defaults (L = 500, 1,500 steps, chosen for the public autoencoder) sit 1.8 points of CNN CAS
-lower on this codec (fact 55)."""
+"""DPSWflow's release and flow settings for the ``"private-pca"`` codec, chosen on the validation split of MNIST by
+the mean CAS of the MLP and the CNN: G = 16 bins ties G = 32 at epsilon = 10 and beats it at epsilon = 1; more
+directions, steps or bins gained nothing, the flow's own resolution being what is left under the codec's ceiling
+(``benchmarks/results/image_codecs_mnist_validation.md``, ``benchmarks/results/pca_flow_settings_mnist_validation.md``;
+docs/flows.md, "The image results regenerated through one runner" and "Where the no-public-data image path loses").
+FashionMNIST's own validation split preferred G = 32 at epsilon = 10
+(``benchmarks/results/image_codecs_fashion_mnist_validation.md``): pass ``--bins 32`` there. The generator's own
+defaults, chosen for the public autoencoder, score lower on this codec (``benchmarks/results/image_cpu_costs.md``)."""
 CODEC_SHARE = 0.2
 """The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP, its release an entry of the generator's
 accounting (the prior) for every generator, through a plugin and ``dpswf images`` alike (privacy.md, "A private image
@@ -73,7 +77,7 @@ def check_one_channel(images: torch.Tensor, codec: str) -> None:
 
 
 class FixedDCTCodec:
-    """A ``DCTTransform`` (or a replacement of the same interface) on one-channel ``(n, 1, H, W)`` images.
+    """A ``DCTTransform`` on one-channel ``(n, 1, H, W)`` images.
 
     A fixed map that uses no statistic of any image, so a run through it needs no public data; decoding puts each
     image on [0, 1] (``adapters.pixel_range``), post-processing of the generated records.
@@ -210,6 +214,18 @@ class ImageCodecEntry:
         """The public-data assumption of a run on ``dataset`` (its name as results print it; ``other``: the other
         dataset's)."""
         return self.assumption.format(dataset=dataset, other=other)
+
+
+def fixed_dct_codec(images: torch.Tensor, request: CodecRequest) -> FixedDCTCodec:
+    """The ``"dct"`` entry's codec for images of ``images``' size: a ``DCTTransform`` keeping K =
+    ``request.dct_frequencies``; it reads nothing of the images but their shape."""
+    height, width = images.shape[-2], images.shape[-1]
+    return FixedDCTCodec(DCTTransform(height, width, n_frequencies=request.dct_frequencies, max_value=1.0),
+                         request.dct_frequencies)
+
+
+FIXED_DCT = ImageCodecEntry(fixed_dct_codec, paid=False, assumption="a fixed DCT codec: no public data")
+"""The registry's ``"dct"`` entry (``extensions.BuiltinCodecs``)."""
 
 
 def private_pca_codec(images: torch.Tensor, request: CodecRequest) -> PrivatePCAImageCodec:

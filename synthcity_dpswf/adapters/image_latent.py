@@ -32,8 +32,8 @@ from synthcity_dpswf.math.checks import check_non_negative, check_positive, chec
 
 MNIST_LATENT_DIM = 16
 """Latent size the package trains for 32 x 32 images when none is given (``dpswf images``, the image plugins):
-with 10 epochs it was chosen on a validation split of MNIST's training set (docs/flows.md, "Images: a wider public
-autoencoder"; CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs).
+with 10 epochs it was chosen on a validation split of MNIST's training set by the CAS of the reconstructions, over
+the paper's latent 8 and 5 epochs (docs/flows.md, "Images: a wider public autoencoder").
 ``AutoencoderCodec("mnist")`` alone keeps the paper's 8."""
 
 REFINER_EPOCHS = 5
@@ -41,19 +41,21 @@ REFINER_ADVERSARIAL_WEIGHT = 0.2
 REFINER_LATENT_NOISE = 0.0
 REFINER_AVERAGE_DECAY = 0.99
 """The refiner's training (``AutoencoderCodec.fit_refiner``), chosen on public images only: refined on 25,000 of
-MNIST's public half, scored on the other 5,000. Weight 0.2: FID of 2,000 refined reconstructions 16.6 against 18.4
-at 0.05 and 30.9 without a refiner. Decay 0.99 (weights averaged over about the last 100 steps): FID of 2,000 decoded
-flow samples 19.4 / 16.8 over two training seeds against 21.4 / 20.6 with the last weights; latent noise 0.05 gave
-17.7 / 24.2 and is left off (docs/flows.md, "A refiner for the public autoencoder" and fact 61;
-``benchmarks/results/refiner_validation.md``)."""
+MNIST's public half, scored by FID against the other 5,000. Weight 0.2: a lower FID of refined reconstructions than
+at 0.05 or without a refiner. Decay 0.99 (weights averaged over about the last 100 steps): a lower FID of decoded
+flow samples than with the last weights, on each of two training seeds; latent noise (0.05 tried) was worse on
+average over the seeds and is left off (``benchmarks/refiner_validation.py``, ``benchmarks/results/
+refiner_validation.md``; docs/flows.md, "A refiner for the public autoencoder" and "The refiner chosen on what it
+decodes: the flow's samples")."""
 
 REFINER_ADVERSARIAL_WEIGHTS: Mapping[str, float] = MappingProxyType({"mnist": REFINER_ADVERSARIAL_WEIGHT, "fashion_mnist": 0.05})
 """The refiner's adversarial weight per dataset its public images come from (``refiner_adversarial_weight``), each
 chosen on that dataset's public half only (25,000 refining images, 5,000 held out, the flow's decoded samples
-scored by FID; ``benchmarks/refiner_validation.py --dataset``). FashionMNIST: 0.05 gives FID 36.1 / 36.8 and recall
-0.33 / 0.28 over two training seeds against 0.2's 46.2 / 38.8 and 0.22 / 0.23, the same CNN CAS (docs/flows.md,
-fact 70; ``benchmarks/results/refiner_validation_fashion_mnist.md``). MNIST at 0.05: 18.0 / 18.7 against 0.2's 19.8,
-within its training seeds' spread, so it keeps 0.2 (fact 75)."""
+scored by FID; ``benchmarks/refiner_validation.py --dataset``). FashionMNIST: 0.05 gives a lower FID and a higher
+recall than 0.2 on each of two training seeds, at the same CNN CAS (``benchmarks/results/
+refiner_validation_fashion_mnist.md``; docs/flows.md, "FashionMNIST's refiner on its own public images"). MNIST at
+0.05 stays within its training seeds' spread of 0.2, so it keeps 0.2 (docs/flows.md, "FashionMNIST's refiner at its
+own weight")."""
 
 
 def refiner_adversarial_weight(dataset: str) -> float:

@@ -20,8 +20,9 @@ CELL_SIGNAL = 1.0
 """A measured cell's expected count should reach this many noise standard deviations (``table_resolution``). Chosen
 on data we do not report: synthcity's XGB performance of DPSWflow at epsilon = 3 on iris and wine (means of 6 fits)
 and the 2-way TV of a synthetic 4,000 x 20 stand-in of a user's table at epsilon = 1 (docs/flows.md, "Tables as
-users bring them"): for 0.1 / 0.25 / 0.5 / 1 / 2, iris 0.93 / 0.89 / 0.88 / 0.92 / 0.85, wine 0.69 / 0.61 / 0.64 /
-0.74 / 0.73, 2-way TV 0.42 / 0.42 / 0.40 / 0.40 / 0.36."""
+users bring them"): of 0.1, 0.25, 0.5, 1 and 2 stds, 1 was the best on wine, near the best on iris and among the
+best on the stand-in (a smaller signal keeps levels whose counts are noise, a larger one fewer levels than the data
+need)."""
 FINE_LEVELS = (8, 100)
 COARSE_LEVELS = (2, 16)
 SMALL_TABLE_COARSE = 8
@@ -32,8 +33,8 @@ def table_resolution(n_records: float | None, count_noise: float) -> tuple[int, 
     released under add/remove) and the noise std of a measured count (``count_noise``, sensitivity included): a
     fine one-way cell of n / K records and a two-way cell of n / K^2 should hold ``CELL_SIGNAL`` noise stds, within
     ``FINE_LEVELS`` and ``COARSE_LEVELS``; below 1,000 rows at most ``SMALL_TABLE_COARSE`` coarse levels (chosen on
-    iris and wine: synthcity's XGB performance of DPSWflow at epsilon = 3, means of 6-8 fits: iris 0.89 / 0.88 / 0.78
-    and wine 0.66 / 0.72 / 0.70 for 4 / 8 / 16 levels). Unknown n (add/remove with every column declared): the most.
+    iris and wine, synthcity's XGB performance of DPSWflow at epsilon = 3 over 4, 8 and 16 levels: 8 the best on wine
+    and as good as 4 on iris, 16 worse on both). Unknown n (add/remove with every column declared): the most.
 
     On Adult (48,842 rows, 15 columns, epsilon = 1) the rule keeps 100 fine and 16 coarse levels, the settings chosen
     on raw Adult's training split (docs/flows.md, "Tables"); on 4,000 rows of 20 columns at epsilon = 0.5 it measures

@@ -42,8 +42,8 @@ def classification_accuracy(
     default) or ``"cnn"`` (``small_cnn``, for ``(N, C, H, W)`` images with H, W >= 4; 10 epochs by default).
     Both are seeded and leave the caller's random state alone. ``device`` is where the classifier trains and
     predicts (default: the CPU); the initialisation and the batch order do not depend on it, dropout does, and on
-    CUDA cuDNN's non-deterministic kernels moved the CNN's accuracy by 0.3 points between two runs on the same
-    images (benchmarks/results/gpu_codecs: the DCT codec's ceiling, 88.4% and 88.7%).
+    CUDA cuDNN's non-deterministic kernels move the CNN's accuracy a little between two runs on the same images
+    (the DCT codec's ceiling, scored twice in ``benchmarks/results/gpu_codecs``).
     """
     if classifier not in CLASSIFIERS:
         raise ValueError(f"classifier must be one of {list(CLASSIFIERS)}, got {classifier!r}.")

@@ -37,10 +37,10 @@ class DPSWFlowR(SlicedGenerator):
         release_steps: K directly.
         **kwargs: the ``SlicedGenerator`` arguments (release, radius, settings, seed, neighbouring, ...).
 
-    The defaults are the per-step histogram form measured on MNIST (docs/flows.md: b = 3,000 of 30,000,
-    K = 100, M = 50 directions per release): a count carries noise z sqrt(2M) while it grows with b, so
-    batches are large. ``DPSWFlowR.paper()`` gives the paper's MNIST preset (projected releases, b = 250, 35
-    passes, each release used once by the step that made it).
+    The defaults are the per-step histogram form run on MNIST (docs/flows.md, "Per-step histogram releases
+    (DPSWflow-r's form), MNIST": q = 0.1 of the records per release, K = 100, M = 50 directions per release): a
+    count carries noise z sqrt(2M) while it grows with b, so batches are large. ``DPSWFlowR.paper()`` gives the
+    paper's MNIST preset (projected releases, b = 250, 35 passes, each release used once by the step that made it).
     """
 
     name = "dpswflow_r"

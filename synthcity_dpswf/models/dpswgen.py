@@ -53,8 +53,8 @@ class DPSWGen(DPSWFlowR):
     Args:
         noise_dim: size of the network's Gaussian input.
         generator_batch: generated records per training step.
-        learning_rate: Adam's learning rate (3e-4: on a 4-d mixture at epsilon = 10, 1e-3 barely moved the
-            sliced distance in 1,000 steps, 3e-4 halved it; the private loss is noisy).
+        learning_rate: Adam's learning rate (3e-4: the private loss is noisy, and on a 4-d mixture at epsilon = 10
+            the larger 1e-3 barely moved the sliced distance where 3e-4 reduced it).
         **kwargs: the ``DPSWFlowR`` arguments (batch_size, passes, release, settings, ...).
     """
 

@@ -20,7 +20,7 @@ from synthcity_dpswf.math import LabelledCodec
 from synthcity_dpswf.math.checks import check_matrix, check_positive, check_positive_int
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.reporting import release_report
-from synthcity_dpswf.models.schedule import ReleaseSchedule
+from synthcity_dpswf.models.schedule import ReleasePlan, ReleaseSchedule
 from synthcity_dpswf.models.state import GeneratorState
 from synthcity_dpswf.privacy import (
     Adjacency,
@@ -146,6 +146,7 @@ class Releasing(GeneratorState):
         n_classes: int | None = None,
         noise_multiplier: float | None = None,
         prior: PriorLike = None,
+        plan: ReleasePlan | None = None,
     ) -> Fitted:
         """Bound ``records`` (``(n, d)``), make the releases of its ``schedule``, keep only them and their
         report.
@@ -156,7 +157,8 @@ class Releasing(GeneratorState):
         ``make_private`` does beside ``make_private_with_epsilon``). ``prior``: the multiplier of a one-shot Gaussian
         mechanism of the same records released before (a DP domain), accounted with the releases as one more entry
         of the accountant (``ReleaseAccountant``'s ``prior``; privacy.md, "One budget"): (epsilon, delta) is then
-        the whole's.
+        the whole's. ``plan``: the schedule's accountant and number of releases the caller calibrated
+        ``noise_multiplier`` to (``models.spec.GeneratorSpec.plan``), released by as given (``checked_plan``).
 
         ``labels`` (``(n,)`` integers in ``0..n_classes-1``, with the public ``n_classes``) makes one record of
         each (record, label) pair: released per class or joined into the record (``labelling``); sample
@@ -174,7 +176,7 @@ class Releasing(GeneratorState):
         if self.labels_ == "joint":
             bounded = bound_records(self.codec.encode(bounded, release_labels), self.radius, "ball")
             release_labels = None
-        accountant, steps = self.plan(bounded.shape[0], prior)
+        accountant, steps = self.checked_plan(plan, self.neighbouring.public_size(bounded.shape[0]), prior)
         if self.neighbouring.n_is_public:
             sampling: dict[str, Any] = {"batch_size": accountant.batch_size}
         else:
@@ -201,13 +203,14 @@ class Releasing(GeneratorState):
         n_records: int | None = None,
         noise_multiplier: float | None = None,
         prior: PriorLike = None,
+        plan: ReleasePlan | None = None,
     ) -> Fitted:
         """Fit from the exact statistic of all records, summed outside this process (a partitioned table's
         partitions, each counted by ``mechanism.statistic`` of its bounded records): one release with the noise added
         once, here (privacy.md, "Tables on Dask"). For one-release generators (DPSWflow) of kinds that sum per-record
         contributions without directions (the marginal release). ``n_records``: n, public under replace-one (the
         partitions' row counts summed), ``None`` under add/remove (never read). ``noise_multiplier`` (with
-        ``epsilon=None``) and ``prior`` as in ``fit``."""
+        ``epsilon=None``), ``prior`` and ``plan`` as in ``fit``."""
         if self.per_step:
             raise ValueError(f"{type(self).__name__} releases fresh batches at every step, drawn from all records; a "
                              "table summed partition by partition is fitted by DPSWflow (privacy.md, \"Tables on Dask\").")
@@ -216,7 +219,7 @@ class Releasing(GeneratorState):
             raise ValueError("under replace-one n is public and the schedule reads it: pass n_records.")
         check_noise_target(epsilon, delta, noise_multiplier, public_n)
         self.labels_, self.n_classes_ = None, None
-        accountant, steps = self.plan(public_n, prior)
+        accountant, steps = self.checked_plan(plan, public_n, prior)
         noise_multiplier = calibrated(accountant, steps, epsilon, delta, noise_multiplier)
         self.pool_ = release_total(
             statistic, mechanism=self.mechanism, noise_multiplier=noise_multiplier,
@@ -263,6 +266,18 @@ class Releasing(GeneratorState):
         fixed-size batches of the public n under replace-one, Poisson batches (n never read, ``None``) under
         add/remove; ``prior`` as in ``fit``."""
         return self.schedule.accountant(n_records, self.neighbouring, self.accountant, self.release, prior)
+
+    def checked_plan(self, plan: ReleasePlan | None, n_public: int | None, prior: PriorLike) -> ReleasePlan:
+        """``plan`` (the one a caller calibrated the noise to: ``models.spec.GeneratorSpec.plan``), refused unless it
+        is for these ``n_public`` records and ``prior``; without one, this generator's own (``plan``)."""
+        if plan is None:
+            return self.plan(n_public, prior)
+        accountant, _ = plan
+        if accountant.n_records != n_public or accountant.prior != prior or accountant.neighbouring != self.neighbouring:
+            raise ValueError(f"the release plan is for n = {accountant.n_records} ({accountant.neighbouring}) and prior "
+                             f"{accountant.prior!r}, this fit's records are n = {n_public} ({self.neighbouring}) with prior "
+                             f"{prior!r}: nothing was released.")
+        return plan
 
     def released_size(self) -> float:
         """n estimated from the releases alone (post-processing): the records counted over the K releases divided by

@@ -13,6 +13,10 @@ from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.privacy import MECHANISMS, REPLACE_ONE_RDP, Adjacency, ReleaseAccountant
 from synthcity_dpswf.privacy.composition import Prior, PriorLike
 
+ReleasePlan = tuple[ReleaseAccountant, int]
+"""A schedule's accountant and its number of releases K (``ReleaseSchedule.accountant``): what a fit calibrates its
+noise to and releases by."""
+
 DEFAULT_PASSES = 10.0
 """Passes over the data of the per-step releases: K = ceil(passes n / b), or ceil(passes / q) under add/remove."""
 
@@ -22,13 +26,14 @@ not shrink with the batch."""
 
 DEFAULT_SAMPLE_RATE = 0.1
 """The Poisson rate of add/remove releases when none is given: the rate of the replace-one default on large data
-(b = n / 10, measured on MNIST), a constant because n is private there."""
+(b = n / 10, ``default_batch_size``), a constant because n is private there."""
 
 
 def default_batch_size(n_records: int) -> int:
-    """b = max(ceil(n / 10), min(n, 1,000)): q = 0.1 on large data (MNIST's 30,000: b = 3,000, measured), every
-    record in each release below 1,000 (iris' 150 rows at q = 0.1 gave batches of 15 whose marginal counts were
-    noise: synthcity's iris check scored 0 in 5 of 8 fits)."""
+    """b = max(ceil(n / 10), min(n, 1,000)): q = 0.1 on large data (the per-step histogram form run on MNIST:
+    docs/flows.md, "Per-step histogram releases (DPSWflow-r's form), MNIST"), every record in each release below
+    1,000 (a tenth of a small table, iris' 150 rows, is a batch whose marginal counts are noise: synthcity's iris
+    check failed in most fits)."""
     return max(math.ceil(n_records / 10), min(n_records, MIN_DEFAULT_BATCH))
 
 
@@ -79,7 +84,7 @@ class ReleaseSchedule:
         return sample_rate, self.release_steps or max(1, math.ceil(self.passes / sample_rate))
 
     def accountant(self, n_public: int | None, neighbouring: Adjacency | str, accountant: str, release: str,
-                   prior: PriorLike = None) -> tuple[ReleaseAccountant, int]:
+                   prior: PriorLike = None) -> ReleasePlan:
         """The accountant of this schedule of ``release`` releases and their number: fixed-size batches of the public n
         under replace-one, Poisson batches (n never read) under add/remove; ``prior`` as in ``ReleaseAccountant``.
         Per-step releases of a kind whose Opacus pair privacy.md does not prove (histograms, marginal tables) are

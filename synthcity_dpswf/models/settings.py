@@ -16,11 +16,11 @@ Reuse = Literal["pooled", "once"]
 class FlowSettings:
     """Generation-time settings: public, free to change after ``fit`` (each run is post-processing).
 
-    Defaults measured for the default release (projected histograms; docs/flows.md, "Flow settings for
-    histogram releases", chosen on a validation split of the MNIST training set and on the digits): h = 1,
-    1,500 steps, 70 of the released directions per step. For noisy-record releases (noise s of about 1.3 at
-    epsilon = 10) heavier smoothing flattens the transport map and h = 3 with 2,000-3,000 steps measured about
-    twice as good (MNIST CAS 59.4% vs 25.7% at h = 1; digits 34.4% vs 18.4%): pass them with such releases.
+    Defaults chosen for the default release (projected histograms; docs/flows.md, "Flow settings for histogram
+    releases", on a validation split of the MNIST training set and on the digits): h = 1, 1,500 steps, 70 of the
+    released directions per step. Noisy-record releases carry their noise as smoothing, which flattens the
+    transport map: h = 3 with 2,000-3,000 steps did far better than h = 1 there, on MNIST and on the digits
+    (docs/flows.md, "What the flows need to work well" and "The same on MNIST"): pass them with such releases.
 
     Attributes:
         n_steps: flow steps (with ``reuse="once"``: ignored, one step per release).
@@ -37,7 +37,8 @@ class FlowSettings:
         particle_cdf: ``"histogram"`` (O(nL)), ``"sort"`` (exact ranks) or ``"grid"`` (quantile grid and
             ``searchsorted``) for the particles' CDF.
         count_estimator: how noisy counts become bin probabilities (``math.histograms.bin_probabilities``):
-            ``"simplex"`` (Euclidean projection, default, measured better) or ``"clip"``.
+            ``"simplex"`` (Euclidean projection, default, chosen on validation data: docs/flows.md, "Flow
+            settings for histogram releases") or ``"clip"``.
         flow_particles: particles flowed per ``sample`` call when the kind's particle space can draw more rows from
             them (``ParticleSpace.resample``: the marginal kind redraws a flowed particle's position inside its coarse
             cell, i.e. its fine levels from the released one-way tables); ``None`` flows every row.

@@ -15,7 +15,7 @@ import difflib
 import inspect
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar, get_args
+from typing import Any, ClassVar, Mapping, get_args
 
 import pandas as pd
 import torch
@@ -36,12 +36,13 @@ from synthcity_dpswf.math.checks import (
 )
 from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
 from synthcity_dpswf.models.base import Labelling
+from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
 from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
 from synthcity_dpswf.plugins.table_path import TablePath
-from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, PrivacyReport, ReleaseAccountant
+from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.recipes.tables import PAIR_SELECTIONS
@@ -54,7 +55,6 @@ def path_for(X: DataLoader) -> DataPath:
 
 
 FITTED_STATE = ("path_", "generator_", "encoder_", "layout_", "domain_part_", "selection_part_", "domain_rows_",
-                "flow_defaults_",
                 "_schema", "_training_schema", "_data_encoders", "data_info", "fitted")
 """What a fit sets on the plugin: restored as it was when a fit fails (``SlicedFlowPlugin.fit``)."""
 
@@ -159,6 +159,8 @@ class SlicedFlowPlugin(Plugin):
     """
 
     generator_class: ClassVar[type[SlicedGenerator]]
+    small_batches: ClassVar[bool] = False
+    """Whether a given replace-one batch size is capped at half of a smaller table's n (``GeneratorSpec``)."""
 
     def __init__(
         self,
@@ -280,7 +282,6 @@ class SlicedFlowPlugin(Plugin):
         self.domain_part_: PrivacyPart | None = None
         self.selection_part_: PrivacyPart | None = None
         self.domain_rows_: float | None = None
-        self.flow_defaults_: dict[str, int] = {}
 
     @property
     def epsilon(self) -> float:
@@ -399,50 +400,33 @@ class SlicedFlowPlugin(Plugin):
     def type() -> str:
         return "privacy"
 
-    def release_kind(self) -> str:
-        """The release kind of this fit: ``release``, or the default of the data path being fitted (a table's before
-        any fit)."""
-        if self.release is not None:
-            return self.release
-        return self.path_.default_release if self.path_ is not None else TablePath.default_release
-
-    def generator_arguments(self, n_records: int) -> dict[str, Any]:
-        """Arguments of the wrapped generator for ``n_records`` records of the data being fitted (subclasses add
-        theirs)."""
-        release = self.release_kind()
-        spec = KINDS[release]
+    def generator_arguments(self, release: str, flow_defaults: Mapping[str, int]) -> dict[str, Any]:
+        """Arguments of the wrapped generator for the ``release`` kind, with the codec's measured ``flow_defaults``
+        where the plugin's own are ``None`` (subclasses add theirs; the marginal release's layout is given when it
+        is built: ``GeneratorSpec.build``)."""
+        kind = KINDS[release]
         settings = self.settings
         if self.n_steps is None:
-            settings = dataclasses.replace(settings, n_steps=self.flow_defaults_.get("n_steps", spec.steps))
+            settings = dataclasses.replace(settings, n_steps=flow_defaults.get("n_steps", kind.steps))
         if settings.flow_particles is None:
-            settings = dataclasses.replace(settings, flow_particles=spec.flow_particles)
+            settings = dataclasses.replace(settings, flow_particles=kind.flow_particles)
         directions = self.n_release_directions
         if directions is None:
-            directions = self.flow_defaults_.get("n_release_directions")
+            directions = flow_defaults.get("n_release_directions")
         return {
             "release": release, "radius": self.radius, "n_release_directions": directions,
-            "n_bins": self.n_bins, "marginals": self.layout_, "labelling": self.labelling,
-            "feature_weight": self.feature_weight,
+            "n_bins": self.n_bins, "labelling": self.labelling, "feature_weight": self.feature_weight,
             "accountant": self.accountant, "neighbouring": self.neighbouring, "settings": settings, "seed": self.random_state,
             "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
         }
 
-    def release_plan(self, n_public: int | None, prior: float | None) -> tuple[ReleaseAccountant, int]:
-        """The accountant of the releases this plugin's generator will make for the data being fitted (``n_public``
-        records, ``None`` under add/remove) and their number, asked of the generator class's schedule before any
-        generator is built (``SlicedGenerator.schedule_of``): what ``Budget.noise_multiplier`` calibrates."""
-        schedule = self.generator_class.schedule_of(self.generator_arguments(n_public or 1))
-        return schedule.accountant(n_public, self.budget.neighbouring, self.accountant, self.release_kind(), prior)
-
-    def built_generator(self, n_records: int) -> SlicedGenerator:
-        """The wrapped generator for ``n_records`` records of the data being fitted, refused before any release unless
-        its schedule is the one ``release_plan`` calibrated the noise for."""
-        arguments = self.generator_arguments(n_records)
-        generator = self.generator_class(**arguments)
-        if generator.schedule != self.generator_class.schedule_of(arguments):
-            raise RuntimeError(f"{type(generator).__name__}'s schedule {generator.schedule} is not the one its noise was "
-                               f"calibrated for ({self.generator_class.schedule_of(arguments)}); nothing was released.")
-        return generator
+    def generator_spec(self, path: DataPath) -> GeneratorSpec:
+        """The generator a fit on ``path``'s data builds, resolved once from the arguments: its class, the release kind
+        (``release``, or the path's default) and the codec's flow defaults (``DataPath.flow_defaults``), so its
+        schedule (``GeneratorSpec.plan``)."""
+        release = self.release if self.release is not None else path.default_release
+        arguments = self.generator_arguments(release, path.flow_defaults(self.image_codec, self.name(), release))
+        return GeneratorSpec(self.generator_class, arguments, small_batches=self.small_batches)
 
     def fit(self, X: Any, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
         """Fit on a tabular DataLoader (or DataFrame) or an ImageDataLoader, with no non-private statistic of it; or
@@ -465,28 +449,37 @@ class SlicedFlowPlugin(Plugin):
         return self
 
     def _fit_in_memory(self, X: DataLoader) -> None:
-        """Fit on a loader: its data path prepares the records, the generator releases them."""
+        """Fit on a loader: the generator resolved once (``generator_spec``), its data path prepares the records and
+        the plan their noise is calibrated to, the generator releases them by that plan."""
         loader = loader_path(X, self.name(), self.time_horizons)
-        self.path_ = path_for(X)  # generator_arguments reads the path being fitted
-        prepared = self.path_.prepare(self, X, loader)
+        path = path_for(X)
+        spec = self.generator_spec(path)
+        prepared = path.prepare(self, X, loader, spec)
+        self.path_ = path
         self._keep(prepared)
         assert prepared.records is not None
-        self._fit_generator(prepared.records, prepared.budget, prepared.noise_multiplier, prepared.labels)
+        budget = prepared.budget
+        self.generator_ = spec.build(prepared.n_public, prepared.layout)
+        n_classes = None if prepared.labels is None else self.n_classes
+        self.generator_.fit(prepared.records, None, budget.release_delta, labels=prepared.labels, n_classes=n_classes,
+                            noise_multiplier=prepared.noise_multiplier, prior=budget.prior, plan=prepared.plan)
         self._finish(prepared, float(len(prepared.records)))
 
     def _fit_partitioned(self, frame: Any) -> None:
         """Fit on a Dask DataFrame: the table path's domain and codec from summed counts, then one release summed
         from the partitions' level codes, its noise added once (``SlicedGenerator.fit_total``)."""
-        self.path_ = path = TablePath()
+        path = TablePath()
+        spec = self.generator_spec(path)
         with computing():
-            prepared = path.prepare_partitioned(self, DaskCounts(frame))
+            prepared = path.prepare_partitioned(self, DaskCounts(frame), spec)
+            self.path_ = path
             self._keep(prepared)
-            self.generator_ = self.built_generator(int(prepared.info["len"]) or 1)
+            self.generator_ = spec.build(prepared.n_public, prepared.layout)
             statistic = prepared.partitioned.marginal_statistic(prepared.codec, self.generator_.mechanism)
-        n_records = int(prepared.info["len"]) or None
+        n_records = prepared.n_public
         self.generator_.fit_total(statistic, len(prepared.codec.domain.columns), None, prepared.budget.release_delta,
                                   n_records=n_records, noise_multiplier=prepared.noise_multiplier,
-                                  prior=prepared.budget.prior)
+                                  prior=prepared.budget.prior, plan=prepared.plan)
         self._finish(prepared, None if n_records is None else float(n_records))
 
     def _keep(self, prepared: PreparedData) -> None:
@@ -498,7 +491,6 @@ class SlicedFlowPlugin(Plugin):
         self.encoder_, self.layout_ = prepared.codec, prepared.layout
         self.domain_part_, self.domain_rows_ = prepared.paid, prepared.released_rows
         self.selection_part_ = prepared.selection_part
-        self.flow_defaults_ = prepared.flow_defaults
 
     def _finish(self, prepared: PreparedData, n_records: float | None) -> None:
         """After the release: the DP domain's one-way counts joined to a marginal release (counting n where it is
@@ -513,10 +505,6 @@ class SlicedFlowPlugin(Plugin):
             self.generator_.add_selection(measured, prepared.selection.noise_std, public_n)
         self.data_info = self.released_info(prepared.info)
         self.fitted = True
-
-    def public_size(self, n_records: int) -> int | None:
-        """n where it is public (replace-one); ``None`` under add/remove, where no default may read it."""
-        return self.neighbouring.public_size(n_records)
 
     def released_info(self, info: dict[str, Any]) -> dict[str, Any]:
         """``info`` with its row count ("len", the count synthcity's ``generate()`` makes by default) replaced by the
@@ -535,16 +523,6 @@ class SlicedFlowPlugin(Plugin):
         """synthcity's hook, never reached: ``fit`` is overridden so that no private statistic is computed outside
         the releases."""
         raise NotImplementedError("SlicedFlowPlugin fits through fit(); _fit is not used.")
-
-    def _fit_generator(self, records: torch.Tensor, budget: Budget, noise_multiplier: float,
-                       labels: torch.Tensor | None = None) -> None:
-        """Build the wrapped generator for these encoded records and fit it at ``noise_multiplier`` (calibrated once,
-        to what ``budget`` leaves; its spent Gaussian mechanisms in the accounting as the prior): the releases happen
-        here."""
-        self.generator_ = self.built_generator(len(records))
-        n_classes = None if labels is None else self.n_classes
-        self.generator_.fit(records, None, budget.release_delta, labels=labels, n_classes=n_classes,
-                            noise_multiplier=noise_multiplier, prior=budget.prior)
 
     def generate(self, count: int | None = None, constraints: Constraints | None = None,
                  random_state: int | None = None, **kwargs: Any) -> DataLoader:

@@ -19,6 +19,7 @@ from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderC
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import SlicedGenerator
+from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
 from synthcity_dpswf.privacy import MECHANISMS, PrivacyPart
@@ -31,9 +32,17 @@ class ImagePath:
     default_release = "projected_histogram"
     """Class-conditional histograms of the latents' projections (docs/flows.md, "Flow settings for histogram releases")."""
 
-    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath) -> PreparedData:
+    def flow_defaults(self, image_codec: str | None, generator: str, release: str) -> dict[str, int]:
+        """The registry entry's settings measured for ``generator``'s ``release`` through ``image_codec``
+        (``ImageCodecEntry.flow_defaults``); none for an autoencoder."""
+        if image_codec is None:
+            return {}
+        return dict(image_codecs()[image_codec].flow_defaults.get((generator, release), {}))
+
+    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
         """Refuse what images cannot take, settle the codec (paying for it where it is learned from the private
-        images) and encode the private images."""
+        images), calibrate the releases' noise to ``spec``'s plan (computed once, here) and encode the private
+        images."""
         if plugin.release is not None and MECHANISMS[plugin.release].takes_level_codes:
             raise ValueError(f"the {plugin.release} release is for tables (it counts level codes); leave release=None "
                              "(projected histograms) for images.")
@@ -48,24 +57,25 @@ class ImagePath:
         if bool((labels < 0).any()) or bool((labels >= plugin.n_classes).any()):
             raise ValueError(f"labels must lie in 0..{plugin.n_classes - 1}; set n_classes for this data.")
         if plugin.image_codec is not None:
-            return self.private_codec(plugin, X, loader, images, labels, image_codecs()[plugin.image_codec])
+            return self.private_codec(plugin, X, loader, images, labels, image_codecs()[plugin.image_codec], spec)
         autoencoder, private = self.autoencoder(plugin, images)
-        n_public = plugin.public_size(len(private))
+        n_public = plugin.neighbouring.public_size(len(private))
         budget = plugin.budget.for_records(n_public)
+        plan = spec.plan(n_public, None)
         return PreparedData(
             records=autoencoder.encode(images[private]), labels=labels[private], budget=budget,
-            noise_multiplier=budget.noise_multiplier(*plugin.release_plan(n_public, None)), codec=autoencoder, layout=None,
-            schema=Schema(domain={}), info=loader.public_info(X, None),
+            noise_multiplier=budget.noise_multiplier(*plan), plan=plan, n_public=n_public, codec=autoencoder,
+            layout=None, schema=Schema(domain={}), info=loader.public_info(X, None),
         )
 
     @staticmethod
     def private_codec(plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, images: torch.Tensor,
-                      labels: torch.Tensor, entry: ImageCodecEntry) -> PreparedData:
+                      labels: torch.Tensor, entry: ImageCodecEntry, spec: GeneratorSpec) -> PreparedData:
         """Every image private, encoded by the registry's codec ``entry``; a codec that releases a statistic of the
         images takes ``codec_share`` of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the analytic Gaussian
         multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A private image
         codec": through a plugin)."""
-        n_public = plugin.public_size(len(images))
+        n_public = plugin.neighbouring.public_size(len(images))
         budget = plugin.budget.for_records(n_public)
         request = CodecRequest(0.0, 0.0, plugin.neighbouring, plugin.dct_frequencies, plugin.pca_components)
         paid = None
@@ -79,11 +89,11 @@ class ImagePath:
         if entry.paid:
             part: PrivacyPart = codec.privacy_part  # type: ignore[attr-defined]
             paid, budget = dataclasses.replace(part, accounted=True), codec.spend(budget)  # type: ignore[attr-defined]
+        plan = spec.plan(n_public, budget.prior)
         return PreparedData(
-            records=codec.encode(images), labels=labels, budget=budget,
-            noise_multiplier=budget.noise_multiplier(*plugin.release_plan(n_public, budget.prior)), codec=codec,
-            layout=None, schema=Schema(domain={}), info=loader.public_info(X, None), paid=paid,
-            flow_defaults=dict(entry.flow_defaults.get((plugin.name(), plugin.release_kind()), {})),
+            records=codec.encode(images), labels=labels, budget=budget, noise_multiplier=budget.noise_multiplier(*plan),
+            plan=plan, n_public=n_public, codec=codec, layout=None, schema=Schema(domain={}),
+            info=loader.public_info(X, None), paid=paid,
         )
 
     @staticmethod

@@ -3,7 +3,8 @@
 
 ``SlicedFlowPlugin.fit`` picks one per loader (``plugins.base.path_for``, the one line that tests a loader's
 kind of data). A path reads of the plugin only what ``FittingPlugin`` lists (its settings and synthcity's
-generation glue), so the paths sit below the plugin base and never import it. A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels,
+generation glue), so the paths sit below the plugin base and never import it; the generator comes to ``prepare`` as a
+value (``models.spec.GeneratorSpec``, resolved once by the plugin), whose plan the path calibrates the noise to. A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels,
 the flow's share of the budget, the codec, the marginal layout, the public schema and info, and the part of the
 budget it paid itself) and turns samples back into the loader's kind of data (``generate``). The rest of the plugin
 base is the synthcity glue around them.
@@ -22,8 +23,10 @@ from synthcity.plugins.core.schema import Schema
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.adapters.table_domain import TabularDomain
 from synthcity_dpswf.models import SlicedGenerator
+from synthcity_dpswf.models.schedule import ReleasePlan
+from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.plugins.loaders import LoaderPath
-from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart, ReleaseAccountant
+from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.selection import PairSelection
 
@@ -41,6 +44,10 @@ class PreparedData:
     labels: torch.Tensor | None
     budget: Budget
     noise_multiplier: float
+    plan: ReleasePlan
+    """The releases' accountant and number the noise is calibrated to (``GeneratorSpec.plan``), released by."""
+    n_public: int | None
+    """The number of private records where it is public (replace-one), ``None`` under add/remove."""
     codec: Codec
     layout: MarginalLayout | None
     schema: Schema
@@ -57,9 +64,6 @@ class PreparedData:
     """The paid pair selection's release (``privacy.selection``), joined to the marginal release after it."""
     selection_part: PrivacyPart | None = None
     """Its part of the budget, in the releases' accounting (``None``: no selection was paid for)."""
-    flow_defaults: dict[str, int] = field(default_factory=dict)
-    """Release and flow settings measured for this codec and generator (``ImageCodecEntry.flow_defaults``), used
-    where the plugin's own are left at ``None``."""
 
 
 class FittingPlugin(Protocol):
@@ -98,16 +102,6 @@ class FittingPlugin(Protocol):
     strict: bool
     data_info: dict[str, Any]
 
-    def name(self) -> str: ...
-
-    def release_kind(self) -> str: ...
-
-    def public_size(self, n_records: int) -> int | None: ...
-
-    def generator_arguments(self, n_records: int) -> dict[str, Any]: ...
-
-    def release_plan(self, n_public: int | None, prior: float | None) -> tuple[ReleaseAccountant, int]: ...
-
     def training_schema(self) -> Schema: ...
 
     def draw_seed(self) -> int: ...
@@ -119,10 +113,16 @@ class DataPath(Protocol):
     """How one kind of data goes through a plugin."""
 
     default_release: str
-    """The release kind a plugin uses for this data when its ``release`` is ``None`` (``FittingPlugin.release_kind``)."""
+    """The release kind a plugin uses for this data when its ``release`` is ``None``."""
 
-    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath) -> PreparedData:
-        """Check ``X``, pay for what must be released before the generator (if anything) and encode it."""
+    def flow_defaults(self, image_codec: str | None, generator: str, release: str) -> dict[str, int]:
+        """Release and flow settings measured for this data's codec and ``generator``'s ``release`` (public), used
+        where the plugin's own are ``None`` (``SlicedFlowPlugin.generator_spec``)."""
+        ...
+
+    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
+        """Check ``X``, pay for what must be released before the generator (if anything), calibrate the releases'
+        noise to ``spec``'s plan (computed once, here) and encode it."""
         ...
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,

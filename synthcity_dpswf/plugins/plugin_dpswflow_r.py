@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Mapping
 
 from synthcity.plugins.core.distribution import CategoricalDistribution, Distribution, FloatDistribution, IntegerDistribution
 
@@ -21,7 +21,7 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
             ``models.schedule.DEFAULT_SAMPLE_RATE``); replace-one takes ``batch_size`` instead.
         passes: K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove); the default 10 with the default b (n / 10 from 10,000 rows,
             all rows below 1,000: ``models.schedule.default_batch_size``) makes K = 100 on large data (the
-            per-step histogram form measured on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's preset)
+            per-step histogram form run on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's preset)
             and K = 10 on small tables.
         **kwargs: the ``SlicedFlowPlugin`` arguments (epsilon, delta, domain, flow settings, ...).
 
@@ -34,6 +34,7 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
     """
 
     generator_class = DPSWFlowR
+    small_batches = True
 
     def __init__(
         self, batch_size: int | None = None, sample_rate: float | None = None, passes: float = 10.0, **kwargs: Any
@@ -65,13 +66,10 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
             CategoricalDistribution(name="flow_batch_size", choices=[1000, 2000, 4000]),
         ]
 
-    def generator_arguments(self, n_records: int) -> dict[str, Any]:
-        batch_size = self.batch_size
-        if batch_size is not None and self.neighbouring.n_is_public:  # n public: small tables cap b
-            batch_size = min(batch_size, max(1, n_records // 2))
+    def generator_arguments(self, release: str, flow_defaults: Mapping[str, int]) -> dict[str, Any]:
         return {
-            **super().generator_arguments(n_records), "batch_size": batch_size, "sample_rate": self.sample_rate,
-            "passes": self.passes,
+            **super().generator_arguments(release, flow_defaults), "batch_size": self.batch_size,
+            "sample_rate": self.sample_rate, "passes": self.passes,
         }
 
 

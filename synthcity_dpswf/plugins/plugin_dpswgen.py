@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Mapping
 
 from synthcity.plugins.core.distribution import CategoricalDistribution, Distribution, FloatDistribution
 
@@ -47,9 +47,9 @@ class DPSWGenPlugin(DPSWFlowRPlugin):
             FloatDistribution(name="learning_rate", low=1e-4, high=1e-3),
         ]
 
-    def generator_arguments(self, n_records: int) -> dict[str, Any]:
+    def generator_arguments(self, release: str, flow_defaults: Mapping[str, int]) -> dict[str, Any]:
         return {
-            **super().generator_arguments(n_records), "noise_dim": self.noise_dim, "generator_batch": self.generator_batch,
+            **super().generator_arguments(release, flow_defaults), "noise_dim": self.noise_dim, "generator_batch": self.generator_batch,
             "learning_rate": self.learning_rate,
         }
 

@@ -16,6 +16,7 @@ from synthcity.plugins.core.schema import Schema
 from synthcity_dpswf.adapters import MarginalTableCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, generate_parquet
 from synthcity_dpswf.models import DPSWGen, SlicedGenerator
+from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.plugins.loaders import LoaderPath, loader_path
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
@@ -49,49 +50,54 @@ class TablePath:
     default_release = "marginal"
     """Noisy one- and two-way tables of the level-coded rows (docs/flows.md: ahead of the record releases on tables)."""
 
-    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath) -> PreparedData:
+    def flow_defaults(self, image_codec: str | None, generator: str, release: str) -> dict[str, int]:
+        """None: a table's flow settings are the release kind's (``models.KINDS``)."""
+        return {}
+
+    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
         """Check the table, settle its domain (a DP domain, accounted with the releases, where columns are
-        undeclared) and encode it."""
+        undeclared) and the releases' noise (``spec``'s plan), and encode it."""
         frame = X.dataframe()
         check_table(frame)
-        prepared = self.settle(plugin, X, loader, frame, len(frame))
+        prepared = self.settle(plugin, X, loader, frame, len(frame), spec)
         return dataclasses.replace(prepared, records=prepared.codec.encode(frame))
 
-    def prepare_partitioned(self, plugin: FittingPlugin, table: DaskCounts) -> PreparedData:
+    def prepare_partitioned(self, plugin: FittingPlugin, table: DaskCounts, spec: GeneratorSpec) -> PreparedData:
         """A partitioned table (privacy.md, "Tables on Dask"): the same checks, domain and codec as ``prepare``, from
         counts summed over the partitions; no record is encoded here (the generator's release is summed from the
         partitions' level codes: ``DaskCounts.marginal_statistic``). DPSWflow with the marginal release only. n is
         the partitions' row counts summed under replace-one, and not read under add/remove."""
-        if plugin.generator_class.per_step:
-            raise ValueError(f"{plugin.name()} releases fresh batches at every step, drawn from all records, which a "
+        if spec.generator_class.per_step:
+            raise ValueError(f"{spec.name} releases fresh batches at every step, drawn from all records, which a "
                              "partitioned table does not give; fit it with dpswflow (one release, summed partition by "
                              "partition: privacy.md, \"Tables on Dask\").")
-        if not MECHANISMS[plugin.release_kind()].takes_level_codes:
+        if not MECHANISMS[spec.release].takes_level_codes:
             raise ValueError(f"a partitioned table is released as summed counts: leave release=None (the marginal "
-                             f"release), not {plugin.release_kind()!r}.")
+                             f"release), not {spec.release!r}.")
         n_records = table.n_rows() if plugin.neighbouring.n_is_public else None  # n private: never read
         if n_records is not None and n_records < 2:
             raise ValueError(f"the table has {n_records} row(s); differential privacy over fewer than 2 rows is meaningless.")
         X = GenericDataLoader(pd.DataFrame(columns=table.columns))  # the column names only: no row, no dtype
-        prepared = self.settle(plugin, X, loader_path(X, plugin.name()), table, n_records)
+        prepared = self.settle(plugin, X, loader_path(X, spec.name), table, n_records, spec)
         info = dict(prepared.info, len=n_records or 0)
         return dataclasses.replace(prepared, info=info, partitioned=table)
 
     def settle(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, table: pd.DataFrame | DaskCounts,
-               n_records: int | None) -> PreparedData:
+               n_records: int | None, spec: GeneratorSpec) -> PreparedData:
         """The domain, codec and layout of a table (a frame, or a partitioned table's counts) of ``n_records`` rows
         (``None``: not read, add/remove), with the part of the budget the domain paid and the releases' noise
         (``recipes.tables.settle_table``), in synthcity's schema and info; no record encoded."""
-        n_public = None if n_records is None else plugin.public_size(n_records)
+        n_public = None if n_records is None else plugin.neighbouring.public_size(n_records)
         declared = plugin.declared_domain
-        choices = TableChoices(plugin.release_kind(), declared, plugin.domain_epsilon_share, plugin.numeric_histograms,
+        choices = TableChoices(spec.release, declared, plugin.domain_epsilon_share, plugin.numeric_histograms,
                                plugin.fine_bins, plugin.coarse_bins, plugin.max_pairs, plugin.random_state,
                                plugin.pair_selection)
         names = set() if declared is None else set(declared.names)
-        settled = settle_table(table, n_public, plugin.budget.for_records(n_public), choices, plugin.release_plan,
+        settled = settle_table(table, n_public, plugin.budget.for_records(n_public), choices, spec,
                                lambda domain: loader.public_domain(X, domain, names))
         return PreparedData(
             records=None, labels=None, budget=settled.budget, noise_multiplier=settled.noise_multiplier,
+            plan=settled.plan, n_public=n_public,
             codec=settled.codec, layout=settled.layout, schema=synthcity_schema(settled.domain),
             info=loader.public_info(X, settled.domain), paid=settled.paid, released_rows=settled.released_rows,
             one_way=settled.one_way, selection=settled.selection, selection_part=settled.selection_part,

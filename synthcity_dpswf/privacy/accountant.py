@@ -55,9 +55,9 @@ RDP_ORDERS: list[float] = sorted(
 multipliers and few steps, where the optimal order exceeds 63."""
 
 REPLACE_ONE_ORDERS: list[float] = [order for order in RDP_ORDERS if order <= 128]
-"""Orders of the replace-one accountant when it calibrates and reports: dp-accounting's bound costs about 60 ms
-per order above 64 (1.4 s for all of RDP_ORDERS, 0.5 s up to 64); fewer orders can only raise epsilon, so the
-result stays a valid bound, and orders above 128 matter only for epsilons far below 1."""
+"""Orders of the replace-one accountant when it calibrates and reports: dp-accounting's bound costs more per order
+the higher the order, so the orders above 128 would take most of a calibration's time; fewer orders can only raise
+epsilon, so the result stays a valid bound, and orders above 128 matter only for epsilons far below 1."""
 
 REPLACE_ONE_RDP = "replace_one_rdp"
 """dp-accounting's replace-one RDP bound for sampling without replacement (Wang, Balle & Kasiviswanathan 2019,

@@ -1,6 +1,8 @@
-"""A run's budget: (epsilon, delta) as the user gives it, checked once (``Budget``); the parts spent before the
-generator's releases; the one calibration of the releases' noise; and how its split is set from public numbers (the
-default delta, the share a DP domain takes: privacy.md, "The DP domain" and "One budget")."""
+"""A run's budget, the one budget class: (epsilon, delta) as the user gives it, checked once (``Budget``); the parts
+spent before the generator's releases (a DP domain's, ``Budget.domain_part``; a pair selection's,
+``Budget.share_of_rest``; a private codec's, ``Budget.share``), each recorded by ``Budget.spend``; the one calibration
+of the releases' noise; and how its split is set from public numbers (the default delta, the share a DP domain takes:
+privacy.md, "The DP domain" and "One budget")."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from synthcity_dpswf.privacy.accountant import ReleaseAccountant
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
 from synthcity_dpswf.privacy.composition import Prior, PriorLike, SampledGaussian, composed_multiplier
-from synthcity_dpswf.privacy.domain.calibration import ATOM_NOISE_RATIO, DomainBudget, rows_needed
+from synthcity_dpswf.privacy.domain.calibration import ATOM_NOISE_RATIO, DomainCalibration, rows_needed
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.notices import DPSWFWarning
 
@@ -55,6 +57,14 @@ def default_delta(n_records: int | None) -> float:
     random record would meet (1e-5 up to about 35,000 rows, then n^-1.1: 6.9e-6 for Adult's 48,842); 1e-5 when n is
     private (``None``, add/remove)."""
     return 1e-5 if n_records is None else min(1e-5, n_records**-1.1)
+
+
+THRESHOLD_DELTA_SHARE = 0.25
+r"""The share of delta a DP domain's key threshold (categories, a float column's atoms) takes,
+:math:`\delta_T = \delta / 4`, when it may publish a key (the rest, :math:`\delta_G`, goes to the Gaussian mechanisms
+together: ``Budget.domain_part``). Publishing a category costs :math:`\Phi^{-1}(1 - \eta)` noise stds and calibrating
+the Gaussians :math:`z(\varepsilon, \delta_G)`; both change little between delta / 10 and delta / 2, so the split is a
+stated round number, not a tuned one."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +159,20 @@ class Budget:
             raise ValueError(f"a share of the budget must lie in (0, 1), got {share!r}.")
         return self.rest_multiplier() / math.sqrt(share)
 
+    def domain_part(self, share: float, keyed: bool = True) -> DomainCalibration:
+        r"""The DP domain's part of this budget, accounted with the releases as one mechanism (privacy.md, "One
+        budget"): its key threshold takes :math:`\delta_T` = ``THRESHOLD_DELTA_SHARE`` of ``release_delta`` when the
+        domain may publish private keys (``keyed``: categories, which it may when it releases columns' kinds, or a
+        float column's atoms), else 0; its Gaussian stages take ``share`` s of :math:`\mu^2 = 1 / z^2`, :math:`z =
+        z_{AG}(\varepsilon, \delta_G)` with :math:`\delta_G` = ``release_delta`` - :math:`\delta_T`, so
+        :math:`z_D = z / \sqrt{s}` (``share``); the threshold is proved for the whole run, at this epsilon. ``spend``
+        the part's ``noise_multiplier`` and ``threshold_delta``: the releases are then calibrated to (epsilon,
+        :math:`\delta_G`) with :math:`z_D` as their accountant's prior, one release of all records at
+        :math:`z / \sqrt{1 - s}` exactly, per-step releases at what RDP leaves."""
+        threshold_delta = THRESHOLD_DELTA_SHARE * self.release_delta if keyed else 0.0
+        return DomainCalibration(self.share(share, threshold_delta), self.release_delta - threshold_delta, self.epsilon,
+                                 threshold_delta)
+
     def share_guarantee(self, share: float) -> tuple[float, float]:
         """The (epsilon, delta) a one-shot Gaussian mechanism at ``share`` of this budget states as its own guarantee
         (a private codec's request and its report part): the analytic Gaussian epsilon of ``share(share)`` at
@@ -180,75 +204,35 @@ class Budget:
         return accountant.calibrate(float(self.epsilon), self.release_delta, steps)
 
 
-THRESHOLD_DELTA_SHARE = 0.25
-r"""The share of delta a DP domain's key threshold (categories, a float column's atoms) takes,
-:math:`\delta_T = \delta / 4`, when it may publish a key (the rest, :math:`\delta_G`, goes to the Gaussian mechanisms together). Publishing a category costs
-:math:`\Phi^{-1}(1 - \eta)` noise stds and calibrating the Gaussians :math:`z(\varepsilon, \delta_G)`; both move
-by a few percent between delta / 10 and delta / 2, so the split is a stated round number, not a tuned one."""
-
-
-@dataclass(frozen=True)
-class TableBudget:
-    r"""One budget (epsilon, delta) for a table's DP domain and the generator's releases, accounted as one mechanism
-    (privacy.md, "One budget"): :math:`\delta = \delta_G + \delta_T` (``threshold_delta``, 0 when the domain
-    publishes no private key: no kinds, no float column's atoms), :math:`z = z_{AG}(\varepsilon, \delta_G)` for the whole, and the domain's Gaussian stages
-    get the share ``domain_share`` of :math:`\mu^2 = 1 / z^2`: :math:`z_D = z / \sqrt{s}`. The releases are then
-    calibrated to (epsilon, :math:`\delta_G`) with :math:`z_D` as their accountant's prior: one release of all
-    records gets :math:`z / \sqrt{1 - s}` exactly, per-step releases what RDP leaves."""
-
-    epsilon: float
-    delta: float
-    domain_share: float
-    keyed: bool = True
-    """Whether the domain may publish private keys: categories (it releases columns' kinds) or a float column's atoms
-    (stage 4). Then the threshold takes its delta."""
-
-    def __post_init__(self) -> None:
-        if not 0 < self.domain_share < 1:
-            raise ValueError(f"the domain's share must lie in (0, 1), got {self.domain_share!r}.")
-
-    @property
-    def threshold_delta(self) -> float:
-        return THRESHOLD_DELTA_SHARE * self.delta if self.keyed else 0.0
-
-    @property
-    def gaussian_delta(self) -> float:
-        """The delta of the Gaussian mechanisms together, at which the releases are calibrated."""
-        return self.delta - self.threshold_delta
-
-    @property
-    def noise_multiplier(self) -> float:
-        """z of the whole, one Gaussian mechanism at (epsilon, delta_G)."""
-        return analytic_gaussian_noise_multiplier(self.epsilon, self.gaussian_delta)
-
-    def domain(self) -> DomainBudget:
-        """The DP domain's calibration: its Gaussian stages at z / sqrt(s), its threshold proved for the whole."""
-        multiplier = self.noise_multiplier / math.sqrt(self.domain_share)
-        return DomainBudget(multiplier, self.gaussian_delta, self.epsilon, self.threshold_delta)
-
-
 HISTOGRAM_SHARE = 0.05
 """The domain's share of mu^2 when a public domain declares every column and some numeric ones need their quantiles
 (``needs_histogram``): only value histograms are released."""
 
 SMALL_TABLE_SHARE = 0.4
-"""The domain's share below 1,000 rows (``default_domain_share``): on iris at epsilon = 3 and the default delta, its
-integer target got exactly its three levels in 28.8%, 84.3%, 97.1% and 98.6% of 1,000 releases at 0.1, 0.2, 0.3 and
-0.4 (``benchmarks/dp_domain.py``; the split of earlier versions needed 0.5 of epsilon for 99%)."""
+"""The domain's share below 1,000 rows (``default_domain_share``), where the rule's category of 10% of the rows holds
+fewer than 100 records: chosen on iris at epsilon = 3 and the default delta as the share at which its integer target
+gets exactly its three levels in nearly every release, as half of epsilon did under the basic split of earlier
+versions; smaller shares lose a level far more often (``benchmarks/dp_domain.py``,
+``benchmarks/results/dp_domain_iris.md``; docs/flows.md, "Tables with no schema: one budget for the DP domain and the
+release")."""
 
 ADD_REMOVE_SHARE = 0.2
-"""The domain's share when n is private (add/remove): the largest share the rule below chose on the validation tables
-(docs/flows.md, fact 76)."""
+"""The domain's share when n is private (add/remove), where the rule below cannot run (it reads n): the largest share
+the rule chose on the validation tables when it was set, before it counted atoms (docs/flows.md, "Tables with no
+schema: one budget for the DP domain and the release")."""
 
 SHARES = (0.05, 0.1, 0.15, 0.2, 0.3)
-"""The shares ``default_domain_share`` tries, smallest first (with atoms counted the rule chooses 0.3 on fair and on the
-stand-in, where 0.2 and 0.3 measured best: ``benchmarks/domain_share.py``; docs/flows.md, fact 86)."""
+"""The shares ``default_domain_share`` tries, smallest first: the range over which the rule's choice was compared with
+fixed shares on the validation tables (fair's training split and the stand-in), ending where neither table's 2-way TV
+improved with a larger share (``benchmarks/domain_share.py``, ``benchmarks/results/domain_share.md``; docs/flows.md,
+"Tables with no schema: one budget for the DP domain and the release" and "Coded floats: a float column's atoms")."""
 
 
 def default_domain_share(
     n_records: int | None, n_undeclared: int, n_histograms: int, epsilon: float, delta: float, neighbouring: Adjacency
 ) -> float:
-    """The share of mu^2 a DP domain gets in a ``TableBudget`` when none is given, from public numbers only.
+    """The share of mu^2 a DP domain gets of the run's budget (``Budget.domain_part``) when none is given, from public
+    numbers only.
 
     - Only value histograms of declared columns: ``HISTOGRAM_SHARE``.
     - n private (add/remove): ``ADD_REMOVE_SHARE``.
@@ -256,10 +240,10 @@ def default_domain_share(
     - Else the smallest of ``SHARES`` at which a category and a float column's atom each holding 10% of the rows are
       published with probability 95% (``privacy.domain.rows_needed``; an atom needs ``ATOM_NOISE_RATIO`` times a
       category's rows) when half the undeclared columns are categorical and the other half float (their kinds are
-      private until released); the largest if none is. On fair, where coded floats are most of the table, the
-      atoms moved the share from 0.05 to 0.3 (DPSWflow's 2-way TV with no schema 0.085 at 0.05, 0.077 at 0.1, 0.067
-      at 0.2, 0.070 at 0.3; the stand-in 0.273 at 0.2, its share before, and 0.259 at 0.3:
-      ``benchmarks/results/domain_share.md``, docs/flows.md fact 86).
+      private until released); the largest if none is. The atoms are asked for because where coded floats are most
+      of a table (fair), the share that publishes its categories leaves its frequent float values unpublished and
+      its no-schema 2-way TV worse than the larger share that publishes both (``benchmarks/domain_share.py``,
+      ``benchmarks/results/domain_share.md``; docs/flows.md, "Coded floats: a float column's atoms").
     """
     if n_undeclared == 0:
         return HISTOGRAM_SHARE
@@ -269,8 +253,9 @@ def default_domain_share(
         return SMALL_TABLE_SHARE
     categorical = math.ceil(n_undeclared / 2)
     numeric = n_undeclared - categorical
+    budget = Budget(epsilon, delta, neighbouring)
     for share in SHARES:
-        domain = TableBudget(epsilon, delta, share).domain()
+        domain = budget.domain_part(share)
         needed = rows_needed(domain, categorical, numeric, n_histograms, neighbouring, n_atoms=numeric)
         if ATOM_NOISE_RATIO * needed <= 0.1 * n_records:
             return share

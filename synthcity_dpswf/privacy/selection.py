@@ -26,18 +26,17 @@ from synthcity_dpswf.privacy.report import OtherAdjacency
 
 SELECTION_SHARE = 0.3
 r"""The selection's share q of what the budget leaves after the DP domain, :math:`\mu_A^2 = q(\mu^2 - \mu_D^2)`:
-chosen on the validation tables, fair and the stand-in, at T = d (``benchmarks/pair_selection.py``, docs/flows.md fact
-87): 0.2, 0.3 and 0.5 all beat the public choice's 2-way TV on the stand-in (0.206 / 0.216 / 0.220 against 0.258 with no
-schema; 0.178 / 0.173 / 0.181 against 0.215 declared); on fair's DPSWflow they stayed within 0.008 of it (0.067 /
-0.068 / 0.069 against 0.072, 0.070 / 0.068 / 0.074 against 0.066); 0.3 is the middle."""
+chosen on the validation tables, fair and the stand-in, at T = d (``benchmarks/pair_selection.py``,
+``benchmarks/results/pair_selection_stand_in.md`` and ``pair_selection_fair.md``; docs/flows.md, "Which pairs to
+measure: a paid selection"): 0.2, 0.3 and 0.5 all beat the public choice's 2-way TV on the stand-in, with and
+without a schema, and on fair's DPSWflow stayed within a run's spread of it; 0.3 is the middle."""
 
 PAIRS_PER_COLUMN = 1.5
 """T / d, the pairs stage B measures per column: chosen on the validation tables with ``SELECTION_SHARE``
-(``benchmarks/pair_selection.py``; docs/flows.md fact 87): against one per column, 1.5 kept the 2-way TV (fair 0.065 /
-0.070 against 0.068 / 0.068, no schema / declared; the stand-in 0.220 / 0.188 against 0.216 / 0.173) and raised
-TSTR with no schema (fair 0.632 against 0.590; the stand-in 0.796 against 0.693; declared 0.629 against 0.638 and
-0.785 against 0.739); half a pair
-per column lost both (these runs kept the T pairs of largest score, before the spanning forest of ``pairs``)."""
+(``benchmarks/pair_selection.py``, ``benchmarks/results/pair_selection_fair_ratio.md`` and
+``pair_selection_stand_in_ratio.md``; docs/flows.md, "Which pairs to measure: a paid selection"): against one per
+column, 1.5 kept the 2-way TV and raised TSTR with no schema on both tables; half a pair per column lost both (these
+runs kept the T pairs of largest score, before the spanning forest of ``pairs``)."""
 
 CANDIDATE_PAIRS = 1000
 """The most candidate pairs stage A measures (every pair of up to 45 columns; beyond, a uniformly random subset of

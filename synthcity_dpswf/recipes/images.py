@@ -178,9 +178,9 @@ def fit_releases(model: SlicedGenerator, latents: torch.Tensor, labels: torch.Te
     """Fit ``model`` on the private codes at what ``budget`` leaves: the releases' noise calibrated once from the
     model's schedule, with the spent codec as the accountant's prior (``Budget.noise_multiplier``), as the plugins do."""
     n_public = budget.neighbouring.public_size(latents.shape[0])
-    accountant, steps = model.plan(n_public, budget.prior)
+    plan = model.plan(n_public, budget.prior)
     return model.fit(latents, None, budget.release_delta, labels=labels, n_classes=10,
-                     noise_multiplier=budget.noise_multiplier(accountant, steps), prior=budget.prior)
+                     noise_multiplier=budget.noise_multiplier(*plan), prior=budget.prior, plan=plan)
 
 
 def paid_codec(codec: str) -> bool:

@@ -16,21 +16,17 @@ import torch
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.resolution import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
-from synthcity_dpswf.models.schedule import pooled_count_noise
+from synthcity_dpswf.models.schedule import ReleasePlan, pooled_count_noise
+from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.privacy import (
-    MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, ReleaseAccountant, ReleaseOptions, secret_generator,
+    MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, ReleaseOptions, secret_generator,
 )
-from synthcity_dpswf.privacy.budget import Budget, TableBudget, default_domain_share
+from synthcity_dpswf.privacy.budget import Budget, default_domain_share
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, publishes_keys, release_domain_at
 from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
 from synthcity_dpswf.privacy import selection as pair_rule  # the module: its SELECTION_SHARE read at each fit
 from synthcity_dpswf.privacy.selection import PairSelection
-
-ReleasePlan = Callable[[int | None, float | None], tuple[ReleaseAccountant, int]]
-"""The releases' accountant and number for ``(n_public, prior)``, from the generator class's schedule before any
-generator is built (``plugins.base.SlicedFlowPlugin.release_plan``)."""
-
 
 PAIR_SELECTIONS = ("adaptive", "public")
 """How the marginal release's pairs are chosen (``TableChoices.pair_selection``)."""
@@ -72,6 +68,8 @@ class SettledTable:
     layout: MarginalLayout | None
     budget: Budget
     noise_multiplier: float
+    plan: ReleasePlan
+    """The releases' accountant and number ``noise_multiplier`` is calibrated to (``GeneratorSpec.plan``)."""
     paid: PrivacyPart | None = None
     released_rows: float | None = None
     one_way: dict[int, tuple[Any, Any]] = field(default_factory=dict)
@@ -82,11 +80,11 @@ class SettledTable:
 
 def settle_table(
     table: pd.DataFrame | DaskCounts, n_public: int | None, budget: Budget, choices: TableChoices,
-    release_plan: ReleasePlan, public_rules: Callable[[TabularDomain], TabularDomain] = lambda domain: domain,
+    spec: GeneratorSpec, public_rules: Callable[[TabularDomain], TabularDomain] = lambda domain: domain,
 ) -> SettledTable:
     """The domain, codec and layout of ``table`` (``n_public`` rows; ``None``: not read, add/remove) at ``budget``
-    (delta resolved for n), and the releases' noise, calibrated once to what the DP domain leaves; no record
-    encoded. ``public_rules`` is applied to the declared domain before any release and to the final one (a loader's
+    (delta resolved for n), and the releases' noise, calibrated once to what the DP domain leaves, for the plan of the
+    generator ``spec`` (computed once, here); no record encoded. ``public_rules`` is applied to the declared domain before any release and to the final one (a loader's
     rules on its columns: ``plugins.loaders``)."""
     if choices.declared is not None:  # refused before any release
         public_rules(choices.declared)
@@ -103,10 +101,12 @@ def settle_table(
     if selecting:  # the selection's share is fixed before stage A, from what the domain left
         multiplier = budget.share_of_rest(share)
         budget = budget.spend(multiplier)
-    accountant, steps = release_plan(n_public, budget.prior)
+    plan = spec.plan(n_public, budget.prior)
+    accountant, steps = plan
     noise_multiplier = budget.noise_multiplier(accountant, steps)
     if not levelled:
-        return SettledTable(domain, TabularCodec(domain, unknown), None, budget, noise_multiplier, paid, released_rows)
+        return SettledTable(domain, TabularCodec(domain, unknown), None, budget, noise_multiplier, plan, paid,
+                            released_rows)
     count_noise = pooled_count_noise(accountant, steps, noise_multiplier)
     n_pairs = pair_rule.selected_pair_count(n_columns, choices.max_pairs) if selecting else None
     fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
@@ -115,7 +115,7 @@ def settle_table(
     one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
     if multiplier is None or n_pairs is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing)
-        return SettledTable(domain, codec, layout, budget, noise_multiplier, paid, released_rows, one_way)
+        return SettledTable(domain, codec, layout, budget, noise_multiplier, plan, paid, released_rows, one_way)
     candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing)
     selection = pair_rule.release_pair_selection(
         table_statistic(table, codec, candidates), candidates, n_pairs, multiplier, budget.release_delta, share,
@@ -123,8 +123,8 @@ def settle_table(
     )
     part = PrivacyPart("pair selection", selection.epsilon, selection.delta, selection.describe(),
                        selection.other_adjacency(), accounted=True)
-    return SettledTable(domain, codec, selection.chosen_layout(), budget, noise_multiplier, paid, released_rows, one_way,
-                        selection, part)
+    return SettledTable(domain, codec, selection.chosen_layout(), budget, noise_multiplier, plan, paid, released_rows,
+                        one_way, selection, part)
 
 
 def noise_limited(size: float | None, budget: Budget, n_columns: int, max_pairs: int | None) -> bool:
@@ -176,9 +176,9 @@ def table_domain(
     if share is None:
         share = default_domain_share(n_public, len(undeclared), len(histograms), epsilon, budget.resolved_delta,
                                      budget.neighbouring)
-    split = TableBudget(epsilon, budget.resolved_delta, share, keyed=publishes_keys(len(undeclared), histograms))
+    split = budget.domain_part(share, keyed=publishes_keys(len(undeclared), histograms))
     release = release_domain_at(
-        columns_of(table, undeclared + list(histograms)), split.domain(), secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
+        columns_of(table, undeclared + list(histograms)), split, secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
         declared=histograms,
     )
     warn_about(release, epsilon, share)
@@ -199,7 +199,7 @@ def table_domain(
     )
     released = TabularDomain.from_release(release)
     domain = released if declared is None else declared.merged(released, list(table.columns))
-    return domain, paid, release, budget.spend(split.domain().noise_multiplier, split.threshold_delta)
+    return domain, paid, release, budget.spend(split.noise_multiplier, split.threshold_delta)
 
 
 def check_encodes(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec) -> None:

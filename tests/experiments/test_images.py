@@ -464,12 +464,14 @@ def test_codec_errors_come_before_any_private_data_is_read(tmp_path: Path, monke
         experiment.run_images(dataclasses.replace(config, codec="other-dataset"), tmp_path, tmp_path, None, progress=False)
 
 
-def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_extension_s_dct_entry_replaces_the_built_in_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``"dct"`` codec is read from the image codec registry (``extensions.image_codecs``, which the plugins and
+    ``dpswf images`` read): an extension's entry under that name replaces the built-in one."""
     import pluggy
 
     from synthcity_dpswf import extensions
     from synthcity_dpswf.adapters import DCTTransform
-    from synthcity_dpswf.adapters.image_codecs import CodecRequest
+    from synthcity_dpswf.adapters.image_codecs import CodecRequest, FixedDCTCodec, ImageCodecEntry
 
     class CoarseDCT(DCTTransform):
         """An extension's replacement: never more than 4 frequencies."""
@@ -477,10 +479,14 @@ def test_the_dct_codec_comes_from_the_adapters_registry(monkeypatch: pytest.Monk
         def __init__(self, height: int, width: int, n_frequencies: int, max_value: float = 1.0) -> None:
             super().__init__(height, width, min(n_frequencies, 4), max_value)
 
+    def coarse_dct(images: torch.Tensor, request: CodecRequest) -> FixedDCTCodec:
+        height, width = images.shape[-2:]
+        return FixedDCTCodec(CoarseDCT(height, width, request.dct_frequencies), request.dct_frequencies)
+
     class Extension:
         @extensions.hookimpl
-        def dpswf_codecs(self) -> dict[str, object]:
-            return {"dct": CoarseDCT}
+        def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
+            return {"dct": ImageCodecEntry(coarse_dct, paid=False, assumption="a coarse DCT codec: no public data")}
 
     manager = pluggy.PluginManager(extensions.PROJECT)
     manager.add_hookspecs(extensions.DPSWFSpec)

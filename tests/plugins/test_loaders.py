@@ -91,9 +91,9 @@ def test_survival_takes_declared_horizons_and_refuses_a_declared_time_range_that
     assert fitted(loader, time_horizons=[30, 365]).generate(10).info()["time_horizons"] == [30.0, 365.0]
     domain = {"x": {"type": "numeric", "low": -4, "high": 4}, "group": {"type": "categorical", "categories": ["a", "b"]},
               "T": {"type": "numeric", "low": 0, "high": 1000}, "E": {"type": "categorical", "categories": [0, 1]}}
-    from synthcity_dpswf.models import base as model_base
+    from synthcity_dpswf.models import releasing as model_releasing
 
-    monkeypatch.setattr(model_base, "release_batches", lambda *args, **kwargs: pytest.fail("released before refusing"))
+    monkeypatch.setattr(model_releasing, "release_batches", lambda *args, **kwargs: pytest.fail("released before refusing"))
     with pytest.raises(ValueError, match="times are positive"):
         fitted(loader, domain=domain)
     with pytest.raises(ValueError, match="time_horizons must be"):

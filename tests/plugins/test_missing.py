@@ -49,9 +49,9 @@ def test_missing_rates_and_their_pattern_survive_at_epsilon_1(schema: str) -> No
 
 
 def test_a_declared_column_without_missing_entries_refuses_one_before_any_release(monkeypatch: pytest.MonkeyPatch) -> None:
-    from synthcity_dpswf.models import base as model_base
+    from synthcity_dpswf.models import releasing as model_releasing
 
-    monkeypatch.setattr(model_base, "release_batches", lambda *args, **kwargs: pytest.fail("released before refusing"))
+    monkeypatch.setattr(model_releasing, "release_batches", lambda *args, **kwargs: pytest.fail("released before refusing"))
     declared = {**DOMAIN, "home": {"type": "categorical", "categories": ["own", "rent"]}}
     with pytest.raises(ValueError, match="'home' holds values outside the domain's categories .*missing"):
         Plugins().get("dpswflow", domain=declared).fit(survey(200))

@@ -26,8 +26,9 @@ from synthcity.utils.serialization import load as deserialize
 from synthcity_dpswf import extensions
 from synthcity_dpswf.models import DPSWFlowR, FlowSettings
 from synthcity_dpswf.plugins import PLUGINS, register
+from synthcity_dpswf.plugins.table_path import TablePath
 from synthcity_dpswf.privacy import ACCOUNTANTS
-from synthcity_dpswf.privacy.budget import SMALL_TABLE_SHARE, TableBudget
+from synthcity_dpswf.privacy.budget import SMALL_TABLE_SHARE, Budget
 from synthcity_dpswf.privacy.domain import NO_CATEGORY
 
 from conftest import private_rows_found
@@ -115,7 +116,7 @@ def test_fit_out_of_the_box_spends_a_share_on_a_dp_domain() -> None:
     assert report.delta == pytest.approx(1e-5)  # the default delta, min(1e-5, n^-1.1)
     assert [part.name for part in report.parts] == ["DP domain"]
     # Below 1,000 rows the domain gets SMALL_TABLE_SHARE of mu^2, inside the releases' accounting (privacy.md, "One budget")
-    alone = TableBudget(10.0, 1e-5, SMALL_TABLE_SHARE).domain()
+    alone = Budget(10.0, 1e-5).domain_part(SMALL_TABLE_SHARE)
     assert report.parts[0].epsilon == pytest.approx(alone.epsilon) and report.parts[0].threshold_delta == pytest.approx(2.5e-6)
     assert f"DP domain alone: ({alone.epsilon:.4g}, " in str(report)
 
@@ -255,33 +256,19 @@ def test_arguments_are_checked_where_they_are_given(arguments: dict[str, object]
 @pytest.mark.parametrize("name", NAMES)
 def test_synthcity_s_n_iter_is_the_number_of_flow_or_training_steps(name: str) -> None:
     assert Plugins().get(name, n_iter=7).settings.n_steps == 7
-    assert Plugins().get(name, n_iter=7).generator_arguments(100)["settings"].n_steps == 7
+    assert Plugins().get(name, n_iter=7).generator_spec(TablePath()).arguments["settings"].n_steps == 7
 
 
 def test_a_cuda_device_that_is_not_there_warns_and_runs_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.warns(UserWarning, match="torch sees no CUDA device: running on the CPU"):
         plugin = Plugins().get("dpswflow", device="cuda")
-    assert str(plugin.device) == "cpu" and plugin.generator_arguments(100)["device"] == "cpu"
+    assert str(plugin.device) == "cpu" and plugin.generator_spec(TablePath()).arguments["device"] == "cpu"
 
 
 # ------------------------------------------------------------------------------------------ extensions
-class _DummyCodec:
-    dim = 2
-
-    def encode(self, data: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.normalize(data, dim=1)
-
-    def decode(self, records: torch.Tensor) -> torch.Tensor:
-        return records
-
-
 class _DummyExtension:
     """What a third-party package would expose through its ``synthcity_dpswf`` entry point."""
-
-    @extensions.hookimpl
-    def dpswf_codecs(self) -> dict[str, object]:
-        return {"dummy": _DummyCodec}
 
     @extensions.hookimpl
     def dpswf_accountants(self) -> dict[str, object]:
@@ -290,16 +277,15 @@ class _DummyExtension:
         return {"dummy_rdp": (RDPAccountant, "a test accountant (Opacus RDP, default orders)")}
 
 
-def test_extensions_contribute_codecs_and_accountants(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_extensions_contribute_accountants(monkeypatch: pytest.MonkeyPatch) -> None:
     manager = pluggy.PluginManager(extensions.PROJECT)
     manager.add_hookspecs(extensions.DPSWFSpec)
     manager.register(extensions.BuiltinCodecs(), name="builtin")
     # Entry points are discovered the same way for a real package; here the dummy is registered directly.
     assert manager.load_setuptools_entrypoints(extensions.PROJECT) == 0
     manager.register(_DummyExtension())
-    found = extensions.codecs(manager)
-    assert {"dct", "labelled", "tabular", "dummy"} <= set(found)
-    assert found["dummy"]().dim == 2
+    assert set(extensions.image_codecs(manager)) == {"public-half", "other-dataset", "dct", "private-pca",
+                                                     "private-autoencoder"}  # the built-ins, through the same hook
     monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)
     assert extensions.load_accountants() == ["dummy_rdp"]
     assert "dummy_rdp" in ACCOUNTANTS

@@ -16,7 +16,7 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain
 from synthcity_dpswf.adapters.resolution import table_resolution
-from synthcity_dpswf.privacy.budget import TableBudget, default_domain_share
+from synthcity_dpswf.privacy.budget import Budget, default_domain_share
 from synthcity_dpswf.privacy import release_domain, secret_generator
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, release_domain_at, rows_needed
 
@@ -42,10 +42,10 @@ def test_a_category_of_ten_percent_of_4000_rows_survives_the_default_domain() ->
     half the columns categorical; here 5 of 20 are), measured over 40 releases."""
     frame, epsilon, delta = wide_table(), 1.0, 1e-5
     share = default_domain_share(len(frame), frame.shape[1], 0, epsilon, delta, "replace_one")
-    budget = TableBudget(epsilon, delta, share).domain()
-    assert rows_needed(budget, 10, 10, 0, "replace_one") <= 400
+    calibration = Budget(epsilon, delta).domain_part(share)
+    assert rows_needed(calibration, 10, 10, 0, "replace_one") <= 400
     secret = secret_generator(5)
-    releases = [release_domain_at(frame, budget, secret) for _ in range(40)]
+    releases = [release_domain_at(frame, calibration, secret) for _ in range(40)]
     published = sum("yes" in release.categories["flag"] for release in releases)
     assert published >= 38, published
     assert all("rare" in release.categories["label"] for release in releases)  # 14%

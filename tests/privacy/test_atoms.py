@@ -55,11 +55,11 @@ def test_the_key_threshold_counts_categorical_and_float_columns_and_atoms_take_t
 
 def test_a_domain_without_a_threshold_delta_counts_no_atom() -> None:
     """Atoms are private keys: a domain whose threshold has no delta (declared integer histograms only) releases none."""
-    from synthcity_dpswf.privacy.domain import DomainBudget, release_domain_at
+    from synthcity_dpswf.privacy.domain import DomainCalibration, release_domain_at
 
     frame = pd.DataFrame({"x": [17.5] * 200})
-    budget = DomainBudget(analytic_gaussian_noise_multiplier(1.0, 1e-5), 1e-5, 1.0, 0.0)
-    release = release_domain_at(frame, budget, secret_generator(0), declared={"x": (0.0, 100.0, False)})
+    calibration = DomainCalibration(analytic_gaussian_noise_multiplier(1.0, 1e-5), 1e-5, 1.0, 0.0)
+    release = release_domain_at(frame, calibration, secret_generator(0), declared={"x": (0.0, 100.0, False)})
     assert release.atoms == {} and "x" in release.histograms
 
 

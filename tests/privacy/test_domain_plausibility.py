@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-from synthcity_dpswf.privacy.budget import TableBudget, default_delta, default_domain_share
+from synthcity_dpswf.privacy.budget import Budget, default_delta, default_domain_share
 from synthcity_dpswf.privacy.domain import release_domain_at
 from synthcity_dpswf.privacy.domain.bins import SUB_BINS, histogram_edges
 from synthcity_dpswf.privacy.domain.ranges import split_bins, trimmed_span
@@ -21,7 +21,7 @@ def plugin_release(frame: pd.DataFrame, seed: int):
     """The DP domain a plugin releases for ``frame`` at epsilon 1 with no schema (its default share), seeded."""
     delta = default_delta(len(frame))
     share = default_domain_share(len(frame), frame.shape[1], 0, 1.0, delta, "replace_one")
-    return release_domain_at(frame, TableBudget(1.0, delta, share).domain(), torch.Generator().manual_seed(seed))
+    return release_domain_at(frame, Budget(1.0, delta).domain_part(share), torch.Generator().manual_seed(seed))
 
 
 def test_a_range_is_trimmed_to_the_cells_its_years_occupy() -> None:

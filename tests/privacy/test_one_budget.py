@@ -19,9 +19,9 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.privacy import secret_generator
 from synthcity_dpswf.privacy.accountant import RDP_ORDERS, ReleaseAccountant
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
-from synthcity_dpswf.privacy.budget import THRESHOLD_DELTA_SHARE, TableBudget
+from synthcity_dpswf.privacy.budget import THRESHOLD_DELTA_SHARE, Budget
 from synthcity_dpswf.privacy.composition import composed_multiplier
-from synthcity_dpswf.privacy.domain import DomainBudget, release_domain_at
+from synthcity_dpswf.privacy.domain import DomainCalibration, release_domain_at
 from synthcity_dpswf.privacy.domain.calibration import stage_noise
 from synthcity_dpswf.privacy.selection import selected_pair_count
 
@@ -45,14 +45,17 @@ def small_table(n: int = 300) -> pd.DataFrame:
 
 @pytest.mark.parametrize("share", [0.05, 0.3, 0.7])
 def test_the_domain_and_one_release_compose_to_exactly_the_budget(share: float) -> None:
-    budget = TableBudget(EPSILON, DELTA, share)
-    domain = budget.domain()
-    assert budget.gaussian_delta + budget.threshold_delta == pytest.approx(DELTA)
-    assert budget.threshold_delta == pytest.approx(THRESHOLD_DELTA_SHARE * DELTA)
-    release = ReleaseAccountant(500, 500, "rdp", prior=domain.noise_multiplier).calibrate(EPSILON, budget.gaussian_delta, 1)
-    assert release == pytest.approx(budget.noise_multiplier / math.sqrt(1 - share))
+    budget = Budget(EPSILON, DELTA)
+    domain = budget.domain_part(share)
+    whole = analytic_gaussian_noise_multiplier(EPSILON, domain.gaussian_delta)  # z of the whole, at (epsilon, delta_G)
+    assert domain.gaussian_delta + domain.threshold_delta == pytest.approx(DELTA)
+    assert domain.threshold_delta == pytest.approx(THRESHOLD_DELTA_SHARE * DELTA)
+    assert domain.noise_multiplier == pytest.approx(whole / math.sqrt(share))
+    release = ReleaseAccountant(500, 500, "rdp", prior=domain.noise_multiplier).calibrate(EPSILON, domain.gaussian_delta, 1)
+    assert release == pytest.approx(whole / math.sqrt(1 - share))
+    assert budget.spend(domain.noise_multiplier, domain.threshold_delta).rest_multiplier() == pytest.approx(release)
     composed = 1 / math.sqrt(1 / release**2 + 1 / domain.noise_multiplier**2)
-    assert analytic_gaussian_epsilon(composed, budget.gaussian_delta) == pytest.approx(EPSILON, rel=1e-6)
+    assert analytic_gaussian_epsilon(composed, domain.gaussian_delta) == pytest.approx(EPSILON, rel=1e-6)
     # The point of it: the same split by basic composition needs more noise on both sides.
     basic_domain = analytic_gaussian_noise_multiplier(share * EPSILON, share * DELTA / 2)
     basic_release = analytic_gaussian_noise_multiplier((1 - share) * EPSILON, (1 - share) * DELTA)
@@ -60,8 +63,8 @@ def test_the_domain_and_one_release_compose_to_exactly_the_budget(share: float) 
 
 
 def test_a_domain_without_kinds_reserves_no_threshold_delta() -> None:
-    budget = TableBudget(EPSILON, DELTA, 0.05, keyed=False)
-    assert budget.threshold_delta == 0 and budget.gaussian_delta == DELTA
+    domain = Budget(EPSILON, DELTA).domain_part(0.05, keyed=False)
+    assert domain.threshold_delta == 0 and domain.gaussian_delta == DELTA
 
 
 def test_the_prior_is_one_more_gaussian_entry_of_every_accountant() -> None:
@@ -99,20 +102,20 @@ def test_calibration_with_a_prior_is_the_smallest_multiplier_that_meets_the_budg
 def test_the_threshold_is_proved_for_the_whole_run() -> None:
     """eta = delta_T / (C_key (1 + e^epsilon)) with the run's epsilon, not the domain's own smaller one; C_key counts
     the categorical and the float columns (categories and atoms are private keys)."""
-    budget = TableBudget(EPSILON, DELTA, 0.2).domain()
-    release = release_domain_at(small_table(), budget, secret_generator(1))
+    calibration = Budget(EPSILON, DELTA).domain_part(0.2)
+    release = release_domain_at(small_table(), calibration, secret_generator(1))
     kinds = list(release.kinds.values())
     n_categorical, n_float = kinds.count("categorical"), kinds.count("float")
     assert n_categorical == 1 and n_float >= 1
-    eta = budget.threshold_delta / ((n_categorical + n_float) * (1 + math.exp(EPSILON)))
+    eta = calibration.threshold_delta / ((n_categorical + n_float) * (1 + math.exp(EPSILON)))
     assert release.threshold == pytest.approx(release.category_std * norm.isf(eta))
-    _, category_std = stage_noise(budget.noise_multiplier, len(kinds), n_categorical, len(kinds) - n_categorical, 0,
+    _, category_std = stage_noise(calibration.noise_multiplier, len(kinds), n_categorical, len(kinds) - n_categorical, 0,
                                   "replace_one", n_float)
     assert release.category_std == pytest.approx(category_std)  # the stages carry exactly z_D
-    assert budget.epsilon < EPSILON  # the domain alone: what its part prints
-    assert budget.threshold_delta_at(EPSILON) == pytest.approx(budget.threshold_delta)
-    assert budget.threshold_delta_at(2 * EPSILON) > budget.threshold_delta  # a larger epsilon' costs the threshold more
-    alone = DomainBudget.alone(EPSILON, DELTA)
+    assert calibration.epsilon < EPSILON  # the domain alone: what its part prints
+    assert calibration.threshold_delta_at(EPSILON) == pytest.approx(calibration.threshold_delta)
+    assert calibration.threshold_delta_at(2 * EPSILON) > calibration.threshold_delta  # a larger epsilon' costs the threshold more
+    alone = DomainCalibration.alone(EPSILON, DELTA)
     assert alone.epsilon == pytest.approx(EPSILON) and alone.delta == pytest.approx(DELTA)
 
 

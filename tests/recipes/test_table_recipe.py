@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from synthcity_dpswf.models import DPSWFlow, FlowSettings
+from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.recipes.tables import TableChoices, settle_table
 
@@ -25,8 +26,7 @@ def survey(n: int = 600) -> pd.DataFrame:
                          "income": rng.lognormal(10, 1, n)})
 
 
-def plan(n_public: int | None, prior: float | None) -> object:
-    return DPSWFlow.schedule_of({}).accountant(n_public, "replace_one", "rdp", "marginal", prior)
+SPEC = GeneratorSpec(DPSWFlow, {"release": "marginal", "accountant": "rdp", "neighbouring": "replace_one"})
 
 
 def test_a_frame_becomes_a_fitted_generator_within_the_budget() -> None:
@@ -34,12 +34,12 @@ def test_a_frame_becomes_a_fitted_generator_within_the_budget() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         settled = settle_table(frame, len(frame), Budget(EPSILON, DELTA).for_records(len(frame)),
-                               TableChoices("marginal"), plan)
+                               TableChoices("marginal"), SPEC)
     assert settled.paid is not None and settled.budget.prior is not None  # a DP domain was released and spent
     assert settled.budget.release_delta < DELTA  # its category threshold took its delta
     model = DPSWFlow(release="marginal", marginals=settled.layout, settings=FlowSettings(n_steps=30))
     model.fit(settled.codec.encode(frame), None, settled.budget.release_delta, noise_multiplier=settled.noise_multiplier,
-              prior=settled.budget.prior)
+              prior=settled.budget.prior, plan=settled.plan)
     assert model.privacy_report.epsilon == pytest.approx(EPSILON, rel=1e-6)  # the domain and the release: the budget
     rows = settled.codec.decode(model.sample(200, seed=1))
     assert list(rows.columns) == list(frame.columns) and len(rows) == 200
@@ -51,7 +51,7 @@ def test_the_declared_domain_pays_nothing_and_leaves_the_whole_budget() -> None:
     from synthcity_dpswf.adapters import TabularDomain
 
     settled = settle_table(frame, len(frame), Budget(EPSILON, DELTA).for_records(len(frame)),
-                           TableChoices("marginal", TabularDomain.parse(declared), numeric_histograms=False), plan)
+                           TableChoices("marginal", TabularDomain.parse(declared), numeric_histograms=False), SPEC)
     assert settled.paid is None and settled.budget.prior is None and settled.budget.release_delta == DELTA
 
 
@@ -61,11 +61,12 @@ def test_the_recipe_imports_no_synthcity() -> None:
         import numpy as np, pandas as pd
         from synthcity_dpswf.models import DPSWFlow
         from synthcity_dpswf.privacy.budget import Budget
+        from synthcity_dpswf.models.spec import GeneratorSpec
         from synthcity_dpswf.recipes.tables import TableChoices, settle_table
         frame = pd.DataFrame({"x": np.arange(300) % 7, "y": np.random.default_rng(0).normal(size=300)})
-        plan = lambda n, prior: DPSWFlow.schedule_of({}).accountant(n, "replace_one", "rdp", "marginal", prior)
+        spec = GeneratorSpec(DPSWFlow, {"release": "marginal", "accountant": "rdp", "neighbouring": "replace_one"})
         warnings.simplefilter("ignore")
-        settle_table(frame, 300, Budget(3.0, 1e-5), TableChoices("marginal"), plan)
+        settle_table(frame, 300, Budget(3.0, 1e-5), TableChoices("marginal"), spec)
         print(sorted(name for name in sys.modules if name.split(".")[0] == "synthcity"))
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

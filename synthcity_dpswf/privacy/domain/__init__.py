@@ -45,13 +45,13 @@ released kind (a string in a numeric column, a rare category) are mapped to a st
 record at a time.
 """
 
-from synthcity_dpswf.privacy.domain.calibration import DomainBudget, publishes_keys, rows_needed
+from synthcity_dpswf.privacy.domain.calibration import DomainCalibration, publishes_keys, rows_needed
 from synthcity_dpswf.privacy.domain.categories import NO_CATEGORY, OTHER_CATEGORY
 from synthcity_dpswf.privacy.domain.kinds import Kind
 from synthcity_dpswf.privacy.domain.release import DomainRelease, release_domain, release_domain_at
 
 __all__ = [
-    "DomainBudget",
+    "DomainCalibration",
     "DomainRelease",
     "Kind",
     "NO_CATEGORY",

@@ -7,10 +7,10 @@ and C_num numeric after it, C_dec declared numeric columns and C_atom float colu
 Gaussian mechanisms with :math:`\mu_1^2 = m C w^2 / s^2` and, given stage 1's output (which fixes the kinds),
 :math:`\mu_{23}^2 = m (C_{cat} + C_{num} / r^2 + (C_{num} + C_{dec}) / r_q^2 + C_{atom} / r_a^2) / s_c^2`. The noise
 is set so that :math:`\mu_1^2 = \frac{w^2}{1 + w^2}\mu^2` and :math:`\mu_{23}^2 = \frac{1}{1 + w^2}\mu^2` whatever
-the kinds, with :math:`\mu = 1/z` and z the ``DomainBudget``'s: alone, from the analytic Gaussian mechanism at
-:math:`(\varepsilon, \delta/2)`; in a plugin, :math:`z/\sqrt{s}` of one table budget shared with the releases
-(``privacy.budget.TableBudget``; privacy.md, "One budget"). Gaussian mechanisms composed adaptively, each with its
-:math:`\mu_i` fixed given the earlier outputs, are one :math:`\sqrt{\sum \mu_i^2}`-GDP mechanism (Dong, Roth & Su
+the kinds, with :math:`\mu = 1/z` and z the ``DomainCalibration``'s: alone, from the analytic Gaussian mechanism at
+:math:`(\varepsilon, \delta/2)`; in a plugin, :math:`z/\sqrt{s}` of the run's budget shared with the releases
+(``privacy.budget.Budget.domain_part``; privacy.md, "One budget"). Gaussian mechanisms composed adaptively, each with
+its :math:`\mu_i` fixed given the earlier outputs, are one :math:`\sqrt{\sum \mu_i^2}`-GDP mechanism (Dong, Roth & Su
 2022, Corollary 3.3), so the release alone is :math:`(\varepsilon, \delta/2)`-DP. (Without stages 3 and 4 and with
 r = 1, this is the single-noise design :math:`\Delta = \sqrt{mC(1 + w^2)}` of earlier versions.) The grouping: given
 stage 1's output, stages 2 to 4 together are one :math:`\mu_{23}`-GDP mechanism whatever that output (stages 3 and 4
@@ -20,7 +20,7 @@ The observed categories and atoms are private keys (categories counted by ``cate
 are told apart by kind, not merged in the order the records come). A category is published only when its noisy
 count exceeds :math:`\tau = s_c\,\Phi^{-1}(1 - \eta)`, an atom above :math:`r_a \tau`,
 :math:`\eta = \delta / (2 C_{key}(1 + e^\varepsilon))` with :math:`C_{key} = C_{cat} + C_{atom}` (in general
-:math:`\delta_T / (C_{key}(1 + e^{\varepsilon_T}))`, ``DomainBudget``). Proof: let :math:`\tilde M` count every key
+:math:`\delta_T / (C_{key}(1 + e^{\varepsilon_T}))`, ``DomainCalibration``). Proof: let :math:`\tilde M` count every key
 observed in D *or* D' (zero where unobserved) and threshold them all; :math:`\tilde M(D)` and :math:`\tilde M(D')`
 are the Gaussian release above followed by post-processing, so :math:`(\varepsilon, \delta/2)`-indistinguishable.
 With shared noise, the real release M(D) equals :math:`\tilde M(D)` unless one of the at most C_key keys unobserved
@@ -61,8 +61,9 @@ SURVIVAL_QUANTILE = 1.645
 
 
 @dataclass(frozen=True)
-class DomainBudget:
-    r"""How a DP domain is calibrated (privacy.md, "The DP domain" and "One budget").
+class DomainCalibration:
+    r"""How a DP domain is calibrated (privacy.md, "The DP domain" and "One budget"): a value, not a budget, made by
+    the run's ``privacy.budget.Budget.domain_part`` (or ``alone``, for a domain released on its own).
 
     Its four Gaussian stages together are one :math:`\mu_D`-GDP mechanism with :math:`\mu_D = 1 /` ``noise_multiplier``;
     its key threshold (categories and atoms) uses :math:`\eta = \delta_T / (C_{key}(1 + e^{\varepsilon_T}))` with
@@ -85,7 +86,7 @@ class DomainBudget:
             raise ValueError(f"threshold_epsilon must be > 0, got {self.threshold_epsilon!r}.")
 
     @classmethod
-    def alone(cls, epsilon: float, delta: float) -> "DomainBudget":
+    def alone(cls, epsilon: float, delta: float) -> "DomainCalibration":
         """A domain that is (epsilon, delta)-DP on its own: z from the analytic Gaussian at (epsilon, delta / 2), the
         threshold at (epsilon, delta / 2)."""
         return cls(analytic_gaussian_noise_multiplier(epsilon, delta / 2), delta / 2, epsilon, delta / 2)
@@ -138,16 +139,18 @@ def category_threshold(category_std: float, threshold_epsilon: float, threshold_
 
 
 def rows_needed(
-    budget: DomainBudget, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Adjacency | str,
+    calibration: DomainCalibration, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Adjacency | str,
     n_atoms: int = 0,
 ) -> float:
     """About how many records a category needs to be published with probability 95% by a domain release of this
-    budget with these column counts (tau + 1.645 s_c): a function of public numbers, for choosing a budget share
+    calibration with these column counts (tau + 1.645 s_c): a function of public numbers, for choosing a budget share
     before any release."""
     _, category_std = stage_noise(
-        budget.noise_multiplier, n_categorical + n_numeric, n_categorical, n_numeric, n_declared, neighbouring, n_atoms
+        calibration.noise_multiplier, n_categorical + n_numeric, n_categorical, n_numeric, n_declared, neighbouring,
+        n_atoms,
     )
-    threshold = category_threshold(category_std, budget.threshold_epsilon, budget.threshold_delta, n_categorical + n_atoms)
+    threshold = category_threshold(category_std, calibration.threshold_epsilon, calibration.threshold_delta,
+                                   n_categorical + n_atoms)
     return threshold + SURVIVAL_QUANTILE * category_std
 
 

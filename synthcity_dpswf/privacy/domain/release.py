@@ -22,7 +22,7 @@ from synthcity_dpswf.privacy.domain.calibration import (
     HISTOGRAM_NOISE_RATIO,
     SURVIVAL_QUANTILE,
     TYPE_WEIGHT,
-    DomainBudget,
+    DomainCalibration,
     category_threshold,
     range_ratio,
     stage_noise,
@@ -63,7 +63,7 @@ class DomainRelease:
     bounds: dict[str, tuple[float, float]]
     categories: dict[str, tuple[object, ...]]
     located: dict[str, bool]
-    budget: DomainBudget
+    calibration: DomainCalibration
     noise_std: float
     """s, the type counts' noise std (on the released scale)."""
     threshold: float
@@ -100,18 +100,18 @@ class DomainRelease:
 
     @property
     def epsilon(self) -> float:
-        """The domain's own epsilon (``DomainBudget.epsilon``)."""
-        return self.budget.epsilon
+        """The domain's own epsilon (``DomainCalibration.epsilon``)."""
+        return self.calibration.epsilon
 
     @property
     def delta(self) -> float:
-        """The domain's own delta (``DomainBudget.delta``)."""
-        return self.budget.delta
+        """The domain's own delta (``DomainCalibration.delta``)."""
+        return self.calibration.delta
 
     @property
     def noise_multiplier(self) -> float:
-        """z of the Gaussian stages together (``DomainBudget.noise_multiplier``)."""
-        return self.budget.noise_multiplier
+        """z of the Gaussian stages together (``DomainCalibration.noise_multiplier``)."""
+        return self.calibration.noise_multiplier
     placed: dict[str, bool] = field(default_factory=dict)
     """Per typed column: whether its output may hold values (``placement``); a column not placed is output as missing
     entries only, never at a range nobody released."""
@@ -167,10 +167,10 @@ class DomainRelease:
         r"""This release alone under the other adjacency: its counts (Gaussian, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
         exactly) at the multiplier ``Adjacency.other_multiplier(z)`` and the Gaussian stages' delta, plus the
         threshold's part, whose proof holds with :math:`e^{\varepsilon'}` in place of :math:`e^{\varepsilon}`
-        (``DomainBudget.threshold_delta_at``; privacy.md, "Both adjacencies in the report")."""
+        (``DomainCalibration.threshold_delta_at``; privacy.md, "Both adjacencies in the report")."""
         multiplier = self.neighbouring.other_multiplier(self.noise_multiplier)
-        epsilon = analytic_gaussian_epsilon(multiplier, self.budget.gaussian_delta)
-        delta = self.budget.gaussian_delta + self.budget.threshold_delta_at(epsilon)
+        epsilon = analytic_gaussian_epsilon(multiplier, self.calibration.gaussian_delta)
+        delta = self.calibration.gaussian_delta + self.calibration.threshold_delta_at(epsilon)
         return OtherAdjacency(self.neighbouring.other.label, epsilon, delta, "the same counts")
 
 
@@ -183,22 +183,22 @@ def release_domain(
     declared: dict[str, tuple[float, float, bool]] | None = None,
 ) -> DomainRelease:
     """Release every column's kind, numeric bounds, value histogram and category set of ``frame`` with
-    (epsilon, delta)-DP on its own under ``neighbouring``: ``release_domain_at`` with ``DomainBudget.alone``."""
-    return release_domain_at(frame, DomainBudget.alone(epsilon, delta), secret, neighbouring, declared)
+    (epsilon, delta)-DP on its own under ``neighbouring``: ``release_domain_at`` with ``DomainCalibration.alone``."""
+    return release_domain_at(frame, DomainCalibration.alone(epsilon, delta), secret, neighbouring, declared)
 
 
 def release_domain_at(
     table: pd.DataFrame | TableCounts,
-    budget: DomainBudget,
+    calibration: DomainCalibration,
     secret: torch.Generator,
     neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
     declared: dict[str, tuple[float, float, bool]] | None = None,
 ) -> DomainRelease:
     """Release every column's kind, numeric bounds, value histogram and category set of ``table`` (a frame, or the
     ``TableCounts`` of a table stored otherwise: the releases read nothing but those counts, ``privacy.counts``) under
-    ``neighbouring``, calibrated by ``budget`` (``calibration``; the stages: ``privacy.domain``). ``declared``: numeric
-    columns of the table whose bounds ``(low, high, integer)`` a public domain gives; they get only their value
-    histogram (stage 3).
+    ``neighbouring``, calibrated by ``calibration`` (made by ``privacy.budget.Budget.domain_part`` or
+    ``DomainCalibration.alone``; the stages: ``privacy.domain``). ``declared``: numeric columns of the table whose
+    bounds ``(low, high, integer)`` a public domain gives; they get only their value histogram (stage 3).
 
     Never raises on the data: a column that the noise hides gets the stated defaults (``privacy.domain``) and
     ``located[column] = False`` (read from the released counts: saying so is post-processing).
@@ -209,7 +209,7 @@ def release_domain_at(
     if not typed and not declared:
         raise ValueError("release_domain needs at least one column.")
     neighbouring = Adjacency.of(neighbouring)
-    z = budget.noise_multiplier
+    z = calibration.noise_multiplier
     noise_std, _ = stage_noise(z, len(typed), 0, 0, len(declared), neighbouring)
 
     kinds: dict[str, Kind] = {}
@@ -238,12 +238,13 @@ def release_domain_at(
     n_categorical = sum(kind == "categorical" for kind in kinds.values())
     float_columns = [column for column in typed if kinds[column] == "float"]
     float_columns += [column for column, (_, _, integer) in declared.items() if not integer]
-    n_atoms = len(float_columns) if budget.threshold_delta > 0 else 0  # atoms are keyed: they need the threshold
+    n_atoms = len(float_columns) if calibration.threshold_delta > 0 else 0  # atoms are keyed: they need the threshold
     _, category_std = stage_noise(
         z, len(typed), n_categorical, len(typed) - n_categorical, len(declared), neighbouring, n_atoms
     )
     bins_std, histogram_std = range_ratio(n_categorical) * category_std, HISTOGRAM_NOISE_RATIO * category_std
-    threshold = category_threshold(category_std, budget.threshold_epsilon, budget.threshold_delta, n_categorical + n_atoms)
+    threshold = category_threshold(category_std, calibration.threshold_epsilon, calibration.threshold_delta,
+                                   n_categorical + n_atoms)
 
     bounds: dict[str, tuple[float, float]] = {}
     categories: dict[str, tuple[object, ...]] = {}
@@ -337,7 +338,7 @@ def release_domain_at(
     if table_rows < bins_std * float(norm.isf(0.01 / WINDOW)):
         placed.update({column: False for column in placed if kinds[column] != "categorical"})
     return DomainRelease(
-        kinds, bounds, categories, located, budget, noise_std, threshold, neighbouring,
+        kinds, bounds, categories, located, calibration, noise_std, threshold, neighbouring,
         category_std=category_std, histograms=histograms, lost=lost, unpublished=unpublished_rows, declared=declared, missing=missing,
         hidden_missing=hidden_missing, released_rows=rows, one_way=one_way, placed=placed, mixed=mixed, atoms=atoms,
         atom_columns=tuple(float_columns) if n_atoms else (),
