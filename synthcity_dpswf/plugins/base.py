@@ -15,7 +15,7 @@ import difflib
 import inspect
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar, Mapping, get_args
+from typing import Any, ClassVar, Mapping
 
 import pandas as pd
 import torch
@@ -27,25 +27,20 @@ from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
 from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, DCT_FREQUENCIES, PCA_COMPONENTS
-from synthcity_dpswf.adapters.tabular import DomainSpec, TabularDomain
+from synthcity_dpswf.adapters.tabular import DomainSpec
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_partitioned, read_partitioned
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, AutoencoderCodec
-from synthcity_dpswf.extensions import image_codecs, load_accountants
-from synthcity_dpswf.math.checks import (
-    check_choice, check_flag, check_fraction, check_non_negative_int, check_positive, check_positive_int,
-)
-from synthcity_dpswf.models import KINDS, FlowSettings, SlicedGenerator
-from synthcity_dpswf.models.base import Labelling
+from synthcity_dpswf.extensions import load_accountants
+from synthcity_dpswf.models import KINDS, SlicedGenerator
 from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.plugins.image_path import ImagePath
-from synthcity_dpswf.plugins.loaders import check_time_horizons, loader_path
+from synthcity_dpswf.plugins.loaders import loader_path
+from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, SynthcityOptions, TableOptions
 from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
 from synthcity_dpswf.plugins.table_path import TablePath
-from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, PrivacyReport
-from synthcity_dpswf.privacy.accountant import check_accountant
+from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.recipes.tables import PAIR_SELECTIONS
 
 
 def path_for(X: DataLoader) -> DataPath:
@@ -86,76 +81,23 @@ class SlicedFlowPlugin(Plugin):
     """Base of the dpswflow, dpswflow_r and dpswgen plugins (every argument has a default).
 
     Args:
-        epsilon, delta: the total budget; ``delta=None`` uses ``default_delta(n)`` = min(1e-5, n^-1.1) (stated in the
-            report).
-        release: the release kind: ``None`` (default) takes ``"marginal"`` for tables (noisy one- and two-way
-            tables of the level-coded rows) and ``"projected_histogram"`` for images; ``"record"``,
-            ``"projected"`` and ``"projected_histogram"`` encode table rows into the unit ball instead.
-        coarse_bins, fine_bins, max_pairs: the marginal release's tables (``MarginalTableCodec``,
-            ``MarginalLayout.build``): levels per column in the two-way tables, levels of a wide numeric column in the
-            one-way tables (``None``: ``table_resolution``, which follows n and the flow's budget), and the number of
-            column pairs (all pairs up to it; beyond, a random subset from ``random_state``, which reads no data).
-        pair_selection: ``"adaptive"`` (default): on tables of at least 7 columns whose two-way tables noise would
-            coarsen (``recipes.tables.noise_limited``: few rows for the budget) the release measures 1.5 d pairs (at
-            most ``max_pairs``), chosen by a paid look at every pair (a spanning forest of the most dependent, then the
-            most dependent left), 0.3 of the mu^2 the DP domain
-            leaves (privacy.md, "Paid pair selection"); ``"public"``, or any other table: the pairs as ``max_pairs``
-            says, nothing paid.
-        radius: records are encoded into the ball of this radius.
-        n_release_directions: directions per release (``None``: the generator's default for the kind).
-        n_bins: bins per direction of histogram releases.
-        n_directions, n_steps, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``;
-            ``n_steps=None`` takes the release kind's default (``models.kinds.KINDS``); for DPSWgen ``n_steps`` counts
-            the network's training steps.
-        n_iter: synthcity's usual name for the number of training iterations: the same as ``n_steps`` (give one of
-            the two).
-        domain: a public ``TabularDomain``, description dict (one-line form ``{"age": (17, 90), "sex": ["F", "M"]}``;
-            ``(17, 90, None)`` or ``["F", "M", None]`` for a column that may be missing) or JSON path, for all the
-            columns or some of them; the columns it leaves out get a DP domain, paid with ``domain_epsilon_share`` of
-            one budget; ``None``: a DP domain for every column.
-        domain_epsilon_share: the DP domain's (and value histograms') share s of one budget with the releases: of
-            mu^2 in Gaussian DP, z_D = z / sqrt(s), the releases accounted with it (privacy.md, "One budget"); ``None``:
-            ``default_domain_share`` (from n, the column counts and epsilon).
-        numeric_histograms: release the value histograms of declared float columns and wide integer ranges, at whose
-            quantiles the codecs place their levels (paid, within the domain share); ``False`` (and epsilon = inf):
-            levels of equal width over the declared ranges, nothing paid.
-        max_one_hot: with a ``{name: n_levels}`` domain, wider columns are encoded as ordinal integers.
-        time_horizons: for a ``SurvivalAnalysisDataLoader``, the time horizons its outputs carry (declared public);
-            ``None``: three points evenly inside the domain's time range (never the loader's own, which synthcity
-            computes from the private times: privacy.md, "synthcity loaders").
-        accountant: ``"rdp"``, ``"replace_one_rdp"`` or an extension's name (``"gdp"`` and ``"prv"`` are refused:
-            privacy.md, "Accountants").
-        neighbouring: ``"replace_one"`` (default, n public) or ``"add_remove"`` (n private: Poisson-sampled releases
-            accounted with Opacus' RDP, the defaults that depend on n take their large-table values, and the row count
-            synthcity generates by default is the released estimate of n; privacy.md, "Add/remove neighbours").
-        image_autoencoder: for an ``ImageDataLoader``: an ``AutoencoderCodec`` trained on public images, or the
-            path of its checkpoint. ``None`` follows the paper: a random ``public_fraction`` of the images
-            given to ``fit`` is treated as public and trains the autoencoder (``autoencoder_epochs``, latent
-            size ``latent_dim``) and its refiner (``refiner_epochs``, 0: none; ``AutoencoderCodec.fit_refiner``),
-            the rest is the private data; the report states it.
-        image_codec: for an ``ImageDataLoader`` without public images: a codec of the registry
-            (``extensions.image_codecs``) that needs no public image: ``"dct"`` (a fixed map, K =
-            ``dct_frequencies``: nothing learned, nothing paid) or ``"private-pca"`` (the top ``pca_components``
-            eigenvectors of the images' noisy second moment, paid with ``codec_share`` of mu^2 of the run's budget and
-            accounted with the releases: privacy.md, "A private image codec"), or an extension's name. Every image
-            passed to ``fit`` is then private, and the codec's measured release and flow settings apply where
-            ``n_release_directions`` and ``n_steps`` are left ``None`` (DPSWflow through ``"private-pca"``: L = 2,000
-            directions, 3,000 steps). Only for one-channel images; ``None``: ``image_autoencoder`` or the public split.
-        refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
-            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 48 and 70). The plugin cannot tell which
-            images it is given: choose it on public images like yours.
-        latent_dim: latent size of that autoencoder (unused with ``image_autoencoder``, which has its own); ``None``:
-            16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:
-            a wider public autoencoder"; the paper used 8 and 5), 48 for the larger "dcgan" architecture.
-        n_classes: number of image classes (public); labels are generated with the images, per class for
-            releases that support it (``labelling="conditional"``), else joined into the record.
-        labelling: ``"conditional"`` or ``"joint"`` (see ``SlicedGenerator``).
-        feature_weight: weight of the latent beside the scaled one-hot label in a joint record.
-        device: synthcity's; ``"cuda"`` where torch sees no CUDA device warns and runs on the CPU.
-        random_state, workspace, sampling_patience, strict, compress_dataset: synthcity's.
+        epsilon, delta, neighbouring: the total budget (``privacy.budget.Budget``); ``delta=None`` uses
+            ``default_delta(n)`` = min(1e-5, n^-1.1) (stated in the report); ``neighbouring``: ``"replace_one"``
+            (default, n public) or ``"add_remove"`` (n private: Poisson-sampled releases accounted with Opacus' RDP,
+            the defaults that depend on n take their large-table values, and the row count synthcity generates by
+            default is the released estimate of n; privacy.md, "Add/remove neighbours").
+        release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions, step_size, entropy,
+            smoothing, flow_batch_size, reuse: how records are released and flowed (``options.FlowOptions``).
+        domain, domain_epsilon_share, numeric_histograms, max_one_hot, time_horizons, coarse_bins, fine_bins,
+            max_pairs, pair_selection: tables (``options.TableOptions``).
+        image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components, public_fraction,
+            autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim, n_classes, labelling, feature_weight:
+            images and their labels (``options.ImageOptions``).
+        device, random_state, workspace, sampling_patience, strict, compress_dataset: synthcity's
+            (``options.SynthcityOptions``); ``device="cuda"`` where torch sees no CUDA device warns and runs on the CPU.
 
-    Every argument is checked here, where it is given (``Plugins().get``), except what needs the data: delta
-    against 1/n, and the domain against the table.
+    Every argument is checked here, where it is given (``Plugins().get``), by the group it is built into, except what
+    needs the data: delta against 1/n, and the domain against the table.
     """
 
     generator_class: ClassVar[type[SlicedGenerator]]
@@ -211,70 +153,24 @@ class SlicedFlowPlugin(Plugin):
         **kwargs: Any,
     ) -> None:
         self.check_keywords(kwargs)
-        budget = Budget(epsilon, delta, neighbouring)  # checked once, here
-        if n_iter is not None:
-            if n_steps is not None:
-                raise ValueError(f"give n_steps or its synthcity name n_iter, not both (got n_steps={n_steps!r}, "
-                                 f"n_iter={n_iter!r}).")
-            n_steps = n_iter
-        if n_steps is not None:
-            check_positive_int("n_steps" if n_iter is None else "n_iter", n_steps)
-        settings = FlowSettings(  # checks n_directions, step_size, entropy, smoothing, flow_batch_size and reuse
-            n_steps=KINDS["projected_histogram"].steps if n_steps is None else n_steps, step_size=step_size,
-            entropy=entropy, smoothing=smoothing, flow_batch_size=flow_batch_size, n_directions=n_directions, reuse=reuse,  # type: ignore[arg-type]
-        )
-        self.check_release_arguments(release, radius, n_release_directions, n_bins, coarse_bins, fine_bins, max_pairs,
-                                     pair_selection, accountant, budget.neighbouring)
-        if domain_epsilon_share is not None:
-            check_fraction("domain_epsilon_share", domain_epsilon_share)
-        check_flag("numeric_histograms", numeric_histograms)
-        check_positive_int("max_one_hot", max_one_hot)
-        declared_domain = None if domain is None else TabularDomain.parse(domain, max_one_hot)  # parsed once, here
-        check_time_horizons(time_horizons)
-        self.check_image_arguments(image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components,
-                                   public_fraction, autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim,
-                                   n_classes, labelling, feature_weight)
-        workspace = self.check_synthcity_arguments(device, random_state, workspace, sampling_patience, strict,
-                                                   compress_dataset)
-        super().__init__(
-            device=device, random_state=random_state, sampling_patience=sampling_patience, workspace=workspace,
-            strict=strict, compress_dataset=compress_dataset, **kwargs,
-        )
+        budget = Budget(epsilon, delta, neighbouring)
+        flow = FlowOptions(release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions,
+                           step_size, entropy, smoothing, flow_batch_size, reuse, neighbouring=budget.neighbouring)
+        table = TableOptions(domain, domain_epsilon_share, numeric_histograms, max_one_hot, time_horizons, coarse_bins,
+                             fine_bins, max_pairs, pair_selection)
+        image = ImageOptions(image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components,
+                             public_fraction, autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim, n_classes,
+                             labelling, feature_weight)
+        synthcity = SynthcityOptions(device, random_state, workspace, sampling_patience, strict, compress_dataset)
+        super().__init__(**synthcity.keywords(), **kwargs)
         if str(device).startswith("cuda") and not torch.cuda.is_available():
             warnings.warn(f"device={str(device)!r} was asked for but torch sees no CUDA device: running on the CPU.",
                           DPSWFWarning, stacklevel=2)
             self.device = torch.device("cpu")
         self.budget = budget
-        self.release = release
-        self.radius = radius
-        self.n_release_directions = n_release_directions
-        self.n_bins = n_bins
-        self.coarse_bins = coarse_bins
-        self.fine_bins = fine_bins
-        self.max_pairs = max_pairs
-        self.pair_selection = pair_selection
-        self.n_steps = n_steps
-        self.settings = settings
-        self.domain = domain
-        self.declared_domain = declared_domain
-        self.domain_epsilon_share = domain_epsilon_share
-        self.numeric_histograms = numeric_histograms
-        self.time_horizons = time_horizons
-        self.max_one_hot = max_one_hot
-        self.accountant = accountant
-        self.image_autoencoder = image_autoencoder
-        self.image_codec = image_codec
-        self.codec_share = codec_share
-        self.dct_frequencies = dct_frequencies
-        self.pca_components = pca_components
-        self.public_fraction = public_fraction
-        self.autoencoder_epochs = autoencoder_epochs
-        self.refiner_epochs = refiner_epochs
-        self.refiner_weight = refiner_weight
-        self.latent_dim = latent_dim
-        self.n_classes = n_classes
-        self.labelling = labelling
-        self.feature_weight = feature_weight
+        self.flow_options = flow
+        self.table_options = table
+        self.image_options = image
         self.path_: DataPath | None = None
         self.generator_: SlicedGenerator | None = None
         self.encoder_: Codec | None = None
@@ -310,78 +206,6 @@ class SlicedFlowPlugin(Plugin):
     def neighbouring(self, neighbouring: Adjacency) -> None:
         self.budget = dataclasses.replace(self.budget, neighbouring=neighbouring)
 
-    @staticmethod
-    def check_release_arguments(release: str | None, radius: float, n_release_directions: int | None, n_bins: int,
-                                coarse_bins: int | None, fine_bins: int | None, max_pairs: int | None,
-                                pair_selection: str, accountant: str, neighbouring: Adjacency) -> None:
-        """Refuse a release argument that ``fit`` could not use, naming it and what it accepts: the release kind,
-        its public parameters, the marginal release's tables and the accountant (the registry's names, an installed
-        extension's included; one proven for Poisson sampling under add/remove)."""
-        if release is not None:
-            check_choice("release", release, [None, *sorted(MECHANISMS)])
-        check_positive("radius", radius)
-        if n_release_directions is not None:
-            check_positive_int("n_release_directions", n_release_directions)
-        check_positive_int("n_bins", n_bins)
-        for name, bins in (("coarse_bins", coarse_bins), ("fine_bins", fine_bins), ("max_pairs", max_pairs)):
-            if bins is not None:
-                check_positive_int(name, bins)
-        check_choice("pair_selection", pair_selection, PAIR_SELECTIONS)
-        load_accountants()  # an extension's accountant is selectable by name from here on
-        check_accountant(accountant)
-        if not neighbouring.n_is_public and not ACCOUNTANTS[accountant].poisson_proven:
-            raise ValueError(f"accountant {accountant!r} is not proven for add/remove with Poisson sampling; use 'rdp' "
-                             "(or neighbouring='replace_one').")
-
-    @staticmethod
-    def check_image_arguments(image_autoencoder: Any, image_codec: str | None, codec_share: float,
-                              dct_frequencies: int, pca_components: int, public_fraction: float,
-                              autoencoder_epochs: int, refiner_epochs: int, refiner_weight: float,
-                              latent_dim: int | None, n_classes: int, labelling: str, feature_weight: float) -> None:
-        """Refuse an image (or label) argument that ``fit`` could not use, naming it and what it accepts."""
-        if image_autoencoder is not None and not isinstance(image_autoencoder, (Codec, str, Path)):
-            raise ValueError("image_autoencoder must be None, an AutoencoderCodec or the path of its checkpoint, got a "
-                             f"{type(image_autoencoder).__name__}.")
-        without_public = sorted(name for name, entry in image_codecs().items() if entry.public_images == "none")
-        if image_codec is not None and image_codec not in without_public:
-            trained = " (an autoencoder on public images: pass image_autoencoder, or leave both unset to train one on " \
-                "public_fraction of the images)" if image_codec in image_codecs() else ""
-            raise ValueError(f"image_codec must be None or a codec that needs no public image, one of {without_public}; "
-                             f"got {image_codec!r}{trained}.")
-        if image_codec is not None and image_autoencoder is not None:
-            raise ValueError("give image_autoencoder (an autoencoder trained on public images) or image_codec (a codec built "
-                             "from the private images alone), not both.")
-        check_fraction("codec_share", codec_share)
-        check_positive_int("dct_frequencies", dct_frequencies)
-        check_positive_int("pca_components", pca_components)
-        check_fraction("public_fraction", public_fraction)
-        check_positive_int("autoencoder_epochs", autoencoder_epochs)
-        check_non_negative_int("refiner_epochs (0: no refiner)", refiner_epochs)
-        check_positive("refiner_weight", refiner_weight)
-        if latent_dim is not None:
-            check_positive_int("latent_dim", latent_dim)
-        check_positive_int("n_classes", n_classes)
-        check_choice("labelling", labelling, get_args(Labelling))
-        check_fraction("feature_weight", feature_weight)
-
-    @staticmethod
-    def check_synthcity_arguments(device: Any, random_state: int, workspace: str | Path, sampling_patience: int,
-                                  strict: bool, compress_dataset: bool) -> Path:
-        """Refuse a synthcity argument that would fail later (or, for a flag, be read as true), naming it and what it
-        accepts; returns ``workspace`` as a ``Path`` (a string is taken as one)."""
-        try:
-            torch.device(device)
-        except (RuntimeError, TypeError) as error:
-            raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<index>' or a torch.device, got {device!r}.") from error
-        if isinstance(random_state, bool) or not isinstance(random_state, int) or not 0 <= random_state < 2**32:
-            raise ValueError(f"random_state must be an integer in [0, 2**32), got {random_state!r} (numpy's seed range).")
-        if not isinstance(workspace, (str, Path)):
-            raise ValueError(f"workspace must be a folder path (str or Path), got a {type(workspace).__name__}.")
-        check_positive_int("sampling_patience", sampling_patience)
-        check_flag("strict", strict)
-        check_flag("compress_dataset", compress_dataset)
-        return Path(workspace)
-
     @classmethod
     def check_keywords(cls, given: dict[str, Any]) -> None:
         """Refuse a keyword that neither this plugin nor synthcity's ``Plugin`` takes, naming the closest ones it
@@ -404,19 +228,13 @@ class SlicedFlowPlugin(Plugin):
         """Arguments of the wrapped generator for the ``release`` kind, with the codec's measured ``flow_defaults``
         where the plugin's own are ``None`` (subclasses add theirs; the marginal release's layout is given when it
         is built: ``GeneratorSpec.build``)."""
-        kind = KINDS[release]
-        settings = self.settings
-        if self.n_steps is None:
-            settings = dataclasses.replace(settings, n_steps=flow_defaults.get("n_steps", kind.steps))
-        if settings.flow_particles is None:
-            settings = dataclasses.replace(settings, flow_particles=kind.flow_particles)
-        directions = self.n_release_directions
-        if directions is None:
-            directions = flow_defaults.get("n_release_directions")
+        kind, flow, image = KINDS[release], self.flow_options, self.image_options
         return {
-            "release": release, "radius": self.radius, "n_release_directions": directions,
-            "n_bins": self.n_bins, "labelling": self.labelling, "feature_weight": self.feature_weight,
-            "accountant": self.accountant, "neighbouring": self.neighbouring, "settings": settings, "seed": self.random_state,
+            "release": release, "radius": flow.radius, "n_release_directions": flow.release_directions(flow_defaults),
+            "n_bins": flow.n_bins, "labelling": image.labelling, "feature_weight": image.feature_weight,
+            "accountant": flow.accountant, "neighbouring": self.neighbouring,
+            "settings": flow.settings(flow_defaults.get("n_steps", kind.steps), kind.flow_particles),
+            "seed": self.random_state,
             "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
         }
 
@@ -424,9 +242,11 @@ class SlicedFlowPlugin(Plugin):
         """The generator a fit on ``path``'s data builds, resolved once from the arguments: its class, the release kind
         (``release``, or the path's default) and the codec's flow defaults (``DataPath.flow_defaults``), so its
         schedule (``GeneratorSpec.plan``)."""
-        release = self.release if self.release is not None else path.default_release
-        arguments = self.generator_arguments(release, path.flow_defaults(self.image_codec, self.name(), release))
-        return GeneratorSpec(self.generator_class, arguments, small_batches=self.small_batches)
+        given = self.flow_options.release
+        release = given if given is not None else path.default_release
+        flow_defaults = path.flow_defaults(self.image_options.image_codec, self.name(), release)
+        return GeneratorSpec(self.generator_class, self.generator_arguments(release, flow_defaults),
+                             small_batches=self.small_batches)
 
     def fit(self, X: Any, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
         """Fit on a tabular DataLoader (or DataFrame) or an ImageDataLoader, with no non-private statistic of it; or
@@ -451,7 +271,7 @@ class SlicedFlowPlugin(Plugin):
     def _fit_in_memory(self, X: DataLoader) -> None:
         """Fit on a loader: the generator resolved once (``generator_spec``), its data path prepares the records and
         the plan their noise is calibrated to, the generator releases them by that plan."""
-        loader = loader_path(X, self.name(), self.time_horizons)
+        loader = loader_path(X, self.name(), self.table_options.time_horizons)
         path = path_for(X)
         spec = self.generator_spec(path)
         prepared = path.prepare(self, X, loader, spec)
@@ -460,7 +280,7 @@ class SlicedFlowPlugin(Plugin):
         assert prepared.records is not None
         budget = prepared.budget
         self.generator_ = spec.build(prepared.n_public, prepared.layout)
-        n_classes = None if prepared.labels is None else self.n_classes
+        n_classes = None if prepared.labels is None else self.image_options.n_classes
         self.generator_.fit(prepared.records, None, budget.release_delta, labels=prepared.labels, n_classes=n_classes,
                             noise_multiplier=prepared.noise_multiplier, prior=budget.prior, plan=prepared.plan)
         self._finish(prepared, float(len(prepared.records)))

@@ -43,10 +43,11 @@ class ImagePath:
         """Refuse what images cannot take, settle the codec (paying for it where it is learned from the private
         images), calibrate the releases' noise to ``spec``'s plan (computed once, here) and encode the private
         images."""
-        if plugin.release is not None and MECHANISMS[plugin.release].takes_level_codes:
-            raise ValueError(f"the {plugin.release} release is for tables (it counts level codes); leave release=None "
+        release, options = plugin.flow_options.release, plugin.image_options
+        if release is not None and MECHANISMS[release].takes_level_codes:
+            raise ValueError(f"the {release} release is for tables (it counts level codes); leave release=None "
                              "(projected histograms) for images.")
-        if not plugin.neighbouring.n_is_public and plugin.image_autoencoder is None and plugin.image_codec is None:
+        if not plugin.neighbouring.n_is_public and options.image_autoencoder is None and options.image_codec is None:
             raise ValueError(
                 "under add/remove the public half drawn from the images passed to fit depends on their number (one image "
                 "more redraws the split); pass image_autoencoder, an autoencoder trained on public images, or "
@@ -54,10 +55,10 @@ class ImagePath:
             )
         images, labels = X.unpack().tensors()
         images, labels = from_synthcity_range(images.float()), labels.long()
-        if bool((labels < 0).any()) or bool((labels >= plugin.n_classes).any()):
-            raise ValueError(f"labels must lie in 0..{plugin.n_classes - 1}; set n_classes for this data.")
-        if plugin.image_codec is not None:
-            return self.private_codec(plugin, X, loader, images, labels, image_codecs()[plugin.image_codec], spec)
+        if bool((labels < 0).any()) or bool((labels >= options.n_classes).any()):
+            raise ValueError(f"labels must lie in 0..{options.n_classes - 1}; set n_classes for this data.")
+        if options.image_codec is not None:
+            return self.private_codec(plugin, X, loader, images, labels, image_codecs()[options.image_codec], spec)
         autoencoder, private = self.autoencoder(plugin, images)
         n_public = plugin.neighbouring.public_size(len(private))
         budget = plugin.budget.for_records(n_public)
@@ -75,15 +76,16 @@ class ImagePath:
         images takes ``codec_share`` of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the analytic Gaussian
         multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A private image
         codec": through a plugin)."""
+        options = plugin.image_options
         n_public = plugin.neighbouring.public_size(len(images))
         budget = plugin.budget.for_records(n_public)
-        request = CodecRequest(0.0, 0.0, plugin.neighbouring, plugin.dct_frequencies, plugin.pca_components)
+        request = CodecRequest(0.0, 0.0, plugin.neighbouring, options.dct_frequencies, options.pca_components)
         paid = None
         if entry.paid:
             if math.isinf(budget.epsilon):
-                raise ValueError(f"image_codec={plugin.image_codec!r} is paid from the budget, and epsilon = inf leaves "
+                raise ValueError(f"image_codec={options.image_codec!r} is paid from the budget, and epsilon = inf leaves "
                                  "no noise to share; give a finite epsilon or image_codec='dct'.")
-            epsilon, delta = budget.share_guarantee(plugin.codec_share)
+            epsilon, delta = budget.share_guarantee(options.codec_share)
             request = dataclasses.replace(request, epsilon=epsilon, delta=delta)
         codec: ImageCodec = entry.build(images, request)
         if entry.paid:
@@ -100,23 +102,24 @@ class ImagePath:
     def autoencoder(plugin: FittingPlugin, images: torch.Tensor) -> tuple[AutoencoderCodec, torch.Tensor]:
         """The plugin's ``image_autoencoder`` (every image private), or one trained on a random ``public_fraction`` of
         ``images`` (the rest private), as the paper does, with its refiner on the same images."""
-        if isinstance(plugin.image_autoencoder, AutoencoderCodec):
-            return plugin.image_autoencoder, torch.arange(len(images))
-        if plugin.image_autoencoder is not None:
-            return AutoencoderCodec.load(plugin.image_autoencoder), torch.arange(len(images))
-        public, private = public_private_split(len(images), plugin.public_fraction, plugin.random_state)
+        options = plugin.image_options
+        if isinstance(options.image_autoencoder, AutoencoderCodec):
+            return options.image_autoencoder, torch.arange(len(images))
+        if options.image_autoencoder is not None:
+            return AutoencoderCodec.load(options.image_autoencoder), torch.arange(len(images))
+        public, private = public_private_split(len(images), options.public_fraction, plugin.random_state)
         architecture = "mnist" if images.shape[-1] == 32 else "dcgan"
-        latent_dim = plugin.latent_dim
+        latent_dim = options.latent_dim
         if latent_dim is None and architecture == "mnist":
             latent_dim = MNIST_LATENT_DIM
         autoencoder = AutoencoderCodec(architecture, latent_dim=latent_dim, channels=images.shape[1])
         autoencoder.fit(
-            images[public], epochs=plugin.autoencoder_epochs, seed=plugin.random_state,
-            description=f"a random {plugin.public_fraction:.0%} of the images passed to fit, public by assumption",
+            images[public], epochs=options.autoencoder_epochs, seed=plugin.random_state,
+            description=f"a random {options.public_fraction:.0%} of the images passed to fit, public by assumption",
         )
-        if plugin.refiner_epochs > 0:
-            autoencoder.fit_refiner(images[public], epochs=plugin.refiner_epochs, adversarial_weight=plugin.refiner_weight,
-                                    seed=plugin.random_state)
+        if options.refiner_epochs > 0:
+            autoencoder.fit_refiner(images[public], epochs=options.refiner_epochs,
+                                    adversarial_weight=options.refiner_weight, seed=plugin.random_state)
         return autoencoder, private
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,

@@ -2,8 +2,8 @@
 (``plugins.image_path``).
 
 ``SlicedFlowPlugin.fit`` picks one per loader (``plugins.base.path_for``, the one line that tests a loader's
-kind of data). A path reads of the plugin only what ``FittingPlugin`` lists (its settings and synthcity's
-generation glue), so the paths sit below the plugin base and never import it; the generator comes to ``prepare`` as a
+kind of data). A path reads of the plugin only what ``FittingPlugin`` lists (its budget, its argument
+groups of ``plugins.options`` and synthcity's generation glue), so the paths sit below the plugin base and never import it; the generator comes to ``prepare`` as a
 value (``models.spec.GeneratorSpec``, resolved once by the plugin), whose plan the path calibrates the noise to. A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels,
 the flow's share of the budget, the codec, the marginal layout, the public schema and info, and the part of the
 budget it paid itself) and turns samples back into the loader's kind of data (``generate``). The rest of the plugin
@@ -21,11 +21,11 @@ from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters.codec import Codec
-from synthcity_dpswf.adapters.table_domain import TabularDomain
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.schedule import ReleasePlan
 from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.plugins.loaders import LoaderPath
+from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, TableOptions
 from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.selection import PairSelection
@@ -68,35 +68,14 @@ class PreparedData:
 
 class FittingPlugin(Protocol):
     """What a ``DataPath`` reads of the plugin it prepares data for and generates through (``plugins.base.
-    SlicedFlowPlugin`` is one): its arguments (documented there), two public facts of the fit, and synthcity's
-    generation glue."""
+    SlicedFlowPlugin`` is one): its budget and argument groups (``plugins.options``), and synthcity's generation glue."""
 
-    # the budget and how records are released
     budget: Budget
     neighbouring: Adjacency
-    release: str | None
     random_state: int
-    generator_class: type[SlicedGenerator]
-    # tables
-    declared_domain: TabularDomain | None
-    domain_epsilon_share: float | None
-    numeric_histograms: bool
-    fine_bins: int | None
-    coarse_bins: int | None
-    max_pairs: int | None
-    pair_selection: str
-    # images
-    image_autoencoder: Any
-    image_codec: str | None
-    codec_share: float
-    dct_frequencies: int
-    pca_components: int
-    public_fraction: float
-    autoencoder_epochs: int
-    refiner_epochs: int
-    refiner_weight: float
-    latent_dim: int | None
-    n_classes: int
+    flow_options: FlowOptions
+    table_options: TableOptions
+    image_options: ImageOptions
     # synthcity's generation settings and state
     sampling_patience: int
     strict: bool

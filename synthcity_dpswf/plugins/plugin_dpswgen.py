@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, List, Mapping
 
 from synthcity.plugins.core.distribution import CategoricalDistribution, Distribution, FloatDistribution
 
-from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.models import DPSWGen
+from synthcity_dpswf.plugins.options import NetworkOptions
 from synthcity_dpswf.plugins.plugin_dpswflow_r import DPSWFlowRPlugin
 
 
@@ -17,24 +18,17 @@ class DPSWGenPlugin(DPSWFlowRPlugin):
     three plugins, on tables by far; ``dpswflow`` is the one to pick for data (docs/guide.md, "Which plugin").
 
     Args:
-        noise_dim: size of the network's Gaussian input.
-        generator_batch: generated records per training step.
-        learning_rate: Adam's learning rate.
+        noise_dim, generator_batch, learning_rate: the network (``options.NetworkOptions``): its Gaussian input's
+            size, generated records per training step, Adam's learning rate.
         **kwargs: the ``DPSWFlowRPlugin`` arguments.
     """
 
     generator_class = DPSWGen
 
     def __init__(self, noise_dim: int = 16, generator_batch: int = 500, learning_rate: float = 3e-4, **kwargs: Any) -> None:
-        check_positive_int("noise_dim", noise_dim)
-        if isinstance(generator_batch, bool) or not isinstance(generator_batch, int) or generator_batch < 2:
-            raise ValueError(f"generator_batch must be an integer >= 2 (BatchNorm and the quantile grid need two "
-                             f"records), got {generator_batch!r}.")
-        check_positive("learning_rate", learning_rate)
+        network = NetworkOptions(noise_dim, generator_batch, learning_rate)
         super().__init__(**kwargs)
-        self.noise_dim = noise_dim
-        self.generator_batch = generator_batch
-        self.learning_rate = learning_rate
+        self.network_options = network
 
     @staticmethod
     def name() -> str:
@@ -48,10 +42,7 @@ class DPSWGenPlugin(DPSWFlowRPlugin):
         ]
 
     def generator_arguments(self, release: str, flow_defaults: Mapping[str, int]) -> dict[str, Any]:
-        return {
-            **super().generator_arguments(release, flow_defaults), "noise_dim": self.noise_dim, "generator_batch": self.generator_batch,
-            "learning_rate": self.learning_rate,
-        }
+        return {**super().generator_arguments(release, flow_defaults), **dataclasses.asdict(self.network_options)}
 
 
 plugin = DPSWGenPlugin

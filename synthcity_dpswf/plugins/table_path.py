@@ -22,7 +22,7 @@ from synthcity_dpswf.plugins.loaders import LoaderPath, loader_path
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
 from synthcity_dpswf.plugins.schema import synthcity_schema
 from synthcity_dpswf.privacy import MECHANISMS
-from synthcity_dpswf.recipes.tables import TableChoices, settle_table
+from synthcity_dpswf.recipes.tables import settle_table
 from synthcity_dpswf.privacy.validity import check_table
 
 
@@ -88,11 +88,8 @@ class TablePath:
         (``None``: not read, add/remove), with the part of the budget the domain paid and the releases' noise
         (``recipes.tables.settle_table``), in synthcity's schema and info; no record encoded."""
         n_public = None if n_records is None else plugin.neighbouring.public_size(n_records)
-        declared = plugin.declared_domain
-        choices = TableChoices(spec.release, declared, plugin.domain_epsilon_share, plugin.numeric_histograms,
-                               plugin.fine_bins, plugin.coarse_bins, plugin.max_pairs, plugin.random_state,
-                               plugin.pair_selection)
-        names = set() if declared is None else set(declared.names)
+        choices = plugin.table_options.choices(spec.release, plugin.random_state)
+        names = set() if choices.declared is None else set(choices.declared.names)
         settled = settle_table(table, n_public, plugin.budget.for_records(n_public), choices, spec,
                                lambda domain: loader.public_domain(X, domain, names))
         return PreparedData(

@@ -3,13 +3,23 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 
 from synthcity_dpswf.plugins import PLUGINS
+from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 
 BAD = [
+    ("dpswflow", {"epsilon": 0}, r"epsilon must be > 0"),
+    ("dpswflow", {"epsilon": "1.0"}, "epsilon must be a number"),
+    ("dpswflow", {"delta": 1.5}, r"delta must lie in \(0, 1\), got 1.5"),
+    ("dpswflow", {"neighbouring": "both"}, r"neighbouring must be one of \['add_remove', 'replace_one'\], got 'both'"),
+    ("dpswflow", {"n_steps": 0}, "n_steps must be a positive integer, got 0"),
+    ("dpswflow", {"n_iter": 0}, "n_iter must be a positive integer, got 0"),
+    ("dpswflow", {"n_iter": 5, "n_steps": 5}, "give n_steps or its synthcity name n_iter, not both"),
     ("dpswflow", {"accountant": "nope"}, "accountant must be one of"),
     ("dpswflow", {"accountant": "replace_one_rdp", "neighbouring": "add_remove"}, "accountant 'replace_one_rdp'"),
     ("dpswflow", {"labelling": "x"}, r"labelling must be one of \['conditional', 'joint'\], got 'x'"),
@@ -31,6 +41,9 @@ BAD = [
     ("dpswflow", {"domain_epsilon_share": "0.2"}, r"domain_epsilon_share must lie in \(0, 1\)"),
     ("dpswflow", {"numeric_histograms": "no"}, "numeric_histograms must be True or False"),
     ("dpswflow", {"max_one_hot": 0}, "max_one_hot must be a positive integer"),
+    ("dpswflow", {"domain": {"age": (90, 17)}}, "column 'age': bounds must be finite with low < high"),
+    ("dpswflow", {"time_horizons": []}, "time_horizons must be a non-empty list of finite numbers"),
+    ("dpswflow", {"image_codec": "nope"}, r"image_codec must be None or a codec that needs no public image, one of \["),
     ("dpswflow", {"image_autoencoder": 3}, "image_autoencoder must be None, an AutoencoderCodec or the path"),
     ("dpswflow", {"codec_share": 1.0}, r"codec_share must lie in \(0, 1\)"),
     ("dpswflow", {"public_fraction": 1.0}, r"public_fraction must lie in \(0, 1\), got 1.0"),
@@ -58,6 +71,8 @@ BAD = [
     ("dpswgen", {"generator_batch": 1}, "generator_batch must be an integer >= 2"),
     ("dpswgen", {"learning_rate": -1e-3}, "learning_rate must be a finite number > 0"),
 ]
+"""One bad value per entry, refused at ``Plugins().get``: the entry's first argument is the one refused (any other
+sets the scene, e.g. the adjacency an accountant or a batch size is refused under)."""
 
 
 @pytest.mark.parametrize(("name", "arguments", "message"), BAD, ids=[f"{n}-{'-'.join(map(str, a))}" for n, a, _ in BAD])
@@ -65,6 +80,24 @@ def test_each_bad_argument_is_refused_at_construction_naming_it(name: str, argum
                                                                 message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Plugins().get(name, **arguments)
+
+
+def test_every_argument_of_the_constructors_has_a_refused_value_in_bad() -> None:
+    """docs/guide.md ("In synthcity") names the plugins' arguments in prose, with no table, so they are read from the
+    constructors (``SlicedFlowPlugin``'s and the subclasses' own; synthcity's ``Plugin`` arguments that pass through
+    ``**kwargs`` aside). Each takes a bounded number, a choice or a checked structure (``plugins.options``), so each is
+    the refused argument of a ``BAD`` entry for a plugin that takes it."""
+    plugins = {plugin_class.name(): plugin_class for plugin_class in PLUGINS}
+    owners = {klass for plugin_class in PLUGINS for klass in plugin_class.__mro__
+              if issubclass(klass, SlicedFlowPlugin) and "__init__" in vars(klass)}
+    missing = []
+    for owner in sorted(owners, key=lambda klass: klass.__name__):
+        refused = {next(iter(arguments)) for name, arguments, _ in BAD if issubclass(plugins[name], owner)}
+        parameters = inspect.signature(vars(owner)["__init__"]).parameters.values()
+        missing += [f"{owner.__name__}({parameter.name})" for parameter in parameters
+                    if parameter.name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD
+                    and parameter.name not in refused]
+    assert len(owners) == 3 and not missing, f"arguments with no refused value in BAD: {missing}"
 
 
 @pytest.mark.parametrize("plugin_class", PLUGINS, ids=lambda plugin_class: plugin_class.name())

@@ -255,7 +255,7 @@ def test_arguments_are_checked_where_they_are_given(arguments: dict[str, object]
 
 @pytest.mark.parametrize("name", NAMES)
 def test_synthcity_s_n_iter_is_the_number_of_flow_or_training_steps(name: str) -> None:
-    assert Plugins().get(name, n_iter=7).settings.n_steps == 7
+    assert Plugins().get(name, n_iter=7).flow_options.steps == 7
     assert Plugins().get(name, n_iter=7).generator_spec(TablePath()).arguments["settings"].n_steps == 7
 
 

@@ -1,0 +1,336 @@
+"""The plugins' arguments, grouped by what they are for, each group checked where it is built: the plugin's
+constructor, so at ``Plugins().get``. A bad argument is refused there with a message that names it and what it
+accepts; only what needs the data waits for ``fit`` (delta against 1/n, the domain against the table).
+
+synthcity hands the plugins flat keyword arguments (``Plugins().get(name, **kwargs)``); ``SlicedFlowPlugin`` builds
+these once from them: the budget (``privacy.budget.Budget``), ``FlowOptions``, ``TableOptions``, ``ImageOptions`` and
+``SynthcityOptions`` (synthcity's own, which its ``Plugin`` keeps as attributes), and the subclasses' ``BatchOptions``
+(``dpswflow_r``, ``dpswgen``) and ``NetworkOptions`` (``dpswgen``). The data paths read them (``paths.FittingPlugin``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import InitVar, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, get_args
+
+import torch
+
+from synthcity_dpswf.adapters.codec import Codec
+from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
+from synthcity_dpswf.adapters.table_domain import DomainSpec, TabularDomain
+from synthcity_dpswf.extensions import image_codecs, load_accountants
+from synthcity_dpswf.math.checks import (
+    check_choice, check_flag, check_fraction, check_non_negative_int, check_positive, check_positive_int,
+)
+from synthcity_dpswf.models import FlowSettings
+from synthcity_dpswf.models.base import Labelling
+from synthcity_dpswf.models.schedule import ReleaseSchedule
+from synthcity_dpswf.plugins.loaders import check_time_horizons
+from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency
+from synthcity_dpswf.privacy.accountant import check_accountant
+from synthcity_dpswf.recipes.tables import PAIR_SELECTIONS, TableChoices
+
+
+@dataclass(frozen=True)
+class FlowOptions:
+    """How the records are released, accounted and flowed.
+
+    Attributes:
+        release: the release kind: ``None`` takes the data path's (``"marginal"`` for tables: noisy one- and two-way
+            tables of the level-coded rows; ``"projected_histogram"`` for images); ``"record"``, ``"projected"`` and
+            ``"projected_histogram"`` encode table rows into the unit ball instead.
+        radius: records are encoded into the ball of this radius.
+        n_release_directions: directions per release (``None``: the image codec's measured value, else the
+            generator's default for the kind).
+        n_bins: bins per direction of histogram releases.
+        accountant: ``"rdp"``, ``"replace_one_rdp"`` or an extension's name (``"gdp"`` and ``"prv"`` are refused:
+            privacy.md, "Accountants"); under add/remove, one proven for Poisson sampling.
+        n_steps: flow steps (for DPSWgen the network's training steps); ``None``: the image codec's measured value,
+            else the release kind's default (``models.kinds.KINDS``).
+        n_iter: synthcity's usual name for the number of training iterations: the same as ``n_steps`` (give one of the
+            two).
+        n_directions, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``.
+    """
+
+    release: str | None
+    radius: float
+    n_release_directions: int | None
+    n_bins: int
+    accountant: str
+    n_steps: int | None
+    n_iter: int | None
+    n_directions: int
+    step_size: float
+    entropy: float
+    smoothing: float | None
+    flow_batch_size: int | None
+    reuse: str
+    neighbouring: InitVar[Adjacency]
+    """The budget's adjacency, which the accountant must be proven for."""
+
+    def __post_init__(self, neighbouring: Adjacency) -> None:
+        if self.n_iter is not None and self.n_steps is not None:
+            raise ValueError(f"give n_steps or its synthcity name n_iter, not both (got n_steps={self.n_steps!r}, "
+                             f"n_iter={self.n_iter!r}).")
+        if self.steps is not None:
+            check_positive_int("n_steps" if self.n_iter is None else "n_iter", self.steps)
+        self.settings(1, None)  # checks n_directions, step_size, entropy, smoothing, flow_batch_size and reuse
+        if self.release is not None:
+            check_choice("release", self.release, [None, *sorted(MECHANISMS)])
+        check_positive("radius", self.radius)
+        if self.n_release_directions is not None:
+            check_positive_int("n_release_directions", self.n_release_directions)
+        check_positive_int("n_bins", self.n_bins)
+        load_accountants()  # an extension's accountant is selectable by name from here on
+        check_accountant(self.accountant)
+        if not neighbouring.n_is_public and not ACCOUNTANTS[self.accountant].poisson_proven:
+            raise ValueError(f"accountant {self.accountant!r} is not proven for add/remove with Poisson sampling; use "
+                             "'rdp' (or neighbouring='replace_one').")
+
+    @property
+    def steps(self) -> int | None:
+        """The flow steps as given, under either name (``None``: not given)."""
+        return self.n_steps if self.n_iter is None else self.n_iter
+
+    def settings(self, default_steps: int, flow_particles: int | None) -> FlowSettings:
+        """The ``FlowSettings`` of a fit: ``default_steps`` where no steps were given, with ``flow_particles``."""
+        return FlowSettings(
+            n_steps=default_steps if self.steps is None else self.steps, step_size=self.step_size,
+            entropy=self.entropy, smoothing=self.smoothing, flow_batch_size=self.flow_batch_size,
+            n_directions=self.n_directions, reuse=self.reuse, flow_particles=flow_particles,  # type: ignore[arg-type]
+        )
+
+    def release_directions(self, flow_defaults: Mapping[str, int]) -> int | None:
+        """``n_release_directions``, or where it is ``None`` the codec's measured value (``None``: the kind's)."""
+        if self.n_release_directions is not None:
+            return self.n_release_directions
+        return flow_defaults.get("n_release_directions")
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """How a table is described, encoded and tabulated.
+
+    Attributes:
+        domain: a public ``TabularDomain``, description dict (one-line form ``{"age": (17, 90), "sex": ["F", "M"]}``;
+            ``(17, 90, None)`` or ``["F", "M", None]`` for a column that may be missing) or JSON path, for all the
+            columns or some of them; the columns it leaves out get a DP domain, paid with ``domain_epsilon_share`` of
+            one budget; ``None``: a DP domain for every column. Parsed once, here (``declared``).
+        domain_epsilon_share: the DP domain's (and value histograms') share s of one budget with the releases: of
+            mu^2 in Gaussian DP, z_D = z / sqrt(s), the releases accounted with it (privacy.md, "One budget"); ``None``:
+            ``default_domain_share`` (from n, the column counts and epsilon).
+        numeric_histograms: release the value histograms of declared float columns and wide integer ranges, at whose
+            quantiles the codecs place their levels (paid, within the domain share); ``False`` (and epsilon = inf):
+            levels of equal width over the declared ranges, nothing paid.
+        max_one_hot: with a ``{name: n_levels}`` domain, wider columns are encoded as ordinal integers.
+        time_horizons: for a ``SurvivalAnalysisDataLoader``, the time horizons its outputs carry (declared public);
+            ``None``: three points evenly inside the domain's time range (never the loader's own, which synthcity
+            computes from the private times: privacy.md, "synthcity loaders").
+        coarse_bins, fine_bins, max_pairs: the marginal release's tables (``MarginalTableCodec``,
+            ``MarginalLayout.build``): levels per column in the two-way tables, levels of a wide numeric column in the
+            one-way tables (``None``: ``table_resolution``, which follows n and the flow's budget), and the number of
+            column pairs (all pairs up to it; beyond, a random subset from ``random_state``, which reads no data).
+        pair_selection: ``"adaptive"``: on tables of at least 7 columns whose two-way tables noise would coarsen
+            (``recipes.tables.noise_limited``: few rows for the budget) the release measures 1.5 d pairs (at most
+            ``max_pairs``), chosen by a paid look at every pair (a spanning forest of the most dependent, then the most
+            dependent left), 0.3 of the mu^2 the DP domain leaves (privacy.md, "Paid pair selection"); ``"public"``,
+            or any other table: the pairs as ``max_pairs`` says, nothing paid.
+        declared: ``domain`` parsed (``TabularDomain.parse``); ``None`` without one.
+    """
+
+    domain: DomainSpec
+    domain_epsilon_share: float | None
+    numeric_histograms: bool
+    max_one_hot: int
+    time_horizons: list[float] | None
+    coarse_bins: int | None
+    fine_bins: int | None
+    max_pairs: int | None
+    pair_selection: str
+    declared: TabularDomain | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        for name, bins in (("coarse_bins", self.coarse_bins), ("fine_bins", self.fine_bins),
+                           ("max_pairs", self.max_pairs)):
+            if bins is not None:
+                check_positive_int(name, bins)
+        check_choice("pair_selection", self.pair_selection, PAIR_SELECTIONS)
+        if self.domain_epsilon_share is not None:
+            check_fraction("domain_epsilon_share", self.domain_epsilon_share)
+        check_flag("numeric_histograms", self.numeric_histograms)
+        check_positive_int("max_one_hot", self.max_one_hot)
+        declared = None if self.domain is None else TabularDomain.parse(self.domain, self.max_one_hot)
+        object.__setattr__(self, "declared", declared)
+        check_time_horizons(self.time_horizons)
+
+    def choices(self, release: str, random_state: int) -> TableChoices:
+        """The public choices of a table fit with the ``release`` kind (``recipes.tables.settle_table``)."""
+        return TableChoices(release, self.declared, self.domain_epsilon_share, self.numeric_histograms,
+                            self.fine_bins, self.coarse_bins, self.max_pairs, random_state, self.pair_selection)
+
+
+@dataclass(frozen=True)
+class ImageOptions:
+    """How images are encoded, and how their labels are generated.
+
+    Attributes:
+        image_autoencoder: an ``AutoencoderCodec`` trained on public images, or the path of its checkpoint. ``None``
+            follows the paper: a random ``public_fraction`` of the images given to ``fit`` is treated as public and
+            trains the autoencoder (``autoencoder_epochs``, latent size ``latent_dim``) and its refiner
+            (``refiner_epochs``, 0: none; ``AutoencoderCodec.fit_refiner``), the rest is the private data; the report
+            states it.
+        image_codec: without public images, a codec of the registry (``extensions.image_codecs``) that needs none:
+            ``"dct"`` (a fixed map, K = ``dct_frequencies``: nothing learned, nothing paid) or ``"private-pca"`` (the
+            top ``pca_components`` eigenvectors of the images' noisy second moment, paid with ``codec_share`` of mu^2
+            of the run's budget and accounted with the releases: privacy.md, "A private image codec"), or an
+            extension's name. Every image passed to ``fit`` is then private, and the codec's measured release and flow
+            settings apply where ``n_release_directions`` and ``n_steps`` are left ``None`` (DPSWflow through
+            ``"private-pca"``: L = 2,000 directions, 3,000 steps). Only for one-channel images; ``None``:
+            ``image_autoencoder`` or the public split.
+        refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
+            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 48 and 70). The plugin cannot tell which
+            images it is given: choose it on public images like yours.
+        latent_dim: latent size of that autoencoder (unused with ``image_autoencoder``, which has its own); ``None``:
+            16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:
+            a wider public autoencoder"; the paper used 8 and 5), 48 for the larger "dcgan" architecture.
+        n_classes: number of image classes (public); labels are generated with the images, per class for releases
+            that support it (``labelling="conditional"``), else joined into the record.
+        labelling: ``"conditional"`` or ``"joint"`` (see ``SlicedGenerator``).
+        feature_weight: weight of the latent beside the scaled one-hot label in a joint record.
+    """
+
+    image_autoencoder: AutoencoderCodec | str | Path | None
+    image_codec: str | None
+    codec_share: float
+    dct_frequencies: int
+    pca_components: int
+    public_fraction: float
+    autoencoder_epochs: int
+    refiner_epochs: int
+    refiner_weight: float
+    latent_dim: int | None
+    n_classes: int
+    labelling: str
+    feature_weight: float
+
+    def __post_init__(self) -> None:
+        if self.image_autoencoder is not None and not isinstance(self.image_autoencoder, (Codec, str, Path)):
+            raise ValueError("image_autoencoder must be None, an AutoencoderCodec or the path of its checkpoint, got a "
+                             f"{type(self.image_autoencoder).__name__}.")
+        without_public = sorted(name for name, entry in image_codecs().items() if entry.public_images == "none")
+        if self.image_codec is not None and self.image_codec not in without_public:
+            trained = " (an autoencoder on public images: pass image_autoencoder, or leave both unset to train one on " \
+                "public_fraction of the images)" if self.image_codec in image_codecs() else ""
+            raise ValueError(f"image_codec must be None or a codec that needs no public image, one of {without_public}; "
+                             f"got {self.image_codec!r}{trained}.")
+        if self.image_codec is not None and self.image_autoencoder is not None:
+            raise ValueError("give image_autoencoder (an autoencoder trained on public images) or image_codec (a codec built "
+                             "from the private images alone), not both.")
+        check_fraction("codec_share", self.codec_share)
+        check_positive_int("dct_frequencies", self.dct_frequencies)
+        check_positive_int("pca_components", self.pca_components)
+        check_fraction("public_fraction", self.public_fraction)
+        check_positive_int("autoencoder_epochs", self.autoencoder_epochs)
+        check_non_negative_int("refiner_epochs (0: no refiner)", self.refiner_epochs)
+        check_positive("refiner_weight", self.refiner_weight)
+        if self.latent_dim is not None:
+            check_positive_int("latent_dim", self.latent_dim)
+        check_positive_int("n_classes", self.n_classes)
+        check_choice("labelling", self.labelling, get_args(Labelling))
+        check_fraction("feature_weight", self.feature_weight)
+
+
+@dataclass(frozen=True)
+class SynthcityOptions:
+    """synthcity's own arguments, checked here (synthcity would fail later, or read a flag given as a string as true)
+    and handed to its ``Plugin``, which keeps them as attributes that its generation reads.
+
+    Attributes:
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:<index>"`` or a ``torch.device``.
+        random_state: numpy's seed range, [0, 2**32).
+        workspace: a folder path (a string is taken as a ``Path``).
+        sampling_patience, strict, compress_dataset: synthcity's.
+    """
+
+    device: Any
+    random_state: int
+    workspace: Path | str
+    sampling_patience: int
+    strict: bool
+    compress_dataset: bool
+
+    def __post_init__(self) -> None:
+        try:
+            torch.device(self.device)
+        except (RuntimeError, TypeError) as error:
+            raise ValueError("device must be 'cpu', 'cuda', 'cuda:<index>' or a torch.device, got "
+                             f"{self.device!r}.") from error
+        if isinstance(self.random_state, bool) or not isinstance(self.random_state, int) \
+                or not 0 <= self.random_state < 2**32:
+            raise ValueError(f"random_state must be an integer in [0, 2**32), got {self.random_state!r} (numpy's seed "
+                             "range).")
+        if not isinstance(self.workspace, (str, Path)):
+            raise ValueError(f"workspace must be a folder path (str or Path), got a {type(self.workspace).__name__}.")
+        object.__setattr__(self, "workspace", Path(self.workspace))
+        check_positive_int("sampling_patience", self.sampling_patience)
+        check_flag("strict", self.strict)
+        check_flag("compress_dataset", self.compress_dataset)
+
+    def keywords(self) -> dict[str, Any]:
+        """The arguments of synthcity's ``Plugin.__init__``."""
+        return {option.name: getattr(self, option.name) for option in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """The per-step releases' batches (``dpswflow_r``, ``dpswgen``), as ``models.schedule.ReleaseSchedule`` takes them.
+
+    Attributes:
+        batch_size: b, records per release (uniform subsets of exactly b, independent across releases); ``None``:
+            ``models.schedule.default_batch_size(n)``; a given b is capped at n / 2 on small tables (the report states
+            the b used). Replace-one only.
+        sample_rate: q, the Poisson rate of each release under add/remove (``None``: 0.1,
+            ``models.schedule.DEFAULT_SAMPLE_RATE``). Add/remove only.
+        passes: K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove); the default 10 with the default
+            b (n / 10 from 10,000 rows, all rows below 1,000: ``models.schedule.default_batch_size``) makes K = 100 on
+            large data (the per-step histogram form run on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's
+            preset) and K = 10 on small tables.
+    """
+
+    batch_size: int | None
+    sample_rate: float | None
+    passes: float
+    neighbouring: InitVar[Adjacency]
+    """The budget's adjacency, which says whether batches are of a size (replace-one) or Poisson samples."""
+
+    def __post_init__(self, neighbouring: Adjacency) -> None:
+        ReleaseSchedule(True, self.batch_size, self.sample_rate, self.passes)  # checks the three
+        if self.batch_size is not None and not neighbouring.n_is_public:
+            raise ValueError("under add/remove batches are Poisson samples: give sample_rate, not batch_size.")
+        if self.sample_rate is not None and neighbouring.n_is_public:
+            raise ValueError("sample_rate is the Poisson rate of add/remove releases; under replace-one give batch_size "
+                             "(or pass neighbouring='add_remove').")
+
+
+@dataclass(frozen=True)
+class NetworkOptions:
+    """DPSWgen's generator network (``dpswgen``).
+
+    Attributes:
+        noise_dim: size of the network's Gaussian input.
+        generator_batch: generated records per training step (at least 2).
+        learning_rate: Adam's learning rate.
+    """
+
+    noise_dim: int
+    generator_batch: int
+    learning_rate: float
+
+    def __post_init__(self) -> None:
+        check_positive_int("noise_dim", self.noise_dim)
+        if isinstance(self.generator_batch, bool) or not isinstance(self.generator_batch, int) or self.generator_batch < 2:
+            raise ValueError(f"generator_batch must be an integer >= 2 (BatchNorm and the quantile grid need two "
+                             f"records), got {self.generator_batch!r}.")
+        check_positive("learning_rate", self.learning_rate)
