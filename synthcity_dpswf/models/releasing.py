@@ -132,6 +132,14 @@ def release_total(
     )
 
 
+def plan_key(plan: ReleasePlan) -> tuple[Any, ...]:
+    """What a release plan fixes: the accountant's method, n (public or ``None``), batch size, sampling rate, prior
+    and adjacency, and the number of releases."""
+    accountant, steps = plan
+    return (accountant.accountant, accountant.n_records, accountant.batch_size, accountant.sample_rate,
+            accountant.prior, accountant.neighbouring, steps)
+
+
 class Releasing(GeneratorState):
     """A sliced generator's release step (``SlicedGenerator`` is one): the fit, its schedule, and the measurements of
     other releases joined to its pool."""
@@ -268,16 +276,15 @@ class Releasing(GeneratorState):
         return self.schedule.accountant(n_records, self.neighbouring, self.accountant, self.release, prior)
 
     def checked_plan(self, plan: ReleasePlan | None, n_public: int | None, prior: PriorLike) -> ReleasePlan:
-        """``plan`` (the one a caller calibrated the noise to: ``models.spec.GeneratorSpec.plan``), refused unless it
-        is for these ``n_public`` records and ``prior``; without one, this generator's own (``plan``)."""
-        if plan is None:
-            return self.plan(n_public, prior)
-        accountant, _ = plan
-        if accountant.n_records != n_public or accountant.prior != prior or accountant.neighbouring != self.neighbouring:
-            raise ValueError(f"the release plan is for n = {accountant.n_records} ({accountant.neighbouring}) and prior "
-                             f"{accountant.prior!r}, this fit's records are n = {n_public} ({self.neighbouring}) with prior "
-                             f"{prior!r}: nothing was released.")
-        return plan
+        """This generator's own plan for ``n_public`` records and ``prior`` (``plan``), the one its releases follow; a
+        ``plan`` the caller calibrated the noise to (``models.spec.GeneratorSpec.plan``) is refused unless it is that
+        plan (accountant, n, batch size, rate, prior, adjacency and number of releases): a plan is never trusted, as
+        the report's epsilon is computed from it."""
+        own = self.plan(n_public, prior)
+        if plan is not None and plan_key(plan) != plan_key(own):
+            raise ValueError(f"the release plan {plan_key(plan)} is not this generator's {plan_key(own)} for these "
+                             "records: nothing was released.")
+        return own
 
     def released_size(self) -> float:
         """n estimated from the releases alone (post-processing): the records counted over the K releases divided by

@@ -46,7 +46,7 @@ class GeneratorSpec:
         """The constructor's arguments for data of ``n_public`` records (``None``: n private, never read)."""
         arguments = dict(self.arguments)
         batch_size = arguments.get("batch_size")
-        if self.small_batches and batch_size is not None and n_public is not None:
+        if self.small_batches and batch_size is not None and self.neighbouring.n_is_public and n_public is not None:
             arguments["batch_size"] = min(batch_size, max(1, n_public // 2))
         return arguments
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
-from torch.func import functional_call, grad, vmap
+from torch.func import grad, vmap
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.privacy.composition import SampledGaussian
@@ -33,7 +33,7 @@ from synthcity_dpswf.privacy.releases import gaussian_noise, poisson_batch, samp
 
 RecordLoss = Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor]
 """The loss of one record: ``(module, parameters, record) -> scalar``, with the parameters passed to
-``torch.func.functional_call`` (``per_record_loss`` builds one from a batch loss)."""
+``torch.func.functional_call``."""
 
 
 def clipped_sum_sensitivity(clip: float, neighbouring: Adjacency | str) -> float:

@@ -86,6 +86,9 @@ def settle_table(
     (delta resolved for n), and the releases' noise, calibrated once to what the DP domain leaves, for the plan of the
     generator ``spec`` (computed once, here); no record encoded. ``public_rules`` is applied to the declared domain before any release and to the final one (a loader's
     rules on its columns: ``plugins.loaders``)."""
+    if spec.neighbouring is not budget.neighbouring:
+        raise ValueError(f"the generator is planned for {spec.neighbouring.label} and the budget is stated for "
+                         f"{budget.neighbouring.label}: give both the same adjacency.")
     if choices.declared is not None:  # refused before any release
         public_rules(choices.declared)
     domain, paid, release, budget = table_domain(table, choices, n_public, budget)

@@ -1,6 +1,8 @@
 """issue 47, item 2: a fit resolves its generator once (``models.spec.GeneratorSpec``) and computes its release schedule
-once: the noise is calibrated to that plan and the generator releases by it, on tables (with and without a DP domain,
-in memory and on Dask) and on images; a plan for other records is refused before anything is released."""
+once to calibrate the noise (``GeneratorSpec.plan``); the generator checks that plan against its own once, where it
+releases (a plan handed down is never trusted: the report's epsilon is computed from it), on tables (with and without
+a DP domain, in memory and on Dask) and on images; a plan that is not the generator's is refused before anything is
+released."""
 
 from __future__ import annotations
 
@@ -19,8 +21,12 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, ReleaseSchedule
 from synthcity_dpswf.models.releasing import Releasing
 from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.privacy import MarginalLayout
 
 FAST = {"n_steps": 5, "n_directions": 10, "flow_batch_size": 200}
+ONCE_AND_CHECKED = {"schedule": 2, "accountant": 2}
+"""One plan computed to calibrate the noise, and the generator's check of it at the release (before this design: the
+schedule four times, the accountant twice, with no check)."""
 
 
 def table(n: int = 400) -> pd.DataFrame:
@@ -72,7 +78,7 @@ def test_a_table_fit_computes_its_schedule_once_and_releases_by_it(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin.fit(table())
-    assert counts == {"schedule": 1, "accountant": 1}
+    assert counts == ONCE_AND_CHECKED
     assert plugin.privacy_report().epsilon == pytest.approx(2.0, rel=1e-3)  # calibrated to the plan it released by
     if name == "dpswflow_r":  # the small-table rule: a given batch capped at half the public n
         assert plugin.generator_.privacy_report.sample_rate == pytest.approx(200 / 400)
@@ -85,7 +91,7 @@ def test_an_image_fit_computes_its_schedule_once(monkeypatch: pytest.MonkeyPatch
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin.fit(digits())
-    assert counts == {"schedule": 1, "accountant": 1}
+    assert counts == ONCE_AND_CHECKED
     assert plugin.privacy_report().epsilon == pytest.approx(2.0, rel=1e-3)
 
 
@@ -96,15 +102,29 @@ def test_a_partitioned_fit_computes_its_schedule_once(monkeypatch: pytest.Monkey
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin.fit(dd.from_pandas(table(), npartitions=3))
-    assert counts == {"schedule": 1, "accountant": 1}
+    assert counts == ONCE_AND_CHECKED
 
 
-def test_a_plan_for_other_records_is_refused_before_any_release() -> None:
+def test_a_plan_that_is_not_the_generators_own_is_refused_before_any_release() -> None:
+    """Second reader's finding: a trusted plan of 10 records per batch made DPSWflow's one release of everything print
+    epsilon 0.985 where the bound was 4.377, and an Opacus accountant for per-step histograms 1.993 instead of 3.96."""
     spec = GeneratorSpec(DPSWFlow, {"release": "projected_histogram", "accountant": "rdp", "neighbouring": "replace_one"})
     records = torch.nn.functional.normalize(torch.randn(100, 3), dim=1)
     model = spec.build(100)
-    with pytest.raises(ValueError, match="the release plan is for n = 99 .* nothing was released"):
-        model.fit(records, None, 1e-5, noise_multiplier=1.0, plan=spec.plan(99))
-    assert model.pool_ is None
+    per_step = ReleaseSchedule(True, batch_size=10).accountant(100, "replace_one", "rdp", "projected_histogram")
+    opacus = ReleaseSchedule(True, batch_size=10).accountant(100, "replace_one", "rdp", "projected")
+    for plan in (spec.plan(99), per_step, opacus, (per_step[0], 1)):
+        with pytest.raises(ValueError, match="the release plan .* is not this generator's .* nothing was released"):
+            model.fit(records, None, 1e-5, noise_multiplier=1.0, plan=plan)
+        assert model.pool_ is None
     model.fit(records, None, 1e-5, noise_multiplier=1.0, plan=spec.plan(100))
-    assert model.privacy_report.noise_multiplier == 1.0
+    assert model.privacy_report.noise_multiplier == 1.0 and model.privacy_report.steps == 1
+
+
+def test_a_partitioned_release_refuses_a_per_step_plan() -> None:
+    spec = GeneratorSpec(DPSWFlow, {"release": "marginal", "accountant": "rdp", "neighbouring": "replace_one"})
+    model = spec.build(1000, MarginalLayout.build((2, 2), coarse_bins=2))
+    per_step = ReleaseSchedule(True, batch_size=10).accountant(1000, "replace_one", "rdp", "marginal")
+    with pytest.raises(ValueError, match="is not this generator's"):
+        model.fit_total(torch.zeros(4), 2, None, 1e-5, n_records=1000, noise_multiplier=1.0, plan=per_step)
+    assert model.pool_ is None
