@@ -85,7 +85,7 @@ def dump(out: Path, seed_shift: int, mutant: str | None) -> None:
 
     warnings.simplefilter("ignore")
     fixture = load_fixture()
-    from synthcity_dpswf.plugins.base import SlicedFlowPlugin
+    from synthcity_dpswf.plugins import image_path, paths, table_path
     from synthcity_dpswf.models import base as models_base
     from synthcity_dpswf.models import releasing as models_releasing
     from synthcity_dpswf.recipes import tables as table_recipe
@@ -98,8 +98,8 @@ def dump(out: Path, seed_shift: int, mutant: str | None) -> None:
     models_releasing.secret_generator = seeded
     table_recipe.secret_generator = seeded
     if seed_shift:  # another generation draw: the fits untouched
-        draw_seed = SlicedFlowPlugin.draw_seed
-        SlicedFlowPlugin.draw_seed = staticmethod(lambda: draw_seed() + seed_shift)  # type: ignore[method-assign]
+        draw_seed = paths.draw_seed
+        table_path.draw_seed = image_path.draw_seed = lambda: draw_seed() + seed_shift
         sample_labelled = models_base.SlicedGenerator.sample_labelled
 
         def shifted(self: Any, count: int, seed: int | None = None, **kwargs: Any) -> Any:

@@ -334,11 +334,6 @@ class SlicedFlowPlugin(Plugin):
         assert self.generator_ is not None
         return {**info, "len": max(1, round(self.generator_.released_size()))}
 
-    @staticmethod
-    def draw_seed() -> int:
-        """A seed for one generation draw, from torch's global generator (seeded by synthcity's ``random_state``)."""
-        return int(torch.randint(0, 2**31 - 1, (1,)))
-
     def _fit(self, X: DataLoader, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
         """synthcity's hook, never reached: ``fit`` is overridden so that no private statistic is computed outside
         the releases."""

@@ -21,7 +21,7 @@ from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.plugins.loaders import LoaderPath
-from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
+from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData, draw_seed
 from synthcity_dpswf.privacy import MECHANISMS, PrivacyPart
 
 
@@ -47,7 +47,7 @@ class ImagePath:
         if release is not None and MECHANISMS[release].takes_level_codes:
             raise ValueError(f"the {release} release is for tables (it counts level codes); leave release=None "
                              "(projected histograms) for images.")
-        if not plugin.neighbouring.n_is_public and options.image_autoencoder is None and options.image_codec is None:
+        if not plugin.budget.neighbouring.n_is_public and options.image_autoencoder is None and options.image_codec is None:
             raise ValueError(
                 "under add/remove the public half drawn from the images passed to fit depends on their number (one image "
                 "more redraws the split); pass image_autoencoder, an autoencoder trained on public images, or "
@@ -60,7 +60,7 @@ class ImagePath:
         if options.image_codec is not None:
             return self.private_codec(plugin, X, loader, images, labels, image_codecs()[options.image_codec], spec)
         autoencoder, private = self.autoencoder(plugin, images)
-        n_public = plugin.neighbouring.public_size(len(private))
+        n_public = plugin.budget.neighbouring.public_size(len(private))
         budget = plugin.budget.for_records(n_public)
         plan = spec.plan(n_public, None)
         return PreparedData(
@@ -77,9 +77,9 @@ class ImagePath:
         multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A private image
         codec": through a plugin)."""
         options = plugin.image_options
-        n_public = plugin.neighbouring.public_size(len(images))
+        n_public = plugin.budget.neighbouring.public_size(len(images))
         budget = plugin.budget.for_records(n_public)
-        request = CodecRequest(0.0, 0.0, plugin.neighbouring, options.dct_frequencies, options.pca_components)
+        request = CodecRequest(0.0, 0.0, plugin.budget.neighbouring, options.dct_frequencies, options.pca_components)
         paid = None
         if entry.paid:
             if math.isinf(budget.epsilon):
@@ -126,7 +126,7 @@ class ImagePath:
                  syn_schema: Schema) -> DataLoader:
         """``count`` generated (image, label) pairs, decoded by the autoencoder, through synthcity's image sampler."""
         def sample_images(n: int) -> TensorDataset:
-            latents, labels = generator.sample_labelled(n, seed=plugin.draw_seed())
+            latents, labels = generator.sample_labelled(n, seed=draw_seed())
             return TensorDataset(images=codec.decode(latents.cpu()), targets=labels)
 
         return plugin._safe_generate_images(sample_images, count, syn_schema)

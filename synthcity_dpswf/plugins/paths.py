@@ -26,7 +26,7 @@ from synthcity_dpswf.models.schedule import ReleasePlan
 from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, TableOptions
-from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart
+from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.selection import PairSelection
 
@@ -71,7 +71,6 @@ class FittingPlugin(Protocol):
     SlicedFlowPlugin`` is one): its budget and argument groups (``plugins.options``), and synthcity's generation glue."""
 
     budget: Budget
-    neighbouring: Adjacency
     random_state: int
     flow_options: FlowOptions
     table_options: TableOptions
@@ -83,9 +82,12 @@ class FittingPlugin(Protocol):
 
     def training_schema(self) -> Schema: ...
 
-    def draw_seed(self) -> int: ...
-
     def _safe_generate_images(self, sampler: Callable[[int], Any], count: int, syn_schema: Schema) -> DataLoader: ...
+
+
+def draw_seed() -> int:
+    """A seed for one generation draw, from torch's global generator (seeded by synthcity's ``random_state``)."""
+    return int(torch.randint(0, 2**31 - 1, (1,)))
 
 
 class DataPath(Protocol):

@@ -19,7 +19,7 @@ from synthcity_dpswf.models import DPSWGen, SlicedGenerator
 from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.plugins.loaders import LoaderPath, loader_path
-from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData
+from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData, draw_seed
 from synthcity_dpswf.plugins.schema import synthcity_schema
 from synthcity_dpswf.privacy import MECHANISMS
 from synthcity_dpswf.recipes.tables import settle_table
@@ -74,7 +74,7 @@ class TablePath:
         if not MECHANISMS[spec.release].takes_level_codes:
             raise ValueError(f"a partitioned table is released as summed counts: leave release=None (the marginal "
                              f"release), not {spec.release!r}.")
-        n_records = table.n_rows() if plugin.neighbouring.n_is_public else None  # n private: never read
+        n_records = table.n_rows() if plugin.budget.neighbouring.n_is_public else None  # n private: never read
         if n_records is not None and n_records < 2:
             raise ValueError(f"the table has {n_records} row(s); differential privacy over fewer than 2 rows is meaningless.")
         X = GenericDataLoader(pd.DataFrame(columns=table.columns))  # the column names only: no row, no dtype
@@ -87,7 +87,7 @@ class TablePath:
         """The domain, codec and layout of a table (a frame, or a partitioned table's counts) of ``n_records`` rows
         (``None``: not read, add/remove), with the part of the budget the domain paid and the releases' noise
         (``recipes.tables.settle_table``), in synthcity's schema and info; no record encoded."""
-        n_public = None if n_records is None else plugin.neighbouring.public_size(n_records)
+        n_public = None if n_records is None else plugin.budget.neighbouring.public_size(n_records)
         choices = plugin.table_options.choices(spec.release, plugin.random_state)
         names = set() if choices.declared is None else set(choices.declared.names)
         settled = settle_table(table, n_public, plugin.budget.for_records(n_public), choices, spec,
@@ -126,7 +126,7 @@ class TablePath:
             draw += 1
             # DPSWGen draws rows from its trained network: no flow to reuse, and it takes no settings override
             overrides = {} if draw == 1 or isinstance(generator, DPSWGen) else {"flow_particles": flowed}
-            rows = schema.adapt_dtypes(codec.decode(generator.sample(size, seed=plugin.draw_seed(), **overrides)))
+            rows = schema.adapt_dtypes(codec.decode(generator.sample(size, seed=draw_seed(), **overrides)))
             drawn += len(rows)
             if plugin.strict:
                 rows = constraints.match(rows)
