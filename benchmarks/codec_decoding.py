@@ -33,8 +33,8 @@ from synthcity_dpswf.adapters.pixel_range import PIXEL_SCALINGS
 from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
 from synthcity_dpswf.evaluation import InceptionFeatures, classification_accuracies, frechet_distance, inception_features
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS
+from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE
 from synthcity_dpswf.recipes.images import (
-    CODEC_SHARE,
     DCT_FREQUENCIES,
     PCA_COMPONENTS,
     ImageRunConfig,

@@ -55,7 +55,7 @@ from paper_protocol import SampleGrids, fid_cas_figure, method_label, paper_nois
 from baselines.dpsgd_gan import DPSGDGAN
 
 from synthcity_dpswf.adapters import LabelledCodec
-from synthcity_dpswf.adapters.image_codecs import ImageCodec
+from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, ImageCodec
 from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderSettings
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET
 from synthcity_dpswf.evaluation import (
@@ -65,7 +65,6 @@ from synthcity_dpswf.evaluation import (
     fid_precision_recall,
 )
 from synthcity_dpswf.recipes.images import (
-    CODEC_SHARE,
     GENERATORS,
     ImageRunConfig,
     build_codec,

@@ -180,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "other way round, also under --data-root), dct (a fixed DCT codec: no public data), private-pca (a "
                         "linear codec learned from the private images, paid with --codec-share of the budget: no public "
                         "data) or private-autoencoder (a convolutional autoencoder trained by DP-SGD on the private images, "
-                        "on the CPU, paid the same way; --codec-share 0.5 was chosen for it on MNIST's validation split); "
+                        "on the CPU, paid the same way); "
                         "with any but public-half the whole training set is private")
     images.add_argument("--epsilon", type=float, default=10.0)
     images.add_argument("--neighbouring", choices=["replace_one", "add_remove"], default="replace_one",
@@ -217,9 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "%(default)s, chosen over 50 on MNIST's validation split with L 2000 and 3000 steps, at G 32 for "
                         "epsilon 10 and G 16 for epsilon 1; FashionMNIST's chose 50 with --bins 32 at epsilon 10: "
                         "docs/flows.md)")
-    images.add_argument("--codec-share", type=float, default=0.2,
-                        help="share of mu^2 (Gaussian DP) of the budget for --codec private-pca's release, accounted with the "
-                             "generator's releases (default: %(default)s)")
+    images.add_argument("--codec-share", type=float, default=None,
+                        help="share of mu^2 (Gaussian DP) of the budget for a private codec's release, accounted with the "
+                             "generator's releases (default: the codec's, chosen on MNIST's validation split: 0.2 for "
+                             "private-pca, 0.5 for private-autoencoder)")
     images.add_argument("--download", action="store_true",
                         help="download the dataset into --data-root with torchvision when it is not there (off by "
                         "default: nothing is fetched unless asked)")

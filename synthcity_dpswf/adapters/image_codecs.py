@@ -54,6 +54,11 @@ CODEC_SHARE = 0.2
 """The ``"private-pca"`` codec's share of the budget: of mu^2 in Gaussian DP, its release an entry of the generator's
 accounting (the prior) for every generator, through a plugin and ``dpswf images`` alike (privacy.md, "A private image
 codec")."""
+AUTOENCODER_CODEC_SHARE = 0.5
+"""The ``"private-autoencoder"`` codec's share of mu^2: chosen over 0.2 on MNIST's validation split at epsilon 10 by the
+mean CAS of both classifiers (``benchmarks/results/dpsgd_codec_mnist_validation.md``; docs/flows.md, "No public data:
+a nonlinear codec trained by DP-SGD on the CPU"); its schedule an entry of the same accounting (privacy.md, "A private
+image codec trained by DP-SGD")."""
 
 
 class ImageCodec(Codec, Protocol):
@@ -202,13 +207,19 @@ class ImageCodecEntry:
     a statistic of the private images (then it takes a share of the run's budget, and the codec has ``privacy_part``
     and ``noise_multiplier``); ``assumption`` is what the run assumes public, in the results' words, with
     ``{dataset}`` and ``{other}`` standing for the run's dataset and the other one (``describe``); ``flow_defaults``
-    the release and flow settings measured for it, per (generator, release kind)."""
+    the release and flow settings measured for it, per (generator, release kind); ``codec_share`` the share of mu^2 a
+    paid codec takes when the run gives none (``share``)."""
 
     build: Callable[[torch.Tensor, CodecRequest], ImageCodec]
     paid: bool
     assumption: str
     flow_defaults: Mapping[tuple[str, str], Mapping[str, int]] = field(default_factory=lambda: MappingProxyType({}))
     public_images: PublicImages = "none"
+    codec_share: float = CODEC_SHARE
+
+    def share(self, given: float | None) -> float:
+        """The codec's share of mu^2: ``given``, or where it is ``None`` the one chosen for this codec."""
+        return self.codec_share if given is None else given
 
     def describe(self, dataset: str, other: str = "") -> str:
         """The public-data assumption of a run on ``dataset`` (its name as results print it; ``other``: the other
@@ -264,6 +275,7 @@ def private_autoencoder_codec(images: torch.Tensor, request: CodecRequest) -> Pr
 PRIVATE_AUTOENCODER = ImageCodecEntry(
     private_autoencoder_codec, paid=True,
     assumption="a convolutional autoencoder trained by DP-SGD on the private images and paid for: no public data",
+    codec_share=AUTOENCODER_CODEC_SHARE,
 )
 """The registry's ``"private-autoencoder"`` entry (``extensions.BuiltinCodecs``)."""
 

@@ -96,7 +96,7 @@ def run_images(
             f"FID scores fid_samples = {config.fid_samples} generated images but n_samples is {config.n_samples}: "
             "raise n_samples, lower fid_samples, or set it to 0 (no FID)."
         )
-    if not 0 < config.codec_share < 1:
+    if config.codec_share is not None and not 0 < config.codec_share < 1:
         raise ValueError(f"codec_share must lie in (0, 1), got {config.codec_share!r}.")
     if config.refiner_epochs < 0:
         raise ValueError(f"refiner_epochs must be 0 (no refiner) or a positive integer, got {config.refiner_epochs!r}.")

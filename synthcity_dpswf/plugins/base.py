@@ -26,7 +26,7 @@ from synthcity.plugins.core.plugin import Plugin
 from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
-from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, DCT_FREQUENCIES, PCA_COMPONENTS
+from synthcity_dpswf.adapters.image_codecs import DCT_FREQUENCIES, PCA_COMPONENTS
 from synthcity_dpswf.adapters.tabular import DomainSpec
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_partitioned, read_partitioned
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, AutoencoderCodec
@@ -133,7 +133,7 @@ class SlicedFlowPlugin(Plugin):
         neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
         image_autoencoder: AutoencoderCodec | str | Path | None = None,
         image_codec: str | None = None,
-        codec_share: float = CODEC_SHARE,
+        codec_share: float | None = None,
         dct_frequencies: int = DCT_FREQUENCIES,
         pca_components: int = PCA_COMPONENTS,
         public_fraction: float = 0.5,

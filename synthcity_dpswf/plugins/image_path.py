@@ -85,7 +85,7 @@ class ImagePath:
             if math.isinf(budget.epsilon):
                 raise ValueError(f"image_codec={options.image_codec!r} is paid from the budget, and epsilon = inf leaves "
                                  "no noise to share; give a finite epsilon or image_codec='dct'.")
-            epsilon, delta = budget.share_guarantee(options.codec_share)
+            epsilon, delta = budget.share_guarantee(entry.share(options.codec_share))
             request = dataclasses.replace(request, epsilon=epsilon, delta=delta)
         codec: ImageCodec = entry.build(images, request)
         if entry.paid:

@@ -184,8 +184,9 @@ class ImageOptions:
         image_codec: without public images, a codec of the registry (``extensions.image_codecs``) that needs none:
             ``"dct"`` (a fixed map, K = ``dct_frequencies``: nothing learned, nothing paid) or ``"private-pca"`` (the
             top ``pca_components`` eigenvectors of the images' noisy second moment, paid with ``codec_share`` of mu^2
-            of the run's budget and accounted with the releases: privacy.md, "A private image codec"), or an
-            extension's name. Every image passed to ``fit`` is then private, and the codec's measured release and flow
+            of the run's budget and accounted with the releases: privacy.md, "A private image codec"),
+            ``"private-autoencoder"`` (a convolutional autoencoder trained by DP-SGD, paid the same way), or an
+            extension's name; ``codec_share=None`` takes the codec's own (``ImageCodecEntry.codec_share``). Every image passed to ``fit`` is then private, and the codec's measured release and flow
             settings apply where ``n_release_directions`` and ``n_steps`` are left ``None`` (DPSWflow through
             ``"private-pca"``: L = 2,000 directions, 3,000 steps). Only for one-channel images; ``None``:
             ``image_autoencoder`` or the public split.
@@ -203,7 +204,7 @@ class ImageOptions:
 
     image_autoencoder: AutoencoderCodec | str | Path | None
     image_codec: str | None
-    codec_share: float
+    codec_share: float | None
     dct_frequencies: int
     pca_components: int
     public_fraction: float
@@ -228,7 +229,8 @@ class ImageOptions:
         if self.image_codec is not None and self.image_autoencoder is not None:
             raise ValueError("give image_autoencoder (an autoencoder trained on public images) or image_codec (a codec built "
                              "from the private images alone), not both.")
-        check_fraction("codec_share", self.codec_share)
+        if self.codec_share is not None:
+            check_fraction("codec_share", self.codec_share)
         check_positive_int("dct_frequencies", self.dct_frequencies)
         check_positive_int("pca_components", self.pca_components)
         check_fraction("public_fraction", self.public_fraction)

@@ -15,7 +15,6 @@ from pathlib import Path
 import torch
 
 from synthcity_dpswf.adapters.image_codecs import (
-    CODEC_SHARE,
     DCT_FREQUENCIES,
     PCA_COMPONENTS,
     AutoencoderRequest,
@@ -108,7 +107,7 @@ class ImageRunConfig:
     start: str = "gaussian"
     dct_frequencies: int = DCT_FREQUENCIES
     pca_components: int = PCA_COMPONENTS
-    codec_share: float = CODEC_SHARE
+    codec_share: float | None = None
     private_autoencoder: PrivateAutoencoderSettings = field(default_factory=PrivateAutoencoderSettings)
     device: str = "auto"
     seed: int = 0
@@ -162,7 +161,7 @@ def run_budget(config: ImageRunConfig) -> Budget:
 
 
 def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]:
-    r"""The (epsilon, delta) of the codec's own release at ``budget``: ``"private-pca"`` takes ``codec_share`` s of
+    r"""The (epsilon, delta) of the codec's own release at ``budget``: a paid codec takes ``codec_share`` s of
     :math:`\mu^2`, :math:`z_c = z / \sqrt{s}` (``Budget.share``), stated as the analytic Gaussian epsilon of z_c at
     delta; an exact codec at epsilon = inf (no noise anywhere: not private); (0, 0) for a codec that releases
     nothing. The generator's releases then take the rest with the codec as their accountant's prior (``fit_releases``;
@@ -171,7 +170,7 @@ def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]
         return 0.0, 0.0
     if math.isinf(budget.epsilon):
         return math.inf, budget.release_delta
-    return budget.share_guarantee(config.codec_share)
+    return budget.share_guarantee(codec_entry(config.codec).share(config.codec_share))
 
 
 def fit_releases(model: SlicedGenerator, latents: torch.Tensor, labels: torch.Tensor, budget: Budget) -> SlicedGenerator:

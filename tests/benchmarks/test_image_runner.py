@@ -64,7 +64,8 @@ def test_a_setting_s_codec_share_reaches_the_budget_and_names_its_row() -> None:
     their identity."""
     from image_results import setting_text
     from image_runner import cell_config
-    from synthcity_dpswf.recipes.images import CODEC_SHARE, codec_release, run_budget
+    from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE
+    from synthcity_dpswf.recipes.images import codec_release, run_budget
 
     grid = ImageGrid(name="x", dataset="mnist", split="validation", codecs=("pca:30",),
                      settings=(FlowChoice(2000, 16, 3000), FlowChoice.of({"directions": 2000, "bins": 16, "steps": 3000,
