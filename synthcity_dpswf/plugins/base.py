@@ -203,8 +203,15 @@ class SlicedFlowPlugin(Plugin):
         return self.budget.neighbouring
 
     @neighbouring.setter
-    def neighbouring(self, neighbouring: Adjacency) -> None:
-        self.budget = dataclasses.replace(self.budget, neighbouring=neighbouring)
+    def neighbouring(self, neighbouring: Adjacency | str) -> None:
+        budget = dataclasses.replace(self.budget, neighbouring=neighbouring)
+        self.check_adjacency(budget.neighbouring)  # refused here, before any fit releases anything
+        self.budget = budget
+
+    def check_adjacency(self, neighbouring: Adjacency) -> None:
+        """Refuse an adjacency the options do not hold under (an accountant not proven for Poisson sampling; subclasses
+        add theirs), as their construction does."""
+        dataclasses.replace(self.flow_options, neighbouring=neighbouring)
 
     @classmethod
     def check_keywords(cls, given: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from synthcity.plugins.core.distribution import CategoricalDistribution, Distrib
 from synthcity_dpswf.models import DPSWFlowR
 from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 from synthcity_dpswf.plugins.options import BatchOptions
+from synthcity_dpswf.privacy import Adjacency
 
 
 class DPSWFlowRPlugin(SlicedFlowPlugin):
@@ -53,6 +54,10 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
             CategoricalDistribution(name="n_directions", choices=[30, 70, 150]),
             CategoricalDistribution(name="flow_batch_size", choices=[1000, 2000, 4000]),
         ]
+
+    def check_adjacency(self, neighbouring: Adjacency) -> None:
+        super().check_adjacency(neighbouring)
+        dataclasses.replace(self.batch_options, neighbouring=neighbouring)  # a batch size or a Poisson rate, not both
 
     def generator_arguments(self, release: str, flow_defaults: Mapping[str, int]) -> dict[str, Any]:
         return {**super().generator_arguments(release, flow_defaults), **dataclasses.asdict(self.batch_options)}

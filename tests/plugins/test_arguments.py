@@ -109,3 +109,13 @@ def test_the_defaults_and_the_documented_values_stay_valid(plugin_class: type, t
                  refiner_epochs=0, latent_dim=8, n_classes=2, feature_weight=0.5, random_state=7,
                  workspace=str(tmp_path), device="cpu", strict=False, release="record")
     plugin_class(neighbouring="add_remove", accountant="rdp", image_codec="dct")
+
+
+@pytest.mark.parametrize("name, arguments", [("dpswflow_r", {"batch_size": 100}), ("dpswflow", {"accountant": "replace_one_rdp"})])
+def test_an_adjacency_set_after_construction_is_checked_where_it_is_set(name: str, arguments: dict[str, object]) -> None:
+    """Second reader: ``plugin.neighbouring = "add_remove"`` after ``batch_size=100`` (or an accountant not proven for
+    Poisson sampling) was refused only when the generator was built, after the DP domain had been released."""
+    plugin = Plugins().get(name, **arguments)
+    with pytest.raises(ValueError, match="add/remove|add_remove|Poisson"):
+        plugin.neighbouring = "add_remove"
+    assert plugin.neighbouring == "replace_one"  # left as it was
