@@ -186,12 +186,13 @@ class ImageOptions:
             top ``pca_components`` eigenvectors of the images' noisy second moment, paid with ``codec_share`` of mu^2
             of the run's budget and accounted with the releases: privacy.md, "A private image codec"),
             ``"private-autoencoder"`` (a convolutional autoencoder trained by DP-SGD, paid the same way), or an
-            extension's name; ``codec_share=None`` takes the codec's own (``ImageCodecEntry.codec_share``). Every image passed to ``fit`` is then private, and the codec's measured release and flow
+            extension's name; ``codec_share=None`` takes the codec's own (``ImageCodecEntry.codec_share``). Every
+            image passed to ``fit`` is then private, and the codec's measured release and flow
             settings apply where ``n_release_directions`` and ``n_steps`` are left ``None`` (DPSWflow through
             ``"private-pca"``: L = 2,000 directions, 3,000 steps). Only for one-channel images; ``None``:
             ``image_autoencoder`` or the public split.
         refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
-            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md facts 48 and 70). The plugin cannot tell which
+            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md, "FashionMNIST's refiner at its own weight"). The plugin cannot tell which
             images it is given: choose it on public images like yours.
         latent_dim: latent size of that autoencoder (unused with ``image_autoencoder``, which has its own); ``None``:
             16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:

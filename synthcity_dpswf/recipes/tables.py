@@ -134,11 +134,10 @@ def noise_limited(size: float | None, budget: Budget, n_columns: int, max_pairs:
     """Whether measuring every pair (up to ``max_pairs``) in one release of all ``size`` records at what ``budget``
     leaves (``Budget.rest_multiplier``) would hold fewer coarse levels (``marginal_resolution``) than the most: then noise,
     not resolution, limits the two-way tables, and a paid selection of fewer pairs pays (privacy.md, "Paid pair
-    selection"). Public and released numbers only; ``size`` unknown (add/remove without a DP domain): no. On the
-    validation tables fair (5,093 training rows) and the stand-in (4,000) the public choice's tables had 10 and 7
-    coarse levels and the selection won for DPSWflow-r on fair and both generators on the stand-in (fair's DPSWflow
-    stayed within its spread); on Adult's training split (26,049 rows, 16 levels) DPSWflow's lost
-    (``benchmarks/results/pair_selection*.md``, docs/flows.md fact 87)."""
+    selection"). Public and released numbers only; ``size`` unknown (add/remove without a DP domain): no. The rule
+    was chosen on the validation tables, where the selection won when noise held the tables below the most levels and
+    lost on a large table where it did not (``benchmarks/results/pair_selection*.md``; docs/flows.md, "Which pairs
+    to measure: a paid selection")."""
     every_pair = TableChoices("marginal", max_pairs=max_pairs, pair_selection="public")
     _, coarse = marginal_resolution(every_pair, budget.neighbouring, None, size, budget.rest_multiplier(), n_columns)
     return coarse < COARSE_LEVELS[1]
