@@ -208,6 +208,55 @@ def cli_fid_headline(paths: list[Path]) -> str:
 
 
 USER_TABLE_COLUMNS = (("dpswflow", "none"), ("dpswflow", "schema"), ("dpswflow_r", "none"), ("dpswflow_r", "schema"))
+SYNTHCITY_KEYS = ("performance.xgb.syn_id", "detection.detection_xgb.mean")
+"""synthcity's own TSTR (XGBoost trained on synthetic rows, tested on real ones) and detection, beside the package's
+(``table_metrics.QuantileCellMetrics.synthcity_scores``)."""
+
+
+def summary_rows(payload: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """The rows a README summary reads: one table's at epsilon 1, replace-one, fitted with ``fit(df)`` (a row with
+    the target named is in the results file's full table)."""
+    from table_runner import target_mode
+
+    return [row for row in payload["results"] if row["table"] == name and row["epsilon"] == 1.0
+            and row.get("neighbouring", "replace_one") == "replace_one" and target_mode(row) != "named"]
+
+
+def synthcity_pair(scores: dict[str, Any] | None) -> str:
+    """synthcity's TSTR xgb / detection xgb of a row's (or a floor's) scores; "-" for each one not measured (rows
+    of runs before these metrics)."""
+    from table_runner import number
+
+    if scores is None:
+        return "-"
+    return " / ".join(number(scores.get(key)) for key in SYNTHCITY_KEYS)
+
+
+def synthcity_cell(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "-"
+    return "failed" if row.get("error") else synthcity_pair(row.get("scores"))
+
+
+def synthcity_table(header: list[str], lines: list[str], payload: dict[str, Any]) -> str:
+    """The README's table of synthcity's own metrics beside a section's 2-way TV table (``header``: its columns, the
+    first and the peers' left-aligned), or one line where no row or floor of ``payload`` holds them yet (results of
+    runs before these metrics)."""
+    measured = any(key in scores for key in SYNTHCITY_KEYS for scores in [
+        *(info.get("floor", {}) for info in payload["tables"].values()),
+        *(row.get("scores", {}) for row in payload["results"])])
+    if not measured:
+        return ("Beside them, synthcity's own TSTR xgb and detection xgb (`performance.xgb.syn_id`, "
+                "`detection.detection_xgb.mean`): not measured yet for these results (runs before these metrics).\n")
+    align = "|" + "".join("---|" if index == 0 or "peer" in column else "---:|" for index, column in enumerate(header))
+    return (
+        "Beside them, synthcity's own metrics of the same rows (`Metrics.evaluate`, the real test split as ground "
+        "truth), TSTR xgb / detection xgb: `performance.xgb.syn_id` (XGBoost trained on the synthetic rows, AUROC of "
+        "the target rule's label, or R^2 for a numeric target, on folds of the test split) / "
+        "`detection.detection_xgb.mean` (0.5 is best); the real column scores the training split as if synthetic; "
+        "\"-\": not measured (rows of runs before these metrics).\n\n"
+        + "\n".join(["| " + " | ".join(header) + " |", align, *lines]) + "\n"
+    )
 
 
 def user_tables_headline(payload: dict[str, Any]) -> str:
@@ -217,15 +266,18 @@ def user_tables_headline(payload: dict[str, Any]) -> str:
 
     lines = ["| table | rows x columns | real test split | DPSWflow, no schema | DPSWflow, schema | DPSWflow-r, no schema "
              "| DPSWflow-r, schema | best synthcity peer |", "|---|---|---:|---:|---:|---:|---:|---|"]
+    synthcity_lines = []
     for name, info in payload["tables"].items():
-        rows = [row for row in payload["results"] if row["table"] == name and row["epsilon"] == 1.0
-                and row.get("neighbouring", "replace_one") == "replace_one"]
+        rows = summary_rows(payload, name)
+
+        def found(method: str, schema: str) -> dict[str, Any] | None:
+            return next((row for row in rows if row["method"] == method and (row["schema"] == "none") == (schema == "none")), None)
 
         def tv2(method: str, schema: str) -> str:
-            found = [row for row in rows if row["method"] == method and (row["schema"] == "none") == (schema == "none")]
-            if not found:
+            row = found(method, schema)
+            if row is None:
                 return "-"
-            return "failed" if found[0].get("error") else f"{found[0]['scores']['tv2']:.3f}"
+            return "failed" if row.get("error") else f"{row['scores']['tv2']:.3f}"
 
         peers = [row for row in rows if row["method"] in SYNTHCITY and not row.get("error")]
         best = min(peers, key=lambda row: row["scores"]["tv2"], default=None)
@@ -233,6 +285,11 @@ def user_tables_headline(payload: dict[str, Any]) -> str:
         lines.append(f"| {name} | {info['train_rows'] + info['test_rows']:,} x {info['columns']} | "
                      f"{info['floor']['tv2']:.3f} | " + " | ".join(tv2(*column) for column in USER_TABLE_COLUMNS)
                      + f" | {peer} |")
+        synthcity_lines.append(f"| {name} | {synthcity_pair(info['floor'])} | "
+                               + " | ".join(synthcity_cell(found(*column)) for column in USER_TABLE_COLUMNS)
+                               + f" | {'none finished' if best is None else synthcity_cell(best) + ' (' + best['method'] + ')'} |")
+    synthcity_header = ["table", "real training split", "DPSWflow, no schema", "DPSWflow, schema", "DPSWflow-r, no schema",
+                        "DPSWflow-r, schema", "the same synthcity peer"]
     return (
         "**Tables as users bring them, epsilon = 1, delta = 1e-5**: 2-way TV (16 quantile cells per numeric column of the "
         "real training split; lower is better) of `fit(df)` with no schema (ours pay for a DP domain) and with a "
@@ -240,7 +297,7 @@ def user_tables_headline(payload: dict[str, Any]) -> str:
         "without paying, as synthcity's own plugins always do), against the best of synthcity's `pategan`, "
         "`privbayes`, `aim` and `dpgan` that finished within its time cap. `fair` is the validation table; "
         "TSTR, detection, wall times and every peer's row: `benchmarks/results/user_tables.md`.\n\n"
-        + "\n".join(lines) + "\n"
+        + "\n".join(lines) + "\n\n" + synthcity_table(synthcity_header, synthcity_lines, payload)
     )
 
 
@@ -250,24 +307,35 @@ def fair_peers_headline(payload: dict[str, Any]) -> str:
     best of each group that finished, named, and how many peer cells did not finish."""
     from peer_runs import PEER_LABELS
 
+    def best_row(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+        return min((row for row in rows if not row.get("error")), key=lambda row: row["scores"]["tv2"], default=None)
+
     def best(rows: list[dict[str, Any]]) -> str:
-        finished = [row for row in rows if not row.get("error")]
-        if not finished:
+        row = best_row(rows)
+        if row is None:
             return "none finished" if rows else "-"
-        row = min(finished, key=lambda row: row["scores"]["tv2"])
-        failed = len(rows) - len(finished)
+        failed = sum(1 for row in rows if row.get("error"))
         label = PEER_LABELS.get(row["method"], row["method"])
         return f"{row['scores']['tv2']:.3f} ({label})" + (f"; {failed} did not finish" if failed else "")
 
+    def best_synthcity(rows: list[dict[str, Any]]) -> str:
+        row = best_row(rows)
+        if row is None:
+            return "none finished" if rows else "-"
+        return f"{synthcity_cell(row)} ({PEER_LABELS.get(row['method'], row['method'])})"
+
     lines = ["| table | rows x columns | real test split | ours, no schema (DPSWflow / -r) | best end-to-end peer | "
              "ours, schema (DPSWflow / -r) | best peer, either mode |", "|---|---|---:|---:|---|---:|---|"]
+    synthcity_lines = []
     for name, info in payload["tables"].items():
-        rows = [row for row in payload["results"] if row["table"] == name and row["epsilon"] == 1.0
-                and row.get("neighbouring", "replace_one") == "replace_one"]
+        rows = summary_rows(payload, name)
+
+        def ours_rows(schema: str) -> dict[str, dict[str, Any]]:
+            return {row["method"]: row for row in rows if row["method"] in ("dpswflow", "dpswflow_r")
+                    and (row["schema"] == "none") == (schema == "none")}
 
         def ours(schema: str) -> str:
-            found = {row["method"]: row for row in rows if row["method"] in ("dpswflow", "dpswflow_r")
-                     and (row["schema"] == "none") == (schema == "none")}
+            found = ours_rows(schema)
             return " / ".join("-" if method not in found else "failed" if found[method].get("error")
                               else f"{found[method]['scores']['tv2']:.3f}" for method in ("dpswflow", "dpswflow_r"))
 
@@ -275,6 +343,14 @@ def fair_peers_headline(payload: dict[str, Any]) -> str:
         either = [row for row in rows if row["method"] in PEER_LABELS]
         lines.append(f"| {name} | {info['train_rows'] + info['test_rows']:,} x {info['columns']} | {info['floor']['tv2']:.3f} "
                      f"| {ours('none')} | {best(end_to_end)} | {ours('declared')} | {best(either)} |")
+        synthcity_lines.append(
+            f"| {name} | {synthcity_pair(info['floor'])} | "
+            + " | ".join(synthcity_cell(ours_rows("none").get(method)) for method in ("dpswflow", "dpswflow_r"))
+            + f" | {best_synthcity(end_to_end)} | "
+            + " | ".join(synthcity_cell(ours_rows("declared").get(method)) for method in ("dpswflow", "dpswflow_r"))
+            + f" | {best_synthcity(either)} |")
+    synthcity_header = ["table", "real training split", "DPSWflow, no schema", "DPSWflow-r, no schema",
+                        "the same end-to-end peer", "DPSWflow, schema", "DPSWflow-r, schema", "the same peer, either mode"]
     return (
         "**The fair suite: end-to-end DP pipelines, epsilon = 1, delta = 1e-5**: 2-way TV (the same code) of ours beside "
         "dpmm's PrivBayes, MST and AIM and smartnoise-synth's MST and AIM, each in its own environment, on every user "
@@ -285,7 +361,7 @@ def fair_peers_headline(payload: dict[str, Any]) -> str:
         "ranges uniformly, which can lose to its paid bounds). A peer whose samples hold one class of the TSTR target "
         "scores AUROC 0.5 (a constant classifier). Each cell capped; crashes and time-outs are rows. `fair` is the validation "
         "table; every row, each peer's adjacency and what it reads without paying: `benchmarks/results/fair_peers.md`.\n\n"
-        + "\n".join(lines) + "\n"
+        + "\n".join(lines) + "\n\n" + synthcity_table(synthcity_header, synthcity_lines, payload)
     )
 
 

@@ -10,7 +10,16 @@ method, and scores the real rows themselves as the floor that sampling leaves (`
                   the test split (0.5 when the synthetic labels hold one class)
   detection       AUROC of HistGradientBoosting telling up to 10,000 real training rows from as many synthetic
                   rows (5-fold), 0.5 is best
-  floor           the real test split scored as if synthetic (TSTR trained on the real training split)
+  TSTR xgb (synthcity), detection xgb (synthcity)
+                  synthcity's own ``Metrics.evaluate`` beside them (``synthcity_scores``), the real test split as its
+                  ground truth: ``performance.xgb.syn_id`` (XGBoost trained on the synthetic rows, AUROC, or R^2 for
+                  a regression target, on folds of the test split; the target replaced by its rule's 0/1 label, so
+                  that synthcity's classifier sees the same label as TSTR) and ``detection.detection_xgb.mean``
+                  (XGBoost telling the test split from as many synthetic rows, 0.5 is best, on the table's own
+                  columns); NaN, with the reason under ``synthcity_note``, where synthcity fails or a synthetic
+                  target holds one class
+  floor           the real test split scored as if synthetic (TSTR trained on the real training split; synthcity's
+                  metrics: the real training split as the synthetic rows, the test split as ground truth)
 
 ``domain_marginals`` (tables with a public domain file, e.g. Adult; the marginal literature's metrics):
   tv2_coarse      mean TV over all two-way marginals of the domain's codes, 16 equal bins per wide column (two
@@ -31,6 +40,7 @@ prdc. Floor: the real training split scored as if synthetic.
 from __future__ import annotations
 
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -53,15 +63,16 @@ DETECTION_ROWS = 10_000
 
 
 class TableMetrics(Protocol):
-    """A metric suite fitted on one table's real rows: ``columns`` are its (score key, column header) pairs."""
+    """A metric suite fitted on one table's real rows: ``columns`` are its (score key, column header) pairs. A score
+    is a number (NaN where undefined); a key outside ``columns`` may hold a note (text)."""
 
     name: str
     columns: tuple[tuple[str, str], ...]
     floor_label: str
 
-    def floor(self) -> dict[str, float]: ...
+    def floor(self) -> dict[str, Any]: ...
 
-    def scores(self, synthetic: pd.DataFrame) -> dict[str, float]: ...
+    def scores(self, synthetic: pd.DataFrame) -> dict[str, Any]: ...
 
 
 def is_datetime(series: pd.Series) -> bool:
@@ -124,12 +135,23 @@ class ColumnCells:
         return values.astype(object).map(lambda value: position.get(value, np.nan)).to_numpy(dtype=float)
 
 
+SYNTHCITY_TSTR = "performance.xgb.syn_id"
+"""synthcity's TSTR: XGBoost trained on the synthetic rows, scored on (folds of) its ground truth, the real test split."""
+SYNTHCITY_DETECTION = "detection.detection_xgb.mean"
+"""synthcity's detection: mean AUROC of XGBoost telling the ground truth from the synthetic rows (0.5 best)."""
+SYNTHCITY_NOTE = "synthcity_note"
+"""Where synthcity's metrics of a row are NaN: why (a score key that is not a number)."""
+MISSING_LEVEL = "<missing>"
+"""A missing category as synthcity's label encoders see it (they cannot sort NaN among strings)."""
+
+
 class QuantileCellMetrics:
     """The ``quantile_cells`` suite (module docstring), with every cell and encoding fixed on the real training
     split. ``test``: the real rows TSTR is scored on (None: no TSTR, e.g. where a study scores TV alone)."""
 
     name = "quantile_cells"
-    columns = (("tv1", "TV1"), ("tv2", "TV2"), ("tv3", "TV3"), ("tstr", "TSTR"), ("detection", "detection AUC"))
+    columns = (("tv1", "TV1"), ("tv2", "TV2"), ("tv3", "TV3"), ("tstr", "TSTR"), (SYNTHCITY_TSTR, "TSTR xgb (synthcity)"),
+               ("detection", "detection AUC"), (SYNTHCITY_DETECTION, "detection xgb (synthcity)"))
     floor_label = "real test split (not synthetic)"
 
     def __init__(self, train: pd.DataFrame, target: Target, seed: int, test: pd.DataFrame | None = None) -> None:
@@ -205,15 +227,86 @@ class QuantileCellMetrics:
         """``detection_auc`` of the real training rows against ``synthetic``, on every column as a feature."""
         return detection_auc(self.feature_matrix(self.train, False), self.feature_matrix(synthetic, False), self.seed)
 
-    def scores(self, synthetic: pd.DataFrame) -> dict[str, float]:
+    def synthcity_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """A table as synthcity's encoders take it: the real columns, numbers (datetimes as int64 nanoseconds) as
+        floats with unreadable entries missing, everything else as strings with one level for a missing value."""
+        frame = self.aligned(frame)
+        return pd.DataFrame({cells.name: numbers(frame[cells.name], cells.datetime) if cells.edges is not None
+                             else frame[cells.name].astype(object).where(frame[cells.name].notna(), MISSING_LEVEL).astype(str)
+                             for cells in self.cells})
+
+    def labelled_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``synthcity_frame`` with the target replaced by its rule's label (0/1; a regression target's numbers),
+        rows without a label left out (as TSTR leaves them out)."""
+        out = self.synthcity_frame(frame)
+        labels = self.labels(frame)
+        known = np.isfinite(labels)
+        out[self.target.column] = labels if self.target.metric == "R^2" else np.where(known, labels, 0).astype(int)
+        return out[known].reset_index(drop=True)
+
+    def synthcity_scores(self, synthetic: pd.DataFrame) -> dict[str, Any]:
+        """synthcity's ``Metrics.evaluate`` of ``synthetic`` against the real test split (ground truth; the training
+        split passed as its ``X_train``): ``SYNTHCITY_DETECTION`` on the tables' own columns, ``SYNTHCITY_TSTR`` on
+        ``labelled_frame`` (classification, or regression for an R^2 target). synthcity catches a failing metric
+        and logs it (its classifier scoring 0 on a fold it could not fit): a score it did not return or computed
+        past a logged failure is NaN, with the reason under ``SYNTHCITY_NOTE``."""
+        from loguru import logger  # synthcity's logger
+        from synthcity.plugins import Plugins  # noqa: F401  (first: synthcity.metrics first breaks its plugin loading)
+        from synthcity.metrics import Metrics
+        from synthcity.plugins.core.dataloader import GenericDataLoader
+
+        assert self.test is not None, "synthcity's metrics need the test split (QuantileCellMetrics.of checks it)"
+        task = "regression" if self.target.metric == "R^2" else "classification"
+        notes: list[str] = []
+
+        def evaluate(kind: str, metric: str, key: str, gt: pd.DataFrame, syn: pd.DataFrame, train: pd.DataFrame) -> float:
+            logged: list[str] = []
+            sink = logger.add(lambda message: logged.append(str(message).strip()), level="ERROR", format="{message}")
+            try:
+                with tempfile.TemporaryDirectory() as workspace, warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    loaders = [GenericDataLoader(frame, target_column=self.target.column) for frame in (gt, syn, train)]
+                    evaluation = Metrics.evaluate(*loaders, None, metrics={kind: [metric]}, task_type=task,
+                                                  random_state=self.seed, workspace=Path(workspace), use_cache=False)
+            except Exception as raised:
+                notes.append(f"{key}: {type(raised).__name__}: {str(raised).splitlines()[0][:160] if str(raised) else ''}")
+                return float("nan")
+            finally:
+                logger.remove(sink)
+            scores = evaluation["mean"].to_dict()
+            if logged or key not in scores:
+                notes.append(f"{key}: " + ("; ".join(dict.fromkeys(line.splitlines()[0][:160] for line in logged))
+                                           or "synthcity returned no score"))
+                return float("nan")
+            return float(scores[key])
+
+        detection = evaluate("detection", "detection_xgb", SYNTHCITY_DETECTION, self.synthcity_frame(self.test),
+                             self.synthcity_frame(synthetic), self.synthcity_frame(self.train))
+        labelled = self.labelled_frame(synthetic)
+        if task == "classification" and labelled[self.target.column].nunique() < 2:
+            notes.append(f"{SYNTHCITY_TSTR}: the synthetic target holds "
+                         + ("no label" if labelled.empty else "one class") + " (synthcity's classifier cannot fit)")
+            tstr = float("nan")
+        elif len(labelled) < 2:
+            notes.append(f"{SYNTHCITY_TSTR}: fewer than two synthetic rows with a target")
+            tstr = float("nan")
+        else:
+            tstr = evaluate("performance", "xgb", SYNTHCITY_TSTR, self.labelled_frame(self.test), labelled,
+                            self.labelled_frame(self.train))
+        return {SYNTHCITY_TSTR: tstr, SYNTHCITY_DETECTION: detection, **({SYNTHCITY_NOTE: "; ".join(notes)} if notes else {})}
+
+    def scores(self, synthetic: pd.DataFrame) -> dict[str, Any]:
         """Every metric of one synthetic table."""
         assert self.test is not None, "scores need the test split (QuantileCellMetrics.of checks it)"
-        return {**self.tv(synthetic), "tstr": self.tstr(synthetic, self.test), "detection": self.detection(synthetic)}
+        return {**self.tv(synthetic), "tstr": self.tstr(synthetic, self.test), "detection": self.detection(synthetic),
+                **self.synthcity_scores(synthetic)}
 
-    def floor(self) -> dict[str, float]:
-        """The real test split scored as if synthetic (TSTR trained on the real training split)."""
+    def floor(self) -> dict[str, Any]:
+        """The real test split scored as if synthetic (TSTR trained on the real training split); synthcity's
+        metrics of the real training split (the test split their ground truth, as for every row)."""
         assert self.test is not None, "the floor needs the test split (QuantileCellMetrics.of checks it)"
-        return {**self.tv(self.test), "tstr": self.tstr(self.train, self.test), "detection": self.detection(self.test)}
+        return {**self.tv(self.test), "tstr": self.tstr(self.train, self.test), "detection": self.detection(self.test),
+                **self.synthcity_scores(self.train)}
 
 
 def coarse(codes: torch.Tensor, levels: tuple[int, ...]) -> tuple[torch.Tensor, tuple[int, ...]]:

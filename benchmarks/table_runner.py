@@ -29,15 +29,21 @@ Methods:
                                   paid from ``peer_share`` of epsilon) and ``reference`` (the full declared schema);
                                   a crash is a row with the peer's message, a run past the cap "time-out after N s"
 
+Targets (``targets``): ``none`` fits ours and synthcity's plugins with ``fit(train)``; ``named`` with
+``fit(GenericDataLoader(train, target_column=<the table's target>))``, synthcity's loader naming the column TSTR
+predicts. The end-to-end peers and the reference runs take no target: they run once, their rows (target "none
+(takes no target)") standing for both.
+
 Splits: ``holdout`` gives the generators 80% of the rows (seeded) and keeps 20% for TSTR; ``none`` gives them every
 row (the marginal literature's protocol on Adult). ``rows`` subsamples each table first (seeded).
 
 Run: ``python benchmarks/table_runner.py benchmarks/configs/tables/user_tables.toml`` (``--data-root ../shared/data``
 for the Adult tables; ``--set cap=60`` or ``--set 'methods=["dpswflow"]'`` to override a key; ``--device cuda``).
 Results: ``benchmarks/results/<name>.{json,md}``, the JSON after every row. Rows of earlier runs are kept unless
-this run measures the same table, method, schema, epsilon and adjacency (for a table, only while its split is the
-same: same seed and rows); each row records the config file and overrides it was run with. ``--merge FILE ...``
-adds the rows of another run (another machine, or peers run side by side) to the file of the same name.
+this run measures the same table, method, schema, epsilon, adjacency and target (a row without one: ``none``; for
+a table, only while its split is the same: same seed and rows); each row records the config file and overrides it
+was run with. ``--merge FILE ...`` adds the rows of another run (another machine, or peers run side by side) to the
+file of the same name.
 """
 
 from __future__ import annotations
@@ -67,6 +73,11 @@ REFERENCE = {"mst_reference": "mst", "aim_reference": "aim"}
 CONFIGS = Path(__file__).resolve().parent / "configs" / "tables"
 SPEED_ROWS = 100_000
 LIBRARY_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+TARGETS = ("none", "named")
+"""How a table is given to ours and synthcity's plugins: ``fit(df)``, or synthcity's loader naming the target column."""
+TAKES_NO_TARGET = "none (takes no target)"
+"""The target cell of a peer's or reference run's row: fitted once, it stands for every target mode."""
 
 READ_FROM_DATA = "read from data (not paid for)"
 SYNTHCITY_SCHEMA = "read from data (synthcity's fit, not paid for)"
@@ -110,7 +121,9 @@ class TableGrid:
     (e.g. training lengths: ``{dpgan = {n_iter = 10}}``). ``validation_tables``: the tables settings are chosen on
     (marked in the Markdown; the others are reported once). ``peer_modes``: the end-to-end peers' modes
     (``end_to_end``, ``reference``); ``peer_share``: the share of epsilon their DP preprocessing gets in
-    ``end_to_end``."""
+    ``end_to_end``. ``targets``: how ours and synthcity's plugins are given the table, ``none`` (``fit(df)``) and / or
+    ``named`` (``fit(GenericDataLoader(df, target_column=<the table's target>))``); the peers take no target and run
+    once."""
 
     name: str
     tables: tuple[str, ...]
@@ -129,6 +142,7 @@ class TableGrid:
     description: str = ""
     peer_modes: tuple[str, ...] = PEER_MODES
     peer_share: float = 0.1
+    targets: tuple[str, ...] = ("none",)
 
     def __post_init__(self) -> None:
         known = (*OURS, *SYNTHCITY, *REFERENCE, *PEERS)
@@ -140,7 +154,9 @@ class TableGrid:
                     f"neighbourings take 'replace_one' and 'add_remove', got {list(self.neighbourings)}"
                     if set(self.neighbourings) - {"replace_one", "add_remove"} else "",
                     f"peer_modes take {list(PEER_MODES)}, got {list(self.peer_modes)}" if set(self.peer_modes) - set(PEER_MODES) else "",
-                    f"peer_share must lie in (0, 1), got {self.peer_share}" if not 0 < self.peer_share < 1 else ""]
+                    f"peer_share must lie in (0, 1), got {self.peer_share}" if not 0 < self.peer_share < 1 else "",
+                    f"targets take {list(TARGETS)}, got {list(self.targets)}"
+                    if not self.targets or set(self.targets) - set(TARGETS) else ""]
         problems = [problem for problem in problems if problem]
         if problems:
             raise ValueError(f"grid {self.name!r}: " + "; ".join(problems) + ".")
@@ -149,7 +165,7 @@ class TableGrid:
 def load_grid(path: Path, overrides: tuple[str, ...] | list[str] = ()) -> TableGrid:
     """The grid of a TOML config, with ``KEY=VALUE`` ``overrides`` (TOML values)."""
     values = read_config(path, overrides, {field.name for field in dataclasses.fields(TableGrid)})
-    for key in ("tables", "methods", "schemas", "neighbourings", "validation_tables", "peer_modes"):
+    for key in ("tables", "methods", "schemas", "neighbourings", "validation_tables", "peer_modes", "targets"):
         if key in values:
             values[key] = tuple(values[key])
     if "epsilons" in values:
@@ -167,18 +183,20 @@ class Cell:
     epsilon: float
     neighbouring: str | None = None  # ours only: the peers' adjacency is fixed by their code
     mode: str | None = None  # the end-to-end peers only: "end_to_end" or "reference"
+    target: str = "none"  # ours and synthcity's: "none" (fit(df)) or "named" (a loader naming the target column)
 
 
 def cells(grid: TableGrid, name: str, table: Table, epsilon: float) -> list[Cell]:
-    """Ours once per schema and adjacency, the peers once."""
+    """Ours once per schema, adjacency and target mode, synthcity's once per target mode, the peers once (per peer
+    mode)."""
     declared = READ_FROM_DATA if table.read_from_data else "declared"
     out: list[Cell] = []
     for method in grid.methods:
         if method in OURS:
-            out += [Cell(name, method, declared if schema == "declared" else "none", epsilon, neighbouring)
-                    for schema in grid.schemas for neighbouring in grid.neighbourings]
+            out += [Cell(name, method, declared if schema == "declared" else "none", epsilon, neighbouring, target=target)
+                    for target in grid.targets for schema in grid.schemas for neighbouring in grid.neighbourings]
         elif method in SYNTHCITY:
-            out.append(Cell(name, method, SYNTHCITY_SCHEMA, epsilon))
+            out += [Cell(name, method, SYNTHCITY_SCHEMA, epsilon, target=target) for target in grid.targets]
         elif method in PEERS:
             out += [Cell(name, method, peer_schema_label(mode, bool(table.read_from_data), grid.peer_share), epsilon,
                          mode=mode) for mode in grid.peer_modes]
@@ -212,15 +230,20 @@ def plugin_arguments(grid: TableGrid, cell: Cell, schema: Schema | str | None, d
     return {"epsilon": cell.epsilon, "delta": DELTA, "random_state": grid.seed, **on_device, **extra}
 
 
-def fit_plugin(plugins: Any, method: str, arguments: dict[str, Any], train: pd.DataFrame, cap: int) -> Fitted:
-    """``Plugins().get(method, **arguments).fit(train)`` and ``generate(len(train))`` within ``cap`` seconds, with
-    the first line of each distinct warning raised on the way (e.g. a DP domain that could not place a column;
-    libraries' deprecation notices left out)."""
+def fit_plugin(plugins: Any, method: str, arguments: dict[str, Any], train: pd.DataFrame, cap: int,
+               target_column: str | None = None) -> Fitted:
+    """``Plugins().get(method, **arguments).fit(train)`` (with a ``target_column``: ``fit(GenericDataLoader(train,
+    target_column=...))``) and ``generate(len(train))`` within ``cap`` seconds, with the first line of each distinct
+    warning raised on the way (e.g. a DP domain that could not place a column; libraries' deprecation notices left
+    out)."""
+    from synthcity.plugins.core.dataloader import GenericDataLoader
+
     with memory_cap(MEMORY_HEADROOM), time_limit(cap), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         plugin = plugins.get(method, **arguments)
+        data = train if target_column is None else GenericDataLoader(train, target_column=target_column)
         started = time.perf_counter()
-        plugin.fit(train)
+        plugin.fit(data)
         fitted = time.perf_counter()
         synthetic = plugin.generate(len(train)).dataframe()
         generated = time.perf_counter()
@@ -283,6 +306,8 @@ def run_cell(grid: TableGrid, cell: Cell, table: Table, train: pd.DataFrame, sui
     its own exception, or the time-out)."""
     row: dict[str, Any] = {key: value for key, value in dataclasses.asdict(cell).items() if value is not None}
     row["adjacency"] = adjacency(row)
+    if cell.method in PEERS or cell.method in REFERENCE:
+        row["target"] = TAKES_NO_TARGET
     if cell.method in SYNTHCITY:
         row["reads_without_paying"] = SYNTHCITY_READS[cell.method]
     if cell.method in PEERS:
@@ -299,7 +324,8 @@ def run_cell(grid: TableGrid, cell: Cell, table: Table, train: pd.DataFrame, sui
             schema = None if cell.schema in ("none", SYNTHCITY_SCHEMA) else table.schema(train)
             arguments = plugin_arguments(grid, cell, schema, device)
             row["arguments"] = {key: value for key, value in arguments.items() if key != "domain"}
-            fitted = fit_plugin(plugins, cell.method, arguments, train, grid.cap)
+            fitted = fit_plugin(plugins, cell.method, arguments, train, grid.cap,
+                                table.target.column if cell.target == "named" else None)
         row.update(fit_seconds=fitted.fit_seconds, generate_n_seconds=fitted.generate_seconds,
                    reported_epsilon=fitted.reported_epsilon, warnings=list(fitted.warnings))
         row["scores"] = suite.scores(fitted.synthetic)
@@ -318,15 +344,27 @@ def run_cell(grid: TableGrid, cell: Cell, table: Table, train: pd.DataFrame, sui
 
 
 def row_key(row: dict[str, Any]) -> tuple[Any, ...]:
-    return row["table"], row["method"], row["schema"], row["epsilon"], row.get("neighbouring", "")
+    return row["table"], row["method"], row["schema"], row["epsilon"], row.get("neighbouring", ""), target_mode(row)
+
+
+def target_mode(row: dict[str, Any]) -> str:
+    """How a row's method was given the table: ``none``, ``named`` or ``TAKES_NO_TARGET`` (rows of runs before the
+    ``targets`` key: ``none``)."""
+    return row.get("target", "none")
+
+
+def shows_targets(rows: list[dict[str, Any]]) -> bool:
+    """Whether a results table needs its "target" column: some row was fitted with the target named."""
+    return any(target_mode(row) == "named" for row in rows)
 
 
 def number(value: Any, digits: str = ".3f") -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, digits)
 
 
-def markdown_row(row: dict[str, Any], columns: tuple[tuple[str, str], ...], speed: bool) -> str:
-    head = f"| {LABELS.get(row['method'], row['method'])} | {row['schema']} | {row['adjacency']} | {row['epsilon']:g} |"
+def markdown_row(row: dict[str, Any], columns: tuple[tuple[str, str], ...], speed: bool, targets: bool = False) -> str:
+    target = f" {target_mode(row)} |" if targets else ""
+    head = f"| {LABELS.get(row['method'], row['method'])} | {row['schema']} |{target} {row['adjacency']} | {row['epsilon']:g} |"
     blanks = len(columns) + 2 + speed
     if row.get("error"):
         return head + f" failed: {row['error']} |" + " |" * (blanks - 1)
@@ -343,17 +381,20 @@ def rows_table(payload: dict[str, Any], name: str, epsilons: tuple[float, ...] |
     rows = [row for row in payload["results"] if row["table"] == name and (epsilons is None or row["epsilon"] in epsilons)]
     columns = tuple((key, label) for key, label in payload["columns"])
     speed = any("speed_seconds" in row or "speed_error" in row for row in rows)
-    header = ["method", "schema", "adjacency", "epsilon", *(label for _, label in columns), "fit s", "n rows s"]
+    targets = shows_targets([row for row in payload["results"] if row["table"] in payload["tables"]])
+    header = ["method", "schema", *(["target"] if targets else []), "adjacency", "epsilon", *(label for _, label in columns),
+              "fit s", "n rows s"]
     header += ["10^5 rows s"] if speed else []
     floor = info["floor"]
     lines = [
-        "| " + " | ".join(header) + " |", "|---|---|---|" + "---:|" * (len(header) - 3),
-        f"| {payload['floor_label']} | - | - | - | " + " | ".join(number(floor.get(key)) for key, _ in columns)
+        "| " + " | ".join(header) + " |", "|---|---|---|" + "---|" * targets + "---:|" * (len(header) - 3 - targets),
+        f"| {payload['floor_label']} | - | - | - | " + "- | " * targets + " | ".join(number(floor.get(key)) for key, _ in columns)
         + " | - | -" + (" | -" if speed else "") + " |",
     ]
     order = {method: index for index, method in enumerate([*OURS, *SYNTHCITY, *REFERENCE, *PEERS])}
-    for row in sorted(rows, key=lambda r: (r["epsilon"], order.get(r["method"], len(order)), r["schema"] != "none", r["adjacency"])):
-        lines.append(markdown_row(row, columns, speed))
+    for row in sorted(rows, key=lambda r: (r["epsilon"], order.get(r["method"], len(order)), r["schema"] != "none",
+                                           r["adjacency"], target_mode(r) != "none")):
+        lines.append(markdown_row(row, columns, speed, targets))
     return "\n".join(lines) + "\n"
 
 
@@ -396,7 +437,10 @@ def markdown(payload: dict[str, Any]) -> str:
         f"`{payload['metrics']}` suite of `benchmarks/table_metrics.py`. Schema: none (ours pay for a DP domain from "
         "epsilon), declared (the plugin's `domain=`: a public domain file or one written from public documentation), "
         "read from data (bounds taken off the private table without paying: our declared schema where no document "
-        "gives a bound, synthcity's own `fit` always).\n"
+        "gives a bound, synthcity's own `fit` always)."
+        + (" Target: none (`fit(df)`), named (`fit(GenericDataLoader(df, target_column=<the table's target>))`); the "
+           "end-to-end peers and reference runs take no target, one row standing for both."
+           if shows_targets(payload["results"]) else "") + "\n"
     )
     summary = peer_summary(payload) + "\n" if any(row["method"] in PEERS for row in payload["results"]) else ""
     return header + "\n" + summary + "\n".join(table_markdown(payload, name) for name in payload["tables"])
@@ -414,19 +458,22 @@ def peer_summary(payload: dict[str, Any]) -> str:
     names = list(payload["tables"])
     rows = [row for row in payload["results"] if row["table"] in names]
     order = {method: index for index, method in enumerate([*OURS, *SYNTHCITY, *REFERENCE, *PEERS])}
-    keys = sorted({(row["method"], row["schema"], row.get("neighbouring", "")) for row in rows},
-                  key=lambda key: (order.get(key[0], len(order)), key[1] != "none", key[1], key[2]))
+    targets = shows_targets(rows)
+    keys = sorted({(row["method"], row["schema"], row.get("neighbouring", ""), target_mode(row)) for row in rows},
+                  key=lambda key: (order.get(key[0], len(order)), key[1] != "none", key[1], key[2], key[3] != "none"))
     lines = ["## 2-way TV, every table (failures with their reason)\n",
              "The end-to-end peers run in their own environments (`benchmarks/peers/`), one run each; their rows' "
              "\"fit s\" is the whole run (fit and generation). \"time-out\": killed at the grid's cap.\n",
-             "| method | schema | adjacency | " + " | ".join(names) + " |", "|---|---|---|" + "---:|" * len(names)]
-    for method, schema, neighbouring in keys:
-        found = {row["table"]: row for row in rows if (row["method"], row["schema"], row.get("neighbouring", ""))
-                 == (method, schema, neighbouring)}
+             "| method | schema | " + "target | " * targets + "adjacency | " + " | ".join(names) + " |",
+             "|---|---|---|" + "---|" * targets + "---:|" * len(names)]
+    for method, schema, neighbouring, target in keys:
+        found = {row["table"]: row for row in rows if (row["method"], row["schema"], row.get("neighbouring", ""),
+                                                       target_mode(row)) == (method, schema, neighbouring, target)}
         first = next(iter(found.values()))
         cells = [("-" if name not in found else f"failed: {short_failure(found[name]['error'])}" if found[name].get("error")
                   else number(found[name]["scores"].get("tv2"))) for name in names]
-        lines.append(f"| {LABELS.get(method, method)} | {schema} | {first['adjacency']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {LABELS.get(method, method)} | {schema} | " + f"{target} | " * targets + f"{first['adjacency']} | "
+                     + " | ".join(cells) + " |")
     lines += ["", "Targets (2-way TV; ours with no schema against every end-to-end peer that finishes, ours with the "
               "declared schema against every peer that finishes in either mode: the reference mode's uniform bins over "
               "documented ranges can do worse than the end-to-end mode's paid bounds, and the better peer counts):\n"]
@@ -441,12 +488,13 @@ def peer_summary(payload: dict[str, Any]) -> str:
             if not peers or not ours:
                 continue
             best = min(finished, key=lambda row: row["scores"]["tv2"], default=None)
-            for row in sorted(ours, key=lambda row: (order[row["method"]], row.get("neighbouring", ""))):
+            for row in sorted(ours, key=lambda row: (order[row["method"]], row.get("neighbouring", ""), target_mode(row) != "none")):
                 tv2 = row["scores"]["tv2"]
                 verdict = ("no peer finished" if best is None else
                            f"{'met' if tv2 <= best['scores']['tv2'] else 'missed'} against "
                            f"{LABELS.get(best['method'], best['method'])} {best['scores']['tv2']:.3f}")
-                lines.append(f"- {name}, {row['method']} ({row['schema']}, {row['adjacency']}): {tv2:.3f}, {verdict}"
+                named = ", target named" if target_mode(row) == "named" else ""
+                lines.append(f"- {name}, {row['method']} ({row['schema']}, {row['adjacency']}{named}): {tv2:.3f}, {verdict}"
                              + (f"; failed, out of the comparison: {', '.join(failed)}" if failed else ""))
     if not any(row["method"] in OURS for row in rows):
         lines.append("- no row of ours in this file yet: run the grid with `--set 'methods=[\"dpswflow\", \"dpswflow_r\"]'`")
@@ -526,7 +574,8 @@ def run_grid(grid: TableGrid, data_root: Path | None, out: Path, reference: Path
                     continue
                 row.update(config_file=config_file, overrides=list(overrides))
                 rows[:] = [r for r in rows if row_key(r) != row_key(row)] + [row]
-                print(f"[{name}] {row['method']} ({row['schema']}, {row['adjacency']}) eps={epsilon:g}: "
+                named = ", target named" if target_mode(row) == "named" else ""
+                print(f"[{name}] {row['method']} ({row['schema']}, {row['adjacency']}{named}) eps={epsilon:g}: "
                       f"{row.get('error') or row['scores']}", flush=True)
                 write(path, payload)
         if peer_table is not None:

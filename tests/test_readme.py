@@ -195,3 +195,25 @@ def test_no_code_outside_the_data_paths_switches_on_the_kind_of_data() -> None:
             elif switch.search(line):
                 offenders.append(f"{relative}:{number}")
     assert chooser_found and not offenders, f"switches on the kind of data outside the data paths: {offenders}"
+
+
+def test_the_table_sections_show_synthcitys_own_metrics_and_a_dash_for_rows_before_them() -> None:
+    """The README's user-table and fair-suite sections give synthcity's TSTR xgb / detection xgb of the rows they
+    summarise: "-" for a row (or floor) measured before these metrics, one line when none of the file has them."""
+    def row(method: str, schema: str, tv2: float, synthcity: bool) -> dict:
+        scores = {"tv2": tv2, **({"performance.xgb.syn_id": 0.8125, "detection.detection_xgb.mean": 0.625} if synthcity else {})}
+        return {"table": "fair", "method": method, "schema": schema, "epsilon": 1.0, "neighbouring": "replace_one",
+                "adjacency": "replace-one", "scores": scores}
+
+    info = {"train_rows": 80, "test_rows": 20, "columns": 9, "floor": {"tv2": 0.05}}
+    payload = {"tables": {"fair": info}, "results": [row("dpswflow", "none", 0.2, False), row("privbayes", "read", 0.3, False)]}
+    assert "TSTR xgb and detection xgb (`performance.xgb.syn_id`, `detection.detection_xgb.mean`): not measured yet" \
+        in report.user_tables_headline(payload)
+    payload["results"] += [row("dpswflow", "declared", 0.1, True), {**row("dpswflow", "declared", 0.3, True), "target": "named"}]
+    text = report.user_tables_headline(payload)
+    assert "| table | real training split | DPSWflow, no schema | DPSWflow, schema |" in text
+    assert "| fair | - / - | - / - | 0.812 / 0.625 | - | - | - / - (privbayes) |" in text
+    fair = {"tables": {"fair": {**info, "floor": {"tv2": 0.05, "performance.xgb.syn_id": 0.9, "detection.detection_xgb.mean": 0.5}}},
+            "results": [row("dpswflow", "none", 0.2, True), {**row("dpmm_mst", "end-to-end", 0.25, False), "mode": "end_to_end"}]}
+    assert "| fair | 0.900 / 0.500 | 0.812 / 0.625 | - | - / - (dpmm MST) | - | - | - / - (dpmm MST) |" \
+        in report.fair_peers_headline(fair)

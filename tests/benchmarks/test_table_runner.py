@@ -126,3 +126,88 @@ def test_a_categorical_target_is_labelled_by_its_positive_category() -> None:
     metrics = QuantileCellMetrics(rows, Target("income", None, "income = >50K", positive=">50K"), 0, rows)
     assert metrics.target.metric == "AUROC"
     np.testing.assert_array_equal(metrics.labels(rows), [1.0, 0.0, 1.0, np.nan])
+
+
+def easy_table(rows: int, seed: int) -> "pd.DataFrame":  # noqa: F821  (pandas imported where used)
+    """A table whose numeric target y is x plus a little noise (its rule: y > 0), and a categorical column."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=rows)
+    return pd.DataFrame({"x": x, "z": rng.normal(size=rows), "colour": rng.choice(["red", "blue", None], size=rows),
+                         "y": x + 0.3 * rng.normal(size=rows)})
+
+
+def test_quantile_cells_score_synthcitys_own_tstr_and_detection_beside_the_packages() -> None:
+    """synthcity's ``performance.xgb.syn_id`` and ``detection.detection_xgb.mean`` are columns of the suite, scored on the
+    target rule's label: the real training split (the floor) predicts an easy target well and is not detected; a
+    synthetic table whose target is unrelated to its features predicts it no better than chance; one whose target
+    holds one class is NaN with the reason, not a crashed row; a numeric target is scored by regression (R^2)."""
+    import numpy as np
+    from table_metrics import SYNTHCITY_DETECTION, SYNTHCITY_NOTE, SYNTHCITY_TSTR, QuantileCellMetrics
+    from tables import Target
+
+    train, test = easy_table(800, 0), easy_table(400, 1)
+    metrics = QuantileCellMetrics(train, Target("y", 0.0, "y > 0"), 0, test)  # synthcity must see the 0/1 label
+    assert (SYNTHCITY_TSTR, "TSTR xgb (synthcity)") in metrics.columns
+    assert (SYNTHCITY_DETECTION, "detection xgb (synthcity)") in metrics.columns
+    floor = metrics.floor()
+    assert floor[SYNTHCITY_TSTR] > 0.85 and floor[SYNTHCITY_DETECTION] < 0.65 and SYNTHCITY_NOTE not in floor, floor
+    unrelated = train.assign(y=np.random.default_rng(2).permutation(train["y"].to_numpy()))
+    scores = metrics.scores(unrelated)
+    assert scores[SYNTHCITY_TSTR] < 0.7 and 0 <= scores[SYNTHCITY_DETECTION] <= 1, scores
+    constant = metrics.scores(train.assign(y=1.0))
+    assert math.isnan(constant[SYNTHCITY_TSTR]) and "one class" in constant[SYNTHCITY_NOTE]
+    assert constant[SYNTHCITY_DETECTION] > 0.7  # the constant column gives it away
+    regression = QuantileCellMetrics(train, Target("x", None, "x (R^2)"), 0, test).synthcity_scores(train)
+    assert math.isfinite(regression[SYNTHCITY_TSTR]) and SYNTHCITY_NOTE not in regression, regression
+
+
+def test_the_target_mode_crosses_ours_and_synthcitys_cells_and_names_the_target_column() -> None:
+    """``targets = ["none", "named"]``: ours and synthcity's plugins get a cell per mode, the end-to-end peers one cell
+    (per peer mode) standing for both; a named cell fits on synthcity's loader with the table's target column; rows
+    differ by their mode, a row of an earlier run without one reads as ``none``, and the Markdown shows a target
+    column only once some row named the target."""
+    import pandas as pd
+    from synthcity.plugins.core.dataloader import GenericDataLoader
+
+    grid = table_runner.TableGrid("x", ("fair",), "quantile_cells", ("dpswflow", "privbayes", "dpmm_mst"), (1.0,),
+                                  schemas=("none",), targets=("none", "named"), peer_modes=("end_to_end",))
+    table = table_runner.load_table("fair", None)
+    cells = table_runner.cells(grid, "fair", table, 1.0)
+    assert [(cell.method, cell.target) for cell in cells] == [
+        ("dpswflow", "none"), ("dpswflow", "named"), ("privbayes", "none"), ("privbayes", "named"), ("dpmm_mst", "none")]
+    with pytest.raises(ValueError, match="targets take"):
+        table_runner.TableGrid("x", ("fair",), "quantile_cells", ("dpswflow",), (1.0,), targets=("label",))
+
+    class Recorder:  # a stand-in for Plugins(): records what fit is given
+        def get(self, method: str, **arguments: object) -> "Recorder":
+            return self
+
+        def fit(self, data: object) -> None:
+            self.data = data
+
+        def generate(self, count: int) -> GenericDataLoader:
+            return GenericDataLoader(train.head(count))
+
+    train = table.frame.head(50)
+    recorder = Recorder()
+    table_runner.fit_plugin(recorder, "privbayes", {"epsilon": 1.0}, train, 0, table.target.column)
+    assert isinstance(recorder.data, GenericDataLoader) and recorder.data.target_column == "affairs"
+    table_runner.fit_plugin(recorder, "privbayes", {"epsilon": 1.0}, train, 0)
+    assert isinstance(recorder.data, pd.DataFrame)
+
+    old = {"table": "fair", "method": "dpswflow", "schema": "none", "epsilon": 1.0, "adjacency": "replace-one",
+           "scores": {"tv2": 0.2}}
+    named = {**old, "target": "named", "scores": {"tv2": 0.1, "performance.xgb.syn_id": 0.75}}
+    assert table_runner.row_key(old) == table_runner.row_key({**old, "target": "none"}) != table_runner.row_key(named)
+    payload = {"tables": {"fair": {"floor": {"tv2": 0.05}}}, "results": [old], "floor_label": "real",
+               "columns": [["tv2", "TV2"], ["performance.xgb.syn_id", "TSTR xgb (synthcity)"]]}
+    assert "| method | schema | adjacency |" in table_runner.rows_table(payload, "fair")
+    assert "| dpswflow | none | replace-one | 1 | 0.200 | - |" in table_runner.rows_table(payload, "fair")
+    payload["results"].append(named)
+    table = table_runner.rows_table(payload, "fair")
+    assert "| method | schema | target | adjacency |" in table and "| real | - | - | - | - | 0.050 | - |" in table
+    assert "| dpswflow | none | none | replace-one | 1 | 0.200 | - |" in table
+    assert "| dpswflow | none | named | replace-one | 1 | 0.100 | 0.750 |" in table
