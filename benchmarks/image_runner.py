@@ -57,7 +57,7 @@ from baselines.dpsgd_gan import DPSGDGAN
 from synthcity_dpswf.adapters import LabelledCodec
 from synthcity_dpswf.adapters.image_codecs import CODEC_SHARE, ImageCodec
 from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderSettings
-from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET
+from synthcity_dpswf.datasets import DATASET_CLASSES, DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
     cached_inception_features,
@@ -66,21 +66,22 @@ from synthcity_dpswf.evaluation import (
 )
 from synthcity_dpswf.recipes.images import (
     GENERATORS,
+    CodecOrder,
+    ImagePlan,
     ImageRunConfig,
-    build_codec,
     build_generator,
     check_public_split,
+    codec_order,
     composed_report,
     fit_releases,
     load_other_training_set,
     paid_codec,
+    plan_images,
     run_budget,
-    spent,
     split_training_set,
 )
 from synthcity_dpswf.models import Generator, SlicedGenerator
 from synthcity_dpswf.privacy import MECHANISMS
-from synthcity_dpswf.privacy.budget import Budget
 
 VALIDATION = 5000
 """Private images a validation grid holds out and scores on (never released)."""
@@ -423,8 +424,9 @@ def build_model(grid: ImageGrid, generator: str, config: ImageRunConfig, reuse: 
     if generator == "dpsgd_gan":
         if config.neighbouring != "replace_one":
             raise ValueError("the DP-SGD GAN is accounted under replace-one only; drop add_remove from neighbourings.")
-        return DPSGDGAN(batch_size=grid.gan_batch_size, epochs=grid.gan_epochs, n_classes=10,
-                        label_weight=LabelledCodec(10).label_weight, seed=grid.seed, device=config.device)
+        n_classes = DATASET_CLASSES[grid.dataset]
+        return DPSGDGAN(batch_size=grid.gan_batch_size, epochs=grid.gan_epochs, n_classes=n_classes,
+                        label_weight=LabelledCodec(n_classes).label_weight, seed=grid.seed, device=config.device)
     model = build_generator(config, progress=False)
     model.settings = dataclasses.replace(model.settings, reuse=reuse)  # type: ignore[arg-type]
     return model
@@ -464,23 +466,24 @@ def generation_seeds(grid: ImageGrid) -> list[int]:
     return [grid.seed + run for run in range(grid.runs)]
 
 
-def fit_model(grid: ImageGrid, generator: str, choice: FlowChoice, config: ImageRunConfig, budget: Budget,
-              latents: torch.Tensor, labels: torch.Tensor) -> tuple[Generator, dict[str, float]]:
-    """The cell's generator fitted on the encoded private set: a flow at what ``budget`` leaves after the codec
-    (``fit_releases``: the private codec as its accountant's prior), the GAN (public codecs only) at the whole
+def fit_model(choice: FlowChoice, config: ImageRunConfig, model: Generator, plan: ImagePlan,
+              device: str) -> tuple[Generator, dict[str, float]]:
+    """The cell's generator ``model`` fitted on the plan's encoded private set: a flow by the plan (``fit_releases``:
+    its release plan and noise, the private codec as its accountant's prior), the GAN (public codecs only) at the whole
     budget, or, under the paper's convention, with the noise that convention adds (``paper_protocol``); returns it and
     what the row states about that noise (nothing under the sound convention)."""
-    model = build_model(grid, generator, config, choice.reuse)
     if choice.convention == "sound" and isinstance(model, SlicedGenerator):
-        return fit_releases(model, latents, labels, budget), {}
+        return fit_releases(model, plan), {}
+    budget = plan.budget
     if budget.prior is not None:  # the grids refuse it (check_setting); a spent codec would be left out of the report
         raise ValueError("the GAN and the paper's convention take public codecs only: a private codec's release is not "
                          "in their accounting.")
+    latents, labels = plan.records.to(device), plan.labels.to(device)
     if choice.convention == "sound":
-        return model.fit(latents, budget.epsilon, budget.release_delta, labels=labels, n_classes=10), {}
+        return model.fit(latents, budget.epsilon, budget.release_delta, labels=labels, n_classes=plan.n_classes), {}
     assert isinstance(model, SlicedGenerator)  # check_setting gives the paper's convention to the flows alone
-    multiplier, facts = paper_noise_multiplier(model, latents.shape[0], latents.shape[1], 10, config.epsilon)
-    model.fit(latents, None, budget.release_delta, labels=labels, n_classes=10, noise_multiplier=multiplier)
+    multiplier, facts = paper_noise_multiplier(model, latents.shape[0], latents.shape[1], plan.n_classes, config.epsilon)
+    model.fit(latents, None, budget.release_delta, labels=labels, n_classes=plan.n_classes, noise_multiplier=multiplier)
     assert model.pool_ is not None
     return model, {**facts, "noise_multiplier": multiplier, "mean_noise_std": float(model.pool_.noise_std.mean())}
 
@@ -507,30 +510,40 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
               inception: Path | None, device: str, cache: Path, grids: SampleGrids | None = None) -> Iterator[dict[str, Any]]:
     """The rows of one codec and setting, one per generator and adjacency it runs with, each yielded as soon as it is
     measured (a run stopped by a time limit keeps the rows it finished): the codec's ceiling (computed once; per
-    epsilon for the private codec, released anew at each one with ``codec_release``'s share) and each generator's
-    scores at every epsilon of the setting. ``grids`` gets the first generation run of each row of the sound
-    convention."""
+    epsilon for the private codec, released anew in each cell's plan at its share: ``plan_images``) and each
+    generator's scores at every epsilon of the setting. ``grids`` gets the first generation run of each row of the
+    sound convention."""
     data = private_set(grid, spec, data_root, inception, device, cache)
     kind, numbers = codec_kind(spec)
     paid = paid_codec(codec_fields(spec, grid)["codec"])  # released anew at each epsilon, from its budget
     shown = min(grid.samples, len(data.private))
-    private_labels = data.labels[data.private]
+    private_images, private_labels = data.images[data.private], data.labels[data.private]
 
     def ceiling_of(codec: ImageCodec, latents: torch.Tensor) -> dict[str, float]:
         return score(grid, data.scoring, codec.decode(latents[:shown]), private_labels[:shown], device)
 
-    def codec_at(config: ImageRunConfig) -> ImageCodec:
-        budget = run_budget(config)
+    def order_at(config: ImageRunConfig, folder: str) -> CodecOrder:
         other = load_other_training_set(grid.dataset, data_root) if kind == "other" else None
+        return codec_order(config, data.images, data.public, data.private, Path(folder) if grid.fresh_codecs else cache,
+                           False, other)
+
+    def plan_at(config: ImageRunConfig, model: Generator, public_codec: ImageCodec | None) -> ImagePlan:
+        """The cell's image plan, through the public codec built once or the private codec released anew; the GAN,
+        which has no release plan, takes the budget of the plan of its config's flow (``cell_config``)."""
+        planner = model if isinstance(model, SlicedGenerator) else build_generator(config, progress=False)
         with tempfile.TemporaryDirectory() as fresh:
-            return build_codec(config, data.images, data.public, data.private, budget,
-                               Path(fresh) if grid.fresh_codecs else cache, False, other)
+            codec = public_codec if public_codec is not None else order_at(config, fresh)
+            return plan_images(private_images, private_labels, DATASET_CLASSES[grid.dataset], run_budget(config),
+                               planner, codec)
 
     started = time.perf_counter()
+    public_codec = None
     if not paid:
-        codec = codec_at(cell_config(grid, spec, grid.generators[0], choice, grid.neighbourings[0], math.inf, device))
-        latents = codec.encode(data.images[data.private])
-        description, dim = codec.public_description, int(latents.shape[1])
+        config = cell_config(grid, spec, grid.generators[0], choice, grid.neighbourings[0], math.inf, device)
+        with tempfile.TemporaryDirectory() as fresh:
+            public_codec = order_at(config, fresh).build(private_images, run_budget(config))
+        latents = public_codec.encode(private_images)
+        description, dim = public_codec.public_description, int(latents.shape[1])
     elif kind == "pca":
         dim = numbers[0]
         description = (f"the top {dim} eigenvectors of the private images' second moment, released with "
@@ -549,8 +562,8 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
         "seed": grid.seed, "generation_runs": grid.runs, "public_images": grid.public_images,
         "private_images": grid.private_images, "device": device, "ceiling": None,
     }
-    if not paid:
-        common["ceiling"] = ceiling_of(codec, latents)
+    if public_codec is not None:
+        common["ceiling"] = ceiling_of(public_codec, latents)
         print(f"[{spec}] d = {dim}, codec {codec_seconds:.0f} s, ceiling {common['ceiling']}", flush=True)
     for generator in row_generators(grid, choice):
         cell_epsilons = epsilons if generator == "dpsgd_gan" else choice.epsilons_of(epsilons)
@@ -562,25 +575,24 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
             for epsilon in cell_epsilons:
                 extra: dict[str, Any] = {}
                 config = cell_config(grid, spec, generator, choice, neighbouring, epsilon, device)
-                budget = run_budget(config).for_records(len(data.private) if neighbouring == "replace_one" else None)
-                if paid:  # the codec's own release at this epsilon, then the generator's
-                    released = time.perf_counter()
-                    codec = codec_at(config)
-                    budget = spent(budget, config, codec)
-                    latents = codec.encode(data.images[data.private])
+                model = build_model(grid, generator, config, choice.reuse)
+                released = time.perf_counter()
+                plan = plan_at(config, model, public_codec)  # a private codec's own release at this epsilon
+                codec = plan.codec
+                if paid:
                     extra["codec_seconds"] = time.perf_counter() - released
-                    extra["ceiling"] = ceiling_of(codec, latents)
+                    extra["ceiling"] = ceiling_of(codec, plan.records)
                     extra["codec"] = codec.public_description  # its own budget, and for DP-SGD its steps and z
                     extra["codec_training_seconds"] = codec.training_seconds  # 0 for a codec trained on nothing
                 started = time.perf_counter()
-                model, facts = fit_model(grid, generator, choice, config, budget, latents.to(device), private_labels.to(device))
+                model, facts = fit_model(choice, config, model, plan, device)
                 fit_seconds = time.perf_counter() - started
                 show = None
                 if grids is not None and choice.convention == "sound":
                     show = functools.partial(grids.add, epsilon, method_label(row, with_codec=len(grid.codecs) > 1))
                 scores = generation_runs(grid, model, codec, data.scoring, device, show)
                 # The generator's report, composed with the private codec's release when the codec is one.
-                report = composed_report(model.privacy_report, codec if paid else None)  # type: ignore[arg-type]
+                report = composed_report(model.privacy_report, plan.paid)
                 row["epsilons"][str(finite_or_text(epsilon))] = {
                     **scores, "seconds": fit_seconds + scores["sample_seconds"], "fit_seconds": fit_seconds,
                     "reported_epsilon": finite_or_text(report.epsilon), **facts, **extra,

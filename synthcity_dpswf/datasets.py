@@ -72,6 +72,9 @@ DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
 """The names of ``IMAGE_LOADERS``' datasets as reports and tables write them."""
 OTHER_DATASET = {"mnist": "fashion_mnist", "fashion_mnist": "mnist"}
 """The dataset whose whole training set trains the ``"other-dataset"`` codec of a run on each dataset."""
+DATASET_CLASSES = {"mnist": 10, "fashion_mnist": 10}
+"""The number of classes of each of ``IMAGE_LOADERS``' datasets (public: the dataset's class list, never counted from
+its labels)."""
 
 
 def load_image_folder(path: str | Path, size: int = 64, limit: int | None = None) -> torch.Tensor:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from synthcity_dpswf.datasets import IMAGE_LOADERS
+from synthcity_dpswf.datasets import DATASET_CLASSES, IMAGE_LOADERS
 from synthcity_dpswf.evaluation import (
     InceptionFeatures,
     cached_inception_features,
@@ -42,18 +42,17 @@ from synthcity_dpswf.models import DPSWGen
 from synthcity_dpswf.privacy import PrivacyReport
 from synthcity_dpswf.recipes.images import (
     ImageRunConfig,
-    build_codec,
     build_generator,
     check_public_split,
     codec_assumption,
     codec_entry,
+    codec_order,
     composed_report,
     fit_releases,
     load_other_training_set,
-    paid_codec,
+    plan_images,
     resolved_device,
     run_budget,
-    spent,
     split_training_set,
     uses_other_dataset,
     uses_public_split,
@@ -120,17 +119,16 @@ def run_images(
     images, labels = IMAGE_LOADERS[config.dataset](data_root, train=True, download=download)
     test_images, test_labels = IMAGE_LOADERS[config.dataset](data_root, train=False, download=download)
     public, private = split_training_set(config.codec, len(images), config.seed)
+    model = build_generator(config, progress)
     started = time.perf_counter()
-    budget = run_budget(config).for_records(config.neighbouring.public_size(len(private)))
-    codec = build_codec(config, images, public, private, budget, out, progress, other)
-    learned = codec if paid_codec(config.codec) else None  # its release is in the report
-    budget = spent(budget, config, codec)
+    order = codec_order(config, images, public, private, out, progress, other)
+    plan = plan_images(images[private], labels[private], DATASET_CLASSES[config.dataset], run_budget(config), model,
+                       order)
+    codec = plan.codec
     seconds["autoencoder"] = time.perf_counter() - started
-    latents = codec.encode(images[private])
 
     started = time.perf_counter()
-    model = fit_releases(build_generator(config, progress), latents.to(config.device),
-                         labels[private].to(config.device), budget)
+    model = fit_releases(model, plan)
     seconds["fit"] = time.perf_counter() - started
     started = time.perf_counter()
     if config.start == "public" and not isinstance(model, DPSWGen):
@@ -158,14 +156,14 @@ def run_images(
     suffix = "" if config.codec == ImageRunConfig.codec else "_" + config.codec.replace("-", "_")  # the default: none
     suffix += "" if config.neighbouring.n_is_public else "_add_remove"
     tag = f"{config.dataset}_{config.generator}_{config.release}_eps{config.epsilon:g}_{config.start}{suffix}"
-    rows = {f"label {digit}": generated[generated_labels == digit][:10] for digit in range(10)}
+    rows = {f"label {label}": generated[generated_labels == label][:10] for label in range(plan.n_classes)}
     grid = save_labelled_grid(
         rows, [f"sample {index + 1}" for index in range(10)], out / f"grid_{tag}.png",
         title=f"{config.generator}, {config.release} release, epsilon = {config.epsilon:g}, codec {config.codec}",
     )
     assumption = codec_assumption(config.codec, config.dataset)
     public_line = f"{assumption} ({codec.public_description})"
-    report = composed_report(model.privacy_report, learned)
+    report = composed_report(model.privacy_report, plan.paid)
     report = dataclasses.replace(report, public=report.public + (public_line,))
     result = ImageRunResult(fid, precision, recall, cas, report, grid, seconds)
     payload = {

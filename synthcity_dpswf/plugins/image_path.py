@@ -1,11 +1,12 @@
-"""Images through a plugin: codes of an image codec with their labels, one record per (image, label) pair, and
-generated images decoded back. The codec is an autoencoder (given, or trained on a public share of the images passed
-to ``fit``, as the paper does) or, with no public image, one of the registry's (``image_codec="dct"``: a fixed map;
-``"private-pca"``: learned from the private images, paid from the same budget as the flow's releases)."""
+"""Images through a plugin: synthcity's image loader in, the image plan (``recipes.images.plan_images``: the codec,
+the records, the budget and the releases' noise) out as ``PreparedData``, and generated images decoded back through
+synthcity's image sampler. One record per (image, label) pair. The codec is an autoencoder (given, or trained here on a
+public share of the images passed to ``fit``, as the paper does) or, with no public image, one of the registry's
+(``image_codec="dct"``: a fixed map; ``"private-pca"``, ``"private-autoencoder"``: learned from the private images,
+paid from the same budget as the flow's releases)."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.dataset import TensorDataset
 from synthcity.plugins.core.schema import Schema
 
-from synthcity_dpswf.adapters.image_codecs import CodecRequest, ImageCodec, ImageCodecEntry
+from synthcity_dpswf.adapters.image_codecs import CodecRequest
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderCodec, from_synthcity_range
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import image_codecs
@@ -22,27 +23,24 @@ from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData, draw_seed
-from synthcity_dpswf.privacy import MECHANISMS, PrivacyPart
-
+from synthcity_dpswf.privacy import MECHANISMS
+from synthcity_dpswf.recipes.images import CodecOrder, check_labels, flow_defaults, plan_images
 
 
 class ImagePath:
-    """An ``ImageDataLoader``: the whole budget goes to the generator's releases (the autoencoder is public)."""
+    """An ``ImageDataLoader``: the plugin's arguments become the image plan's values (``recipes.images.plan_images``)."""
 
     default_release = "projected_histogram"
     """Class-conditional histograms of the latents' projections (docs/flows.md, "Flow settings for histogram releases")."""
 
     def flow_defaults(self, image_codec: str | None, generator: str, release: str) -> dict[str, int]:
         """The registry entry's settings measured for ``generator``'s ``release`` through ``image_codec``
-        (``ImageCodecEntry.flow_defaults``); none for an autoencoder."""
-        if image_codec is None:
-            return {}
-        return dict(image_codecs()[image_codec].flow_defaults.get((generator, release), {}))
+        (``recipes.images.flow_defaults``); none for an autoencoder."""
+        return {} if image_codec is None else flow_defaults(image_codec, generator, release)
 
     def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
-        """Refuse what images cannot take, settle the codec (paying for it where it is learned from the private
-        images), calibrate the releases' noise to ``spec``'s plan (computed once, here) and encode the private
-        images."""
+        """Refuse what images cannot take, settle the codec (an autoencoder here, or the registry's order that the plan
+        builds and pays for), and hand the private images to the image plan, whose release plan is ``spec``'s."""
         release, options = plugin.flow_options.release, plugin.image_options
         if release is not None and MECHANISMS[release].takes_level_codes:
             raise ValueError(f"the {release} release is for tables (it counts level codes); leave release=None "
@@ -55,48 +53,33 @@ class ImagePath:
             )
         images, labels = X.unpack().tensors()
         images, labels = from_synthcity_range(images.float()), labels.long()
-        if bool((labels < 0).any()) or bool((labels >= options.n_classes).any()):
-            raise ValueError(f"labels must lie in 0..{options.n_classes - 1}; set n_classes for this data.")
+        check_labels(labels, options.n_classes)  # before an autoencoder is trained on any of them
+        codec: AutoencoderCodec | CodecOrder
         if options.image_codec is not None:
-            return self.private_codec(plugin, X, loader, images, labels, image_codecs()[options.image_codec], spec)
-        autoencoder, private = self.autoencoder(plugin, images)
-        n_public = plugin.budget.neighbouring.public_size(len(private))
-        budget = plugin.budget.for_records(n_public)
-        plan = spec.plan(n_public, None)
+            codec = self.codec_order(plugin)
+        else:
+            codec, private = self.autoencoder(plugin, images)
+            images, labels = images[private], labels[private]
+        plan = plan_images(images, labels, options.n_classes, plugin.budget, spec, codec)
         return PreparedData(
-            records=autoencoder.encode(images[private]), labels=labels[private], budget=budget,
-            noise_multiplier=budget.noise_multiplier(*plan), plan=plan, n_public=n_public, codec=autoencoder,
-            layout=None, schema=Schema(domain={}), info=loader.public_info(X, None),
+            records=plan.records, labels=plan.labels, budget=plan.budget, noise_multiplier=plan.noise_multiplier,
+            plan=plan.release_plan, n_public=plan.n_public, codec=plan.codec, layout=None, schema=Schema(domain={}),
+            info=loader.public_info(X, None), paid=plan.paid,
         )
 
     @staticmethod
-    def private_codec(plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, images: torch.Tensor,
-                      labels: torch.Tensor, entry: ImageCodecEntry, spec: GeneratorSpec) -> PreparedData:
-        """Every image private, encoded by the registry's codec ``entry``; a codec that releases a statistic of the
-        images takes ``codec_share`` of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the analytic Gaussian
-        multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A private image
-        codec": through a plugin)."""
+    def codec_order(plugin: FittingPlugin) -> CodecOrder:
+        """The registry's codec ``image_codec``, every image private: a codec that releases a statistic of the images
+        takes ``codec_share`` of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the analytic Gaussian
+        multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A private image codec":
+        through a plugin)."""
         options = plugin.image_options
-        n_public = plugin.budget.neighbouring.public_size(len(images))
-        budget = plugin.budget.for_records(n_public)
+        entry = image_codecs()[options.image_codec]  # type: ignore[index]
+        if entry.paid and math.isinf(plugin.budget.epsilon):
+            raise ValueError(f"image_codec={options.image_codec!r} is paid from the budget, and epsilon = inf leaves "
+                             "no noise to share; give a finite epsilon or image_codec='dct'.")
         request = CodecRequest(0.0, 0.0, plugin.budget.neighbouring, options.dct_frequencies, options.pca_components)
-        paid = None
-        if entry.paid:
-            if math.isinf(budget.epsilon):
-                raise ValueError(f"image_codec={options.image_codec!r} is paid from the budget, and epsilon = inf leaves "
-                                 "no noise to share; give a finite epsilon or image_codec='dct'.")
-            epsilon, delta = budget.share_guarantee(entry.share(options.codec_share))
-            request = dataclasses.replace(request, epsilon=epsilon, delta=delta)
-        codec: ImageCodec = entry.build(images, request)
-        if entry.paid:
-            part: PrivacyPart = codec.privacy_part  # type: ignore[attr-defined]
-            paid, budget = dataclasses.replace(part, accounted=True), codec.spend(budget)  # type: ignore[attr-defined]
-        plan = spec.plan(n_public, budget.prior)
-        return PreparedData(
-            records=codec.encode(images), labels=labels, budget=budget, noise_multiplier=budget.noise_multiplier(*plan),
-            plan=plan, n_public=n_public, codec=codec, layout=None, schema=Schema(domain={}),
-            info=loader.public_info(X, None), paid=paid,
-        )
+        return CodecOrder(entry, request, options.codec_share)
 
     @staticmethod
     def autoencoder(plugin: FittingPlugin, images: torch.Tensor) -> tuple[AutoencoderCodec, torch.Tensor]:

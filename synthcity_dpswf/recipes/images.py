@@ -1,8 +1,10 @@
-"""Image sets become fitted generators, with no synthcity here: a run's configuration (``ImageRunConfig``), the
-codec each public-data assumption builds (``build_codec``) at its share of the run's ``Budget`` (``codec_release``), the
-generator (``build_generator``) fitted at what the codec leaves (``fit_releases``) and the report
-(``composed_report``). ``dpswf images``
-(``experiments.images``) and the benchmarks' image runner run them; the codecs are described there."""
+"""Image sets made ready for their generator, with no synthcity here: one plan (``plan_images``) takes the private
+images, their labels and public class count, the run's ``Budget``, the generator's release plan (``ReleasePlanner``)
+and the codec (one built from public images, or a ``CodecOrder`` it builds from the private images at its share of
+the budget), and returns all a fit needs (``ImagePlan``: codec, records, the budget after the codec's release, its
+accounted part, the release plan and its noise); ``fit_releases`` fits a generator by it and ``composed_report``
+states the whole. The plugins' image path, ``dpswf images`` (``experiments.images``, configured by
+``ImageRunConfig``) and the benchmarks' image runner are its three callers; the codecs are described there."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import torch
 
@@ -27,9 +30,12 @@ from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOC
 from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderSettings
 from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET, DatasetUnavailable, public_private_split
 from synthcity_dpswf.extensions import image_codecs
+from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
-from synthcity_dpswf.privacy import Adjacency, PrivacyReport
+from synthcity_dpswf.models.schedule import ReleasePlan
+from synthcity_dpswf.privacy import Adjacency, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
+from synthcity_dpswf.privacy.composition import PriorLike
 
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
 
@@ -160,26 +166,23 @@ def run_budget(config: ImageRunConfig) -> Budget:
     return Budget(config.epsilon, config.delta, config.neighbouring)
 
 
-def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]:
-    r"""The (epsilon, delta) of the codec's own release at ``budget``: a paid codec takes ``codec_share`` s of
-    :math:`\mu^2`, :math:`z_c = z / \sqrt{s}` (``Budget.share``), stated as the analytic Gaussian epsilon of z_c at
-    delta; an exact codec at epsilon = inf (no noise anywhere: not private); (0, 0) for a codec that releases
-    nothing. The generator's releases then take the rest with the codec as their accountant's prior (``fit_releases``;
-    privacy.md, "A private image codec")."""
-    if not paid_codec(config.codec):
+def codec_guarantee(entry: ImageCodecEntry, share: float | None, budget: Budget) -> tuple[float, float]:
+    r"""The (epsilon, delta) of the codec ``entry``'s own release at ``budget``: a paid codec takes ``share`` s of
+    :math:`\mu^2` (``None``: the entry's own, ``ImageCodecEntry.share``), :math:`z_c = z / \sqrt{s}` (``Budget.share``),
+    stated as the analytic Gaussian epsilon of z_c at delta; an exact codec at epsilon = inf (no noise anywhere: not
+    private); (0, 0) for a codec that releases nothing. The generator's releases then take the rest with the codec as
+    their accountant's prior (``plan_images``; privacy.md, "A private image codec")."""
+    if not entry.paid:
         return 0.0, 0.0
     if math.isinf(budget.epsilon):
         return math.inf, budget.release_delta
-    return budget.share_guarantee(codec_entry(config.codec).share(config.codec_share))
+    return budget.share_guarantee(entry.share(share))
 
 
-def fit_releases(model: SlicedGenerator, latents: torch.Tensor, labels: torch.Tensor, budget: Budget) -> SlicedGenerator:
-    """Fit ``model`` on the private codes at what ``budget`` leaves: the releases' noise calibrated once from the
-    model's schedule, with the spent codec as the accountant's prior (``Budget.noise_multiplier``), as the plugins do."""
-    n_public = budget.neighbouring.public_size(latents.shape[0])
-    plan = model.plan(n_public, budget.prior)
-    return model.fit(latents, None, budget.release_delta, labels=labels, n_classes=10,
-                     noise_multiplier=budget.noise_multiplier(*plan), prior=budget.prior, plan=plan)
+def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]:
+    """The (epsilon, delta) of ``config.codec``'s own release at ``budget``, at ``config.codec_share``
+    (``codec_guarantee``)."""
+    return codec_guarantee(codec_entry(config.codec), config.codec_share, budget)
 
 
 def paid_codec(codec: str) -> bool:
@@ -188,23 +191,30 @@ def paid_codec(codec: str) -> bool:
     return codec_entry(codec).paid
 
 
-def spent(budget: Budget, config: ImageRunConfig, codec: ImageCodec) -> Budget:
-    """``budget`` after ``codec``'s release when ``config.codec`` is paid (the codec's ``spend``: its one-shot Gaussian
-    mechanism, or its DP-SGD schedule); unchanged for a codec that releases nothing, or at epsilon = inf."""
-    if not paid_codec(config.codec) or math.isinf(budget.epsilon):
-        return budget
-    return codec.spend(budget)  # type: ignore[attr-defined]
+@dataclass(frozen=True)
+class CodecOrder:
+    """A codec to build from the private images: the registry's ``entry``, the ``request`` of its public settings and
+    public images (its (epsilon, delta) set by ``build``) and a paid codec's ``share`` of mu^2 (``None``: the entry's
+    own)."""
+
+    entry: ImageCodecEntry
+    request: CodecRequest
+    share: float | None = None
+
+    def build(self, images: torch.Tensor, budget: Budget) -> ImageCodec:
+        """The codec of the private ``images``, a paid one released at its share of ``budget`` (``codec_guarantee``)."""
+        epsilon, delta = codec_guarantee(self.entry, self.share, budget)
+        return self.entry.build(images, dataclasses.replace(self.request, epsilon=epsilon, delta=delta))
 
 
-def build_codec(
-    config: ImageRunConfig, images: torch.Tensor, public: torch.Tensor, private: torch.Tensor, budget: Budget,
-    cache: Path, progress: bool, other: tuple[str, torch.Tensor] | None = None,
-) -> ImageCodec:
-    """The codec of ``config.codec``, built by its registry entry from the private images ``images[private]`` of the
-    training set ``images`` (split into ``public`` and ``private`` indices by ``split_training_set``) and the public
-    images its entry trains on (``public_images``): the public half ``images[public]``, or ``other`` = (name, whole
-    training set of the other dataset; ``load_other_training_set``); an autoencoder is kept under ``cache``. A paid
-    codec is released at ``budget``'s codec share (``codec_release``)."""
+def codec_order(
+    config: ImageRunConfig, images: torch.Tensor, public: torch.Tensor, private: torch.Tensor, cache: Path,
+    progress: bool, other: tuple[str, torch.Tensor] | None = None,
+) -> CodecOrder:
+    """The order of ``config.codec`` for the private images ``images[private]`` of the training set ``images`` (split
+    into ``public`` and ``private`` indices by ``split_training_set``), with the public images its entry trains on
+    (``public_images``): the public half ``images[public]``, or ``other`` = (name, whole training set of the other
+    dataset; ``load_other_training_set``); an autoencoder is kept under ``cache``."""
     entry = codec_entry(config.codec)
     public_set = None
     if entry.public_images == "training_half":
@@ -217,11 +227,83 @@ def build_codec(
         public_set = PublicImageSet(name, other_images, torch.arange(len(other_images)))
     training = AutoencoderRequest(cache, config.autoencoder_epochs, config.latent_dim, config.refiner_epochs, config.seed,
                                   progress, config.device)
-    request = CodecRequest(*codec_release(config, budget), config.neighbouring,
-                           dct_frequencies=config.dct_frequencies, pca_components=config.pca_components,
-                           public=public_set, autoencoder=training, private_autoencoder=config.private_autoencoder,
+    request = CodecRequest(0.0, 0.0, config.neighbouring, dct_frequencies=config.dct_frequencies,
+                           pca_components=config.pca_components, public=public_set, autoencoder=training,
+                           private_autoencoder=config.private_autoencoder,
                            data_key=private_set_key(config.dataset, private))
-    return entry.build(images[private], request)
+    return CodecOrder(entry, request, config.codec_share)
+
+
+class ReleasePlanner(Protocol):
+    """What a plan asks of the generator it is made for: the accountant and number of its releases for ``n_public``
+    records after ``prior`` (``models.spec.GeneratorSpec.plan``, or a built ``SlicedGenerator``'s ``plan``)."""
+
+    def plan(self, n_public: int | None, prior: PriorLike = None, /) -> ReleasePlan: ...
+
+
+@dataclass(frozen=True)
+class ImagePlan:
+    """What fitting a generator on an image set needs, settled once before its releases (``plan_images``): only
+    ``records`` and ``labels`` are private; the rest is public or released."""
+
+    codec: ImageCodec
+    records: torch.Tensor
+    """The private images encoded by ``codec``: the only data the generator touches."""
+    labels: torch.Tensor
+    n_classes: int
+    """The public number of classes (the dataset's, or the plugin's ``n_classes``): labels lie in 0..n_classes-1."""
+    n_public: int | None
+    """The number of private images where it is public (replace-one), ``None`` under add/remove."""
+    budget: Budget
+    """The run's budget for these records, with a paid codec's release spent (its mechanism the releases' prior)."""
+    paid: PrivacyPart | None
+    """A paid codec's release: inside the releases' accounting (``accounted``), or at epsilon = inf a part of its own;
+    ``None``: the codec released nothing."""
+    release_plan: ReleasePlan
+    """The releases' accountant and number (``ReleasePlanner.plan``), computed once, here."""
+    noise_multiplier: float
+    """The releases' noise, calibrated to ``release_plan`` with what ``budget`` leaves (``Budget.noise_multiplier``)."""
+
+
+def check_labels(labels: torch.Tensor, n_classes: int) -> None:
+    """Refuse labels outside the public range 0..n_classes-1, before anything is built or paid for."""
+    check_positive_int("n_classes", n_classes)
+    if bool((labels < 0).any()) or bool((labels >= n_classes).any()):
+        raise ValueError(f"labels must lie in 0..{n_classes - 1}; set n_classes for this data.")
+
+
+def plan_images(
+    images: torch.Tensor, labels: torch.Tensor, n_classes: int, budget: Budget, spec: ReleasePlanner,
+    codec: ImageCodec | CodecOrder,
+) -> ImagePlan:
+    """The plan of a fit on the private ``images`` (``(n, C, H, W)`` in [0, 1]) and their ``labels``: ``budget`` for
+    their public n, the ``codec`` (one built from public images only, or a ``CodecOrder`` built here from the private
+    images; a paid one released at its share of the budget and spent from it, privacy.md, "A private image codec"),
+    the releases' plan of ``spec`` with the spent codec as its prior, and their noise calibrated once to what is left
+    (privacy.md, "One budget"). It calls nothing above ``recipes``."""
+    check_labels(labels, n_classes)
+    n_public = budget.neighbouring.public_size(len(images))
+    budget = budget.for_records(n_public)
+    paid = None
+    if isinstance(codec, CodecOrder):
+        built = codec.build(images, budget)
+        if codec.entry.paid:
+            part: PrivacyPart = built.privacy_part  # type: ignore[attr-defined]
+            if math.isinf(budget.epsilon):  # an exact codec, with releases of no noise: composed as a part of its own
+                paid = part
+            else:
+                paid, budget = dataclasses.replace(part, accounted=True), built.spend(budget)  # type: ignore[attr-defined]
+        codec = built
+    release_plan = spec.plan(n_public, budget.prior)
+    return ImagePlan(codec, codec.encode(images), labels, n_classes, n_public, budget, paid, release_plan,
+                     budget.noise_multiplier(*release_plan))
+
+
+def fit_releases(model: SlicedGenerator, plan: ImagePlan) -> SlicedGenerator:
+    """Fit ``model`` (the generator ``plan`` was made for) on the plan's records by its release plan and noise, the
+    spent codec as the accountant's prior, as the plugins do."""
+    return model.fit(plan.records, None, plan.budget.release_delta, labels=plan.labels, n_classes=plan.n_classes,
+                     noise_multiplier=plan.noise_multiplier, prior=plan.budget.prior, plan=plan.release_plan)
 
 
 def private_set_key(dataset: str, private: torch.Tensor) -> str:
@@ -230,16 +312,13 @@ def private_set_key(dataset: str, private: torch.Tensor) -> str:
     return f"{dataset}-{len(private)}-{hashlib.sha256(private.to(torch.int64).numpy().tobytes()).hexdigest()[:16]}"
 
 
-def composed_report(report: PrivacyReport, codec: ImageCodec | None) -> PrivacyReport:
-    """The generator's report with the release of ``codec``, a codec learned from the private images (``None``: the
-    codec released nothing): its Gaussian mechanism is inside the generator's accounting as the prior
-    (``fit_releases``), so the report lists it as an accounted part; at epsilon = inf (nothing private) it is
-    composed as a part of its own."""
-    if codec is None:
+def composed_report(report: PrivacyReport, paid: PrivacyPart | None) -> PrivacyReport:
+    """The generator's report with a paid codec's release (``ImagePlan.paid``; ``None``: the codec released nothing):
+    listed as a part inside the accounting, where it was the releases' prior, or at epsilon = inf (nothing private)
+    composed as a part of its own (privacy.md, "A private image codec")."""
+    if paid is None:
         return report
-    if report.is_private:
-        return report.include(dataclasses.replace(codec.privacy_part, accounted=True))  # type: ignore[attr-defined]
-    return report.compose(codec.privacy_part)  # type: ignore[attr-defined]
+    return report.include(paid) if paid.accounted else report.compose(paid)
 
 
 def codec_assumption(codec: str, dataset: str) -> str:

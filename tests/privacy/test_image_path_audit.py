@@ -184,15 +184,15 @@ def run_path(canary: int | None, neighbouring: Adjacency, codec_share: float, ca
         patched.setattr(private_autoencoder, "train_dpsgd", observed_training(noise, steps, pair))
         patched.setattr(MECHANISMS["projected_histogram"], "release", recorded_flow(flow))
         public, private = recipe.split_training_set(config.codec, len(images), config.seed)
-        budget = recipe.run_budget(config).for_records(neighbouring.public_size(len(private)))
-        codec = recipe.build_codec(config, images, public, private, budget, cache, False)
+        model = recipe.build_generator(config, False)
+        order = recipe.codec_order(config, images, public, private, cache, False)
+        plan = recipe.plan_images(images[private], labels[private], 10, recipe.run_budget(config), model, order)
         kept = list(cache.glob("private_autoencoder_*.pt"))
         assert len(kept) == 1  # trained here and kept under its data key: removed, so that the next run trains anew
         kept[0].unlink()
-        budget = recipe.spent(budget, config, codec)
-        latents = codec.encode(images[private])
-        model = recipe.fit_releases(recipe.build_generator(config, False), latents, labels[private], budget)
-    report = recipe.composed_report(model.privacy_report, codec)
+        model = recipe.fit_releases(model, plan)
+    codec = plan.codec
+    report = recipe.composed_report(model.privacy_report, plan.paid)
     assert [part.name for part in report.parts] == ["private codec"] and report.neighbouring == neighbouring.label
     noise.reports.append(report)
     assert len(steps) == codec.schedule.steps == SETTINGS.epochs and len(flow) == 1
