@@ -126,3 +126,12 @@ def quantile_edges(edges: np.ndarray, counts: np.ndarray, n_levels: int, integer
     chosen = np.concatenate([[edges[0]], inner, [edges[-1]]])
     chosen = np.clip(chosen, edges[0], edges[-1])
     return np.unique(chosen)
+
+
+def allocate(count: int, weights: torch.Tensor) -> torch.Tensor:
+    """Split ``count`` into integer parts proportional to ``weights`` (largest remainders), ``(C,)`` long."""
+    exact = weights.to(torch.float64) / weights.sum() * count
+    parts = exact.floor().long()
+    remainder = count - int(parts.sum())
+    parts[torch.argsort(exact - parts, descending=True)[:remainder]] += 1
+    return parts

@@ -60,6 +60,8 @@ class DPSWGen(DPSWFlowR):
 
     name = "dpswgen"
 
+    conditions_on_target = False  # one network for every row: no group per class of a named target
+
     def __init__(self, *, noise_dim: int = 16, generator_batch: int = 500, learning_rate: float = 3e-4, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         check_positive_int("noise_dim", noise_dim)

@@ -11,6 +11,7 @@ from typing import Callable
 import torch
 
 from synthcity_dpswf.math import TargetSource
+from synthcity_dpswf.models.conditional_target import ConditionalParticleSpace, class_weights
 from synthcity_dpswf.models.marginal_target import MarginalParticleSpace
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
@@ -32,8 +33,26 @@ def euclidean_space(pool: ReleasePool, radius: float, device: torch.device) -> P
 
 
 def cube_space(pool: ReleasePool, radius: float, device: torch.device) -> ParticleSpace:
-    """The unit cube of level coordinates (``MarginalParticleSpace``)."""
+    """The unit cube of level coordinates (``MarginalParticleSpace``; one group per class of a named target:
+    ``ConditionalParticleSpace``)."""
+    if conditioned(pool):
+        return ConditionalParticleSpace(pool, device)
     return MarginalParticleSpace(pool, device)
+
+
+def conditioned(pool: ReleasePool) -> bool:
+    """Whether ``pool``'s tables are counted per class of a named target (``MarginalLayout.condition``)."""
+    return pool.options.layout is not None and pool.options.layout.condition is not None
+
+
+def no_groups(pool: ReleasePool) -> torch.Tensor | None:
+    """Kinds whose particles flow as one group."""
+    return None
+
+
+def target_groups(pool: ReleasePool) -> torch.Tensor | None:
+    """The released shares of a named target's classes, whose particles flow in groups; ``None`` without one."""
+    return class_weights(pool) if conditioned(pool) else None
 
 
 @dataclass(frozen=True)
@@ -49,6 +68,8 @@ class KindSpec:
         steps: flow steps the plugins run when ``n_steps`` is not given.
         flow_particles: rows flowed per generation call in the plugins (``FlowSettings.flow_particles``); ``None``:
             every row.
+        groups: ``pool -> shares (C,)`` where the pool's particles flow in C groups of those shares without labels
+            (a named target's classes: ``Sampling.sample``), ``None`` where they flow as one.
     """
 
     target: TargetBuilder
@@ -57,6 +78,7 @@ class KindSpec:
     per_step_directions: int = 1
     steps: int = 1500
     flow_particles: int | None = None
+    groups: Callable[[ReleasePool], torch.Tensor | None] = no_groups
 
 
 KINDS: dict[str, KindSpec] = {
@@ -67,7 +89,7 @@ KINDS: dict[str, KindSpec] = {
     # split of MNIST (docs/flows.md, "Aggregate releases" and "Per-step histogram releases").
     "projected_histogram": KindSpec(histogram_target, euclidean_space, 500, 50),
     # 300 steps and 10,000 flowed rows per call: docs/flows.md, "Tables" and "Tables as users bring them".
-    "marginal": KindSpec(marginal_target, cube_space, steps=300, flow_particles=10_000),
+    "marginal": KindSpec(marginal_target, cube_space, steps=300, flow_particles=10_000, groups=target_groups),
 }
 """Every registered release kind (``privacy.MECHANISMS``) as generation sees it."""
 
@@ -85,6 +107,11 @@ def build_target(
 ) -> TargetSource:
     """The flow target of ``pool``'s kind."""
     return kind_spec(pool.kind).target(pool, settings, n_levels, seed, torch.device(device), class_index)
+
+
+def flow_groups(pool: ReleasePool) -> torch.Tensor | None:
+    """The shares of the groups ``pool``'s particles flow in without labels (``KindSpec.groups``)."""
+    return kind_spec(pool.kind).groups(pool)
 
 
 def particle_space(pool: ReleasePool, radius: float, device: torch.device | str = "cpu") -> ParticleSpace:

@@ -216,6 +216,10 @@ class MarginalParticleSpace:
             columns.append(histogram_quantiles(margin[None, :], edges, uniform)[0])
         return torch.stack(columns, dim=1).to(self.device, torch.float32)
 
+    def initial_groups(self, sizes: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """One group's start for all: ``initial_particles`` of their sum."""
+        return self.initial_particles(int(sizes.sum()), generator)
+
     def resample(self, particles: torch.Tensor, count: int, generator: torch.Generator) -> torch.Tensor:
         r"""``count`` particles, each a flowed particle drawn uniformly at random with its position inside its coarse
         cell drawn anew, uniformly: the coarse joint structure is the flowed particles', and ``to_records`` then draws

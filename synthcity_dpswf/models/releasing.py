@@ -303,6 +303,10 @@ class Releasing(GeneratorState):
         pool = self._pool()
         if not self.mechanism.takes_level_codes or pool.options.layout is None:
             raise ValueError(f"one-way measurements join a marginal release; this generator's is {self.release!r}.")
+        if pool.options.layout.condition is not None:
+            raise ValueError("the DP domain's one-way counts count every class of the named target together; a release "
+                             "counted per class is not combined with them (privacy.md, \"Tables conditioned on a named "
+                             "target\").")
         levels = pool.options.layout.levels
         for column, (counts, stds) in measurements.items():
             if not 0 <= column < len(levels) or len(counts) != levels[column] or len(stds) != levels[column]:
@@ -325,8 +329,9 @@ class Releasing(GeneratorState):
         if not self.mechanism.takes_level_codes or layout is None:
             raise ValueError(f"a pair selection joins a marginal release; this generator's is {self.release!r}.")
         values = torch.as_tensor(measured, dtype=torch.float64)
-        if values.shape != (sum(layout.sizes),):
-            raise ValueError(f"the selection's measurement needs one count per cell of the layout ({sum(layout.sizes)}), "
+        cells = layout.classes * sum(layout.sizes)
+        if values.shape != (cells,):
+            raise ValueError(f"the selection's measurement needs one count per cell of the layout ({cells}), "
                              f"got shape {tuple(values.shape)}.")
         if counted is None:  # the marginal release's own estimate: the mean of the one-way tables' totals
             counted = float(self.mechanism.counted_records(values))

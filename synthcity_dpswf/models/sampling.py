@@ -14,8 +14,9 @@ import torch
 
 from synthcity_dpswf.math import TargetSource, run_flow
 from synthcity_dpswf.math.checks import check_matrix, check_positive_int
+from synthcity_dpswf.math.histograms import allocate
 from synthcity_dpswf.models.chunks import ChunkSpec, SampleChunk, chunk_plan
-from synthcity_dpswf.models.kinds import build_target, particle_space
+from synthcity_dpswf.models.kinds import build_target, flow_groups, particle_space
 from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.state import GeneratorState
 from synthcity_dpswf.models.targets import class_weights
@@ -51,13 +52,18 @@ class Sampling(GeneratorState):
 
         ``init`` gives starting particles (``(count, d)``, e.g. public records); ``overrides`` replace fields
         of ``FlowSettings`` for this call only; ``seed`` (default: the model's) seeds the run. A model fitted
-        with labels samples with ``sample_labelled``.
+        with labels samples with ``sample_labelled``. Tables counted per class of a named target flow one group per
+        class, of sizes proportional to the released class totals (``models.kinds.flow_groups``).
         """
         check_positive_int("count", count)
         self._pool()
         if self.labels_ is not None:
             raise ValueError(f"{type(self).__name__} was fitted with labels; sample (records, labels) with sample_labelled.")
+        groups = flow_groups(self._pool())
         if init is not None:
+            if groups is not None:
+                raise ValueError("a model conditioned on a named target starts each class from its own tables: "
+                                 "sample without init.")
             self._check_init(init, count)
         settings = dataclasses.replace(self.settings, **overrides)
         run_seed = self.seed if seed is None else seed
@@ -65,7 +71,10 @@ class Sampling(GeneratorState):
         flowed = count
         if init is None and settings.flow_particles is not None and space.resamples:
             flowed = min(count, settings.flow_particles)
-        particles = self._sample_class(flowed, 0, init, settings, run_seed)
+        if groups is not None:
+            particles = self._sample_classes(allocate(flowed, groups), None, settings, run_seed)
+        else:
+            particles = self._sample_class(flowed, 0, init, settings, run_seed)
         if flowed < count:  # more rows drawn from the flowed particles (``ParticleSpace.resample``)
             particles = space.resample(particles, count, torch.Generator().manual_seed(run_seed + 4))
         return space.to_records(particles)
@@ -150,9 +159,11 @@ class Sampling(GeneratorState):
     ) -> torch.Tensor:
         """``sizes[c]`` records of each class c, class after class: all classes flow at once, each to its own
         target (``run_flow`` with ``group_sizes``; DPSWGen runs its network instead)."""
-        count = int(sizes.sum())
         generator = torch.Generator().manual_seed(seed + 1)
-        particles = self.initial_particles(count, generator) if init is None else init.to(self.device, torch.float32)
+        if init is None:
+            particles = particle_space(self._pool(), self.radius, self.device).initial_groups(sizes, generator)
+        else:
+            particles = init.to(self.device, torch.float32)
         target = build_target(self._pool(), settings, self.n_levels, seed + 3, self.device, class_index=None)
         return run_flow(
             particles, target, self._steps(settings), settings.step_size, settings.entropy,
@@ -176,12 +187,3 @@ class Sampling(GeneratorState):
             particles, self.flow_target(settings, seed + 3, class_index), self._steps(settings), settings.step_size,
             settings.entropy, flow_generator, particle_cdf=settings.particle_cdf, progress=self.progress,
         )
-
-
-def allocate(count: int, weights: torch.Tensor) -> torch.Tensor:
-    """Split ``count`` into integer parts proportional to ``weights`` (largest remainders), ``(C,)`` long."""
-    exact = weights.to(torch.float64) / weights.sum() * count
-    parts = exact.floor().long()
-    remainder = count - int(parts.sum())
-    parts[torch.argsort(exact - parts, descending=True)[:remainder]] += 1
-    return parts

@@ -31,6 +31,8 @@ class GeneratorState:
     per_step: ClassVar[bool] = False
     """Whether the generator makes per-step releases (then the kind's ``per_step_directions`` default applies,
     else its ``one_shot_directions``: ``models.kinds.KindSpec``)."""
+    conditions_on_target: ClassVar[bool] = True
+    """Whether generation can flow one group per class of a named target (``MarginalLayout.condition``)."""
 
     mechanism: ReleaseMechanism
     codec: LabelledCodec

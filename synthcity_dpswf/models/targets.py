@@ -15,6 +15,7 @@ import torch
 from synthcity_dpswf.math import EmpiricalTarget, TargetSlice, TargetSource, quantile_levels, smoothed_quantiles
 from synthcity_dpswf.math.checks import check_non_negative, check_positive_int
 from synthcity_dpswf.math.histograms import CountEstimator, bin_edges, bin_probabilities, histogram_quantiles
+from synthcity_dpswf.models.conditional_target import ConditionalMarginalTarget
 from synthcity_dpswf.models.marginal_target import MarginalReleaseTarget
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
@@ -220,6 +221,11 @@ def marginal_target(pool: ReleasePool, settings: FlowSettings, n_levels: int, se
         raise ValueError("reuse='once' is the paper's way for record and projected releases; marginal releases are pooled.")
     if settings.smoothing:
         raise ValueError("marginal releases carry their noise in the counts: leave smoothing at None (or 0).")
+    layout = pool.options.layout
+    if layout is not None and layout.condition is not None:
+        if class_index is not None:
+            raise ValueError("tables counted per class of a named target flow every class at once (class_index=None).")
+        return ConditionalMarginalTarget(pool, settings.n_directions, n_levels, seed, device)
     if class_index not in (0, None):
         raise ValueError("marginal releases have no classes: the label is one more column of the table.")
     return MarginalReleaseTarget(pool, settings.n_directions, n_levels, seed, device)
@@ -233,6 +239,11 @@ class ParticleSpace(Protocol):
 
     def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
         """``count`` starting particles (from the public ``generator``)."""
+        ...
+
+    def initial_groups(self, sizes: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """Starting particles of groups of ``sizes`` ``(C,)``, stored group after group (a space whose start does not
+        depend on the group: ``initial_particles`` of their sum)."""
         ...
 
     def to_records(self, particles: torch.Tensor) -> torch.Tensor:
@@ -252,6 +263,9 @@ class EuclideanParticleSpace:
 
     def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
         return (torch.randn(count, self.dim, generator=generator) * (self.radius / math.sqrt(self.dim))).to(self.device)
+
+    def initial_groups(self, sizes: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        return self.initial_particles(int(sizes.sum()), generator)
 
     def to_records(self, particles: torch.Tensor) -> torch.Tensor:
         return particles

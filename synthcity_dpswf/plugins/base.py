@@ -89,7 +89,9 @@ class SlicedFlowPlugin(Plugin):
         release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions, step_size, entropy,
             smoothing, flow_batch_size, reuse: how records are released and flowed (``options.FlowOptions``).
         domain, domain_epsilon_share, numeric_histograms, max_one_hot, time_horizons, coarse_bins, fine_bins,
-            max_pairs, pair_selection: tables (``options.TableOptions``).
+            max_pairs, pair_selection, target_column, condition_on_target: tables (``options.TableOptions``;
+            ``condition_on_target=None``: the generator's default, ``True`` where it can flow one group per class of
+            the target, ``False`` for DPSWgen).
         image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components, public_fraction,
             autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim, n_classes, labelling, feature_weight:
             images and their labels (``options.ImageOptions``).
@@ -116,6 +118,8 @@ class SlicedFlowPlugin(Plugin):
         fine_bins: int | None = None,
         max_pairs: int | None = 120,
         pair_selection: str = "adaptive",
+        target_column: str | None = None,
+        condition_on_target: bool | None = None,
         n_directions: int = 70,
         n_steps: int | None = None,
         n_iter: int | None = None,
@@ -156,8 +160,13 @@ class SlicedFlowPlugin(Plugin):
         budget = Budget(epsilon, delta, neighbouring)
         flow = FlowOptions(release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions,
                            step_size, entropy, smoothing, flow_batch_size, reuse, neighbouring=budget.neighbouring)
+        conditions = self.generator_class.conditions_on_target
+        if (condition_on_target or target_column is not None) and not conditions:
+            raise ValueError(f"{self.name()} trains one network for every row and cannot condition on a target: leave "
+                             "condition_on_target and target_column unset, or use dpswflow / dpswflow_r.")
         table = TableOptions(domain, domain_epsilon_share, numeric_histograms, max_one_hot, time_horizons, coarse_bins,
-                             fine_bins, max_pairs, pair_selection)
+                             fine_bins, max_pairs, pair_selection, target_column,
+                             conditions if condition_on_target is None else condition_on_target)
         image = ImageOptions(image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components,
                              public_fraction, autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim, n_classes,
                              labelling, feature_weight)
@@ -268,19 +277,22 @@ class SlicedFlowPlugin(Plugin):
             if is_partitioned(X) or isinstance(X, (str, Path)):
                 self._fit_partitioned(read_partitioned(X))
             else:
-                self._fit_in_memory(GenericDataLoader(X) if isinstance(X, pd.DataFrame) else X)
+                self._fit_in_memory(GenericDataLoader(X) if isinstance(X, pd.DataFrame) else X,
+                                    named_target=not isinstance(X, pd.DataFrame))
         except BaseException:
             for name, value in kept.items():
                 setattr(self, name, value)
             raise
         return self
 
-    def _fit_in_memory(self, X: DataLoader) -> None:
+    def _fit_in_memory(self, X: DataLoader, named_target: bool) -> None:
         """Fit on a loader: the generator resolved once (``generator_spec``), its data path prepares the records and
-        the plan their noise is calibrated to, the generator releases them by that plan."""
-        loader = loader_path(X, self.name(), self.table_options.time_horizons)
+        the plan their noise is calibrated to, the generator releases them by that plan. ``named_target``: whether
+        the loader's target column was named by the caller (a DataLoader given), not by wrapping a DataFrame."""
         path = path_for(X)
         spec = self.generator_spec(path)
+        target = self.table_options.named_target(X, named_target, spec.release)
+        loader = loader_path(X, self.name(), self.table_options.time_horizons, target)
         prepared = path.prepare(self, X, loader, spec)
         self.path_ = path
         self._keep(prepared)

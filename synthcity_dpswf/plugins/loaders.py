@@ -41,6 +41,9 @@ REFUSED: dict[str, str] = {
 class LoaderPath(Protocol):
     """What the plugins do with one accepted loader type."""
 
+    target: str | None
+    """The named target column a table's release is conditioned on, ``None``: none."""
+
     def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
         """The domain the table is encoded with, after the loader's public rules (``declared``: the columns a public
         domain gives)."""
@@ -51,8 +54,12 @@ class LoaderPath(Protocol):
         ...
 
 
+@dataclasses.dataclass(frozen=True)
 class PublicInfoPath:
     """Loaders whose ``info()`` holds only public facts (n, column roles, image shape, settings): kept as it is."""
+
+    target: str | None = None
+    """The named target column a table's release is conditioned on (``options.TableOptions.named_target``)."""
 
     def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
         return domain
@@ -68,6 +75,8 @@ class SurvivalPath:
     (synthcity computes those from the private times' minimum and maximum)."""
 
     time_horizons: Sequence[float] | None = None
+    target: str | None = None
+    """As ``PublicInfoPath.target``."""
 
     def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
         """Times are positive by the loader's contract (synthcity refuses T <= 0): the time column's range starts at
@@ -125,16 +134,17 @@ def check_time_horizons(time_horizons: Sequence[float] | None) -> None:
         raise ValueError(f"time_horizons must be a non-empty list of finite numbers (declared public), got {time_horizons!r}.")
 
 
-def loader_path(loader: DataLoader, plugin_name: str, time_horizons: Sequence[float] | None = None) -> LoaderPath:
-    """The path of an accepted loader; a refused or unknown loader type raises a ``ValueError`` that names it and
-    says what to do, before any private computation."""
+def loader_path(loader: DataLoader, plugin_name: str, time_horizons: Sequence[float] | None = None,
+                target: str | None = None) -> LoaderPath:
+    """The path of an accepted loader (conditioned on the named ``target`` column); a refused or unknown loader type
+    raises a ``ValueError`` that names it and says what to do, before any private computation."""
     data_type = loader.data_type
     if data_type in REFUSED:
         raise ValueError(f"{plugin_name} does not accept a {type(loader).__name__}: {REFUSED[data_type]}.")
     if data_type == "survival_analysis":
-        return SurvivalPath(time_horizons)
+        return SurvivalPath(time_horizons, target)
     if data_type in ("generic", "images"):
-        return PublicInfoPath()
+        return PublicInfoPath(target)
     raise ValueError(
         f"{plugin_name} does not accept a {type(loader).__name__} (data_type {data_type!r}): the privacy contract covers "
         "GenericDataLoader, SurvivalAnalysisDataLoader and ImageDataLoader only."

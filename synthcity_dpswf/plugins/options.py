@@ -137,6 +137,10 @@ class TableOptions:
             ``max_pairs``), chosen by a paid look at every pair (a spanning forest of the most dependent, then the most
             dependent left), 0.3 of the mu^2 the DP domain leaves (privacy.md, "Paid pair selection"); ``"public"``,
             or any other table: the pairs as ``max_pairs`` says, nothing paid.
+        target_column: the target column the marginal release counts every table per class of (privacy.md, "Tables
+            conditioned on a named target"); ``None``: the loader's ``target_column`` when ``fit`` is given a
+            DataLoader (synthcity's loaders always name one, the last column by default), none for a DataFrame.
+        condition_on_target: whether a named target conditions the tables at all (``False``: never).
         declared: ``domain`` parsed (``TabularDomain.parse``); ``None`` without one.
     """
 
@@ -149,6 +153,8 @@ class TableOptions:
     fine_bins: int | None
     max_pairs: int | None
     pair_selection: str
+    target_column: str | None = None
+    condition_on_target: bool = True
     declared: TabularDomain | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -164,11 +170,30 @@ class TableOptions:
         declared = None if self.domain is None else TabularDomain.parse(self.domain, self.max_one_hot)
         object.__setattr__(self, "declared", declared)
         check_time_horizons(self.time_horizons)
+        check_flag("condition_on_target", self.condition_on_target)
+        if self.target_column is not None and (not isinstance(self.target_column, str) or not self.target_column):
+            raise ValueError(f"target_column must be a column name or None, got {self.target_column!r}.")
+        if self.target_column is not None and not self.condition_on_target:
+            raise ValueError(f"target_column={self.target_column!r} names a target that condition_on_target=False "
+                             "would not use; give one or the other.")
 
-    def choices(self, release: str, random_state: int) -> TableChoices:
-        """The public choices of a table fit with the ``release`` kind (``recipes.tables.settle_table``)."""
+    def named_target(self, loader: Any, named_by_loader: bool, release: str) -> str | None:
+        """The target column a fit conditions on: ``target_column``; else, where ``fit`` was given a DataLoader and the
+        release is the marginal one, the loader's ``target_column``; ``None`` with ``condition_on_target=False``."""
+        if not self.condition_on_target:
+            return None
+        if self.target_column is not None:
+            return self.target_column
+        column = getattr(loader, "target_column", None)
+        if not named_by_loader or not MECHANISMS[release].takes_level_codes or column not in list(loader.columns):
+            return None
+        return str(column)
+
+    def choices(self, release: str, random_state: int, target: str | None = None) -> TableChoices:
+        """The public choices of a table fit with the ``release`` kind and the named ``target``
+        (``recipes.tables.settle_table``)."""
         return TableChoices(release, self.declared, self.domain_epsilon_share, self.numeric_histograms,
-                            self.fine_bins, self.coarse_bins, self.max_pairs, random_state, self.pair_selection)
+                            self.fine_bins, self.coarse_bins, self.max_pairs, random_state, self.pair_selection, target)
 
 
 @dataclass(frozen=True)

@@ -78,7 +78,8 @@ class TablePath:
         if n_records is not None and n_records < 2:
             raise ValueError(f"the table has {n_records} row(s); differential privacy over fewer than 2 rows is meaningless.")
         X = GenericDataLoader(pd.DataFrame(columns=table.columns))  # the column names only: no row, no dtype
-        prepared = self.settle(plugin, X, loader_path(X, spec.name), table, n_records, spec)
+        target = plugin.table_options.named_target(X, False, spec.release)  # a frame of names: only target_column
+        prepared = self.settle(plugin, X, loader_path(X, spec.name, target=target), table, n_records, spec)
         info = dict(prepared.info, len=n_records or 0)
         return dataclasses.replace(prepared, info=info, partitioned=table)
 
@@ -88,7 +89,10 @@ class TablePath:
         (``None``: not read, add/remove), with the part of the budget the domain paid and the releases' noise
         (``recipes.tables.settle_table``), in synthcity's schema and info; no record encoded."""
         n_public = None if n_records is None else plugin.budget.neighbouring.public_size(n_records)
-        choices = plugin.table_options.choices(spec.release, plugin.random_state)
+        target = loader.target
+        if target is not None and not spec.generator_class.conditions_on_target:
+            raise ValueError(f"{spec.name} cannot condition on the target {target!r}; leave target_column unset.")
+        choices = plugin.table_options.choices(spec.release, plugin.random_state, target)
         names = set() if choices.declared is None else set(choices.declared.names)
         settled = settle_table(table, n_public, plugin.budget.for_records(n_public), choices, spec,
                                lambda domain: loader.public_domain(X, domain, names))

@@ -60,9 +60,11 @@ def selects_pairs(n_columns: int, max_pairs: int | None, epsilon: float) -> bool
     return epsilon < float("inf") and wide and candidates > 2 * selected_pair_count(n_columns, max_pairs)
 
 
-def candidate_layout(levels: tuple[int, ...], coarse_bins: int, seed: int, missing: tuple[bool, ...]) -> MarginalLayout:
-    """L_A: the marginal layout of every candidate pair (``MarginalLayout.build`` with ``CANDIDATE_PAIRS``)."""
-    return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing)
+def candidate_layout(levels: tuple[int, ...], coarse_bins: int, seed: int, missing: tuple[bool, ...],
+                     condition: int | None = None, classes: int | None = None) -> MarginalLayout:
+    """L_A: the marginal layout of every candidate pair (``MarginalLayout.build`` with ``CANDIDATE_PAIRS``), counted per
+    class of the named target ``condition`` where there is one (no pair contains it)."""
+    return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing, condition, classes)
 
 
 @dataclass(frozen=True)
@@ -91,16 +93,22 @@ class PairSelection:
 
     @property
     def scores(self) -> dict[Pair, float]:
-        """Every candidate pair's ``dependence_score`` from the released tables alone (post-processing)."""
-        one_way, two_way = self.layout.split(self.values.to(torch.float64))
-        counted = MarginalRelease(ReleaseOptions(layout=self.layout)).counted_records(self.values)
-        total = max(float(counted), 1.0)  # only noise makes it smaller
-        margins = [
-            coarsen(to_probabilities(table, total), self.layout.coarse_levels[column], self.layout.has_missing(column))
-            for column, table in enumerate(one_way)
-        ]
-        return {(j, k): dependence_score(table, margins[j], margins[k], total, self.noise_std**2)
-                for (j, k), table in two_way.items()}
+        """Every candidate pair's ``dependence_score`` from the released tables alone (post-processing); with a named
+        target (``MarginalLayout.condition``), summed over the target's classes: the pair's dependence given the
+        target."""
+        block_layout = self.layout.unconditioned()
+        mechanism = MarginalRelease(ReleaseOptions(layout=block_layout))
+        scores: dict[Pair, float] = {pair: 0.0 for pair in block_layout.pairs}
+        for block in self.layout.blocks(self.values.to(torch.float64)):
+            one_way, two_way = block_layout.split(block)
+            total = max(float(mechanism.counted_records(block)), 1.0)  # only noise makes it smaller
+            margins = [
+                coarsen(to_probabilities(table, total), block_layout.coarse_levels[column], block_layout.has_missing(column))
+                for column, table in enumerate(one_way)
+            ]
+            for (j, k), table in two_way.items():
+                scores[(j, k)] += dependence_score(table, margins[j], margins[k], total, self.noise_std**2)
+        return scores
 
     @property
     def pairs(self) -> tuple[Pair, ...]:
@@ -128,19 +136,26 @@ class PairSelection:
         return tuple(sorted(tree + rest[: self.count - len(tree)]))
 
     def chosen_layout(self) -> MarginalLayout:
-        """L_B: the candidate layout's levels with the chosen pairs only."""
-        return MarginalLayout(self.layout.levels, self.layout.coarse_levels, self.pairs, self.layout.missing)
+        """L_B: the candidate layout's levels (and condition) with the chosen pairs only."""
+        return MarginalLayout(self.layout.levels, self.layout.coarse_levels, self.pairs, self.layout.missing,
+                              self.layout.condition)
 
     def measurement(self, layout: MarginalLayout) -> torch.Tensor:
         """Stage A's values of ``layout``'s tables (its one-way tables and its pairs, all candidates), in ``layout``'s
-        order: a measurement of the same counts as a release of ``layout`` over all records, at noise std s_A."""
+        order (class block after class block with a named target): a measurement of the same counts as a release of
+        ``layout`` over all records, at noise std s_A."""
         if layout.levels != self.layout.levels or layout.coarse_levels != self.layout.coarse_levels:
             raise ValueError("the layout's levels differ from the selection's: it measured other tables.")
-        one_way, two_way = self.layout.split(self.values)
-        missing = [pair for pair in layout.pairs if pair not in two_way]
+        if layout.condition != self.layout.condition:
+            raise ValueError("the layout's condition differs from the selection's: it measured other tables.")
+        missing = [pair for pair in layout.pairs if pair not in self.layout.pairs]
         if missing:
             raise ValueError(f"pairs {missing} were not candidates of the selection.")
-        return torch.cat([*one_way, *(two_way[pair].reshape(-1) for pair in layout.pairs)])
+        parts = []
+        for block in self.layout.blocks(self.values):
+            one_way, two_way = self.layout.unconditioned().split(block)
+            parts += [*one_way, *(two_way[pair].reshape(-1) for pair in layout.pairs)]
+        return torch.cat(parts)
 
     @property
     def epsilon(self) -> float:

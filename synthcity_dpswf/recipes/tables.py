@@ -31,6 +31,11 @@ from synthcity_dpswf.privacy.selection import PairSelection
 PAIR_SELECTIONS = ("adaptive", "public")
 """How the marginal release's pairs are chosen (``TableChoices.pair_selection``)."""
 
+TARGET_CLASSES = 4
+"""The most classes of a named target the marginal release counts its tables per (``MarginalLayout.condition``): a
+target of more levels (a numeric one, binned by the domain's levels) is counted per run of consecutive levels, its
+coarse levels. A class's tables count its own rows only, so every class more spreads the same noise over fewer rows."""
+
 
 @dataclass(frozen=True)
 class TableChoices:
@@ -50,10 +55,16 @@ class TableChoices:
     """``"adaptive"``: the pairs the release measures are chosen by a paid selection where ``privacy.selection.
     selects_pairs`` and ``noise_limited`` say so (privacy.md, "Paid pair selection"); ``"public"``: all pairs up to
     ``max_pairs``, beyond a random subset (no data read)."""
+    target: str | None = None
+    """The named target column: the marginal release counts every table per class of it (privacy.md, "Tables
+    conditioned on a named target"); ``None``: none."""
 
     def __post_init__(self) -> None:
         if self.pair_selection not in PAIR_SELECTIONS:
             raise ValueError(f"pair_selection must be one of {PAIR_SELECTIONS}, got {self.pair_selection!r}.")
+        if self.target is not None and not MECHANISMS[self.release].takes_level_codes:
+            raise ValueError(f"a named target conditions the marginal release's tables; the {self.release!r} release "
+                             "has none: leave release=None (the marginal release) or name no target.")
 
 
 @dataclass(frozen=True)
@@ -91,15 +102,20 @@ def settle_table(
                          f"{budget.neighbouring.label}: give both the same adjacency.")
     if choices.declared is not None:  # refused before any release
         public_rules(choices.declared)
+    if choices.target is not None and choices.target not in list(table.columns):
+        raise ValueError(f"the named target {choices.target!r} is not a column of the table {list(table.columns)}; "
+                         "name one of them, or none.")
     domain, paid, release, budget = table_domain(table, choices, n_public, budget)
     released_rows = None if release is None else release.released_rows
     domain = public_rules(domain)
     unknown = "error" if paid is None else "first"  # a released domain drops rare categories
     levelled = MECHANISMS[choices.release].takes_level_codes
     n_columns = len(domain.columns)
+    condition = None if choices.target is None else domain.names.index(choices.target)
+    paired = n_columns - (condition is not None)  # the columns pairs are made of: never the target
     size = n_public if n_public is not None else released_rows
     selecting = levelled and choices.pair_selection == "adaptive" and pair_rule.selects_pairs(
-        n_columns, choices.max_pairs, budget.epsilon) and noise_limited(size, budget, n_columns, choices.max_pairs)
+        paired, choices.max_pairs, budget.epsilon) and noise_limited(size, budget, paired, choices.max_pairs)
     share, multiplier = pair_rule.SELECTION_SHARE, None
     if selecting:  # the selection's share is fixed before stage A, from what the domain left
         multiplier = budget.share_of_rest(share)
@@ -111,15 +127,20 @@ def settle_table(
         return SettledTable(domain, TabularCodec(domain, unknown), None, budget, noise_multiplier, plan, paid,
                             released_rows)
     count_noise = pooled_count_noise(accountant, steps, noise_multiplier)
-    n_pairs = pair_rule.selected_pair_count(n_columns, choices.max_pairs) if selecting else None
+    n_pairs = pair_rule.selected_pair_count(paired, choices.max_pairs) if selecting else None
+    classes = 1 if condition is None else target_classes(domain, condition)
     fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
-                                                 n_columns, n_pairs)
+                                                 n_columns, n_pairs, classes)
     codec = MarginalTableCodec(domain, fine_bins, unknown)
-    one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
+    one_way = {}  # a DP domain's one-way counts count every class together: joined to an unconditioned release only
+    if release is not None and released_rows and condition is None:
+        one_way = codec.one_way_measurements(release)
     if multiplier is None or n_pairs is None:
-        layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing)
+        layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
+                                      condition, TARGET_CLASSES)
         return SettledTable(domain, codec, layout, budget, noise_multiplier, plan, paid, released_rows, one_way)
-    candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing)
+    candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing, condition,
+                                            TARGET_CLASSES)
     selection = pair_rule.release_pair_selection(
         table_statistic(table, codec, candidates), candidates, n_pairs, multiplier, budget.release_delta, share,
         secret_generator(), budget.neighbouring,
@@ -141,6 +162,16 @@ def noise_limited(size: float | None, budget: Budget, n_columns: int, max_pairs:
     every_pair = TableChoices("marginal", max_pairs=max_pairs, pair_selection="public")
     _, coarse = marginal_resolution(every_pair, budget.neighbouring, None, size, budget.rest_multiplier(), n_columns)
     return coarse < COARSE_LEVELS[1]
+
+
+def target_classes(domain: TabularDomain, condition: int) -> int:
+    """The classes the target column ``condition`` of ``domain`` is expected to give (public): its categories (and its
+    missing level), at most ``TARGET_CLASSES``; ``TARGET_CLASSES`` for a numeric target."""
+    column = domain.columns[condition]
+    categories = getattr(column, "categories", None)
+    if not categories:
+        return TARGET_CLASSES
+    return min(len(categories), TARGET_CLASSES) + int(bool(getattr(column, "missing", False)))
 
 
 def table_statistic(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec, layout: MarginalLayout) -> torch.Tensor:
@@ -219,21 +250,24 @@ def columns_of(table: pd.DataFrame | DaskCounts, columns: list[str]) -> pd.DataF
 
 def marginal_resolution(
     choices: TableChoices, neighbouring: Adjacency, n_public: int | None, released_rows: float | None,
-    count_noise: float, n_columns: int, n_pairs: int | None = None,
+    count_noise: float, n_columns: int, n_pairs: int | None = None, classes: int = 1,
 ) -> tuple[int, int]:
     """``(fine_bins, coarse_bins)`` of the marginal release: the ``choices``' where given, else ``table_resolution`` from
     the expected size (``n_public``, or under add/remove the DP domain's ``released_rows``) and the noise of a pooled
     count of the releases (``count_noise``, ``models.schedule.pooled_count_noise`` of the run's calibrated noise: public
     numbers and released ones only) over its tables: the d one-way tables and ``n_pairs`` pairs (``None``: all pairs up
-    to ``max_pairs``)."""
+    to ``max_pairs``; of the d - 1 columns other than a named target's), each counted over the rows of one of
+    ``classes`` classes of the target, n / ``classes`` on average."""
     if choices.fine_bins is not None and choices.coarse_bins is not None:
         return choices.fine_bins, choices.coarse_bins
     size = n_public if n_public is not None else released_rows
     if size is None or count_noise == 0:
         fine, coarse = table_resolution(None, 1.0)
     else:
+        size = size / classes
         if n_pairs is None:
-            n_pairs = min(n_columns * (n_columns - 1) // 2, choices.max_pairs or n_columns**2)
+            paired = n_columns - (classes > 1)
+            n_pairs = min(paired * (paired - 1) // 2, choices.max_pairs or n_columns**2)
         n_tables = n_columns + n_pairs
         fine, coarse = table_resolution(size, count_noise * neighbouring.one_hot_sensitivity * math.sqrt(n_tables))
     return choices.fine_bins or fine, choices.coarse_bins or coarse

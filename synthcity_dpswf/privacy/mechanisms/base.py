@@ -50,7 +50,7 @@ class ReleaseOptions:
         if isinstance(layout, dict):
             layout = MarginalLayout(
                 tuple(layout["levels"]), tuple(layout["coarse_levels"]), tuple(tuple(p) for p in layout["pairs"]),
-                tuple(layout.get("missing", ())),
+                tuple(layout.get("missing", ())), layout.get("condition"),
             )
         return cls(**state, layout=layout)
 

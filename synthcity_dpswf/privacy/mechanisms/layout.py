@@ -31,6 +31,10 @@ class MarginalLayout:
     missing: tuple[bool, ...] = ()
     """Per column (empty: none): whether its last fine level holds the missing entries, alone in its last coarse
     level (``math.marginals.coarse_index``)."""
+    condition: int | None = None
+    """The named target's column t, or ``None``. With one, every table is counted per target class, the class of a
+    record being its coarse level of t (``classes`` of them): the release holds ``classes`` blocks of the tables
+    above, and no pair contains t (privacy.md, "Tables conditioned on a named target")."""
 
     def __post_init__(self) -> None:
         if not self.levels or len(self.levels) != len(self.coarse_levels):
@@ -47,6 +51,12 @@ class MarginalLayout:
                 raise ValueError(f"pair {pair!r} must be two column indices j < k below {len(self.levels)}.")
         if len(set(self.pairs)) != len(self.pairs):
             raise ValueError("pairs must not repeat (a repeated table would double its weight in the sensitivity).")
+        if self.condition is not None:
+            if not 0 <= self.condition < len(self.levels):
+                raise ValueError(f"condition {self.condition!r} must be a column index below {len(self.levels)}.")
+            if any(self.condition in pair for pair in self.pairs):
+                raise ValueError(f"no pair may contain the condition column {self.condition}: every table is already "
+                                 "counted per class of it.")
 
     def has_missing(self, column: int) -> bool:
         """Whether ``column`` has a missing level."""
@@ -56,6 +66,34 @@ class MarginalLayout:
         """The coarse levels of fine level codes of ``column`` (``math.marginals.coarse_index``)."""
         return coarse_index(codes, self.levels[column], self.coarse_levels[column], self.has_missing(column))
 
+    @property
+    def classes(self) -> int:
+        """The blocks of the release: the condition column's coarse levels, 1 without a condition."""
+        return 1 if self.condition is None else self.coarse_levels[self.condition]
+
+    def class_of(self, codes: torch.Tensor) -> torch.Tensor:
+        """The class of each record ``(n, d)`` of level codes: its coarse level of the condition column (all 0 without
+        one)."""
+        if self.condition is None:
+            return torch.zeros(codes.shape[0], dtype=torch.long)
+        return self.coarse(codes[:, self.condition].long(), self.condition)
+
+    def class_levels(self, label: int) -> torch.Tensor:
+        """The condition column's fine levels whose coarse level is class ``label`` (``(K_t,)`` booleans): the only
+        levels of t a record of that class can have."""
+        if self.condition is None:
+            raise ValueError("the layout has no condition column.")
+        fine = torch.arange(self.levels[self.condition])
+        return self.coarse(fine, self.condition) == label
+
+    def unconditioned(self) -> "MarginalLayout":
+        """The same tables without the condition: the layout of one class's block."""
+        return MarginalLayout(self.levels, self.coarse_levels, self.pairs, self.missing)
+
+    def blocks(self, values: torch.Tensor) -> torch.Tensor:
+        """A released vector ``(..., classes * cells)`` as ``(..., classes, cells)``, one block per class."""
+        return values.reshape(*values.shape[:-1], self.classes, sum(self.sizes))
+
     @classmethod
     def build(
         cls,
@@ -64,12 +102,17 @@ class MarginalLayout:
         max_pairs: int | None = None,
         seed: int = 0,
         missing: tuple[bool, ...] = (),
+        condition: int | None = None,
+        classes: int | None = None,
     ) -> "MarginalLayout":
         """Coarse levels ``min(K_j, coarse_bins)`` (a column with a missing level: ``min(K_j - 1, coarse_bins)`` for
         its values and one for its missing level); all pairs, or ``max_pairs`` of them chosen uniformly at random from
-        the public ``seed`` when there are more (no data is read)."""
+        the public ``seed`` when there are more (no data is read). With a ``condition`` column t: no pair contains t,
+        and t's coarse levels, its classes, are at most ``classes`` (its missing level one more)."""
         check_positive_int("coarse_bins", coarse_bins)
-        pairs = list(itertools.combinations(range(len(levels)), 2))
+        if classes is not None:
+            check_positive_int("classes", classes)
+        pairs = [pair for pair in itertools.combinations(range(len(levels)), 2) if condition not in pair]
         if max_pairs is not None and len(pairs) > max_pairs:
             check_positive_int("max_pairs", max_pairs)
             chosen = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(seed))[:max_pairs]
@@ -77,8 +120,13 @@ class MarginalLayout:
         if missing and len(missing) != len(levels):
             raise ValueError("missing needs one entry per column (or none).")
         flags = tuple(missing) or (False,) * len(levels)
-        coarse = tuple(min(k - 1, coarse_bins) + 1 if flag else min(k, coarse_bins) for k, flag in zip(levels, flags))
-        return cls(tuple(levels), coarse, tuple(pairs), tuple(missing))
+        def coarse_of(column: int) -> int:
+            bins = coarse_bins if column != condition or classes is None else min(coarse_bins, classes)
+            k = levels[column]
+            return min(k - 1, bins) + 1 if flags[column] else min(k, bins)
+
+        coarse = tuple(coarse_of(column) for column in range(len(levels)))
+        return cls(tuple(levels), coarse, tuple(pairs), tuple(missing), condition)
 
     @property
     def n_columns(self) -> int:

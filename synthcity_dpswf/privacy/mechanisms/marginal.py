@@ -14,6 +14,12 @@ releases: marginals"). Every record adds exactly one 1 to each table; replacing 
 one unit out of one cell and into another: :math:`\|S(B) - S(B')\|_2^2 \le 2m`, with equality when the two
 records differ in every column's coarse level. Adding or removing a record moves one count in each table:
 :math:`\sqrt{m}` (add/remove).
+
+With a condition column t (a named target, ``MarginalLayout.condition``), the tables are counted per class c of t,
+:math:`S = (S(B_0), \dots, S(B_{C-1}))` with :math:`B_c` the records of class c, and no pair contains t. A record
+still adds one 1 to m tables, those of its class's block: replacing it moves m units out of its block and m into the
+other record's (the same block, or another), so :math:`\Delta = \sqrt{2m}` and :math:`\sqrt{m}` unchanged
+(privacy.md, "Tables conditioned on a named target").
 """
 
 from __future__ import annotations
@@ -63,12 +69,8 @@ class MarginalRelease(ReleaseMechanism):
     ) -> torch.Tensor:
         layout = self.layout
         codes = batch.long()
-        tables = [torch.bincount(codes[:, j], minlength=k) for j, k in enumerate(layout.levels)]
-        coarse = torch.stack([layout.coarse(codes[:, j], j) for j in range(layout.n_columns)], dim=1)
-        for j, k in layout.pairs:
-            cells = coarse[:, j] * layout.coarse_levels[k] + coarse[:, k]
-            tables.append(torch.bincount(cells, minlength=layout.coarse_levels[j] * layout.coarse_levels[k]))
-        return torch.cat(tables).to(torch.float64)  # exact integers up to 2^53
+        classes = layout.class_of(codes)
+        return torch.cat([block_statistic(layout, codes[classes == label]) for label in range(layout.classes)])
 
     def sensitivity(self, directions: torch.Tensor | None) -> float:
         return marginal_sensitivity(self.layout)
@@ -78,16 +80,29 @@ class MarginalRelease(ReleaseMechanism):
         return math.sqrt(float(self.layout.n_tables))
 
     def counted_records(self, values: torch.Tensor) -> torch.Tensor:
-        """Estimated records counted in released payloads ``(..., cells)``: the mean of the one-way tables' totals
-        (post-processing)."""
-        one_way, _ = self.layout.split(values.to(torch.float64))
+        """Estimated records counted in released payloads ``(..., cells)``: the mean of the one-way tables' totals,
+        summed over the classes' blocks (post-processing)."""
+        one_way, _ = self.layout.split(self.layout.blocks(values.to(torch.float64)).sum(dim=-2))
         return torch.stack([table.sum(dim=-1) for table in one_way]).mean(dim=0)
 
     def describe(self, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE) -> str:
         layout = self.layout
         sensitivity = "sqrt(2m)" if Adjacency.of(neighbouring).n_is_public else "sqrt(m)"
+        per_class = "" if layout.condition is None else (
+            f", each counted per class of the named target (column {layout.condition}, {layout.classes} classes)")
         return (
             f"marginal release: the {layout.n_columns} one-way tables (fine levels) and {len(layout.pairs)} two-way "
-            f"tables (coarse levels) of the level-coded records + N(0, s^2) per count, Delta = {sensitivity}, "
-            f"m = {layout.n_tables}"
+            f"tables (coarse levels) of the level-coded records{per_class} + N(0, s^2) per count, Delta = "
+            f"{sensitivity}, m = {layout.n_tables}"
         )
+
+
+def block_statistic(layout: MarginalLayout, codes: torch.Tensor) -> torch.Tensor:
+    """One block of the release: the exact one-way (fine) and two-way (coarse) tables of ``codes`` ``(n, d)``, in the
+    layout's order, float64 (exact integers up to 2^53)."""
+    tables = [torch.bincount(codes[:, j], minlength=k) for j, k in enumerate(layout.levels)]
+    coarse = torch.stack([layout.coarse(codes[:, j], j) for j in range(layout.n_columns)], dim=1)
+    for j, k in layout.pairs:
+        cells = coarse[:, j] * layout.coarse_levels[k] + coarse[:, k]
+        tables.append(torch.bincount(cells, minlength=layout.coarse_levels[j] * layout.coarse_levels[k]))
+    return torch.cat(tables).to(torch.float64)

@@ -1,0 +1,147 @@
+"""The marginal release counted per class of a named target (privacy.md, "Tables conditioned on a named target"): its
+sensitivity lemma on adversarial pairs, the Gaussian audit that passes it and fails factor-2 mistakes, and a fit
+that keeps a target's dependence on two columns at once, which no one- or two-way table holds."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from synthcity_dpswf.privacy import MarginalLayout, ReleaseAccountant, ReleaseOptions, secret_generator
+from synthcity_dpswf.privacy.audit import PrivacyAuditError, audit_gaussian_scores
+from synthcity_dpswf.privacy.mechanisms import MarginalRelease
+from synthcity_dpswf.privacy.mechanisms.marginal import block_statistic
+
+pytestmark = pytest.mark.filterwarnings("ignore:release noise seeded with a known seed")
+
+# Four columns; column 2 is the target, 5 fine levels in 4 classes (its coarse levels); no pair contains it.
+LEVELS = (3, 12, 5, 2)
+LAYOUT = MarginalLayout.build(LEVELS, coarse_bins=4, condition=2, classes=4)
+
+
+def test_the_layout_counts_per_target_class_and_pairs_leave_the_target_out() -> None:
+    assert LAYOUT.classes == 4 and LAYOUT.condition == 2
+    assert all(2 not in pair for pair in LAYOUT.pairs) and len(LAYOUT.pairs) == 3
+    assert LAYOUT.n_tables == 4 + 3  # m = d + P, per class
+    with pytest.raises(ValueError, match="no pair may contain the condition column"):
+        MarginalLayout(LEVELS, LAYOUT.coarse_levels, ((1, 2),), (), 2)
+    # every fine level of the target lies in exactly one class
+    assert torch.stack([LAYOUT.class_levels(c) for c in range(4)]).sum(dim=0).tolist() == [1] * 5
+
+
+def _statistic(record: list[int]) -> torch.Tensor:
+    return MarginalRelease(ReleaseOptions(layout=LAYOUT)).statistic(torch.tensor([record], dtype=torch.float32), None)
+
+
+def test_the_sensitivity_bound_holds_on_random_pairs_and_is_attained_across_and_within_classes() -> None:
+    bound = MarginalRelease(ReleaseOptions(layout=LAYOUT)).sensitivity(None)
+    assert bound == pytest.approx(math.sqrt(2 * LAYOUT.n_tables))
+    generator = torch.Generator().manual_seed(3)
+    for _ in range(300):
+        a, b = ([int(torch.randint(k, (1,), generator=generator)) for k in LEVELS] for _ in range(2))
+        assert float((_statistic(a) - _statistic(b)).norm()) <= bound + 1e-9
+    other_class = float((_statistic([0, 0, 0, 0]) - _statistic([1, 11, 4, 1])).norm())
+    same_class = float((_statistic([0, 0, 0, 0]) - _statistic([2, 11, 1, 1])).norm())  # target levels 0, 1: class 0
+    assert other_class == pytest.approx(bound) and same_class == pytest.approx(bound)
+    add_remove = MarginalRelease(ReleaseOptions(layout=LAYOUT)).add_remove_sensitivity(None)
+    assert float(_statistic([1, 5, 3, 0]).norm()) == pytest.approx(add_remove) == pytest.approx(math.sqrt(LAYOUT.n_tables))
+
+
+def test_the_class_blocks_sum_to_the_unconditioned_tables() -> None:
+    codes = torch.stack([torch.randint(k, (500,), generator=torch.Generator().manual_seed(k)) for k in LEVELS], dim=1)
+    blocks = LAYOUT.blocks(MarginalRelease(ReleaseOptions(layout=LAYOUT)).statistic(codes.float(), None))
+    assert blocks.shape == (4, sum(LAYOUT.sizes))
+    assert torch.equal(blocks.sum(dim=0), block_statistic(LAYOUT.unconditioned(), codes))
+    counted = MarginalRelease(ReleaseOptions(layout=LAYOUT)).counted_records(blocks.reshape(-1))
+    assert float(counted) == pytest.approx(500)
+
+
+AUDIT_EPSILON, AUDIT_DELTA, AUDIT_CONFIDENCE, AUDIT_RUNS = 2.0, 1e-5, 0.999, 1500
+
+
+def _scores(monkeypatch: pytest.MonkeyPatch, mutation: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """Likelihood-ratio scores of one-shot releases on D = {c} and D' = {c'}, c and c' of different classes and
+    different in every coarse level (the lemma's worst pair), with a mutation installed."""
+    from synthcity_dpswf.privacy.mechanisms import base
+    from synthcity_dpswf.privacy.releases import gaussian_noise
+
+    if mutation == "noise halved":
+        monkeypatch.setattr(base, "gaussian_noise", lambda shape, std, gen, like: gaussian_noise(shape, std / 2, gen, like))
+    elif mutation == "one block's sensitivity":  # the classes taken as separate releases, m / C tables each
+        monkeypatch.setattr(MarginalRelease, "sensitivity",
+                            lambda self, directions: math.sqrt(2 * self.layout.n_tables / self.layout.classes))
+    accountant = ReleaseAccountant(1, 1)
+    z = accountant.calibrate(AUDIT_EPSILON, AUDIT_DELTA, 1)
+    mechanism = MarginalRelease(ReleaseOptions(layout=LAYOUT))
+    canary, replacement = torch.tensor([[0.0, 0, 0, 0]]), torch.tensor([[1.0, 11, 4, 1]])
+    gap = (mechanism.statistic(canary, None) - mechanism.statistic(replacement, None)).double()
+    secret = secret_generator(11)
+    scores = []
+    for record in (canary, replacement):
+        values = torch.stack([mechanism.release(record, None, z, secret).values for _ in range(AUDIT_RUNS)])
+        scores.append((values.double() @ gap).numpy())
+    return scores[0], scores[1], accountant.epsilon(z, AUDIT_DELTA, 1).epsilon
+
+
+@pytest.mark.parametrize("mutation", ["sound", "noise halved", "one block's sensitivity"])
+def test_the_gaussian_audit_passes_the_conditioned_release_and_fails_factor_2_mistakes(
+    mutation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scores_in, scores_out, claimed = _scores(monkeypatch, mutation)
+    if mutation != "sound":
+        with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
+            audit_gaussian_scores(scores_in, scores_out, AUDIT_DELTA, claimed, AUDIT_CONFIDENCE)
+        return
+    result = audit_gaussian_scores(scores_in, scores_out, AUDIT_DELTA, claimed, AUDIT_CONFIDENCE)
+    assert 0.6 * claimed < result.epsilon_lower_bound < claimed
+
+
+def _xor_table(rows: int, seed: int) -> pd.DataFrame:
+    """a and b uniform bits, the target their exclusive or (no one- or two-way table shows it), and a noise column."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, 2, rows), rng.integers(0, 2, rows)
+    return pd.DataFrame({"a": a.astype(str), "b": b.astype(str), "noise": rng.integers(0, 3, rows).astype(str),
+                         "y": (a ^ b).astype(str)})
+
+
+def _xor_accuracy(frame: pd.DataFrame) -> float:
+    """How often the rows' target is the exclusive or of a and b."""
+    return float(((frame["a"].astype(int) ^ frame["b"].astype(int)) == frame["y"].astype(int)).mean())
+
+
+def test_a_named_target_keeps_its_dependence_on_two_columns_at_once_and_a_frame_names_none() -> None:
+    from synthcity.plugins import Plugins
+    from synthcity.plugins.core.dataloader import GenericDataLoader
+
+    train = _xor_table(3000, 0)
+    domain = {"a": ["0", "1"], "b": ["0", "1"], "noise": ["0", "1", "2"], "y": ["0", "1"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        named = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0)
+        named.fit(GenericDataLoader(train, target_column="y"))
+        kept = named.generate(3000).dataframe()
+        plain = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0).fit(train)
+        lost = plain.generate(3000).dataframe()
+    assert named.layout_.condition == 3 and plain.layout_.condition is None
+    assert _xor_accuracy(kept) > 0.9  # the real rows: 1.0
+    assert abs(_xor_accuracy(lost) - 0.5) < 0.1  # two-way tables alone: independent bits
+    assert abs((kept["y"] == "1").mean() - (train["y"] == "1").mean()) < 0.05
+    assert "per class of the named target" in str(named.privacy_report())
+    assert named.privacy_report().epsilon == pytest.approx(5.0, rel=1e-6)
+
+
+def test_a_target_column_that_is_not_in_the_table_or_on_dpswgen_is_refused_before_any_release() -> None:
+    from synthcity.plugins import Plugins
+
+    train = _xor_table(200, 1)
+    with pytest.raises(ValueError, match="not a column of the table"):
+        Plugins().get("dpswflow", epsilon=1.0, target_column="z").fit(train)
+    with pytest.raises(ValueError, match="cannot condition on a target"):
+        Plugins().get("dpswgen", epsilon=1.0, target_column="y")
+    with pytest.raises(ValueError, match="condition_on_target"):
+        Plugins().get("dpswflow", epsilon=1.0, target_column="y", condition_on_target=False)
