@@ -193,14 +193,19 @@ class MarginalTableCodec:
         check_columns(self.domain, frame)
         codes = np.zeros((len(frame), len(self.domain.columns)), dtype=np.float64)
         for position, column in enumerate(self.domain.columns):
-            if isinstance(column, CategoricalColumn):
-                codes[:, position] = np.maximum(category_index(frame[column.name], column, self.unknown), 0)
-            else:
-                values = numeric_values(frame[column.name], column, self.unknown)
-                missing = np.isnan(values)
-                level = np.floor(to_position(np.clip(np.where(missing, column.low, values), column.low, column.high), self.edges[column.name]))
-                codes[:, position] = np.where(missing, self.levels[position] - 1, level)  # the missing level is the last
+            codes[:, position] = self.column_codes(position, frame[column.name], self.unknown)
         return torch.tensor(codes, dtype=torch.float32)
+
+    def column_codes(self, position: int, values: pd.Series, unknown: str) -> np.ndarray:
+        """The level codes of one column's ``values`` (column ``position`` of the domain); ``unknown`` as the codec's
+        (``"error"``: a category outside the domain raises)."""
+        column = self.domain.columns[position]
+        if isinstance(column, CategoricalColumn):
+            return np.maximum(category_index(values, column, unknown), 0)
+        numbers = numeric_values(values, column, unknown)
+        missing = np.isnan(numbers)
+        level = np.floor(to_position(np.clip(np.where(missing, column.low, numbers), column.low, column.high), self.edges[column.name]))
+        return np.where(missing, self.levels[position] - 1, level)  # the missing level is the last
 
     def decode(self, positions: torch.Tensor) -> pd.DataFrame:
         """A table from continuous level positions ``(n, d)`` (floor = level), with the domain's dtypes."""

@@ -46,6 +46,7 @@ class Sampling(GeneratorState):
         *,
         init: torch.Tensor | None = None,
         seed: int | None = None,
+        class_sizes: torch.Tensor | None = None,
         **overrides: Any,
     ) -> torch.Tensor:
         """``count`` synthetic records, by running the flow over the pool (post-processing, no budget).
@@ -53,13 +54,17 @@ class Sampling(GeneratorState):
         ``init`` gives starting particles (``(count, d)``, e.g. public records); ``overrides`` replace fields
         of ``FlowSettings`` for this call only; ``seed`` (default: the model's) seeds the run. A model fitted
         with labels samples with ``sample_labelled``. Tables counted per class of a named target flow one group per
-        class, of sizes proportional to the released class totals (``models.kinds.flow_groups``).
+        class, of sizes proportional to the released class totals (``models.kinds.flow_groups``); ``class_sizes``
+        (``(C,)``, summing to ``count``) asks for that many rows of each class instead, returned class after class
+        (generation conditioned on the target: ``plugins.table_path.TablePath.generate``'s ``cond``).
         """
         check_positive_int("count", count)
         self._pool()
         if self.labels_ is not None:
             raise ValueError(f"{type(self).__name__} was fitted with labels; sample (records, labels) with sample_labelled.")
         groups = flow_groups(self._pool())
+        if class_sizes is not None:
+            class_sizes = checked_class_sizes(class_sizes, groups, count)
         if init is not None:
             if groups is not None:
                 raise ValueError("a model conditioned on a named target starts each class from its own tables: "
@@ -71,11 +76,20 @@ class Sampling(GeneratorState):
         flowed = count
         if init is None and settings.flow_particles is not None and space.resamples:
             flowed = min(count, settings.flow_particles)
-        if groups is not None:
+        if class_sizes is not None:
+            flowed_sizes = class_sizes if flowed == count else torch.minimum(
+                class_sizes, torch.where(class_sizes > 0, allocate(flowed, class_sizes.double()).clamp(min=1), 0))
+            particles = self._sample_classes(flowed_sizes, None, settings, run_seed)
+            if flowed < count:  # each class's rows drawn from its own flowed particles
+                generator = torch.Generator().manual_seed(run_seed + 4)
+                parts = torch.split(particles, flowed_sizes.tolist())
+                particles = torch.cat([space.resample(part, int(size), generator) if int(size) else part[:0]
+                                       for part, size in zip(parts, class_sizes)])
+        elif groups is not None:
             particles = self._sample_classes(allocate(flowed, groups), None, settings, run_seed)
         else:
             particles = self._sample_class(flowed, 0, init, settings, run_seed)
-        if flowed < count:  # more rows drawn from the flowed particles (``ParticleSpace.resample``)
+        if flowed < count and class_sizes is None:  # more rows drawn from the flowed particles (``ParticleSpace.resample``)
             particles = space.resample(particles, count, torch.Generator().manual_seed(run_seed + 4))
         return space.to_records(particles)
 
@@ -187,3 +201,17 @@ class Sampling(GeneratorState):
             particles, self.flow_target(settings, seed + 3, class_index), self._steps(settings), settings.step_size,
             settings.entropy, flow_generator, particle_cdf=settings.particle_cdf, progress=self.progress,
         )
+
+
+def checked_class_sizes(class_sizes: Any, groups: torch.Tensor | None, count: int) -> torch.Tensor:
+    """``class_sizes`` as a ``(C,)`` long tensor of rows per class of a named target summing to ``count``, or an error
+    that says what was wrong."""
+    if groups is None:
+        raise ValueError("class_sizes asks for rows per class of a named target; this model was fitted without one "
+                         "(fit on a loader that names its target, or with target_column=...).")
+    sizes = torch.as_tensor(class_sizes)
+    if sizes.shape != groups.shape or sizes.is_floating_point() or bool((sizes < 0).any()) or int(sizes.sum()) != count:
+        raise ValueError(f"class_sizes must be {len(groups)} non-negative integers summing to count={count}, got "
+                         f"{sizes.tolist()}.")
+    return sizes.long()
+

@@ -50,7 +50,7 @@ def path_for(X: DataLoader) -> DataPath:
 
 
 FITTED_STATE = ("path_", "generator_", "encoder_", "layout_", "domain_part_", "selection_part_", "domain_rows_",
-                "_schema", "_training_schema", "_data_encoders", "data_info", "fitted")
+                "_schema", "_training_schema", "_data_encoders", "data_info", "fitted", "expecting_conditional")
 """What a fit sets on the plugin: restored as it was when a fit fails (``SlicedFlowPlugin.fit``)."""
 
 
@@ -270,7 +270,9 @@ class SlicedFlowPlugin(Plugin):
         by partition, on the running Dask client or a local cluster started for the call; privacy.md, "Tables on
         Dask"). A fit that fails leaves the plugin as it was (an earlier fit stays usable)."""
         if kwargs.get("cond") is not None:
-            raise ValueError(f"{self.name()} does not support conditional generation; drop `cond`.")
+            raise ValueError(f"{self.name()} takes no cond at fit: name the target column instead "
+                             "(GenericDataLoader(df, target_column=...) or target_column=...); generate(count, cond=...) "
+                             "then draws rows for given values of it.")
         load_accountants()
         kept = {name: getattr(self, name, None) for name in FITTED_STATE}
         try:
@@ -330,6 +332,9 @@ class SlicedFlowPlugin(Plugin):
         self.encoder_, self.layout_ = prepared.codec, prepared.layout
         self.domain_part_, self.domain_rows_ = prepared.paid, prepared.released_rows
         self.selection_part_ = prepared.selection_part
+        # synthcity's flag that lets generate(cond=...) through: the data path answers it (a fit conditioned on a
+        # named target: TablePath.generate_conditioned) or refuses it saying why, instead of synthcity's "mismatch"
+        self.expecting_conditional = True
 
     def _finish(self, prepared: PreparedData, n_records: float | None) -> None:
         """After the release: the DP domain's one-way counts joined to a marginal release (counting n where it is
@@ -367,12 +372,13 @@ class SlicedFlowPlugin(Plugin):
         warning (``TablePath.generate``). Post-processing of the releases."""
         return super().generate(count, constraints, random_state, requested=constraints, **kwargs)
 
-    def _generate(self, count: int, syn_schema: Schema, requested: Constraints | None = None,
+    def _generate(self, count: int, syn_schema: Schema, requested: Constraints | None = None, cond: Any = None,
                   **kwargs: Any) -> DataLoader:
+        """``cond``: the named target's value of every row (``TablePath.generate``)."""
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:
             raise RuntimeError("fit the plugin first")
         schema = syn_schema if requested is None else GenerationSchema.of(syn_schema, requested)
-        return self.path_.generate(self, self.generator_, self.encoder_, count, schema)
+        return self.path_.generate(self, self.generator_, self.encoder_, count, schema, cond)
 
     def generate_parquet(self, path: str | Path, count: int | None = None, chunk_size: int = 100_000,
                          seed: int | None = None) -> int:
@@ -409,7 +415,7 @@ class SlicedFlowPlugin(Plugin):
         report = self.generator_.privacy_report
         report = dataclasses.replace(report, public=report.public + (self.path_.public_line(self.encoder_),))
         if self.selection_part_ is not None and self.layout_ is not None:
-            stored = f"{report.stored}; and the pair selection's counts of the release's tables ({sum(self.layout_.sizes)} values)"
+            stored = f"{report.stored}; and the pair selection's counts of the release's tables ({self.layout_.classes * sum(self.layout_.sizes)} values)"
             report = dataclasses.replace(report, stored=stored)
         for part in (self.domain_part_, self.selection_part_):
             if part is not None:

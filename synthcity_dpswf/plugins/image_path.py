@@ -8,6 +8,7 @@ paid from the same budget as the flow's releases)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 from pathlib import Path
 
 import torch
@@ -106,8 +107,12 @@ class ImagePath:
         return autoencoder, private
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
-                 syn_schema: Schema) -> DataLoader:
-        """``count`` generated (image, label) pairs, decoded by the autoencoder, through synthcity's image sampler."""
+                 syn_schema: Schema, cond: Any = None) -> DataLoader:
+        """``count`` generated (image, label) pairs, decoded by the autoencoder, through synthcity's image sampler;
+        the labels follow the released class shares (``cond`` is refused)."""
+        if cond is not None:
+            raise ValueError("generate(cond=...) conditions a table's rows on its named target; images are generated "
+                             "with labels in the released class shares: drop cond.")
         def sample_images(n: int) -> TensorDataset:
             latents, labels = generator.sample_labelled(n, seed=draw_seed())
             return TensorDataset(images=codec.decode(latents.cpu()), targets=labels)

@@ -107,8 +107,9 @@ class DataPath(Protocol):
         ...
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
-                 syn_schema: Schema) -> DataLoader:
-        """``count`` generated items as a loader of the kind that was fitted (post-processing of the releases)."""
+                 syn_schema: Schema, cond: Any = None) -> DataLoader:
+        """``count`` generated items as a loader of the kind that was fitted (post-processing of the releases);
+        ``cond``: the named target's value of every item, where the path supports it."""
         ...
 
     def public_line(self, codec: Codec) -> str:

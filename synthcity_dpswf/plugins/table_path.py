@@ -7,8 +7,11 @@ import dataclasses
 import math
 import warnings
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
+import torch
 from synthcity.plugins.core.constraints import Constraints
 from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader, create_from_info
 from synthcity.plugins.core.schema import Schema
@@ -105,7 +108,7 @@ class TablePath:
         )
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
-                 syn_schema: Schema) -> DataLoader:
+                 syn_schema: Schema, cond: Any = None) -> DataLoader:
         """``count`` generated rows that meet ``syn_schema``'s constraints (with ``strict``; the user's as given:
         ``plugins.base.GenerationSchema``), as synthcity's ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat
         rows (one of a few discrete columns has fewer distinct rows than are asked for, and synthcity then looped to
@@ -116,7 +119,12 @@ class TablePath:
         ``count``), drawn from one flow of at most ``count`` particles (``FlowSettings.flow_particles``: the marginal
         release redraws rows from flowed particles, ``ParticleSpace.resample``) rather than one flow per ``count``
         rows. At most ``sampling_patience`` draws and ``CONSTRAINT_MAX_DRAWS`` x ``count`` rows; fewer rows, with a
-        warning, where after ``CONSTRAINT_PROBE_DRAWS`` draws the rate of kept rows says ``count`` would take more."""
+        warning, where after ``CONSTRAINT_PROBE_DRAWS`` draws the rate of kept rows says ``count`` would take more.
+
+        ``cond`` (``count`` values of the named target, synthcity's ``generate(count, cond=...)``): rows conditioned on
+        them (``generate_conditioned``)."""
+        if cond is not None:
+            return self.generate_conditioned(plugin, generator, codec, count, syn_schema, cond)
         # The rows' dtypes are the domain's by construction; synthcity's schema, rebuilt from constraints, would ask a
         # nullable integer column for "float" (``NullableInteger``): its dtype rules are left out.
         constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
@@ -152,6 +160,40 @@ class TablePath:
             )
         frame = pd.concat(kept, ignore_index=True).head(count) if kept else pd.DataFrame(columns=schema.features())
         return create_from_info(schema.adapt_dtypes(frame), plugin.data_info)
+
+    def generate_conditioned(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
+                             syn_schema: Schema, cond: Any) -> DataLoader:
+        """``count`` rows whose named target is ``cond`` (one value per row, in order): each row drawn from the class of
+        its value (``Sampling.sample``'s ``class_sizes``: class c's particles flow to class c's tables), its target the
+        value itself. A fit conditioned on a named target only; a value outside the target's domain is refused (a
+        number is clipped to its range, as in ``fit``). Rows that miss synthcity's constraints are dropped with a
+        warning (redrawing them would change the values asked for)."""
+        layout = plugin.layout_
+        if layout is None or layout.condition is None or not isinstance(codec, MarginalTableCodec):
+            raise ValueError("generate(cond=...) draws rows for given values of the named target; fit on a loader that "
+                             "names it (GenericDataLoader(df, target_column=...)) or with target_column=... first, or "
+                             "drop cond.")
+        values = pd.Series(np.asarray(cond, dtype=object).reshape(-1))
+        if len(values) != count:
+            raise ValueError(f"cond holds {len(values)} values; give one per row asked for (count={count}).")
+        codes = torch.as_tensor(codec.column_codes(layout.condition, values, "error"), dtype=torch.long)
+        classes = layout.coarse(codes, layout.condition)
+        records = generator.sample(count, seed=draw_seed(), class_sizes=torch.bincount(classes, minlength=layout.classes))
+        rows = codec.decode(records)  # class after class: row i answers the i-th value of cond in class order
+        rows.index = torch.argsort(classes, stable=True).numpy()
+        rows = rows.sort_index()
+        rows[codec.domain.names[layout.condition]] = values.to_numpy()
+        schema = plugin.training_schema()
+        rows = schema.adapt_dtypes(rows)
+        if plugin.strict:
+            constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
+            kept = constraints.match(rows)
+            if len(kept) < count:
+                warnings.warn(f"the constraints kept {len(kept)} of the {count} rows drawn for the values of cond; the "
+                              "others are dropped (redrawing them would change the values asked for).",
+                              ConstraintsWarning, stacklevel=8)
+            rows = kept
+        return create_from_info(schema.adapt_dtypes(rows.reset_index(drop=True)), plugin.data_info)
 
     def public_line(self, codec: Codec) -> str:
         return codec.public_description

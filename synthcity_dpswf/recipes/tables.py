@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pandas as pd
 import torch
 
-from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularCodec
+from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.resolution import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models.schedule import ReleasePlan, pooled_count_noise
@@ -32,9 +32,15 @@ PAIR_SELECTIONS = ("adaptive", "public")
 """How the marginal release's pairs are chosen (``TableChoices.pair_selection``)."""
 
 TARGET_CLASSES = 4
-"""The most classes of a named target the marginal release counts its tables per (``MarginalLayout.condition``): a
-target of more levels (a numeric one, binned by the domain's levels) is counted per run of consecutive levels, its
-coarse levels. A class's tables count its own rows only, so every class more spreads the same noise over fewer rows."""
+"""The most classes of a categorical named target the marginal release counts its tables per
+(``MarginalLayout.condition``): one per category up to 4; a target of more categories is counted per run of
+consecutive categories, its coarse levels. A class's tables count its own rows only, so every class more spreads the
+same noise over fewer rows (plus one class for a missing level)."""
+
+NUMERIC_TARGET_CLASSES = 2
+"""The same for a numeric named target, binned by the domain's levels into runs of consecutive levels: chosen on the
+validation table fair (target affairs, numeric) at epsilon = 1 against 4 and 8, which raised TSTR by 0.01-0.05 and the
+2-way TV by 4-30% (``benchmarks/results/target_validation_small.md``; docs/flows.md, "A named target")."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +134,7 @@ def settle_table(
                             released_rows)
     count_noise = pooled_count_noise(accountant, steps, noise_multiplier)
     n_pairs = pair_rule.selected_pair_count(paired, choices.max_pairs) if selecting else None
+    cap = None if condition is None else target_class_cap(domain, condition)
     classes = 1 if condition is None else target_classes(domain, condition)
     fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
                                                  n_columns, n_pairs, classes)
@@ -137,10 +144,10 @@ def settle_table(
         one_way = codec.one_way_measurements(release)
     if multiplier is None or n_pairs is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
-                                      condition, TARGET_CLASSES)
+                                      condition, cap)
         return SettledTable(domain, codec, layout, budget, noise_multiplier, plan, paid, released_rows, one_way)
     candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing, condition,
-                                            TARGET_CLASSES)
+                                            cap)
     selection = pair_rule.release_pair_selection(
         table_statistic(table, codec, candidates), candidates, n_pairs, multiplier, budget.release_delta, share,
         secret_generator(), budget.neighbouring,
@@ -164,14 +171,21 @@ def noise_limited(size: float | None, budget: Budget, n_columns: int, max_pairs:
     return coarse < COARSE_LEVELS[1]
 
 
+def target_class_cap(domain: TabularDomain, condition: int) -> int:
+    """The most classes (its missing level aside) of the target column ``condition``: ``TARGET_CLASSES`` for a
+    categorical one, ``NUMERIC_TARGET_CLASSES`` for a numeric one."""
+    return TARGET_CLASSES if isinstance(domain.columns[condition], CategoricalColumn) else NUMERIC_TARGET_CLASSES
+
+
 def target_classes(domain: TabularDomain, condition: int) -> int:
-    """The classes the target column ``condition`` of ``domain`` is expected to give (public): its categories (and its
-    missing level), at most ``TARGET_CLASSES``; ``TARGET_CLASSES`` for a numeric target."""
+    """The classes the target column ``condition`` of ``domain`` is expected to give, before its levels are known
+    (public): its categories (a numeric target: as many as it may have), at most ``target_class_cap``, and one more for
+    its missing level; at least 1. The layout's classes can be fewer where the coarse levels are
+    (``MarginalLayout.build``)."""
     column = domain.columns[condition]
-    categories = getattr(column, "categories", None)
-    if not categories:
-        return TARGET_CLASSES
-    return min(len(categories), TARGET_CLASSES) + int(bool(getattr(column, "missing", False)))
+    cap = target_class_cap(domain, condition)
+    values = len(column.categories) if isinstance(column, CategoricalColumn) else cap
+    return max(min(values, cap) + int(column.missing), 1)
 
 
 def table_statistic(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec, layout: MarginalLayout) -> torch.Tensor:

@@ -93,3 +93,16 @@ def test_pair_selection_script_runs_every_setting_on_fair(tmp_path: Path) -> Non
     # fair at epsilon = 1 is noise-limited: the selection runs in every adaptive fit and in no public one
     assert all(row["selected"] == (row["pair_selection"] == "adaptive") for row in payload["rows"])
     assert "| fair | dpswflow | adaptive | 0.3 | 1.5 | none | 100% |" in (tmp_path / "pair_selection_fair.md").read_text()
+
+
+def test_target_validation_script_scores_a_frame_and_a_named_target(tmp_path: Path) -> None:
+    """``benchmarks/target_validation.py`` end to end on fair, one fit per cell: the floor, and the same generator fitted
+    on a frame (no target) and on a loader naming the target, with no schema and with the declared one."""
+    import target_validation
+
+    target_validation.main(["--tables", "fair", "--generators", "dpswflow", "--fits", "1", "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "target_validation.json").read_text())
+    cells = {(row["schema"], row["mode"]) for row in payload["rows"] if row["generator"] == "dpswflow"}
+    assert cells == {(schema, mode) for schema in ("none", "declared")
+                     for mode in ("frame (no target)", "named, the package's caps")}
+    assert all(0.4 < row["tstr"] <= 1 and 0 <= row["tv2"] < 1 for row in payload["rows"])

@@ -145,3 +145,81 @@ def test_a_target_column_that_is_not_in_the_table_or_on_dpswgen_is_refused_befor
         Plugins().get("dpswgen", epsilon=1.0, target_column="y")
     with pytest.raises(ValueError, match="condition_on_target"):
         Plugins().get("dpswflow", epsilon=1.0, target_column="y", condition_on_target=False)
+
+
+def test_generate_with_cond_gives_each_row_its_target_value_drawn_from_that_class() -> None:
+    from synthcity.plugins import Plugins
+    from synthcity.plugins.core.dataloader import GenericDataLoader
+
+    train = _xor_table(3000, 2)
+    domain = {"a": ["0", "1"], "b": ["0", "1"], "noise": ["0", "1", "2"], "y": ["0", "1"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0)
+        plugin.fit(GenericDataLoader(train, target_column="y"))
+        cond = np.array(["1"] * 300 + ["0"] * 100 + ["1"] * 100)
+        rows = plugin.generate(500, cond=cond).dataframe()
+        with pytest.raises(ValueError, match="one per row"):
+            plugin.generate(10, cond=["1"] * 9)
+        with pytest.raises(ValueError, match="categor"):  # a value outside the target's domain
+            plugin.generate(2, cond=["1", "2"])
+        plain = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain).fit(train)
+        with pytest.raises(ValueError, match="names it"):
+            plain.generate(2, cond=["1", "0"])
+    assert rows["y"].tolist() == cond.tolist()
+    assert _xor_accuracy(rows) > 0.9  # each row drawn from its own class's tables: a xor b matches its y
+
+
+def _wide_table(rows: int, seed: int) -> pd.DataFrame:
+    """Seven small categorical columns and a binary target y (the first two columns' exclusive or): wide enough for a
+    paid pair selection, small enough for its tables to be noise-limited."""
+    rng = np.random.default_rng(seed)
+    columns = {f"c{j}": rng.integers(0, 3, rows).astype(str) for j in range(7)}
+    columns["y"] = ((columns["c0"] == "1") ^ (columns["c1"] == "1")).astype(int).astype(str)
+    return pd.DataFrame(columns)
+
+
+@pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
+@pytest.mark.parametrize("name", ["dpswflow", "dpswflow_r"])
+def test_a_conditioned_fit_draws_the_reported_noise_and_composes_to_its_budget(
+    name: str, neighbouring: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The DP domain's multiplier recomputed from the noise it drew, stage A's and the releases' from theirs (against
+    the conditioned layouts' sensitivity, computed here), and the whole composed with the libraries: the budget."""
+    from synthcity.plugins import Plugins
+    from synthcity.plugins.core.dataloader import GenericDataLoader
+    from test_one_budget import DELTA, EPSILON, drawn_domain_multiplier, independent_epsilon
+
+    from synthcity_dpswf.privacy.composition import composed_multiplier
+    from synthcity_dpswf.privacy.domain import release as domain_module
+
+    domain_drawn: list[tuple[float, float]] = []
+    draw = domain_module.noisy_counts
+    monkeypatch.setattr(domain_module, "noisy_counts", lambda counts, std, secret, weight=1.0: (
+        domain_drawn.append((float(std), float(weight))), draw(counts, std, secret, weight))[1])
+    marginal_drawn: list[tuple[MarginalLayout, float, float]] = []
+    noised = MarginalRelease.noised
+
+    def recorded(self: MarginalRelease, exact: torch.Tensor, directions: object, z: float, secret: object,
+                 adjacency: object = "replace_one") -> object:
+        release = noised(self, exact, directions, z, secret, adjacency)  # type: ignore[arg-type]
+        marginal_drawn.append((self.layout, float(z), float(release.noise_std)))
+        return release
+
+    monkeypatch.setattr(MarginalRelease, "noised", recorded)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get(name, epsilon=EPSILON, delta=DELTA, neighbouring=neighbouring, n_steps=5)
+        plugin.fit(GenericDataLoader(_wide_table(600, 4), target_column="y"))
+    report = plugin.privacy_report()
+    assert plugin.layout_.condition == 7 and plugin.selection_part_ is not None and plugin.domain_part_ is not None
+    stage_a, *releases = marginal_drawn
+    assert stage_a[0].condition == 7 and all(layout == plugin.layout_ for layout, _, _ in releases)
+    factor = 2 if neighbouring == "replace_one" else 1
+    for layout, z, std in marginal_drawn:  # every block counted: the lemma's Delta, whatever the classes
+        assert std == pytest.approx(z * math.sqrt(factor * layout.n_tables))
+    assert releases[0][1] == pytest.approx(report.noise_multiplier)
+    gaussian_delta = DELTA - plugin.domain_part_.threshold_delta
+    prior = composed_multiplier(drawn_domain_multiplier(domain_drawn, neighbouring), stage_a[1])
+    assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
+    assert report.epsilon <= EPSILON * (1 + 1e-6)

@@ -1,0 +1,136 @@
+"""The named target's choices, on the validation tables only (issue 46: fair, the stand-in, Adult's training split).
+
+Each table is split into training and test rows (``tables.holdout_split``, seed 0; the stand-in: 4,000 + 1,000 rows
+of ``stand_in.stand_in``); the generators are fitted on the training rows the way a synthcity user would, with no
+schema and with the declared one, at epsilon = 1 and delta = 1e-5:
+
+  frame        ``fit(train)``: a DataFrame names no target (the tables are not conditioned: today's behaviour)
+  named C      ``fit(GenericDataLoader(train, target_column=...))``: every table counted per class of the target, at
+               most C classes (``--classes``: both ``recipes.tables.TARGET_CLASSES`` and ``NUMERIC_TARGET_CLASSES`` set
+               to C; only a target of more than C levels sees it); without ``--classes``, the package's caps
+
+and scored by the table suite's code (``table_metrics.QuantileCellMetrics``): TSTR (HistGradientBoosting trained on
+the synthetic rows, AUROC on the test rows), 2-way TV against the training rows, and fit + generation seconds, over
+``--fits`` random states. The real training rows' TSTR is the floor.
+
+Run: ``python benchmarks/target_validation.py --data-root ../shared/data [--fits 5] [--tables fair stand_in adult_raw]
+[--classes 2 4 8]``. Writes ``benchmarks/results/target_validation.{md,json}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from common import RESULTS, environment, write_results
+from stand_in import schema as stand_in_schema
+from stand_in import stand_in
+from table_metrics import QuantileCellMetrics
+from tables import Target, holdout_split, load_table
+
+import synthcity_dpswf  # noqa: F401  (registers the plugins)
+from synthcity_dpswf.recipes import tables as table_recipe
+
+EPSILON, DELTA = 1.0, 1e-5
+
+
+def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, pd.DataFrame, Target, Any]:
+    """(training rows, test rows, the TSTR target, the declared schema) of a validation table."""
+    if name == "stand_in":
+        frame = stand_in(5000, 0)
+        train, test = frame.iloc[:4000].reset_index(drop=True), frame.iloc[4000:].reset_index(drop=True)
+        return train, test, Target("target", None, "target is the minority class", positive="minority"), stand_in_schema(train)
+    table = load_table(name, data_root)
+    train, test = holdout_split(table.frame, 0)
+    return train, test, table.target, table.schema(train)
+
+
+def fit_once(generator: str, train: pd.DataFrame, target: Target, declared: Any, named: bool, state: int) -> pd.DataFrame:
+    """One fit and generation of ``len(train)`` rows."""
+    from synthcity.plugins import Plugins
+    from synthcity.plugins.core.dataloader import GenericDataLoader
+
+    arguments: dict[str, Any] = {"epsilon": EPSILON, "delta": DELTA, "random_state": state}
+    if declared is not None:
+        arguments["domain"] = declared
+    data = GenericDataLoader(train, target_column=target.column) if named else train
+    plugin = Plugins().get(generator, **arguments).fit(data)
+    return plugin.generate(len(train)).dataframe()
+
+
+def run(tables: list[str], generators: list[str], classes: list[int], fits: int, data_root: Path | None) -> list[dict[str, Any]]:
+    """Every table's floor and cells (module docstring); ``classes`` empty: the package's caps only."""
+    rows = []
+    defaults = table_recipe.TARGET_CLASSES, table_recipe.NUMERIC_TARGET_CLASSES
+    for name in tables:
+        train, test, target, declared = validation_table(name, data_root)
+        metrics = QuantileCellMetrics(train, target, 0, test)
+        rows.append({"table": name, "generator": "real training rows", "schema": "-", "mode": "-", "fits": 1,
+                     "tstr": metrics.tstr(train, test), "tv2": metrics.tv(train)["tv2"], "seconds": 0.0,
+                     "tstr_runs": [], "tv2_runs": []})
+        settings: list[tuple[str, int | None]] = [("frame", None)]
+        settings += [("named", count) for count in classes] if classes else [("named", None)]
+        for generator in generators:
+            for schema_name, schema in (("none", None), ("declared", declared)):
+                for mode, count in settings:
+                    table_recipe.TARGET_CLASSES, table_recipe.NUMERIC_TARGET_CLASSES = (
+                        defaults if count is None else (count, count))
+                    tstr, tv2, seconds = [], [], []
+                    for state in range(fits):
+                        started = time.perf_counter()
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            synthetic = fit_once(generator, train, target, schema, mode == "named", state)
+                        seconds.append(time.perf_counter() - started)
+                        tstr.append(metrics.tstr(synthetic, test))
+                        tv2.append(metrics.tv(synthetic)["tv2"])
+                    label = ("frame (no target)" if mode == "frame" else
+                             "named, the package's caps" if count is None else f"named, C <= {count}")
+                    rows.append({"table": name, "generator": generator, "schema": schema_name, "mode": label,
+                                 "fits": fits, "tstr": float(np.mean(tstr)), "tv2": float(np.mean(tv2)),
+                                 "seconds": float(np.mean(seconds)), "tstr_runs": tstr, "tv2_runs": tv2})
+                    print({key: value for key, value in rows[-1].items() if not key.endswith("_runs")}, flush=True)
+    table_recipe.TARGET_CLASSES, table_recipe.NUMERIC_TARGET_CLASSES = defaults
+    return rows
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    lines = [
+        "# A named target's choices on the validation tables (`python benchmarks/target_validation.py`)", "",
+        f"epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; {payload['fits']} fits per cell (random states "
+        f"0..{payload['fits'] - 1}); {payload['environment']['device']}, {payload['environment']['date']}. TSTR: "
+        "HistGradientBoosting trained on the synthetic rows, AUROC on the held-out real rows (mean over fits, and the "
+        "spread min-max); 2-way TV against the training rows; seconds: fit + generation of the training split's size.",
+        "", "| table | generator | schema | target | TSTR | TSTR min-max | 2-way TV | s |", "|---|---|---|---|---:|---|---:|---:|",
+    ]
+    for row in payload["rows"]:
+        spread = (f"{min(row['tstr_runs']):.3f}-{max(row['tstr_runs']):.3f}" if row["tstr_runs"] else "-")
+        lines.append(f"| {row['table']} | {row['generator']} | {row['schema']} | {row['mode']} | {row['tstr']:.3f} | "
+                     f"{spread} | {row['tv2']:.3f} | {row['seconds']:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tables", nargs="+", default=["stand_in", "fair", "adult_raw"])
+    parser.add_argument("--generators", nargs="+", default=["dpswflow", "dpswflow_r"])
+    parser.add_argument("--classes", nargs="+", type=int, default=[])
+    parser.add_argument("--fits", type=int, default=5)
+    parser.add_argument("--data-root", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="target_validation")
+    args = parser.parse_args(argv)
+    rows = run(args.tables, args.generators, args.classes, args.fits, args.data_root)
+    payload = {"environment": environment(torch.device("cpu")), "fits": args.fits, "rows": rows}
+    write_results(args.out, args.name, payload, markdown(payload))
+
+
+if __name__ == "__main__":
+    main()
