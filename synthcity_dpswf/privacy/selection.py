@@ -80,6 +80,8 @@ class PairSelection:
         count: T, fixed before the release.
         delta: the delta its own guarantee is stated at (the budget's Gaussian delta).
         share: q, its share of the mu^2 left after the DP domain (for the report).
+        forced: pairs kept whatever the scores (every pair of a named target not conditioned on), public and fixed
+            before the release, at most T of them.
     """
 
     layout: MarginalLayout
@@ -90,6 +92,7 @@ class PairSelection:
     count: int
     delta: float
     share: float
+    forced: tuple[Pair, ...] = ()
 
     @property
     def scores(self) -> dict[Pair, float]:
@@ -112,9 +115,9 @@ class PairSelection:
 
     @property
     def pairs(self) -> tuple[Pair, ...]:
-        """Stage B's T pairs, in pair order: a maximum spanning forest of the candidates by score (Kruskal: every
-        column joined to the rest by its strongest link that closes no cycle, as MST does), then the pairs of largest
-        score left, until T (ties broken by pair order)."""
+        """Stage B's T pairs, in pair order: the ``forced`` pairs, then a maximum spanning forest of the candidates by
+        score (Kruskal: every column joined to the rest by its strongest link that closes no cycle, as MST does), then
+        the pairs of largest score left, until T (ties broken by pair order)."""
         scores = self.scores
         ranked = sorted(scores, key=lambda pair: -scores[pair])  # stable: ties keep pair order
         root = list(range(self.layout.n_columns))
@@ -125,11 +128,15 @@ class PairSelection:
                 column = root[column]
             return column
 
-        tree = []
+        tree: list[Pair] = []
+        for j, k in self.forced[: self.count]:
+            if find(j) != find(k):
+                root[find(j)] = find(k)
+            tree.append((j, k))
         for j, k in ranked:
             if len(tree) == self.count:
                 break
-            if find(j) != find(k):
+            if (j, k) not in tree and find(j) != find(k):
                 root[find(j)] = find(k)
                 tree.append((j, k))
         rest = [pair for pair in ranked if pair not in tree]
@@ -179,15 +186,18 @@ class PairSelection:
 
 def release_pair_selection(
     statistic: torch.Tensor, layout: MarginalLayout, count: int, noise_multiplier: float, delta: float, share: float,
-    secret: torch.Generator, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
+    secret: torch.Generator, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE, forced: tuple[Pair, ...] = (),
 ) -> PairSelection:
     """Stage A: the exact marginal ``statistic`` of ``layout`` (all records; a frame's or a partitioned table's sum)
     plus the marginal release's noise at ``noise_multiplier`` (``MarginalRelease.noised``: the one place noise is
-    added), with ``count`` (T) pairs to choose; ``share`` is q, for the report."""
+    added), with ``count`` (T) pairs to choose, ``forced`` among them (public); ``share`` is q, for the report."""
     if count < 1 or count > len(layout.pairs):
         raise ValueError(f"count must lie in 1..{len(layout.pairs)} (the candidate pairs), got {count!r}.")
     neighbouring = Adjacency.of(neighbouring)
     mechanism = MarginalRelease(ReleaseOptions(layout=layout))
     release = mechanism.noised(statistic.to(torch.float64), None, noise_multiplier, secret, neighbouring)
+    unknown = [pair for pair in forced if pair not in layout.pairs]
+    if unknown:
+        raise ValueError(f"forced pairs {unknown} are not candidates of the layout.")
     return PairSelection(layout, release.values, float(release.noise_std), float(noise_multiplier), neighbouring, count,
-                         delta, share)
+                         delta, share, tuple(forced))

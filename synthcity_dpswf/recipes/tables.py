@@ -32,15 +32,11 @@ PAIR_SELECTIONS = ("adaptive", "public")
 """How the marginal release's pairs are chosen (``TableChoices.pair_selection``)."""
 
 TARGET_CLASSES = 4
-"""The most classes of a categorical named target the marginal release counts its tables per
-(``MarginalLayout.condition``): one per category up to 4; a target of more categories is counted per run of
-consecutive categories, its coarse levels. A class's tables count its own rows only, so every class more spreads the
-same noise over fewer rows (plus one class for a missing level)."""
-
-NUMERIC_TARGET_CLASSES = 2
-"""The same for a numeric named target, binned by the domain's levels into runs of consecutive levels: chosen on the
-validation table fair (target affairs, numeric) at epsilon = 1 against 4 and 8, which raised TSTR by 0.01-0.05 and the
-2-way TV by 4-30% (``benchmarks/results/target_validation_small.md``; docs/flows.md, "A named target")."""
+"""The most values of a named target (its categories, or an integer target's values; a missing level aside) for the
+marginal release to count its tables per value (``MarginalLayout.condition``): each class is one value, exactly. A
+target of more values (a numeric one) is not conditioned on: every pair with it is measured instead (``anchor``), for
+a class that grouped several values would hold them independent of every other column. A class's tables count its own
+rows only, so every class more spreads the same noise over fewer rows."""
 
 
 @dataclass(frozen=True)
@@ -117,8 +113,11 @@ def settle_table(
     unknown = "error" if paid is None else "first"  # a released domain drops rare categories
     levelled = MECHANISMS[choices.release].takes_level_codes
     n_columns = len(domain.columns)
-    condition = None if choices.target is None else domain.names.index(choices.target)
-    paired = n_columns - (condition is not None)  # the columns pairs are made of: never the target
+    target = None if choices.target is None else domain.names.index(choices.target)
+    classes = None if target is None else target_classes(domain, target)
+    condition = target if classes is not None else None  # few values: every table counted per value
+    anchor = target if classes is None else None  # else: every pair with the target measured
+    paired = n_columns - (condition is not None)  # the columns pairs are made of: never a condition
     size = n_public if n_public is not None else released_rows
     selecting = levelled and choices.pair_selection == "adaptive" and pair_rule.selects_pairs(
         paired, choices.max_pairs, budget.epsilon) and noise_limited(size, budget, paired, choices.max_pairs)
@@ -134,23 +133,22 @@ def settle_table(
                             released_rows)
     count_noise = pooled_count_noise(accountant, steps, noise_multiplier)
     n_pairs = pair_rule.selected_pair_count(paired, choices.max_pairs) if selecting else None
-    cap = None if condition is None else target_class_cap(domain, condition)
-    classes = 1 if condition is None else target_classes(domain, condition)
     fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
-                                                 n_columns, n_pairs, classes)
+                                                 n_columns, n_pairs, classes or 1)
     codec = MarginalTableCodec(domain, fine_bins, unknown)
     one_way = {}  # a DP domain's one-way counts count every class together: joined to an unconditioned release only
     if release is not None and released_rows and condition is None:
         one_way = codec.one_way_measurements(release)
     if multiplier is None or n_pairs is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
-                                      condition, cap)
+                                      condition, TARGET_CLASSES, anchor)
         return SettledTable(domain, codec, layout, budget, noise_multiplier, plan, paid, released_rows, one_way)
     candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing, condition,
-                                            cap)
+                                            TARGET_CLASSES)
+    forced = tuple(pair for pair in candidates.pairs if anchor in pair)
     selection = pair_rule.release_pair_selection(
         table_statistic(table, codec, candidates), candidates, n_pairs, multiplier, budget.release_delta, share,
-        secret_generator(), budget.neighbouring,
+        secret_generator(), budget.neighbouring, forced,
     )
     part = PrivacyPart("pair selection", selection.epsilon, selection.delta, selection.describe(),
                        selection.other_adjacency(), accounted=True)
@@ -171,21 +169,19 @@ def noise_limited(size: float | None, budget: Budget, n_columns: int, max_pairs:
     return coarse < COARSE_LEVELS[1]
 
 
-def target_class_cap(domain: TabularDomain, condition: int) -> int:
-    """The most classes (its missing level aside) of the target column ``condition``: ``TARGET_CLASSES`` for a
-    categorical one, ``NUMERIC_TARGET_CLASSES`` for a numeric one."""
-    return TARGET_CLASSES if isinstance(domain.columns[condition], CategoricalColumn) else NUMERIC_TARGET_CLASSES
-
-
-def target_classes(domain: TabularDomain, condition: int) -> int:
-    """The classes the target column ``condition`` of ``domain`` is expected to give, before its levels are known
-    (public): its categories (a numeric target: as many as it may have), at most ``target_class_cap``, and one more for
-    its missing level; at least 1. The layout's classes can be fewer where the coarse levels are
-    (``MarginalLayout.build``)."""
-    column = domain.columns[condition]
-    cap = target_class_cap(domain, condition)
-    values = len(column.categories) if isinstance(column, CategoricalColumn) else cap
-    return max(min(values, cap) + int(column.missing), 1)
+def target_classes(domain: TabularDomain, target: int) -> int | None:
+    """The classes of the named target column ``target`` of ``domain`` when the release is conditioned on it (public):
+    its values, a categorical one's categories or an integer one's integers, when there are 2 to ``TARGET_CLASSES`` of
+    them, one more for its missing level; ``None`` otherwise (more values, a float column, or a single one): the
+    release measures every pair with the target instead."""
+    column = domain.columns[target]
+    if isinstance(column, CategoricalColumn):
+        values = len(column.categories)
+    elif column.integer:
+        values = int(column.span[1] - column.span[0])
+    else:
+        return None
+    return values + int(column.missing) if 2 <= values <= TARGET_CLASSES else None
 
 
 def table_statistic(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec, layout: MarginalLayout) -> torch.Tensor:

@@ -223,3 +223,23 @@ def test_a_conditioned_fit_draws_the_reported_noise_and_composes_to_its_budget(
     prior = composed_multiplier(drawn_domain_multiplier(domain_drawn, neighbouring), stage_a[1])
     assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
     assert report.epsilon <= EPSILON * (1 + 1e-6)
+
+
+def test_a_target_of_many_values_is_not_conditioned_on_and_every_pair_with_it_is_measured() -> None:
+    """A float target (or one of more values than ``TARGET_CLASSES``): no class grouping several values, every pair with
+    it in the layout, through the public choice within ``max_pairs`` and through the paid selection's choice."""
+    from synthcity.plugins import Plugins
+    from synthcity.plugins.core.dataloader import GenericDataLoader
+
+    layout = MarginalLayout.build((3, 4, 5, 6, 7), coarse_bins=4, max_pairs=5, seed=1, anchor=2)
+    assert {pair for pair in layout.pairs if 2 in pair} == {(0, 2), (1, 2), (2, 3), (2, 4)} and len(layout.pairs) == 5
+    assert MarginalLayout.build((3, 4, 5, 6, 7), 4, 5, 1).pairs == MarginalLayout.build((3, 4, 5, 6, 7), 4, 5, 1, anchor=None).pairs
+    table = _wide_table(600, 5).assign(y=lambda frame: np.random.default_rng(0).normal(size=len(frame)) + (frame["c0"] == "1"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for selection in ("adaptive", "public"):
+            plugin = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5, pair_selection=selection)
+            plugin.fit(GenericDataLoader(table, target_column="y"))
+            assert plugin.layout_.condition is None
+            assert {pair for pair in plugin.layout_.pairs if 7 in pair} == {(j, 7) for j in range(7)}
+            assert (plugin.selection_part_ is not None) == (selection == "adaptive")

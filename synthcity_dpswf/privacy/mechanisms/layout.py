@@ -104,24 +104,30 @@ class MarginalLayout:
         missing: tuple[bool, ...] = (),
         condition: int | None = None,
         classes: int | None = None,
+        anchor: int | None = None,
     ) -> "MarginalLayout":
         """Coarse levels ``min(K_j, coarse_bins)`` (a column with a missing level: ``min(K_j - 1, coarse_bins)`` for
         its values and one for its missing level); all pairs, or ``max_pairs`` of them chosen uniformly at random from
         the public ``seed`` when there are more (no data is read). With a ``condition`` column t: no pair contains t,
-        and t's coarse levels, its classes, are at most ``classes`` (its missing level one more)."""
+        and t's coarse levels, its classes, are ``min(K_t, classes)`` whatever ``coarse_bins`` (its missing level one
+        more). With an ``anchor``
+        column (a named target not conditioned on): every pair containing it is kept within ``max_pairs``, the random
+        subset drawn from the others."""
         check_positive_int("coarse_bins", coarse_bins)
         if classes is not None:
             check_positive_int("classes", classes)
         pairs = [pair for pair in itertools.combinations(range(len(levels)), 2) if condition not in pair]
         if max_pairs is not None and len(pairs) > max_pairs:
             check_positive_int("max_pairs", max_pairs)
-            chosen = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(seed))[:max_pairs]
-            pairs = sorted(pairs[i] for i in chosen.tolist())
+            anchored = [pair for pair in pairs if anchor in pair][:max_pairs]
+            others = [pair for pair in pairs if pair not in anchored]
+            chosen = torch.randperm(len(others), generator=torch.Generator().manual_seed(seed))[:max_pairs - len(anchored)]
+            pairs = sorted(anchored + [others[i] for i in chosen.tolist()])
         if missing and len(missing) != len(levels):
             raise ValueError("missing needs one entry per column (or none).")
         flags = tuple(missing) or (False,) * len(levels)
         def coarse_of(column: int) -> int:
-            bins = coarse_bins if column != condition or classes is None else min(coarse_bins, classes)
+            bins = coarse_bins if column != condition or classes is None else classes
             k = levels[column]
             return min(k - 1, bins) + 1 if flags[column] else min(k, bins)
 
