@@ -15,6 +15,7 @@ the same for every class); the groups' sizes are proportional to the released cl
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import torch
 
@@ -25,6 +26,7 @@ from synthcity_dpswf.models.marginal_target import (
     MarginalEstimates,
     MarginalParticleSpace,
     MarginalReleaseTarget,
+    combine_measurements,
     marginal_estimates,
 )
 from synthcity_dpswf.models.pool import ReleasePool
@@ -42,12 +44,14 @@ def conditioned_layout(pool: ReleasePool) -> MarginalLayout:
 
 def class_pools(pool: ReleasePool) -> list[ReleasePool]:
     """One pool of unconditioned marginal releases per class: the releases' (and a pair selection's) block of that
-    class, with its estimates held to the class (``held_to_class``); computed once per pool."""
+    class, with a DP domain's one-way counts joined (``one_way_corrections``) and its estimates held to the class
+    (``held_to_class``); computed once per pool."""
     if "class_pools" not in pool.cache:
         layout = conditioned_layout(pool)
         block_layout = layout.unconditioned()
         options = dataclasses.replace(pool.options, layout=block_layout)
-        releases = layout.blocks(pool.releases)  # (K, C, cells)
+        releases = layout.blocks(pool.releases).to(torch.float64).clone()  # (K, C, cells)
+        releases[0] += one_way_corrections(layout, releases, pool)
         pools = []
         for label in range(layout.classes):
             selection = None
@@ -61,6 +65,31 @@ def class_pools(pool: ReleasePool) -> list[ReleasePool]:
             pools.append(block_pool)
         pool.cache["class_pools"] = pools
     return pool.cache["class_pools"]
+
+
+def one_way_corrections(layout: MarginalLayout, releases: torch.Tensor, pool: ReleasePool) -> torch.Tensor:
+    r"""What joining a DP domain's one-way counts (``pool.one_way``: counts of every class together) adds to each class's
+    one-way tables ``(C, cells)``. For column j (not the target), the classes' tables summed over the releases,
+    :math:`x_c` (variance v per cell), sum to :math:`S = \sum_c x_c` (variance Cv); the domain's counts measure the same
+    total, and ``combine_measurements`` gives its least-squares estimate T from both; the least-squares estimates of
+    the parts given T are :math:`x_c + (T - S) / C` (equal variances). The target's own table is left alone: its
+    classes hold disjoint levels."""
+    block_layout = layout.unconditioned()
+    summed = releases.sum(dim=0)  # (C, cells)
+    corrections = torch.zeros_like(summed)
+    if not pool.one_way:
+        return corrections
+    variance = float((pool.noise_std.to(torch.float64) ** 2).sum())
+    counted = max(sum(class_total(block_layout, block) for block in summed), 1.0)
+    starts = [0, *itertools.accumulate(layout.levels)]
+    for column, (counts, stds, measured_records) in pool.one_way.items():
+        if column == layout.condition:
+            continue
+        cells = slice(starts[column], starts[column + 1])
+        total = summed[:, cells].sum(dim=0)
+        combined, _ = combine_measurements(total, layout.classes * variance, counts, stds**2, counted / measured_records)
+        corrections[:, cells] = (combined - total) / layout.classes
+    return corrections
 
 
 def class_total(layout: MarginalLayout, block: torch.Tensor) -> float:

@@ -303,10 +303,6 @@ class Releasing(GeneratorState):
         pool = self._pool()
         if not self.mechanism.takes_level_codes or pool.options.layout is None:
             raise ValueError(f"one-way measurements join a marginal release; this generator's is {self.release!r}.")
-        if pool.options.layout.condition is not None:
-            raise ValueError("the DP domain's one-way counts count every class of the named target together; a release "
-                             "counted per class is not combined with them (privacy.md, \"Tables conditioned on a named "
-                             "target\").")
         levels = pool.options.layout.levels
         for column, (counts, stds) in measurements.items():
             if not 0 <= column < len(levels) or len(counts) != levels[column] or len(stds) != levels[column]:

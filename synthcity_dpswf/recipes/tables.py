@@ -136,9 +136,7 @@ def settle_table(
     fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
                                                  n_columns, n_pairs, classes or 1)
     codec = MarginalTableCodec(domain, fine_bins, unknown)
-    one_way = {}  # a DP domain's one-way counts count every class together: joined to an unconditioned release only
-    if release is not None and released_rows and condition is None:
-        one_way = codec.one_way_measurements(release)
+    one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
     if multiplier is None or n_pairs is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
                                       condition, TARGET_CLASSES, anchor)

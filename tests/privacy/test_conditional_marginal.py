@@ -243,3 +243,23 @@ def test_a_target_of_many_values_is_not_conditioned_on_and_every_pair_with_it_is
             assert plugin.layout_.condition is None
             assert {pair for pair in plugin.layout_.pairs if 7 in pair} == {(j, 7) for j in range(7)}
             assert (plugin.selection_part_ is not None) == (selection == "adaptive")
+
+
+def test_a_dp_domain_s_one_way_counts_join_every_class_by_least_squares_and_leave_the_target_alone() -> None:
+    """The classes' one-way tables of a column summed equal the inverse-variance combination of their sum with the
+    domain's counts of it, each class moved by the same share; the target's table is not touched."""
+    from synthcity_dpswf.models.conditional_target import one_way_corrections
+    from synthcity_dpswf.models.marginal_target import combine_measurements
+    from synthcity_dpswf.models.pool import ReleasePool
+
+    layout = MarginalLayout.build((3, 2), coarse_bins=4, condition=1, classes=4)  # column 1 the target, 2 classes
+    values = torch.tensor([[40.0, 30.0, 30.0, 100.0, 0.0, 20.0, 25.0, 5.0, 0.0, 50.0]])  # class 0, then class 1
+    measured = (torch.tensor([70.0, 50.0, 30.0], dtype=torch.float64), torch.full((3,), 2.0, dtype=torch.float64), 150.0)
+    pool = ReleasePool("marginal", ReleaseOptions(layout=layout), values.double(), torch.tensor([3.0], dtype=torch.float64),
+                       None, 2, one_way={0: measured, 1: measured})
+    corrections = one_way_corrections(layout, layout.blocks(pool.releases), pool)
+    summed = torch.tensor([60.0, 55.0, 35.0], dtype=torch.float64)
+    expected, _ = combine_measurements(summed, 2 * 9.0, measured[0], measured[1] ** 2, 150.0 / 150.0)
+    assert torch.allclose(corrections[0, :3], corrections[1, :3])  # the same share for each class
+    assert torch.allclose(summed + corrections[:, :3].sum(dim=0), expected)
+    assert torch.count_nonzero(corrections[:, 3:]) == 0  # the target's table
