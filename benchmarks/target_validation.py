@@ -4,20 +4,23 @@ Each table is split into training and test rows (``tables.holdout_split``, seed 
 of ``stand_in.stand_in``); the generators are fitted on the training rows the way a synthcity user would, with no
 schema and with the declared one, at epsilon = 1 and delta = 1e-5:
 
-  frame        ``fit(train)``: a DataFrame names no target (the tables are not conditioned: today's behaviour)
-  named        ``fit(GenericDataLoader(train, target_column=...))``: a target of at most ``recipes.tables.TARGET_CLASSES``
-               values conditions every table (one class per value), a target of more values has every pair with it
-               measured; ``--classes C`` sets that cap to C (the package's otherwise)
+  frame        ``fit(train)``: a DataFrame names no target
+  pairs        ``fit(GenericDataLoader(train, target_column=...))``: every pair with the target measured (the default)
+  per_value    the same with ``target_tables="per_value"``: every table counted per value of a target of 2 to
+               ``recipes.tables.TARGET_CLASSES`` values (a target of more values: its pairs)
 
-(``target_validation_small.md`` was measured at commit 95dac8c, where a numeric target was conditioned on C runs of
-its levels, ``--classes`` setting C; the package no longer does that, so its fair rows are that design's.)
+Earlier files were written by earlier versions of this script, their labels that version's: ``target_validation_small``
+(commit 95dac8c: "named, C <= k" conditioned every target, a numeric one on k runs of its levels),
+``target_validation`` (76e14cc: "named" conditioned a target of at most 4 values, anchored the others) and
+``target_validation_modes`` (4cb60eb, the DP domain's one-way counts joined: "C <= 1" anchored every target, the pairs
+of today; "C <= 4" conditioned as per_value does today).
 
 and scored by the table suite's code (``table_metrics.QuantileCellMetrics``): TSTR (HistGradientBoosting trained on
 the synthetic rows, AUROC on the test rows), 2-way TV against the training rows, and fit + generation seconds, over
 ``--fits`` random states. The real training rows' TSTR is the floor.
 
 Run: ``python benchmarks/target_validation.py --data-root ../shared/data [--fits 5] [--tables fair stand_in adult_raw]
-[--classes 2 4 8]``. Writes ``benchmarks/results/target_validation.{md,json}``.
+[--modes frame pairs per_value]``. Writes ``benchmarks/results/target_validation.{md,json}``.
 """
 
 from __future__ import annotations
@@ -39,9 +42,9 @@ from table_metrics import QuantileCellMetrics
 from tables import Target, holdout_split, load_table
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
-from synthcity_dpswf.recipes import tables as table_recipe
 
 EPSILON, DELTA = 1.0, 1e-5
+MODES = ("frame", "pairs", "per_value")
 
 
 def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, pd.DataFrame, Target, Any]:
@@ -55,51 +58,46 @@ def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, p
     return train, test, table.target, table.schema(train)
 
 
-def fit_once(generator: str, train: pd.DataFrame, target: Target, declared: Any, named: bool, state: int) -> pd.DataFrame:
-    """One fit and generation of ``len(train)`` rows."""
+def fit_once(generator: str, train: pd.DataFrame, target: Target, declared: Any, mode: str, state: int) -> pd.DataFrame:
+    """One fit in ``mode`` (module docstring) and generation of ``len(train)`` rows."""
     from synthcity.plugins import Plugins
     from synthcity.plugins.core.dataloader import GenericDataLoader
 
     arguments: dict[str, Any] = {"epsilon": EPSILON, "delta": DELTA, "random_state": state}
     if declared is not None:
         arguments["domain"] = declared
-    data = GenericDataLoader(train, target_column=target.column) if named else train
+    if mode == "per_value":
+        arguments["target_tables"] = "per_value"
+    data = train if mode == "frame" else GenericDataLoader(train, target_column=target.column)
     plugin = Plugins().get(generator, **arguments).fit(data)
     return plugin.generate(len(train)).dataframe()
 
 
-def run(tables: list[str], generators: list[str], classes: list[int], fits: int, data_root: Path | None) -> list[dict[str, Any]]:
-    """Every table's floor and cells (module docstring); ``classes`` empty: the package's caps only."""
+def run(tables: list[str], generators: list[str], modes: list[str], fits: int, data_root: Path | None) -> list[dict[str, Any]]:
+    """Every table's floor and cells (module docstring), in each of ``modes``."""
     rows = []
-    default = table_recipe.TARGET_CLASSES
     for name in tables:
         train, test, target, declared = validation_table(name, data_root)
         metrics = QuantileCellMetrics(train, target, 0, test)
         rows.append({"table": name, "generator": "real training rows", "schema": "-", "mode": "-", "fits": 1,
                      "tstr": metrics.tstr(train, test), "tv2": metrics.tv(train)["tv2"], "seconds": 0.0,
                      "tstr_runs": [], "tv2_runs": []})
-        settings: list[tuple[str, int | None]] = [("frame", None)]
-        settings += [("named", count) for count in classes] if classes else [("named", None)]
         for generator in generators:
             for schema_name, schema in (("none", None), ("declared", declared)):
-                for mode, count in settings:
-                    table_recipe.TARGET_CLASSES = default if count is None else count
+                for mode in modes:
                     tstr, tv2, seconds = [], [], []
                     for state in range(fits):
                         started = time.perf_counter()
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
-                            synthetic = fit_once(generator, train, target, schema, mode == "named", state)
+                            synthetic = fit_once(generator, train, target, schema, mode, state)
                         seconds.append(time.perf_counter() - started)
                         tstr.append(metrics.tstr(synthetic, test))
                         tv2.append(metrics.tv(synthetic)["tv2"])
-                    label = ("frame (no target)" if mode == "frame" else
-                             "named, the package's cap" if count is None else f"named, C <= {count}")
-                    rows.append({"table": name, "generator": generator, "schema": schema_name, "mode": label,
+                    rows.append({"table": name, "generator": generator, "schema": schema_name, "mode": mode,
                                  "fits": fits, "tstr": float(np.mean(tstr)), "tv2": float(np.mean(tv2)),
                                  "seconds": float(np.mean(seconds)), "tstr_runs": tstr, "tv2_runs": tv2})
                     print({key: value for key, value in rows[-1].items() if not key.endswith("_runs")}, flush=True)
-    table_recipe.TARGET_CLASSES = default
     return rows
 
 
@@ -123,13 +121,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tables", nargs="+", default=["stand_in", "fair", "adult_raw"])
     parser.add_argument("--generators", nargs="+", default=["dpswflow", "dpswflow_r"])
-    parser.add_argument("--classes", nargs="+", type=int, default=[])
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--fits", type=int, default=5)
     parser.add_argument("--data-root", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="target_validation")
     args = parser.parse_args(argv)
-    rows = run(args.tables, args.generators, args.classes, args.fits, args.data_root)
+    rows = run(args.tables, args.generators, args.modes, args.fits, args.data_root)
     payload = {"environment": environment(torch.device("cpu")), "fits": args.fits, "rows": rows}
     write_results(args.out, args.name, payload, markdown(payload))
 

@@ -89,9 +89,8 @@ class SlicedFlowPlugin(Plugin):
         release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions, step_size, entropy,
             smoothing, flow_batch_size, reuse: how records are released and flowed (``options.FlowOptions``).
         domain, domain_epsilon_share, numeric_histograms, max_one_hot, time_horizons, coarse_bins, fine_bins,
-            max_pairs, pair_selection, target_column, condition_on_target: tables (``options.TableOptions``;
-            ``condition_on_target=None``: the generator's default, ``True`` where it can flow one group per class of
-            the target, ``False`` for DPSWgen).
+            max_pairs, pair_selection, target_column, target_tables: tables (``options.TableOptions``;
+            ``target_tables="per_value"`` flows one group per class: DPSWflow and DPSWflow-r).
         image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components, public_fraction,
             autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim, n_classes, labelling, feature_weight:
             images and their labels (``options.ImageOptions``).
@@ -119,7 +118,7 @@ class SlicedFlowPlugin(Plugin):
         max_pairs: int | None = 120,
         pair_selection: str = "adaptive",
         target_column: str | None = None,
-        condition_on_target: bool | None = None,
+        target_tables: str = "pairs",
         n_directions: int = 70,
         n_steps: int | None = None,
         n_iter: int | None = None,
@@ -160,13 +159,11 @@ class SlicedFlowPlugin(Plugin):
         budget = Budget(epsilon, delta, neighbouring)
         flow = FlowOptions(release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions,
                            step_size, entropy, smoothing, flow_batch_size, reuse, neighbouring=budget.neighbouring)
-        conditions = self.generator_class.conditions_on_target
-        if (condition_on_target or target_column is not None) and not conditions:
-            raise ValueError(f"{self.name()} trains one network for every row and cannot condition on a target: leave "
-                             "condition_on_target and target_column unset, or use dpswflow / dpswflow_r.")
+        if target_tables == "per_value" and not self.generator_class.conditions_on_target:
+            raise ValueError(f"{self.name()} trains one network for every row and cannot count its tables per value "
+                             "of a target: use target_tables='pairs', or dpswflow / dpswflow_r.")
         table = TableOptions(domain, domain_epsilon_share, numeric_histograms, max_one_hot, time_horizons, coarse_bins,
-                             fine_bins, max_pairs, pair_selection, target_column,
-                             conditions if condition_on_target is None else condition_on_target)
+                             fine_bins, max_pairs, pair_selection, target_column, target_tables)
         image = ImageOptions(image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components,
                              public_fraction, autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim, n_classes,
                              labelling, feature_weight)

@@ -32,6 +32,9 @@ from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.recipes.tables import PAIR_SELECTIONS, TableChoices
 
+TARGET_TABLES = ("pairs", "per_value", "none")
+"""What the marginal release measures of a named target (``TableOptions.target_tables``)."""
+
 
 @dataclass(frozen=True)
 class FlowOptions:
@@ -140,7 +143,11 @@ class TableOptions:
         target_column: the target column the marginal release counts every table per class of (privacy.md, "Tables
             conditioned on a named target"); ``None``: the loader's ``target_column`` when ``fit`` is given a
             DataLoader (synthcity's loaders always name one, the last column by default), none for a DataFrame.
-        condition_on_target: whether a named target conditions the tables at all (``False``: never).
+        target_tables: what the marginal release measures of a named target: ``"pairs"`` (the default), every pair
+            with it; ``"per_value"``, every table counted per value of a target of 2 to ``recipes.tables.
+            TARGET_CLASSES`` values (its dependence on two columns at once kept; a target of more values: its pairs),
+            each class's particles flowed as a group (DPSWflow and DPSWflow-r); ``"none"``, a loader's target is not
+            read (privacy.md, "Tables conditioned on a named target").
         declared: ``domain`` parsed (``TabularDomain.parse``); ``None`` without one.
     """
 
@@ -154,7 +161,7 @@ class TableOptions:
     max_pairs: int | None
     pair_selection: str
     target_column: str | None = None
-    condition_on_target: bool = True
+    target_tables: str = "pairs"
     declared: TabularDomain | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -170,17 +177,17 @@ class TableOptions:
         declared = None if self.domain is None else TabularDomain.parse(self.domain, self.max_one_hot)
         object.__setattr__(self, "declared", declared)
         check_time_horizons(self.time_horizons)
-        check_flag("condition_on_target", self.condition_on_target)
+        check_choice("target_tables", self.target_tables, TARGET_TABLES)
         if self.target_column is not None and (not isinstance(self.target_column, str) or not self.target_column):
             raise ValueError(f"target_column must be a column name or None, got {self.target_column!r}.")
-        if self.target_column is not None and not self.condition_on_target:
-            raise ValueError(f"target_column={self.target_column!r} names a target that condition_on_target=False "
-                             "would not use; give one or the other.")
+        if self.target_column is not None and self.target_tables == "none":
+            raise ValueError(f"target_column={self.target_column!r} names a target that target_tables='none' would not "
+                             "use; give one or the other.")
 
     def named_target(self, loader: Any, named_by_loader: bool, release: str) -> str | None:
         """The target column a fit conditions on: ``target_column``; else, where ``fit`` was given a DataLoader and the
-        release is the marginal one, the loader's ``target_column``; ``None`` with ``condition_on_target=False``."""
-        if not self.condition_on_target:
+        release is the marginal one, the loader's ``target_column``; ``None`` with ``target_tables="none"``."""
+        if self.target_tables == "none":
             return None
         if self.target_column is not None:
             return self.target_column
@@ -193,7 +200,8 @@ class TableOptions:
         """The public choices of a table fit with the ``release`` kind and the named ``target``
         (``recipes.tables.settle_table``)."""
         return TableChoices(release, self.declared, self.domain_epsilon_share, self.numeric_histograms,
-                            self.fine_bins, self.coarse_bins, self.max_pairs, random_state, self.pair_selection, target)
+                            self.fine_bins, self.coarse_bins, self.max_pairs, random_state, self.pair_selection, target,
+                            self.target_tables == "per_value")
 
 
 @dataclass(frozen=True)

@@ -92,10 +92,7 @@ class TablePath:
         (``None``: not read, add/remove), with the part of the budget the domain paid and the releases' noise
         (``recipes.tables.settle_table``), in synthcity's schema and info; no record encoded."""
         n_public = None if n_records is None else plugin.budget.neighbouring.public_size(n_records)
-        target = loader.target
-        if target is not None and not spec.generator_class.conditions_on_target:
-            raise ValueError(f"{spec.name} cannot condition on the target {target!r}; leave target_column unset.")
-        choices = plugin.table_options.choices(spec.release, plugin.random_state, target)
+        choices = plugin.table_options.choices(spec.release, plugin.random_state, loader.target)
         names = set() if choices.declared is None else set(choices.declared.names)
         settled = settle_table(table, n_public, plugin.budget.for_records(n_public), choices, spec,
                                lambda domain: loader.public_domain(X, domain, names))
@@ -170,9 +167,9 @@ class TablePath:
         warning (redrawing them would change the values asked for)."""
         layout = plugin.layout_
         if layout is None or layout.condition is None or not isinstance(codec, MarginalTableCodec):
-            raise ValueError("generate(cond=...) draws rows for given values of the named target; fit on a loader that "
-                             "names it (GenericDataLoader(df, target_column=...)) or with target_column=... first, or "
-                             "drop cond.")
+            raise ValueError("generate(cond=...) draws rows for given values of a named target whose tables are counted "
+                             "per value: fit with target_tables='per_value' on a loader that names it "
+                             "(GenericDataLoader(df, target_column=...)) or with target_column=..., or drop cond.")
         values = pd.Series(np.asarray(cond, dtype=object).reshape(-1))
         if len(values) != count:
             raise ValueError(f"cond holds {len(values)} values; give one per row asked for (count={count}).")

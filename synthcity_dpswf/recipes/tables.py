@@ -33,10 +33,11 @@ PAIR_SELECTIONS = ("adaptive", "public")
 
 TARGET_CLASSES = 4
 """The most values of a named target (its categories, or an integer target's values; a missing level aside) for the
-marginal release to count its tables per value (``MarginalLayout.condition``): each class is one value, exactly. A
-target of more values (a numeric one) is not conditioned on: every pair with it is measured instead (``anchor``), for
-a class that grouped several values would hold them independent of every other column. A class's tables count its own
-rows only, so every class more spreads the same noise over fewer rows."""
+marginal release to count its tables per value when asked (``TableChoices.per_value``, ``MarginalLayout.condition``):
+each class is one value, exactly. A target of more values (a numeric one) is not conditioned on: every pair with it
+is measured (``anchor``), as for every target by default, for a class that grouped several values would hold them
+independent of every other column. A class's tables count its own rows only, so every class more spreads the same
+noise over fewer rows."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,10 @@ class TableChoices:
     selects_pairs`` and ``noise_limited`` say so (privacy.md, "Paid pair selection"); ``"public"``: all pairs up to
     ``max_pairs``, beyond a random subset (no data read)."""
     target: str | None = None
-    """The named target column: the marginal release counts every table per class of it (privacy.md, "Tables
-    conditioned on a named target"); ``None``: none."""
+    """The named target column: the marginal release measures every pair with it (privacy.md, "Tables conditioned on a
+    named target"); ``None``: none."""
+    per_value: bool = False
+    """With a named target of 2 to ``TARGET_CLASSES`` values: count every table per value of it instead."""
 
     def __post_init__(self) -> None:
         if self.pair_selection not in PAIR_SELECTIONS:
@@ -114,7 +117,7 @@ def settle_table(
     levelled = MECHANISMS[choices.release].takes_level_codes
     n_columns = len(domain.columns)
     target = None if choices.target is None else domain.names.index(choices.target)
-    classes = None if target is None else target_classes(domain, target)
+    classes = None if target is None or not choices.per_value else target_classes(domain, target)
     condition = target if classes is not None else None  # few values: every table counted per value
     anchor = target if classes is None else None  # else: every pair with the target measured
     paired = n_columns - (condition is not None)  # the columns pairs are made of: never a condition

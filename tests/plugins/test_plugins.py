@@ -231,7 +231,7 @@ def test_bad_plugin_arguments_fail_clearly() -> None:
         Plugins().get("dpswflow", epsilon=0.0, domain=IRIS_DOMAIN).fit(iris())
     with pytest.raises(ValueError, match="no budget to share"):
         Plugins().get("dpswflow", epsilon=math.inf).fit(iris())
-    with pytest.raises(ValueError, match="conditional"):
+    with pytest.raises(ValueError, match="takes no cond at fit: name the target column"):
         Plugins().get("dpswflow", domain=IRIS_DOMAIN).fit(GenericDataLoader(iris()), cond=iris()["target"])
 
 

@@ -114,7 +114,7 @@ def _xor_accuracy(frame: pd.DataFrame) -> float:
     return float(((frame["a"].astype(int) ^ frame["b"].astype(int)) == frame["y"].astype(int)).mean())
 
 
-def test_a_named_target_keeps_its_dependence_on_two_columns_at_once_and_a_frame_names_none() -> None:
+def test_tables_per_value_keep_a_target_s_dependence_on_two_columns_at_once_and_pairs_do_not() -> None:
     from synthcity.plugins import Plugins
     from synthcity.plugins.core.dataloader import GenericDataLoader
 
@@ -122,12 +122,15 @@ def test_a_named_target_keeps_its_dependence_on_two_columns_at_once_and_a_frame_
     domain = {"a": ["0", "1"], "b": ["0", "1"], "noise": ["0", "1", "2"], "y": ["0", "1"]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        named = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0)
+        named = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0, target_tables="per_value")
         named.fit(GenericDataLoader(train, target_column="y"))
         kept = named.generate(3000).dataframe()
+        paired = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0)
+        paired.fit(GenericDataLoader(train, target_column="y"))
         plain = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0).fit(train)
-        lost = plain.generate(3000).dataframe()
-    assert named.layout_.condition == 3 and plain.layout_.condition is None
+        lost = paired.generate(3000).dataframe()
+    assert named.layout_.condition == 3 and paired.layout_.condition is None and plain.layout_.condition is None
+    assert {pair for pair in paired.layout_.pairs if 3 in pair} == {(0, 3), (1, 3), (2, 3)}
     assert _xor_accuracy(kept) > 0.9  # the real rows: 1.0
     assert abs(_xor_accuracy(lost) - 0.5) < 0.1  # two-way tables alone: independent bits
     assert abs((kept["y"] == "1").mean() - (train["y"] == "1").mean()) < 0.05
@@ -141,10 +144,10 @@ def test_a_target_column_that_is_not_in_the_table_or_on_dpswgen_is_refused_befor
     train = _xor_table(200, 1)
     with pytest.raises(ValueError, match="not a column of the table"):
         Plugins().get("dpswflow", epsilon=1.0, target_column="z").fit(train)
-    with pytest.raises(ValueError, match="cannot condition on a target"):
-        Plugins().get("dpswgen", epsilon=1.0, target_column="y")
-    with pytest.raises(ValueError, match="condition_on_target"):
-        Plugins().get("dpswflow", epsilon=1.0, target_column="y", condition_on_target=False)
+    with pytest.raises(ValueError, match="cannot count its tables per value"):
+        Plugins().get("dpswgen", epsilon=1.0, target_tables="per_value")
+    with pytest.raises(ValueError, match="target_tables='none'"):
+        Plugins().get("dpswflow", epsilon=1.0, target_column="y", target_tables="none")
 
 
 def test_generate_with_cond_gives_each_row_its_target_value_drawn_from_that_class() -> None:
@@ -155,7 +158,7 @@ def test_generate_with_cond_gives_each_row_its_target_value_drawn_from_that_clas
     domain = {"a": ["0", "1"], "b": ["0", "1"], "noise": ["0", "1", "2"], "y": ["0", "1"]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plugin = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0)
+        plugin = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0, target_tables="per_value")
         plugin.fit(GenericDataLoader(train, target_column="y"))
         cond = np.array(["1"] * 300 + ["0"] * 100 + ["1"] * 100)
         rows = plugin.generate(500, cond=cond).dataframe()
@@ -209,7 +212,8 @@ def test_a_conditioned_fit_draws_the_reported_noise_and_composes_to_its_budget(
     monkeypatch.setattr(MarginalRelease, "noised", recorded)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plugin = Plugins().get(name, epsilon=EPSILON, delta=DELTA, neighbouring=neighbouring, n_steps=5)
+        plugin = Plugins().get(name, epsilon=EPSILON, delta=DELTA, neighbouring=neighbouring, n_steps=5,
+                               target_tables="per_value")
         plugin.fit(GenericDataLoader(_wide_table(600, 4), target_column="y"))
     report = plugin.privacy_report()
     assert plugin.layout_.condition == 7 and plugin.selection_part_ is not None and plugin.domain_part_ is not None
@@ -226,8 +230,9 @@ def test_a_conditioned_fit_draws_the_reported_noise_and_composes_to_its_budget(
 
 
 def test_a_target_of_many_values_is_not_conditioned_on_and_every_pair_with_it_is_measured() -> None:
-    """A float target (or one of more values than ``TARGET_CLASSES``): no class grouping several values, every pair with
-    it in the layout, through the public choice within ``max_pairs`` and through the paid selection's choice."""
+    """A float target (or one of more values than ``TARGET_CLASSES``), even with ``target_tables="per_value"``: no class
+    grouping several values, every pair with it in the layout, through the public choice within ``max_pairs`` and
+    through the paid selection's choice."""
     from synthcity.plugins import Plugins
     from synthcity.plugins.core.dataloader import GenericDataLoader
 
@@ -238,7 +243,7 @@ def test_a_target_of_many_values_is_not_conditioned_on_and_every_pair_with_it_is
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for selection in ("adaptive", "public"):
-            plugin = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5, pair_selection=selection)
+            plugin = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5, pair_selection=selection, target_tables="per_value")
             plugin.fit(GenericDataLoader(table, target_column="y"))
             assert plugin.layout_.condition is None
             assert {pair for pair in plugin.layout_.pairs if 7 in pair} == {(j, 7) for j in range(7)}
