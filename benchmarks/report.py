@@ -400,9 +400,8 @@ def target_headline(payload: dict[str, Any]) -> str:
         "**A target named, the same suite**: TSTR (HistGradientBoosting trained on the synthetic rows, AUROC on the real "
         "test split; in brackets synthcity's `performance.xgb.syn_id` on the same rows) of ours with no schema at "
         "epsilon = 1, replace-one, fitted from a frame (`fit(df)`: no target) and from `GenericDataLoader(df, "
-        "target_column=...)` (every table counted per value of a target of 2 to 4 values; every pair with a target of "
-        "more values measured: these tables' targets are numeric), beside the real training split's and the best "
-        "end-to-end peer's (its TSTR). Every row: `benchmarks/results/fair_peers.md`; the choices: docs/flows.md, "
+        "target_column=...)` (every pair with the target measured: `target_tables=\"pairs\"`, the default), beside "
+        "the real training split's and the best end-to-end peer's (its TSTR). Every row: `benchmarks/results/fair_peers.md`; the choices: docs/flows.md, "
         "\"A named target\".\n\n" + "\n".join(lines) + "\n"
     )
 

@@ -27,6 +27,7 @@ from synthcity_dpswf.models.marginal_target import (
     MarginalParticleSpace,
     MarginalReleaseTarget,
     combine_measurements,
+    drawn_slice,
     marginal_estimates,
 )
 from synthcity_dpswf.models.pool import ReleasePool
@@ -149,11 +150,7 @@ class ConditionalMarginalTarget:
         return self._dim
 
     def target_slice(self, step: int) -> TargetSlice:
-        chosen = torch.randperm(self.directions.shape[1], generator=self._generator)[: self.n_directions].to(self.device)
-        directions = self.directions[:, chosen]
-        weight = (directions**2).sum(dim=1)
-        scale = torch.where(weight > 0, self.n_directions / weight.clamp(min=1e-12), torch.zeros_like(weight))
-        return TargetSlice(directions, self.quantiles[:, chosen], 0.0, coordinate_scale=scale)
+        return drawn_slice(self.directions, self.quantiles, self.n_directions, self._generator, self.device)
 
 
 class ConditionalParticleSpace:

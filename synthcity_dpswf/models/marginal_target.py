@@ -189,11 +189,19 @@ class MarginalReleaseTarget:
         return self._dim
 
     def target_slice(self, step: int) -> TargetSlice:
-        chosen = torch.randperm(self.directions.shape[1], generator=self._generator)[: self.n_directions].to(self.device)
-        directions = self.directions[:, chosen]
-        weight = (directions**2).sum(dim=1)
-        scale = torch.where(weight > 0, self.n_directions / weight.clamp(min=1e-12), torch.zeros_like(weight))
-        return TargetSlice(directions, self.quantiles[chosen], 0.0, coordinate_scale=scale)
+        return drawn_slice(self.directions, self.quantiles, self.n_directions, self._generator, self.device)
+
+
+def drawn_slice(directions: torch.Tensor, quantiles: torch.Tensor, n_directions: int, generator: torch.Generator,
+                device: torch.device) -> TargetSlice:
+    r"""``n_directions`` of the slices ``directions`` ``(d, S)`` drawn at random (``generator``), with their quantile
+    functions (``quantiles``: ``(S, G)``, or ``(C, S, G)`` for C groups) and the per-coordinate drift scale
+    :math:`L / \sum_l \theta_{li}^2` (``MarginalReleaseTarget``; 0 for a coordinate no drawn direction touches)."""
+    chosen = torch.randperm(directions.shape[1], generator=generator)[:n_directions].to(device)
+    drawn = directions[:, chosen]
+    weight = (drawn**2).sum(dim=1)
+    scale = torch.where(weight > 0, n_directions / weight.clamp(min=1e-12), torch.zeros_like(weight))
+    return TargetSlice(drawn, quantiles.index_select(-2, chosen), 0.0, coordinate_scale=scale)
 
 
 class MarginalParticleSpace:

@@ -35,6 +35,11 @@ class Sampling(GeneratorState):
     def _steps(self, settings: FlowSettings) -> int:
         return self._pool().n_releases if settings.reuse == "once" else settings.n_steps
 
+    def class_shares(self) -> torch.Tensor | None:
+        """The released shares of a named target's classes where the tables are counted per class (``(C,)``), else
+        ``None`` (post-processing)."""
+        return flow_groups(self._pool())
+
     def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
         """Starting particles of the kind's space (``models.kinds.particle_space``): N(0, r^2 / d I) for the
         projected kinds, the product of the released one-way margins for marginal releases."""
@@ -77,10 +82,9 @@ class Sampling(GeneratorState):
         if init is None and settings.flow_particles is not None and space.resamples:
             flowed = min(count, settings.flow_particles)
         if class_sizes is not None:
-            flowed_sizes = class_sizes if flowed == count else torch.minimum(
-                class_sizes, torch.where(class_sizes > 0, allocate(flowed, class_sizes.double()).clamp(min=1), 0))
+            flowed_sizes = class_flows(class_sizes, settings.flow_particles)
             particles = self._sample_classes(flowed_sizes, None, settings, run_seed)
-            if flowed < count:  # each class's rows drawn from its own flowed particles
+            if not torch.equal(flowed_sizes, class_sizes):  # each class's rows drawn from its own flowed particles
                 generator = torch.Generator().manual_seed(run_seed + 4)
                 parts = torch.split(particles, flowed_sizes.tolist())
                 particles = torch.cat([space.resample(part, int(size), generator) if int(size) else part[:0]
@@ -201,6 +205,21 @@ class Sampling(GeneratorState):
             particles, self.flow_target(settings, seed + 3, class_index), self._steps(settings), settings.step_size,
             settings.entropy, flow_generator, particle_cdf=settings.particle_cdf, progress=self.progress,
         )
+
+
+CLASS_FLOW_FLOOR = 1000
+"""The fewest particles a class asked for flows (``class_flows``): a flow of a few particles quantises its class's
+tables coarsely, so a class asked for fewer rows flows this many and its rows are drawn from them."""
+
+
+def class_flows(class_sizes: torch.Tensor, flow_particles: int | None) -> torch.Tensor:
+    """The particles each class flows for ``class_sizes`` rows: at least ``CLASS_FLOW_FLOOR`` for a class asked for
+    any, and at most ``flow_particles`` in all (shared in proportion, largest remainders, one at least)."""
+    asked = class_sizes > 0
+    flowed = torch.where(asked, class_sizes.clamp(min=CLASS_FLOW_FLOOR), 0)
+    if flow_particles is not None and int(flowed.sum()) > flow_particles:
+        flowed = torch.where(asked, allocate(flow_particles, flowed.double()).clamp(min=1), 0)
+    return flowed.long()
 
 
 def checked_class_sizes(class_sizes: Any, groups: torch.Tensor | None, count: int) -> torch.Tensor:

@@ -39,7 +39,7 @@ from synthcity_dpswf.plugins.loaders import loader_path
 from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, SynthcityOptions, TableOptions
 from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
 from synthcity_dpswf.plugins.table_path import TablePath
-from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart, PrivacyReport
+from synthcity_dpswf.privacy import MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
 
 
@@ -159,6 +159,9 @@ class SlicedFlowPlugin(Plugin):
         budget = Budget(epsilon, delta, neighbouring)
         flow = FlowOptions(release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions,
                            step_size, entropy, smoothing, flow_batch_size, reuse, neighbouring=budget.neighbouring)
+        if target_column is not None and release is not None and not MECHANISMS[release].takes_level_codes:
+            raise ValueError(f"target_column={target_column!r} shapes the marginal release's tables; release={release!r} "
+                             "has none: leave release=None (the marginal release for tables) or name no target.")
         if target_tables == "per_value" and not self.generator_class.conditions_on_target:
             raise ValueError(f"{self.name()} trains one network for every row and cannot count its tables per value "
                              "of a target: use target_tables='pairs', or dpswflow / dpswflow_r.")

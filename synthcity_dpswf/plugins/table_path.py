@@ -16,7 +16,7 @@ from synthcity.plugins.core.constraints import Constraints
 from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader, create_from_info
 from synthcity.plugins.core.schema import Schema
 
-from synthcity_dpswf.adapters import MarginalTableCodec
+from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, generate_parquet
 from synthcity_dpswf.models import DPSWGen, SlicedGenerator
 from synthcity_dpswf.models.spec import GeneratorSpec
@@ -39,6 +39,27 @@ asked for: once the rate of kept rows says ``count`` rows would take more, it st
 result nor an error)."""
 DRAW_ROWS = 200_000
 """The most rows one later draw of ``TablePath.generate`` decodes at once (beyond ``count``), bounding its memory."""
+
+
+RARE_CLASS_SHARE = 0.01
+"""Below this released share of the rows, ``generate(cond=...)`` warns that a value's rows come from tables that hold
+little but noise."""
+
+
+def check_target_values(codec: MarginalTableCodec, position: int, values: pd.Series) -> None:
+    """Refuse ``cond`` values outside the target column's domain: a category not in it (``column_codes``), a number
+    outside an integer target's integers, a missing value where the column has no missing level."""
+    column = codec.domain.columns[position]
+    if isinstance(column, CategoricalColumn):
+        return  # column_codes refuses a category outside the domain
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    missing = values.isna().to_numpy()
+    low, high = column.span
+    bad = (~missing & (~np.isfinite(numbers) | (numbers < low) | (numbers >= high) | (numbers != np.floor(numbers))))
+    bad |= missing & (not column.missing)
+    if bad.any():
+        raise ValueError(f"cond holds values outside the target {column.name!r}'s domain (the integers {low:g} to "
+                         f"{high - 1:g}{', or missing' if column.missing else ''}): {sorted(set(map(str, values[bad])))[:5]}.")
 
 
 class ConstraintsWarning(DPSWFWarning):
@@ -163,8 +184,8 @@ class TablePath:
         """``count`` rows whose named target is ``cond`` (one value per row, in order): each row drawn from the class of
         its value (``Sampling.sample``'s ``class_sizes``: class c's particles flow to class c's tables), its target the
         value itself. A fit conditioned on a named target only; a value outside the target's domain is refused (a
-        number is clipped to its range, as in ``fit``). Rows that miss synthcity's constraints are dropped with a
-        warning (redrawing them would change the values asked for)."""
+        value of an integer target must be one of its integers). Rows that miss synthcity's constraints are dropped with
+        a warning (redrawing them would change the values asked for); the rows kept keep ``cond``'s order."""
         layout = plugin.layout_
         if layout is None or layout.condition is None or not isinstance(codec, MarginalTableCodec):
             raise ValueError("generate(cond=...) draws rows for given values of a named target whose tables are counted "
@@ -173,9 +194,18 @@ class TablePath:
         values = pd.Series(np.asarray(cond, dtype=object).reshape(-1))
         if len(values) != count:
             raise ValueError(f"cond holds {len(values)} values; give one per row asked for (count={count}).")
+        check_target_values(codec, layout.condition, values)
         codes = torch.as_tensor(codec.column_codes(layout.condition, values, "error"), dtype=torch.long)
         classes = layout.coarse(codes, layout.condition)
-        records = generator.sample(count, seed=draw_seed(), class_sizes=torch.bincount(classes, minlength=layout.classes))
+        sizes = torch.bincount(classes, minlength=layout.classes)
+        shares = generator.class_shares()
+        rare = sorted({str(value) for value, label in zip(values, classes.tolist())
+                       if shares is not None and float(shares[label]) < RARE_CLASS_SHARE})
+        if rare:
+            warnings.warn(f"cond asks for values {rare} of the target whose released share of the rows is below "
+                          f"{RARE_CLASS_SHARE:.0%}: their rows are drawn from tables that hold little but noise at this "
+                          "epsilon.", DPSWFWarning, stacklevel=8)
+        records = generator.sample(count, seed=draw_seed(), class_sizes=sizes)
         rows = codec.decode(records)  # class after class: row i answers the i-th value of cond in class order
         rows.index = torch.argsort(classes, stable=True).numpy()
         rows = rows.sort_index()

@@ -61,10 +61,12 @@ def selects_pairs(n_columns: int, max_pairs: int | None, epsilon: float) -> bool
 
 
 def candidate_layout(levels: tuple[int, ...], coarse_bins: int, seed: int, missing: tuple[bool, ...],
-                     condition: int | None = None, classes: int | None = None) -> MarginalLayout:
+                     condition: int | None = None, classes: int | None = None,
+                     anchor: int | None = None) -> MarginalLayout:
     """L_A: the marginal layout of every candidate pair (``MarginalLayout.build`` with ``CANDIDATE_PAIRS``), counted per
-    class of the named target ``condition`` where there is one (no pair contains it)."""
-    return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing, condition, classes)
+    class of the named target ``condition`` where there is one (no pair contains it), every pair of an ``anchor``
+    column among the candidates."""
+    return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing, condition, classes, anchor)
 
 
 @dataclass(frozen=True)

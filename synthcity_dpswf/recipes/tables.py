@@ -119,7 +119,7 @@ def settle_table(
     target = None if choices.target is None else domain.names.index(choices.target)
     classes = None if target is None or not choices.per_value else target_classes(domain, target)
     condition = target if classes is not None else None  # few values: every table counted per value
-    anchor = target if classes is None else None  # else: every pair with the target measured
+    anchor = target if classes is None else None  # else: every pair with the target measured, once it has levels
     paired = n_columns - (condition is not None)  # the columns pairs are made of: never a condition
     size = n_public if n_public is not None else released_rows
     selecting = levelled and choices.pair_selection == "adaptive" and pair_rule.selects_pairs(
@@ -139,13 +139,15 @@ def settle_table(
     fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
                                                  n_columns, n_pairs, classes or 1)
     codec = MarginalTableCodec(domain, fine_bins, unknown)
+    if anchor is not None and codec.levels[anchor] - codec.missing[anchor] < 2:
+        anchor = None  # a target of one value (the DP domain placed none of its categories): its pairs hold nothing
     one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
     if multiplier is None or n_pairs is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
                                       condition, TARGET_CLASSES, anchor)
         return SettledTable(domain, codec, layout, budget, noise_multiplier, plan, paid, released_rows, one_way)
     candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing, condition,
-                                            TARGET_CLASSES)
+                                            TARGET_CLASSES, anchor)
     forced = tuple(pair for pair in candidates.pairs if anchor in pair)
     selection = pair_rule.release_pair_selection(
         table_statistic(table, codec, candidates), candidates, n_pairs, multiplier, budget.release_delta, share,

@@ -268,3 +268,33 @@ def test_a_dp_domain_s_one_way_counts_join_every_class_by_least_squares_and_leav
     assert torch.allclose(corrections[0, :3], corrections[1, :3])  # the same share for each class
     assert torch.allclose(summed + corrections[:, :3].sum(dim=0), expected)
     assert torch.count_nonzero(corrections[:, 3:]) == 0  # the target's table
+
+
+def test_cond_refuses_values_outside_an_integer_target_and_warns_of_a_class_with_almost_no_rows() -> None:
+    from synthcity.plugins import Plugins
+    from synthcity.plugins.core.dataloader import GenericDataLoader
+
+    from synthcity_dpswf.notices import DPSWFWarning
+
+    rng = np.random.default_rng(7)
+    y = np.where(rng.random(2000) < 0.998, rng.integers(0, 2, 2000), 2)  # the value 2 in a handful of rows
+    train = pd.DataFrame({"x": np.where(y == 1, "p", "q"), "y": y})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5, domain={"x": ["p", "q"], "y": (0, 2)},
+                               target_tables="per_value").fit(GenericDataLoader(train, target_column="y"))
+    assert plugin.layout_.condition == 1 and plugin.layout_.classes == 3
+    for bad in ([7, 1], [1.5, 0], [None, 1]):
+        with pytest.raises(ValueError, match="outside the target 'y'"):
+            plugin.generate(2, cond=bad)
+    with pytest.warns(DPSWFWarning, match="below 1%"):
+        rows = plugin.generate(3, cond=[2, 1, 0]).dataframe()
+    assert rows["y"].tolist() == [2, 1, 0]
+
+
+def test_a_candidate_layout_beyond_its_cap_keeps_every_pair_of_the_anchor() -> None:
+    from synthcity_dpswf.privacy.selection import CANDIDATE_PAIRS, candidate_layout
+
+    levels = (3,) * 60  # 1,770 pairs, above the cap
+    layout = candidate_layout(levels, 4, 0, (), anchor=5)
+    assert len(layout.pairs) == CANDIDATE_PAIRS and sum(5 in pair for pair in layout.pairs) == 59
