@@ -349,8 +349,10 @@ def row_key(row: dict[str, Any]) -> tuple[Any, ...]:
 
 def target_mode(row: dict[str, Any]) -> str:
     """How a row's method was given the table: ``none``, ``named`` or ``TAKES_NO_TARGET`` (rows of runs before the
-    ``targets`` key: ``none``)."""
-    return row.get("target", "none")
+    ``targets`` key: ``none``, a peer's or a reference run's ``TAKES_NO_TARGET``, so that a new run replaces them)."""
+    if "target" in row:
+        return str(row["target"])
+    return TAKES_NO_TARGET if row["method"] in PEERS or row["method"] in REFERENCE else "none"
 
 
 def shows_targets(rows: list[dict[str, Any]]) -> bool:
