@@ -100,8 +100,9 @@ def test_target_validation_script_scores_a_frame_and_a_named_target(tmp_path: Pa
     on a frame (no target) and on a loader naming the target, with no schema and with the declared one."""
     import target_validation
 
-    target_validation.main(["--tables", "fair", "--generators", "dpswflow", "--fits", "1", "--out", str(tmp_path)])
+    target_validation.main(["--tables", "fair", "--generators", "dpswflow", "--modes", "frame", "pairs", "--fits", "1",
+                            "--out", str(tmp_path)])
     payload = json.loads((tmp_path / "target_validation.json").read_text())
     cells = {(row["schema"], row["mode"]) for row in payload["rows"] if row["generator"] == "dpswflow"}
-    assert cells == {(schema, mode) for schema in ("none", "declared") for mode in ("frame", "pairs", "per_value")}
+    assert cells == {(schema, mode) for schema in ("none", "declared") for mode in ("frame", "pairs")}
     assert all(0.4 < row["tstr"] <= 1 and 0 <= row["tv2"] < 1 for row in payload["rows"])
