@@ -114,20 +114,28 @@ def _xor_accuracy(frame: pd.DataFrame) -> float:
     return float(((frame["a"].astype(int) ^ frame["b"].astype(int)) == frame["y"].astype(int)).mean())
 
 
-def test_tables_per_value_keep_a_target_s_dependence_on_two_columns_at_once_and_pairs_do_not() -> None:
+XOR_DOMAIN = {"a": ["0", "1"], "b": ["0", "1"], "noise": ["0", "1", "2"], "y": ["0", "1"]}
+
+
+def _fit_xor(train: pd.DataFrame, named: bool = True, **arguments: object) -> object:
+    """DPSWflow at epsilon 5 on an exclusive-or table (``_xor_table``), given as a loader naming ``y`` or as a frame."""
     from synthcity.plugins import Plugins
     from synthcity.plugins.core.dataloader import GenericDataLoader
 
-    train = _xor_table(3000, 0)
-    domain = {"a": ["0", "1"], "b": ["0", "1"], "noise": ["0", "1", "2"], "y": ["0", "1"]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        named = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0, target_tables="per_value")
-        named.fit(GenericDataLoader(train, target_column="y"))
+        plugin = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=XOR_DOMAIN, random_state=0, **arguments)
+        return plugin.fit(GenericDataLoader(train, target_column="y") if named else train)
+
+
+def test_tables_per_value_keep_a_target_s_dependence_on_two_columns_at_once_and_pairs_do_not() -> None:
+    train = _xor_table(3000, 0)
+    named = _fit_xor(train, target_tables="per_value")
+    paired = _fit_xor(train)
+    plain = _fit_xor(train, named=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         kept = named.generate(3000).dataframe()
-        paired = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0)
-        paired.fit(GenericDataLoader(train, target_column="y"))
-        plain = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0).fit(train)
         lost = paired.generate(3000).dataframe()
     assert named.layout_.condition == 3 and paired.layout_.condition is None and plain.layout_.condition is None
     assert {pair for pair in paired.layout_.pairs if 3 in pair} == {(0, 3), (1, 3), (2, 3)}
@@ -151,22 +159,17 @@ def test_a_target_column_that_is_not_in_the_table_or_on_dpswgen_is_refused_befor
 
 
 def test_generate_with_cond_gives_each_row_its_target_value_drawn_from_that_class() -> None:
-    from synthcity.plugins import Plugins
-    from synthcity.plugins.core.dataloader import GenericDataLoader
-
     train = _xor_table(3000, 2)
-    domain = {"a": ["0", "1"], "b": ["0", "1"], "noise": ["0", "1", "2"], "y": ["0", "1"]}
+    plugin = _fit_xor(train, target_tables="per_value")
+    plain = _fit_xor(train, named=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plugin = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain, random_state=0, target_tables="per_value")
-        plugin.fit(GenericDataLoader(train, target_column="y"))
         cond = np.array(["1"] * 300 + ["0"] * 100 + ["1"] * 100)
         rows = plugin.generate(500, cond=cond).dataframe()
         with pytest.raises(ValueError, match="one per row"):
             plugin.generate(10, cond=["1"] * 9)
         with pytest.raises(ValueError, match="categor"):  # a value outside the target's domain
             plugin.generate(2, cond=["1", "2"])
-        plain = Plugins().get("dpswflow", epsilon=5.0, delta=1e-5, domain=domain).fit(train)
         with pytest.raises(ValueError, match="names it"):
             plain.generate(2, cond=["1", "0"])
     assert rows["y"].tolist() == cond.tolist()
