@@ -8,12 +8,14 @@ import math
 from synthcity_dpswf.adapters.table_columns import NumericColumn
 
 
-def needs_histogram(column: object, fine_bins: int) -> bool:
-    """Whether a declared column's levels need its released value histogram: a float column, or an integer range of
-    more than ``fine_bins`` integers (narrower integer ranges get one level per integer, categories their own)."""
+def needs_histogram(column: object, coarse_bins: int) -> bool:
+    """Whether a declared column's levels need its released value histogram: a float column (fine levels at its
+    quantiles), or an integer range of more than ``coarse_bins`` integers (fine levels at its quantiles beyond the
+    fine levels' most, else coarse levels at them: ``MarginalTableCodec.equal_mass_runs``). Narrower integer ranges
+    get one level per integer in both tables, categories their own."""
     if not isinstance(column, NumericColumn) or column.histogram is not None:
         return False
-    return not column.integer or math.floor(column.high) - math.ceil(column.low) + 1 > fine_bins
+    return not column.integer or math.floor(column.high) - math.ceil(column.low) + 1 > coarse_bins
 
 
 CELL_SIGNAL = 1.0

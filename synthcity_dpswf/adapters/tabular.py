@@ -36,6 +36,8 @@ from synthcity_dpswf.adapters.table_columns import (
     to_position,
 )
 from synthcity_dpswf.adapters.table_domain import DomainSpec, TabularDomain
+from synthcity_dpswf.math.histograms import project_onto_simplex
+from synthcity_dpswf.math.marginals import equal_mass_starts
 from synthcity_dpswf.privacy.counts import category_key, missing_mask, number_mask
 from synthcity_dpswf.privacy.domain import DomainRelease
 from synthcity_dpswf.privacy.validity import TableRefusal
@@ -162,6 +164,26 @@ class MarginalTableCodec:
         """What this codec assumes public: the column names and the domain (``TabularDomain.public_description``)."""
         return self.domain.public_description()
 
+    def equal_mass_runs(self, coarse_bins: int) -> dict[int, tuple[int, ...]]:
+        """The coarse levels of the integer columns with one fine level per integer, more of them than ``coarse_bins``
+        and a released value histogram (the DP domain's, stage 3): runs of about equal mass at the histogram's
+        quantiles (``math.marginals.equal_mass_starts``, at most ``coarse_bins`` runs, a missing level alone in the
+        last), ``{column position: first fine level of each run}``. Equal-length runs of such a column put a count's
+        zeros with its small values (randhie's declared visits 0-77: 0 to 4 in one level), and with them the
+        dependence of having any on the other columns. Post-processing of the domain release (privacy.md, "Coarse
+        levels at released quantiles")."""
+        runs: dict[int, tuple[int, ...]] = {}
+        for position, column in enumerate(self.domain.columns):
+            if not isinstance(column, NumericColumn) or not column.integer or column.histogram is None:
+                continue
+            integers = self.edges[column.name][:-1]
+            n_runs = coarse_bins - column.missing
+            if len(integers) != column.span[1] - column.span[0] or len(integers) <= n_runs or n_runs < 1:
+                continue
+            starts = equal_mass_starts(torch.tensor(integer_masses(column.histogram, integers)), n_runs)
+            runs[position] = starts + ((len(integers),) if column.missing else ())
+        return runs
+
     def one_way_measurements(self, release: DomainRelease) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """The DP domain's measurements of columns' one-way marginals on this codec's fine levels (``DomainRelease.
         one_way``): ``{column position: (noisy counts (K_j,), noise stds (K_j,))}`` for every column whose levels are
@@ -224,6 +246,17 @@ class MarginalTableCodec:
                 number = np.clip(np.floor(number), low, high - 1)
             decoded[column.name] = numeric_output(column, np.clip(number, *column.span), missing)
         return pd.DataFrame({name: decoded[name] for name in self.domain.names})
+
+
+def integer_masses(histogram: tuple[tuple[float, ...], tuple[float, ...]], integers: np.ndarray) -> np.ndarray:
+    r"""Each integer's estimated share of a released value histogram ``(edges, noisy counts)``: the counts projected onto
+    the simplex (as the flows read counts), spread uniformly inside their bins, integrated over :math:`[v - 1/2, v +
+    1/2)` for each integer v of ``integers``. Post-processing."""
+    edges, counts = np.asarray(histogram[0], dtype=float), np.asarray(histogram[1], dtype=float)
+    total = max(float(counts.clip(min=0).sum()), 1.0)
+    shares = project_onto_simplex(torch.tensor(counts / total, dtype=torch.float64)[None])[0].numpy()
+    cumulative = np.concatenate([[0.0], np.cumsum(shares)])
+    return np.diff(np.interp(np.append(integers, integers[-1] + 1) - 0.5, edges, cumulative))
 
 
 def check_columns(domain: TabularDomain, frame: pd.DataFrame) -> None:

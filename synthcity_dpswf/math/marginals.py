@@ -2,8 +2,9 @@ r"""Marginal tables of discrete columns: coarsening, mutually consistent estimat
 quantile functions of a two-way table seen along a direction of its plane.
 
 Column j has :math:`K_j` *fine* levels (its cells: categories, integers, or bins of a numeric range) and
-:math:`\bar K_j \le K_j` *coarse* levels; fine level :math:`a` lies in coarse level
-:math:`\lfloor a \bar K_j / K_j \rfloor` (``coarse_index``), so coarse levels are runs of consecutive fine ones.
+:math:`\bar K_j \le K_j` *coarse* levels, runs of consecutive fine ones: fine level :math:`a` lies in coarse level
+:math:`\lfloor a \bar K_j / K_j \rfloor` (``coarse_index``; runs of equal length), or, where a released estimate of
+the fine levels' masses is known, in the run its mass falls in (``equal_mass_starts``: runs of about equal mass).
 
 Particles live in the unit cube: coordinate :math:`x_j \in [0, 1]` falls in coarse level
 :math:`\lfloor x_j \bar K_j \rfloor`, and a two-way table over coarse levels is read as the piecewise-uniform
@@ -26,14 +27,20 @@ RAKING_ITERATIONS = 20
 """Iterations of iterative proportional fitting in ``rake`` (the margins match to ~1e-6 on Adult's tables)."""
 
 
-def coarse_index(fine: torch.Tensor, n_fine: int, n_coarse: int, missing: bool = False) -> torch.Tensor:
+def coarse_index(
+    fine: torch.Tensor, n_fine: int, n_coarse: int, missing: bool = False, starts: tuple[int, ...] | None = None
+) -> torch.Tensor:
     r"""The coarse level :math:`\lfloor a \bar K / K \rfloor` of each fine level ``a`` (long tensor). With
     ``missing``, the last fine level (the missing entries) is alone in the last coarse level and the others split the
-    remaining :math:`\bar K - 1` as above."""
+    remaining :math:`\bar K - 1` as above. With ``starts`` (the first fine level of each of the ``n_coarse`` runs,
+    ``check_starts``), the run that holds ``a``: the number of starts at or below ``a``, less one."""
     check_positive_int("n_fine", n_fine)
     check_positive_int("n_coarse", n_coarse)
     if n_coarse > n_fine:
         raise ValueError(f"n_coarse={n_coarse} exceeds n_fine={n_fine}; a coarse level groups fine ones.")
+    if starts is not None:
+        check_starts(starts, n_fine, n_coarse, missing)
+        return torch.searchsorted(torch.tensor(starts, dtype=torch.long), fine.long(), right=True) - 1
     if not missing:
         return torch.div(fine.long() * n_coarse, n_fine, rounding_mode="floor")
     if n_fine < 2 or n_coarse < 2:
@@ -42,10 +49,40 @@ def coarse_index(fine: torch.Tensor, n_fine: int, n_coarse: int, missing: bool =
     return torch.where(fine.long() == n_fine - 1, torch.full_like(present, n_coarse - 1), present)
 
 
-def coarsen(fine_counts: torch.Tensor, n_coarse: int, missing: bool = False) -> torch.Tensor:
+def check_starts(starts: tuple[int, ...], n_fine: int, n_coarse: int, missing: bool = False) -> None:
+    """Raise unless ``starts`` are the first fine levels of ``n_coarse`` runs covering ``0 .. n_fine - 1``: one per
+    run, the first 0, strictly increasing, below ``n_fine``; with ``missing``, the last run the missing level alone."""
+    if len(starts) != n_coarse or starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:])) or starts[-1] >= n_fine:
+        raise ValueError(f"starts {starts!r} must be {n_coarse} strictly increasing fine levels from 0, below {n_fine}.")
+    if missing and starts[-1] != n_fine - 1:
+        raise ValueError(f"starts {starts!r}: the missing level {n_fine - 1} must be alone in the last run.")
+
+
+def equal_mass_starts(masses: torch.Tensor, n_runs: int) -> tuple[int, ...]:
+    r"""Runs of consecutive fine levels of about equal mass, at most ``n_runs`` of them: fine level :math:`a`, of
+    estimated mass :math:`p_a` (``masses``, any scale, negatives read as 0), goes to run
+    :math:`\lfloor R (F_{a-1} + p_a / 2) \rfloor` with :math:`F` the cumulative share and R = ``n_runs``, the runs that
+    receive a level numbered in order. A level of mass at least :math:`1 / R` is alone in its run (its midpoint is
+    at least :math:`1 / (2R)` from either side of it), so an atom (a count's zeros) keeps its own coarse level. Returns
+    the first fine level of each run. Post-processing: it reads released masses only."""
+    check_positive_int("n_runs", n_runs)
+    weights = masses.to(torch.float64).clamp(min=0.0)
+    total = float(weights.sum())
+    if total <= 0.0:  # no mass estimated: runs of equal length
+        weights = torch.ones_like(weights)
+        total = float(weights.sum())
+    share = weights / total
+    midpoints = share.cumsum(0) - share / 2
+    runs = (midpoints * n_runs).floor().clamp(max=n_runs - 1).long()
+    first = torch.ones_like(runs, dtype=torch.bool)
+    first[1:] = runs[1:] != runs[:-1]
+    return tuple(int(level) for level in torch.nonzero(first).flatten())
+
+
+def coarsen(fine_counts: torch.Tensor, n_coarse: int, missing: bool = False, starts: tuple[int, ...] | None = None) -> torch.Tensor:
     """Sum fine counts ``(..., K)`` into their coarse levels ``(..., K_coarse)`` (``coarse_index``)."""
     n_fine = fine_counts.shape[-1]
-    index = coarse_index(torch.arange(n_fine), n_fine, n_coarse, missing).to(fine_counts.device)
+    index = coarse_index(torch.arange(n_fine), n_fine, n_coarse, missing, starts).to(fine_counts.device)
     out = torch.zeros(*fine_counts.shape[:-1], n_coarse, dtype=fine_counts.dtype, device=fine_counts.device)
     return out.index_add_(-1, index, fine_counts)
 
@@ -133,7 +170,8 @@ def table_quantiles(
 
 
 def fine_positions(
-    coarse_position: torch.Tensor, fine_probabilities: torch.Tensor, n_coarse: int, missing: bool = False
+    coarse_position: torch.Tensor, fine_probabilities: torch.Tensor, n_coarse: int, missing: bool = False,
+    starts: tuple[int, ...] | None = None,
 ) -> torch.Tensor:
     r"""Map coordinates in [0, 1] (one column) to continuous fine positions in :math:`[0, K)`.
 
@@ -141,11 +179,12 @@ def fine_positions(
     :math:`u = x \bar K - \bar a`; the fine level is the one where u falls in the cumulative distribution of the
     fine ``fine_probabilities`` restricted to :math:`\bar a` (uniform when that level holds no fine mass), and the
     fraction of u inside that level's interval is kept as the position inside the fine level. The map is
-    monotone in x: the flow's ordering survives the refinement.
+    monotone in x: the flow's ordering survives the refinement. ``starts``: the runs' first fine levels
+    (``coarse_index``).
     """
     n_fine = fine_probabilities.shape[0]
     probabilities = fine_probabilities.to(torch.float64).clamp(min=0.0)
-    groups = coarse_index(torch.arange(n_fine), n_fine, n_coarse, missing)
+    groups = coarse_index(torch.arange(n_fine), n_fine, n_coarse, missing, starts)
     mass = torch.zeros(n_coarse, dtype=torch.float64).index_add_(0, groups, probabilities)
     width = torch.bincount(groups, minlength=n_coarse).to(torch.float64)
     within = torch.where(mass[groups] > 0, probabilities / mass[groups].clamp(min=1e-300), 1.0 / width[groups])

@@ -100,9 +100,10 @@ def _estimate(pool: ReleasePool) -> MarginalEstimates:
     coarse = []
     for column, table in enumerate(one_way):
         n_coarse = layout.coarse_levels[column]
-        estimates = [coarsen(table, n_coarse, layout.has_missing(column))]
+        runs = layout.has_missing(column), layout.starts(column)
+        estimates = [coarsen(table, n_coarse, *runs)]
         # a coarse cell sums its fine cells' noise: the largest such sum bounds every cell's variance
-        variances = [float(coarsen(cell_variances[column], n_coarse, layout.has_missing(column)).max())]
+        variances = [float(coarsen(cell_variances[column], n_coarse, *runs).max())]
         for (j, k), pair_table in two_way.items():
             if column == j:
                 estimates.append(pair_table.sum(dim=1))
@@ -245,7 +246,8 @@ class MarginalParticleSpace:
         layout = self.estimates.layout
         x = particles.detach().cpu()
         positions = [
-            fine_positions(x[:, column], self.estimates.fine[column], layout.coarse_levels[column], layout.has_missing(column))
+            fine_positions(x[:, column], self.estimates.fine[column], layout.coarse_levels[column],
+                           layout.has_missing(column), layout.starts(column))
             for column in range(layout.n_columns)
         ]
         return torch.stack(positions, dim=1).to(torch.float32)

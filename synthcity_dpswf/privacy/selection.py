@@ -12,6 +12,7 @@ are combined with stage B's at generation (``PairSelection.measurement``).
 from __future__ import annotations
 
 import math
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -62,11 +63,11 @@ def selects_pairs(n_columns: int, max_pairs: int | None, epsilon: float) -> bool
 
 def candidate_layout(levels: tuple[int, ...], coarse_bins: int, seed: int, missing: tuple[bool, ...],
                      condition: int | None = None, classes: int | None = None,
-                     anchor: int | None = None) -> MarginalLayout:
+                     anchor: int | None = None, runs: dict[int, tuple[int, ...]] | None = None) -> MarginalLayout:
     """L_A: the marginal layout of every candidate pair (``MarginalLayout.build`` with ``CANDIDATE_PAIRS``), counted per
     class of the named target ``condition`` where there is one (no pair contains it), every pair of an ``anchor``
     column among the candidates."""
-    return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing, condition, classes, anchor)
+    return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing, condition, classes, anchor, runs)
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ class PairSelection:
             one_way, two_way = block_layout.split(block)
             total = max(float(mechanism.counted_records(block)), 1.0)  # only noise makes it smaller
             margins = [
-                coarsen(to_probabilities(table, total), block_layout.coarse_levels[column], block_layout.has_missing(column))
+                coarsen(to_probabilities(table, total), block_layout.coarse_levels[column], block_layout.has_missing(column),
+                        block_layout.starts(column))
                 for column, table in enumerate(one_way)
             ]
             for (j, k), table in two_way.items():
@@ -146,8 +148,7 @@ class PairSelection:
 
     def chosen_layout(self) -> MarginalLayout:
         """L_B: the candidate layout's levels (and condition) with the chosen pairs only."""
-        return MarginalLayout(self.layout.levels, self.layout.coarse_levels, self.pairs, self.layout.missing,
-                              self.layout.condition)
+        return dataclasses.replace(self.layout, pairs=self.pairs)
 
     def measurement(self, layout: MarginalLayout) -> torch.Tensor:
         """Stage A's values of ``layout``'s tables (its one-way tables and its pairs, all candidates), in ``layout``'s

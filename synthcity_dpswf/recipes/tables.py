@@ -142,12 +142,13 @@ def settle_table(
     if anchor is not None and codec.levels[anchor] - codec.missing[anchor] < 2:
         anchor = None  # a target of one value (the DP domain placed none of its categories): its pairs hold nothing
     one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
+    runs = codec.equal_mass_runs(coarse_bins)  # at the DP domain's released quantiles
     if multiplier is None or n_pairs is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
-                                      condition, TARGET_CLASSES, anchor)
+                                      condition, TARGET_CLASSES, anchor, runs)
         return SettledTable(domain, codec, layout, budget, noise_multiplier, plan, paid, released_rows, one_way)
     candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing, condition,
-                                            TARGET_CLASSES, anchor)
+                                            TARGET_CLASSES, anchor, runs)
     forced = tuple(pair for pair in candidates.pairs if anchor in pair)
     selection = pair_rule.release_pair_selection(
         table_statistic(table, codec, candidates), candidates, n_pairs, multiplier, budget.release_delta, share,
@@ -208,7 +209,7 @@ def table_domain(
     undeclared = [column for column in table.columns if declared is None or column not in declared.names]
     histograms = {} if declared is None or not choices.numeric_histograms or math.isinf(epsilon) else {
         column.name: (column.low, column.high, column.integer)
-        for column in declared.columns if needs_histogram(column, FINE_LEVELS[1])
+        for column in declared.columns if needs_histogram(column, COARSE_LEVELS[1])
     }
     if declared is not None:  # a declared column's values must lie in it: refused before any release
         check_encodes(table, MarginalTableCodec(declared, FINE_LEVELS[1], "error"))

@@ -51,6 +51,7 @@ class ReleaseOptions:
             layout = MarginalLayout(
                 tuple(layout["levels"]), tuple(layout["coarse_levels"]), tuple(tuple(p) for p in layout["pairs"]),
                 tuple(layout.get("missing", ())), layout.get("condition"),
+                tuple(None if starts is None else tuple(starts) for starts in layout.get("runs", ())),
             )
         return cls(**state, layout=layout)
 

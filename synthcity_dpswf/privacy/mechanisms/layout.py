@@ -4,13 +4,14 @@ and the marginal release (``mechanisms.marginal``) reads one: both import it, ne
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
 import torch
 
 from synthcity_dpswf.math.checks import check_positive_int
-from synthcity_dpswf.math.marginals import coarse_index
+from synthcity_dpswf.math.marginals import check_starts, coarse_index
 
 Pair = tuple[int, int]
 
@@ -35,6 +36,10 @@ class MarginalLayout:
     """The named target's column t, or ``None``. With one, every table is counted per target class, the class of a
     record being its coarse level of t (``classes`` of them): the release holds ``classes`` blocks of the tables
     above, and no pair contains t (privacy.md, "Tables conditioned on a named target")."""
+    runs: tuple[tuple[int, ...] | None, ...] = ()
+    """Per column (empty: none): the first fine level of each of its coarse levels, where its coarse levels are runs of
+    about equal released mass (``math.marginals.equal_mass_starts``, read from an earlier release: privacy.md, "Coarse
+    levels at released quantiles"); ``None``: runs of equal length (``math.marginals.coarse_index``)."""
 
     def __post_init__(self) -> None:
         if not self.levels or len(self.levels) != len(self.coarse_levels):
@@ -51,6 +56,12 @@ class MarginalLayout:
                 raise ValueError(f"pair {pair!r} must be two column indices j < k below {len(self.levels)}.")
         if len(set(self.pairs)) != len(self.pairs):
             raise ValueError("pairs must not repeat (a repeated table would double its weight in the sensitivity).")
+        if self.runs:
+            if len(self.runs) != len(self.levels):
+                raise ValueError("runs needs one entry per column (or none).")
+            for column, starts in enumerate(self.runs):
+                if starts is not None:
+                    check_starts(starts, self.levels[column], self.coarse_levels[column], self.has_missing(column))
         if self.condition is not None:
             if not 0 <= self.condition < len(self.levels):
                 raise ValueError(f"condition {self.condition!r} must be a column index below {len(self.levels)}.")
@@ -62,9 +73,14 @@ class MarginalLayout:
         """Whether ``column`` has a missing level."""
         return bool(self.missing) and self.missing[column]
 
+    def starts(self, column: int) -> tuple[int, ...] | None:
+        """The first fine level of each coarse level of ``column`` where its runs are of equal mass, else ``None``."""
+        return self.runs[column] if self.runs else None
+
     def coarse(self, codes: torch.Tensor, column: int) -> torch.Tensor:
         """The coarse levels of fine level codes of ``column`` (``math.marginals.coarse_index``)."""
-        return coarse_index(codes, self.levels[column], self.coarse_levels[column], self.has_missing(column))
+        return coarse_index(codes, self.levels[column], self.coarse_levels[column], self.has_missing(column),
+                            self.starts(column))
 
     @property
     def classes(self) -> int:
@@ -88,7 +104,7 @@ class MarginalLayout:
 
     def unconditioned(self) -> "MarginalLayout":
         """The same tables without the condition: the layout of one class's block."""
-        return MarginalLayout(self.levels, self.coarse_levels, self.pairs, self.missing)
+        return dataclasses.replace(self, condition=None)
 
     def blocks(self, values: torch.Tensor) -> torch.Tensor:
         """A released vector ``(..., classes * cells)`` as ``(..., classes, cells)``, one block per class."""
@@ -105,6 +121,7 @@ class MarginalLayout:
         condition: int | None = None,
         classes: int | None = None,
         anchor: int | None = None,
+        runs: dict[int, tuple[int, ...]] | None = None,
     ) -> "MarginalLayout":
         """Coarse levels ``min(K_j, coarse_bins)`` (a column with a missing level: ``min(K_j - 1, coarse_bins)`` for
         its values and one for its missing level); all pairs, or ``max_pairs`` of them chosen uniformly at random from
@@ -112,7 +129,9 @@ class MarginalLayout:
         and t's coarse levels, its classes, are ``min(K_t, classes)`` whatever ``coarse_bins`` (its missing level one
         more). With an ``anchor``
         column (a named target not conditioned on): every pair containing it is kept within ``max_pairs``, the random
-        subset drawn from the others."""
+        subset drawn from the others. ``runs``: the first fine levels of the coarse levels of the columns whose runs are
+        of equal released mass (``math.marginals.equal_mass_starts``, at most ``coarse_bins`` of them; a missing
+        level's last run included): their coarse levels are those runs. Never for the condition column."""
         check_positive_int("coarse_bins", coarse_bins)
         if classes is not None:
             check_positive_int("classes", classes)
@@ -131,8 +150,10 @@ class MarginalLayout:
             k = levels[column]
             return min(k - 1, bins) + 1 if flags[column] else min(k, bins)
 
-        coarse = tuple(coarse_of(column) for column in range(len(levels)))
-        return cls(tuple(levels), coarse, tuple(pairs), tuple(missing), condition)
+        runs = {column: starts for column, starts in (runs or {}).items() if column != condition}
+        coarse = tuple(len(runs[column]) if column in runs else coarse_of(column) for column in range(len(levels)))
+        per_column = tuple(runs.get(column) for column in range(len(levels))) if runs else ()
+        return cls(tuple(levels), coarse, tuple(pairs), tuple(missing), condition, per_column)
 
     @property
     def n_columns(self) -> int:
