@@ -102,10 +102,3 @@ class ReleaseSchedule:
             return ReleaseAccountant(n_public, batch_size, accountant, prior), steps
         sample_rate, steps = self.poisson()
         return ReleaseAccountant.poisson(sample_rate, accountant, prior), steps
-
-
-def pooled_count_noise(accountant: ReleaseAccountant, steps: int, noise_multiplier: float) -> float:
-    r"""The noise std, per unit of sensitivity, of a count pooled over ``steps`` releases at ``noise_multiplier`` z and
-    read on the scale of all n records: z for one release of everything, :math:`z / (\sqrt{K} q)` for K releases of
-    q n records each (their counts summed and divided by K q). A planning figure of public numbers."""
-    return noise_multiplier / (math.sqrt(steps) * accountant.sample_rate)

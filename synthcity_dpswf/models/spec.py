@@ -56,7 +56,8 @@ class GeneratorSpec:
 
     def plan(self, n_public: int | None, prior: PriorLike = None) -> ReleasePlan:
         """The accountant of the releases and their number for ``n_public`` records (``None`` under add/remove), with
-        ``prior`` spent before them (``ReleaseSchedule.accountant``): computed once per fit, here."""
+        ``prior`` spent before them (``ReleaseSchedule.accountant``): computed once per fit, here (a table's before its
+        budget is spent, its prior added where the noise is calibrated: ``privacy.budget.Budget.release_terms``)."""
         return self.schedule(n_public).accountant(n_public, self.neighbouring, self.arguments["accountant"],
                                                   self.release, prior)
 

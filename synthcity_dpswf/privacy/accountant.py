@@ -284,6 +284,15 @@ class ReleaseAccountant:
         """q: b / n for fixed-size batches, the Poisson rate under add/remove."""
         return self.sampling.sample_rate
 
+    def with_prior(self, prior: PriorLike) -> "ReleaseAccountant":
+        """The same releases (method, sampling, adjacency) with ``prior`` spent before them, as in the constructor: a
+        schedule planned before the run's budget was spent (``privacy.budget.Budget.release_terms``). A prior that
+        would change the method (a replace-one DP-SGD codec's schedule: ``models.schedule.ReleaseSchedule.accountant``)
+        is refused by the constructor's checks."""
+        if self.sampling.poisson:
+            return ReleaseAccountant.poisson(self.sample_rate, self.accountant, prior)
+        return ReleaseAccountant(self.n_records, self.batch_size, self.accountant, prior)
+
     def _single_release(self, steps: int) -> bool:
         return steps == 1 and self.sample_rate == 1
 

@@ -1,8 +1,9 @@
 """A run's budget, the one budget class: (epsilon, delta) as the user gives it, checked once (``Budget``); the parts
 spent before the generator's releases (a DP domain's, ``Budget.domain_part``; a pair selection's,
 ``Budget.share_of_rest``; a private codec's, ``Budget.share``), each recorded by ``Budget.spend``; the one calibration
-of the releases' noise; and how its split is set from public numbers (the default delta, the share a DP domain takes:
-privacy.md, "The DP domain" and "One budget")."""
+of the releases' noise (a table's, with its pair selection's part, in one call: ``Budget.release_terms``); and how
+its split is set from public numbers (the default delta, the share a DP domain takes: privacy.md, "The DP domain" and
+"One budget")."""
 
 from __future__ import annotations
 
@@ -193,6 +194,18 @@ class Budget:
         DP-SGD")."""
         return dataclasses.replace(self, schedules=(*self.schedules, schedule))
 
+    def release_terms(
+        self, accountant: ReleaseAccountant, steps: int, selection_share: float | None = None
+    ) -> "ReleaseTerms":
+        """What this budget gives a table's releases, computed once, here (privacy.md, "One budget" and "Paid pair
+        selection"): a paid pair selection's multiplier at ``selection_share`` of what is left (``share_of_rest``;
+        ``None``: no selection) spent, then the ``steps`` releases of ``accountant`` (planned before anything was
+        spent) given the spent parts as their prior and calibrated to the rest (``noise_multiplier``)."""
+        selection = None if selection_share is None else self.share_of_rest(selection_share)
+        budget = self if selection is None else self.spend(selection)
+        plan = accountant.with_prior(budget.prior), steps
+        return ReleaseTerms(budget, plan, budget.noise_multiplier(*plan), selection)
+
     def noise_multiplier(self, accountant: ReleaseAccountant, steps: int) -> float:
         """The releases' noise multiplier z: ``steps`` releases of ``accountant``'s sampling calibrated to what is
         left (epsilon, ``release_delta``, with ``prior``); 0 when epsilon is inf (no noise, not private). The one
@@ -202,6 +215,29 @@ class Budget:
         if math.isinf(self.epsilon):
             return 0.0
         return accountant.calibrate(float(self.epsilon), self.release_delta, steps)
+
+
+@dataclass(frozen=True)
+class ReleaseTerms:
+    """A table's releases as its budget settles them (``Budget.release_terms``): plain values, all the table recipe
+    reads of its budget once it has handed the budget down."""
+
+    budget: Budget
+    """What is left for the releases: the run's budget with every part spent before them."""
+    plan: tuple[ReleaseAccountant, int]
+    """The releases' accountant, with the spent parts as its prior, and their number K."""
+    noise_multiplier: float
+    """z, the releases' noise multiplier calibrated to ``budget`` (0 at epsilon = inf)."""
+    selection_multiplier: float | None = None
+    """z_A, the paid pair selection's multiplier (``None``: no selection)."""
+
+    @property
+    def count_noise(self) -> float:
+        r"""The noise std, per unit of sensitivity, of a count pooled over the K releases and read on the scale of all
+        n records: z for one release of everything, :math:`z / (\sqrt{K} q)` for K releases of q n records each (their
+        counts summed and divided by K q). A planning figure of public numbers."""
+        accountant, steps = self.plan
+        return self.noise_multiplier / (math.sqrt(steps) * accountant.sample_rate)
 
 
 HISTOGRAM_SHARE = 0.05

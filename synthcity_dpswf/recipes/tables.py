@@ -16,7 +16,7 @@ import torch
 from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.resolution import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
-from synthcity_dpswf.models.schedule import ReleasePlan, pooled_count_noise
+from synthcity_dpswf.models.schedule import ReleasePlan
 from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.privacy import (
@@ -105,6 +105,7 @@ def settle_table(
     if spec.neighbouring is not budget.neighbouring:
         raise ValueError(f"the generator is planned for {spec.neighbouring.label} and the budget is stated for "
                          f"{budget.neighbouring.label}: give both the same adjacency.")
+    accountant, steps = spec.plan(n_public)  # public: the releases' schedule, before anything is spent
     if choices.declared is not None:  # refused before any release
         public_rules(choices.declared)
     if choices.target is not None and choices.target not in list(table.columns):
@@ -123,53 +124,50 @@ def settle_table(
     paired = n_columns - (condition is not None)  # the columns pairs are made of: never a condition
     size = n_public if n_public is not None else released_rows
     selecting = levelled and choices.pair_selection == "adaptive" and pair_rule.selects_pairs(
-        paired, choices.max_pairs, budget.epsilon) and noise_limited(size, budget, paired, choices.max_pairs)
-    share, multiplier = pair_rule.SELECTION_SHARE, None
-    if selecting:  # the selection's share is fixed before stage A, from what the domain left
-        multiplier = budget.share_of_rest(share)
-        budget = budget.spend(multiplier)
-    plan = spec.plan(n_public, budget.prior)
-    accountant, steps = plan
-    noise_multiplier = budget.noise_multiplier(accountant, steps)
+        paired, choices.max_pairs, budget.epsilon) and noise_limited(
+        size, budget.rest_multiplier(), budget.neighbouring, paired, choices.max_pairs)
+    share = pair_rule.SELECTION_SHARE  # fixed before stage A, of what the domain left
+    terms = budget.release_terms(accountant, steps, share if selecting else None)
     if not levelled:
-        return SettledTable(domain, TabularCodec(domain, unknown), None, budget, noise_multiplier, plan, paid,
-                            released_rows)
-    count_noise = pooled_count_noise(accountant, steps, noise_multiplier)
+        return SettledTable(domain, TabularCodec(domain, unknown), None, terms.budget, terms.noise_multiplier, terms.plan,
+                            paid, released_rows)
     n_pairs = pair_rule.selected_pair_count(paired, choices.max_pairs) if selecting else None
-    fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows, count_noise,
-                                                 n_columns, n_pairs, classes or 1)
+    fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows,
+                                                 terms.count_noise, n_columns, n_pairs, classes or 1)
     codec = MarginalTableCodec(domain, fine_bins, unknown)
     if anchor is not None and codec.levels[anchor] - codec.missing[anchor] < 2:
         anchor = None  # a target of one value (the DP domain placed none of its categories): its pairs hold nothing
     one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
     runs = codec.equal_mass_runs(coarse_bins)  # at the DP domain's released quantiles
-    if multiplier is None or n_pairs is None:
+    if terms.selection_multiplier is None or n_pairs is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
                                       condition, TARGET_CLASSES, anchor, runs)
-        return SettledTable(domain, codec, layout, budget, noise_multiplier, plan, paid, released_rows, one_way)
+        return SettledTable(domain, codec, layout, terms.budget, terms.noise_multiplier, terms.plan, paid, released_rows,
+                            one_way)
     candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing, condition,
                                             TARGET_CLASSES, anchor, runs)
     forced = tuple(pair for pair in candidates.pairs if anchor in pair)
     selection = pair_rule.release_pair_selection(
-        table_statistic(table, codec, candidates), candidates, n_pairs, multiplier, budget.release_delta, share,
-        secret_generator(), budget.neighbouring, forced,
+        table_statistic(table, codec, candidates), candidates, n_pairs, terms.selection_multiplier,
+        terms.budget.release_delta, share, secret_generator(), budget.neighbouring, forced,
     )
     part = PrivacyPart("pair selection", selection.epsilon, selection.delta, selection.describe(),
                        selection.other_adjacency(), accounted=True)
-    return SettledTable(domain, codec, selection.chosen_layout(), budget, noise_multiplier, plan, paid, released_rows,
-                        one_way, selection, part)
+    return SettledTable(domain, codec, selection.chosen_layout(), terms.budget, terms.noise_multiplier, terms.plan, paid,
+                        released_rows, one_way, selection, part)
 
 
-def noise_limited(size: float | None, budget: Budget, n_columns: int, max_pairs: int | None) -> bool:
-    """Whether measuring every pair (up to ``max_pairs``) in one release of all ``size`` records at what ``budget``
-    leaves (``Budget.rest_multiplier``) would hold fewer coarse levels (``marginal_resolution``) than the most: then noise,
-    not resolution, limits the two-way tables, and a paid selection of fewer pairs pays (privacy.md, "Paid pair
-    selection"). Public and released numbers only; ``size`` unknown (add/remove without a DP domain): no. The rule
-    was chosen on the validation tables, where the selection won when noise held the tables below the most levels and
-    lost on a large table where it did not (``benchmarks/results/pair_selection*.md``; docs/flows.md, "Which pairs
-    to measure: a paid selection")."""
+def noise_limited(size: float | None, rest_multiplier: float, neighbouring: Adjacency, n_columns: int,
+                  max_pairs: int | None) -> bool:
+    """Whether measuring every pair (up to ``max_pairs``) of ``n_columns`` in one release of all ``size`` records at the
+    multiplier of what the budget leaves (``rest_multiplier``: ``Budget.rest_multiplier``) under ``neighbouring`` would
+    hold fewer coarse levels (``marginal_resolution``) than the most: then noise, not resolution, limits the two-way
+    tables, and a paid selection of fewer pairs pays (privacy.md, "Paid pair selection"). Public and released numbers
+    only; ``size`` unknown (add/remove without a DP domain): no. The rule was chosen on the validation tables, where the
+    selection won when noise held the tables below the most levels and lost on a large table where it did not
+    (``benchmarks/results/pair_selection*.md``; docs/flows.md, "Which pairs to measure: a paid selection")."""
     every_pair = TableChoices("marginal", max_pairs=max_pairs, pair_selection="public")
-    _, coarse = marginal_resolution(every_pair, budget.neighbouring, None, size, budget.rest_multiplier(), n_columns)
+    _, coarse = marginal_resolution(every_pair, neighbouring, None, size, rest_multiplier, n_columns)
     return coarse < COARSE_LEVELS[1]
 
 
@@ -266,12 +264,12 @@ def marginal_resolution(
     choices: TableChoices, neighbouring: Adjacency, n_public: int | None, released_rows: float | None,
     count_noise: float, n_columns: int, n_pairs: int | None = None, classes: int = 1,
 ) -> tuple[int, int]:
-    """``(fine_bins, coarse_bins)`` of the marginal release: the ``choices``' where given, else ``table_resolution`` from
-    the expected size (``n_public``, or under add/remove the DP domain's ``released_rows``) and the noise of a pooled
-    count of the releases (``count_noise``, ``models.schedule.pooled_count_noise`` of the run's calibrated noise: public
-    numbers and released ones only) over its tables: the d one-way tables and ``n_pairs`` pairs (``None``: all pairs up
-    to ``max_pairs``; of the d - 1 columns other than a named target's), each counted over the rows of one of
-    ``classes`` classes of the target, n / ``classes`` on average."""
+    """``(fine_bins, coarse_bins)`` of the marginal release: the ``choices``' where given, else ``table_resolution``
+    from the expected size (``n_public``, or under add/remove the DP domain's ``released_rows``) and the noise of a
+    pooled count of the releases (``count_noise``, ``privacy.budget.ReleaseTerms.count_noise`` of the run's calibrated
+    noise: public numbers and released ones only) over its tables: the d one-way tables and ``n_pairs`` pairs (``None``:
+    all pairs up to ``max_pairs``; of the d - 1 columns other than a named target's), each counted over the rows of one
+    of ``classes`` classes of the target, n / ``classes`` on average."""
     if choices.fine_bins is not None and choices.coarse_bins is not None:
         return choices.fine_bins, choices.coarse_bins
     size = n_public if n_public is not None else released_rows

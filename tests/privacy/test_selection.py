@@ -154,8 +154,9 @@ def test_a_table_with_rows_to_spare_measures_every_pair_without_paying() -> None
     from synthcity_dpswf.recipes.tables import noise_limited
 
     budget = Budget(EPSILON, DELTA)
-    assert noise_limited(600, budget, 7, 120) and not noise_limited(60_000, budget, 7, 120)
-    assert not noise_limited(None, budget, 7, 120)  # n unknown (add/remove without a DP domain)
+    rest, neighbouring = budget.rest_multiplier(), budget.neighbouring
+    assert noise_limited(600, rest, neighbouring, 7, 120) and not noise_limited(60_000, rest, neighbouring, 7, 120)
+    assert not noise_limited(None, rest, neighbouring, 7, 120)  # n unknown (add/remove without a DP domain)
     domain = {f"x{j}": {"type": "numeric", "low": 0, "high": 4, "integer": True} for j in range(6)}
     domain["city"] = {"type": "categorical", "categories": ["a", "b", "c"]}
     with warnings.catch_warnings():
