@@ -172,7 +172,7 @@ class Budget:
         :math:`z / \sqrt{1 - s}` exactly, per-step releases at what RDP leaves."""
         threshold_delta = THRESHOLD_DELTA_SHARE * self.release_delta if keyed else 0.0
         return DomainCalibration(self.share(share, threshold_delta), self.release_delta - threshold_delta, self.epsilon,
-                                 threshold_delta)
+                                 threshold_delta, share)
 
     def share_guarantee(self, share: float) -> tuple[float, float]:
         """The (epsilon, delta) a one-shot Gaussian mechanism at ``share`` of this budget states as its own guarantee

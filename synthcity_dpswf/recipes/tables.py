@@ -226,7 +226,7 @@ def table_domain(
         columns_of(table, undeclared + list(histograms)), split, secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
         declared=histograms,
     )
-    warn_about(release, epsilon, share)
+    warn_about(release)
     what = f"kinds, ranges, value histograms and category sets of {len(undeclared)} columns" if undeclared else ""
     if histograms:
         what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
@@ -285,13 +285,17 @@ def marginal_resolution(
     return choices.fine_bins or fine, choices.coarse_bins or coarse
 
 
-def warn_about(release: DomainRelease, epsilon: float, share: float | None = None) -> None:
+def warn_about(release: DomainRelease) -> None:
     """Say what the DP domain could not place or publish, read from released counts and public numbers
-    (post-processing): columns it could not place, columns mixing kinds, categorical columns left with a single
-    published category (output constant: ncbirths' four binary columns, their minorities 11% to 15% of 1,000 rows,
-    came back constant at epsilon 1 with no word, issue 44) and those whose rare categories became ``OTHER_CATEGORY``. A noisy estimate is printed as one, with its noise std, never as a count. No warning names a
-    column's missing entries: a column without any has an estimate between one and four stds in 16% of releases, so
-    such a warning would mostly name columns with none (privacy.md, "Missing values")."""
+    (post-processing), with the run's epsilon and the domain's share of it as its calibration states them
+    (``DomainCalibration.threshold_epsilon`` and ``share``; a domain released alone: its own epsilon, no share): columns
+    it could not place, columns mixing kinds, categorical columns left with a single published category (output
+    constant: ncbirths' four binary columns, their minorities 11% to 15% of 1,000 rows, came back constant at epsilon 1
+    with no word, issue 44) and those whose rare categories became ``OTHER_CATEGORY``. A noisy estimate is printed as
+    one, with its noise std, never as a count. No warning names a column's missing entries: a column without any has an
+    estimate between one and four stds in 16% of releases, so such a warning would mostly name columns with none
+    (privacy.md, "Missing values")."""
+    epsilon, share = release.calibration.threshold_epsilon, release.calibration.share
     rough = [column for column, located in release.located.items() if not located and release.placed.get(column, True)]
     if rough:
         warnings.warn(

@@ -83,7 +83,7 @@ def test_no_missing_value_warning_for_a_column_without_missing_values() -> None:
         release = release_domain(frame, 0.5, 2.5e-6, secret_generator())
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            warn_about(release, 0.5)
+            warn_about(release)
         # bp has no missing value: a warning may name it only for a range it could not place, never for missing entries
         named = [str(w.message) for w in caught if "'bp'" in str(w.message)]
         assert all(message.startswith("the DP domain could not place") for message in named), named

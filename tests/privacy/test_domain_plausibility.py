@@ -116,7 +116,7 @@ def test_a_binary_column_left_with_one_category_is_named_with_its_estimated_shar
         release = plugin_release(frame, seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            warn_about(release, 1.0)
+            warn_about(release)
         said = [str(warning.message) for warning in caught if "'smoker'" in str(warning.message)]
         if release.categories["smoker"] == ("nonsmoker",):
             named += 1

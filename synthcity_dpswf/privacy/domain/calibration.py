@@ -76,6 +76,9 @@ class DomainCalibration:
     gaussian_delta: float
     threshold_epsilon: float
     threshold_delta: float
+    share: float | None = None
+    """s, the share of the run's mu^2 its Gaussian stages take (``privacy.budget.Budget.domain_part``); ``None``: a
+    domain released on its own (``alone``)."""
 
     def __post_init__(self) -> None:
         if not self.noise_multiplier > 0 or not math.isfinite(self.noise_multiplier):
