@@ -166,12 +166,13 @@ class MarginalTableCodec:
 
     def equal_mass_runs(self, coarse_bins: int) -> dict[int, tuple[int, ...]]:
         """The coarse levels of the integer columns with one fine level per integer, more of them than ``coarse_bins``
-        and a released value histogram (the DP domain's, stage 3): runs of about equal mass at the histogram's
-        quantiles (``math.marginals.equal_mass_starts``, at most ``coarse_bins`` runs, a missing level alone in the
-        last), ``{column position: first fine level of each run}``. Equal-length runs of such a column put a count's
-        zeros with its small values (randhie's declared visits 0-77: 0 to 4 in one level), and with them the
-        dependence of having any on the other columns. Post-processing of the domain release (privacy.md, "Coarse
-        levels at released quantiles")."""
+        and a released value histogram (the DP domain's, stage 3): runs of about equal mass made of whole bins of the
+        histogram (``math.marginals.equal_mass_starts`` over its bins: at most ``coarse_bins`` runs, a missing level
+        alone in the last), ``{column position: first fine level of each run}``. Equal-length runs of such a column
+        put a count's zeros with its small values (randhie's declared visits 0-77: 0 to 4 in one level), and with them
+        the dependence of having any on the other columns. A run never splits a bin: the histogram says nothing of how
+        a bin's mass lies among its integers (spread evenly, Adult's 40 hours a week would be three runs of one hour).
+        Post-processing of the domain release (privacy.md, "Coarse levels at released quantiles")."""
         runs: dict[int, tuple[int, ...]] = {}
         for position, column in enumerate(self.domain.columns):
             if not isinstance(column, NumericColumn) or not column.integer or column.histogram is None:
@@ -180,7 +181,11 @@ class MarginalTableCodec:
             n_runs = coarse_bins - column.missing
             if len(integers) != column.span[1] - column.span[0] or len(integers) <= n_runs or n_runs < 1:
                 continue
-            starts = equal_mass_starts(torch.tensor(integer_masses(column.histogram, integers)), n_runs)
+            edges = np.asarray(column.histogram[0], dtype=float)
+            bins = np.searchsorted(edges, integers, side="right")  # each integer's bin (0 and len(edges): outside)
+            first = np.flatnonzero(np.diff(bins, prepend=bins[0] - 1))  # the first integer of each bin
+            masses = np.add.reduceat(integer_masses(column.histogram, integers), first)
+            starts = tuple(int(first[group]) for group in equal_mass_starts(torch.tensor(masses), n_runs))
             runs[position] = starts + ((len(integers),) if column.missing else ())
         return runs
 

@@ -77,6 +77,8 @@ def test_the_codec_reads_its_runs_from_the_released_histogram_only() -> None:
     assert MarginalTableCodec(TabularDomain((counting_column(histogram=False),)), 100).equal_mass_runs(16) == {}
     missing = MarginalTableCodec(TabularDomain((counting_column(missing=True),)), 100)
     assert missing.equal_mass_runs(16)[0][-1] == missing.levels[0] - 1  # the missing level alone, last
+    wide = NumericColumn("hours", 0, 40, integer=True, histogram=((-0.5, 0.5, 1.5, 2.5, 10.5, 40.5), (100.0, 100.0, 100.0, 600.0, 100.0)))
+    assert MarginalTableCodec(TabularDomain((wide,)), 100).equal_mass_runs(16)[0] == (0, 1, 2, 3, 11)  # whole bins only
     assert needs_histogram(counting_column(histogram=False), 16) and not needs_histogram(NumericColumn("s", 0, 15, integer=True), 16)
 
 
