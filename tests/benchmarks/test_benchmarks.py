@@ -106,3 +106,22 @@ def test_target_validation_script_scores_a_frame_and_a_named_target(tmp_path: Pa
     cells = {(row["schema"], row["mode"]) for row in payload["rows"] if row["generator"] == "dpswflow"}
     assert cells == {(schema, mode) for schema in ("none", "declared") for mode in ("frame", "pairs")}
     assert all(0.4 < row["tstr"] <= 1 and 0 <= row["tv2"] < 1 for row in payload["rows"])
+
+
+def test_coarse_runs_script_fits_both_rules_and_names_the_columns_with_runs(tmp_path: Path) -> None:
+    """``benchmarks/coarse_runs.py`` end to end on fair, one fit per cell: quantile runs against equal runs, with no
+    schema (the DP domain types age as an integer column of more levels than coarse ones: it gets runs) and the
+    declared schema (no integer column: no runs, the two rules one), and the rule restored after the run."""
+    import coarse_runs
+
+    from synthcity_dpswf.adapters import MarginalTableCodec
+
+    rule = MarginalTableCodec.equal_mass_runs
+    coarse_runs.main(["--tables", "fair", "--modes", "frame", "--fits", "1", "--out", str(tmp_path)])
+    assert MarginalTableCodec.equal_mass_runs is rule
+    rows = json.loads((tmp_path / "coarse_runs.json").read_text())["rows"]
+    assert [(row["schema"], row["rule"]) for row in rows] == [
+        (schema, rule_name) for schema in ("none", "declared") for rule_name in coarse_runs.RULES]
+    with_runs = {(row["schema"], row["rule"]): row["columns_with_runs"] for row in rows}
+    assert with_runs[("declared", "quantile runs")] == [] and all(not with_runs[(s, "equal runs")] for s in ("none", "declared"))
+    assert all(0.4 < row["tstr"] <= 1 and 0 <= row["tv2"] < 1 for row in rows)
