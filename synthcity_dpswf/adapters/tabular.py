@@ -38,7 +38,7 @@ from synthcity_dpswf.adapters.table_columns import (
 from synthcity_dpswf.adapters.table_domain import DomainSpec, TabularDomain
 from synthcity_dpswf.math.histograms import project_onto_simplex
 from synthcity_dpswf.math.marginals import equal_mass_starts
-from synthcity_dpswf.privacy.counts import category_key, missing_mask, number_mask
+from synthcity_dpswf.privacy.counts import category_key, cell_index, missing_mask, number_mask
 from synthcity_dpswf.privacy.domain import DomainRelease
 from synthcity_dpswf.privacy.validity import TableRefusal
 
@@ -182,7 +182,7 @@ class MarginalTableCodec:
             if len(integers) != column.span[1] - column.span[0] or len(integers) <= n_runs or n_runs < 1:
                 continue
             edges = np.asarray(column.histogram[0], dtype=float)
-            bins = np.searchsorted(edges, integers, side="right")  # each integer's bin (0 and len(edges): outside)
+            bins = cell_index(integers, edges)  # each integer's bin, as the DP domain counted it
             first = np.flatnonzero(np.diff(bins, prepend=bins[0] - 1))  # the first integer of each bin
             masses = np.add.reduceat(integer_masses(column.histogram, integers), first)
             starts = tuple(int(first[group]) for group in equal_mass_starts(torch.tensor(masses), n_runs))

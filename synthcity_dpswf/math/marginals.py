@@ -62,8 +62,8 @@ def equal_mass_starts(masses: torch.Tensor, n_runs: int) -> tuple[int, ...]:
     r"""Runs of consecutive fine levels of about equal mass, at most ``n_runs`` of them: fine level :math:`a`, of
     estimated mass :math:`p_a` (``masses``, any scale, negatives read as 0), goes to run
     :math:`\lfloor R (F_{a-1} + p_a / 2) \rfloor` with :math:`F` the cumulative share and R = ``n_runs``, the runs that
-    receive a level numbered in order. A level of mass at least :math:`1 / R` is alone in its run (its midpoint is
-    at least :math:`1 / (2R)` from either side of it), so an atom (a count's zeros) keeps its own coarse level. Returns
+    receive a level numbered in order. A level of mass at least :math:`2 / R` is alone in its run (its midpoint is
+    at least :math:`1 / R` from its neighbours'), so an atom (a count's zeros) keeps its own coarse level. Returns
     the first fine level of each run. Post-processing: it reads released masses only."""
     check_positive_int("n_runs", n_runs)
     weights = masses.to(torch.float64).clamp(min=0.0)

@@ -154,7 +154,7 @@ class PairSelection:
         """Stage A's values of ``layout``'s tables (its one-way tables and its pairs, all candidates), in ``layout``'s
         order (class block after class block with a named target): a measurement of the same counts as a release of
         ``layout`` over all records, at noise std s_A."""
-        if layout.levels != self.layout.levels or layout.coarse_levels != self.layout.coarse_levels:
+        if (layout.levels, layout.coarse_levels, layout.runs) != (self.layout.levels, self.layout.coarse_levels, self.layout.runs):
             raise ValueError("the layout's levels differ from the selection's: it measured other tables.")
         if layout.condition != self.layout.condition:
             raise ValueError("the layout's condition differs from the selection's: it measured other tables.")

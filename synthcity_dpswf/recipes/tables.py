@@ -202,7 +202,7 @@ def table_domain(
     ``budget`` with that part spent: ``choices.declared`` (the public domain) where given, a DP domain for the columns
     it leaves out and the value histograms of declared numeric columns that need them (``needs_histogram``, unless
     ``numeric_histograms=False``), with ``domain_epsilon_share`` of mu^2 of the one budget (privacy.md, "One budget");
-    nothing paid when the declared domain covers everything."""
+    nothing paid when the declared domain covers every column and none of its numeric columns needs a histogram."""
     epsilon, declared = budget.epsilon, choices.declared
     undeclared = [column for column in table.columns if declared is None or column not in declared.names]
     histograms = {} if declared is None or not choices.numeric_histograms or math.isinf(epsilon) else {

@@ -21,13 +21,14 @@ from synthcity_dpswf.privacy.selection import PairSelection
 
 
 # ----------------------------------------------------------------------------------------------- maths
-def test_a_level_of_at_least_one_run_s_mass_is_alone_and_equal_masses_give_runs_of_about_equal_length() -> None:
+def test_a_level_of_at_least_two_runs_mass_is_alone_and_equal_masses_give_runs_of_about_equal_length() -> None:
     masses = torch.tensor([0.31, 0.18, 0.12, 0.09, 0.07, 0.05] + [0.01] * 18)
     starts = equal_mass_starts(masses, 16)
     assert starts[:7] == (0, 1, 2, 3, 4, 5, 6) and len(starts) <= 16
     lengths = np.diff(equal_mass_starts(torch.ones(78), 16) + (78,))
     assert len(lengths) == 16 and set(lengths.tolist()) <= {4, 5, 6}
     assert equal_mass_starts(torch.zeros(40), 16) == equal_mass_starts(torch.ones(40), 16)  # no mass: equal runs
+    assert equal_mass_starts(torch.tensor([0.02, 0.125] + [0.855 / 30] * 30), 16)[:3] == (0, 1, 2)  # 2 / R: alone
     assert equal_mass_starts(torch.tensor([5.0, -3.0, 5.0]), 2) == (0, 1)  # a negative estimate reads as 0: at F = 1/2
 
 
@@ -144,3 +145,39 @@ def test_a_declared_count_s_zeros_keep_their_dependence_where_equal_runs_lose_it
     gap = claim_gap(plugin.generate(4000).dataframe())
     assert claim_gap(table) > 0.75
     assert (gap < 0.45) if equal_runs else (gap > 0.65)
+
+
+def test_the_table_recipe_s_runs_follow_the_released_domain_not_the_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two tables of the same size with different rows (skewed and uniform visits) and the same DP-domain release
+    (the first table's, whatever table is passed) get the same layout, its runs those of the released histogram: a
+    recipe that read the runs off the rows fails here (a second reader's mutant did)."""
+    import warnings  # noqa: PLC0415
+
+    import synthcity_dpswf.recipes.tables as tables  # noqa: PLC0415
+    from synthcity_dpswf.models import DPSWFlow  # noqa: PLC0415
+    from synthcity_dpswf.models.spec import GeneratorSpec  # noqa: PLC0415
+    from synthcity_dpswf.privacy.budget import Budget  # noqa: PLC0415
+
+    spec = GeneratorSpec(DPSWFlow, {"release": "marginal", "accountant": "rdp", "neighbouring": "replace_one"})
+    domain = TabularDomain.parse({"visits": {"type": "numeric", "low": 0, "high": 40, "integer": True}, "any_claim": [0, 1]})
+    skewed = count_table(4000, 0)
+    uniform = skewed.assign(visits=np.random.default_rng(1).integers(0, 41, size=4000))
+    original, releases = tables.release_domain_at, []
+
+    def first_release(*args: object, **kwargs: object) -> object:
+        if not releases:
+            releases.append(original(*args, **kwargs))
+        return releases[0]
+
+    monkeypatch.setattr(tables, "release_domain_at", first_release)
+    layouts = []
+    for frame in (skewed, uniform):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            settled = tables.settle_table(frame, len(frame), Budget(1.0, 1e-5).for_records(len(frame)),
+                                          tables.TableChoices("marginal", domain), spec)
+        coarse = settled.layout.coarse_levels[0]
+        assert settled.layout.starts(0) is not None
+        assert settled.layout.starts(0) in {runs.get(0) for runs in map(settled.codec.equal_mass_runs, range(coarse, 17))}
+        layouts.append(settled.layout)
+    assert layouts[0] == layouts[1]
