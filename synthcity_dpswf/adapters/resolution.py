@@ -8,14 +8,14 @@ import math
 from synthcity_dpswf.adapters.table_columns import NumericColumn
 
 
-def needs_histogram(column: object, coarse_bins: int) -> bool:
+def needs_histogram(column: object, bins: int) -> bool:
     """Whether a declared column's levels need its released value histogram: a float column (fine levels at its
-    quantiles), or an integer range of more than ``coarse_bins`` integers (fine levels at its quantiles beyond the
-    fine levels' most, else coarse levels at them: ``MarginalTableCodec.equal_mass_runs``). Narrower integer ranges
-    get one level per integer in both tables, categories their own."""
+    quantiles), or an integer range of more than ``bins`` integers: fine levels at its quantiles where ``bins`` is the
+    fine levels' most, coarse levels at them where it is the coarse levels' most (a named target's:
+    ``MarginalTableCodec.equal_mass_runs``). Narrower integer ranges get one level per integer, categories their own."""
     if not isinstance(column, NumericColumn) or column.histogram is not None:
         return False
-    return not column.integer or math.floor(column.high) - math.ceil(column.low) + 1 > coarse_bins
+    return not column.integer or math.floor(column.high) - math.ceil(column.low) + 1 > bins
 
 
 CELL_SIGNAL = 1.0

@@ -200,14 +200,17 @@ def table_domain(
 ) -> tuple[TabularDomain, PrivacyPart | None, DomainRelease | None, Budget]:
     """The domain of ``table``, the part of the budget it is (``None``: nothing paid), the DP domain's release and
     ``budget`` with that part spent: ``choices.declared`` (the public domain) where given, a DP domain for the columns
-    it leaves out and the value histograms of declared numeric columns that need them (``needs_histogram``, unless
-    ``numeric_histograms=False``), with ``domain_epsilon_share`` of mu^2 of the one budget (privacy.md, "One budget");
-    nothing paid when the declared domain covers every column and none of its numeric columns needs a histogram."""
+    it leaves out and the value histograms of declared numeric columns that need them (``needs_histogram`` at the fine
+    levels' most; a named target's at the coarse levels' most, so that its coarse levels lie at its quantiles:
+    ``MarginalTableCodec.equal_mass_runs``), unless ``numeric_histograms=False``, with ``domain_epsilon_share`` of mu^2
+    of the one budget (privacy.md, "One budget"); nothing paid when the declared domain covers every column and none of
+    its numeric columns needs a histogram."""
     epsilon, declared = budget.epsilon, choices.declared
     undeclared = [column for column in table.columns if declared is None or column not in declared.names]
     histograms = {} if declared is None or not choices.numeric_histograms or math.isinf(epsilon) else {
         column.name: (column.low, column.high, column.integer)
-        for column in declared.columns if needs_histogram(column, COARSE_LEVELS[1])
+        for column in declared.columns
+        if needs_histogram(column, COARSE_LEVELS[1] if column.name == choices.target else FINE_LEVELS[1])
     }
     if declared is not None:  # a declared column's values must lie in it: refused before any release
         check_encodes(table, MarginalTableCodec(declared, FINE_LEVELS[1], "error"))

@@ -80,6 +80,7 @@ def test_the_codec_reads_its_runs_from_the_released_histogram_only() -> None:
     assert missing.equal_mass_runs(16)[0][-1] == missing.levels[0] - 1  # the missing level alone, last
     wide = NumericColumn("hours", 0, 40, integer=True, histogram=((-0.5, 0.5, 1.5, 2.5, 10.5, 40.5), (100.0, 100.0, 100.0, 600.0, 100.0)))
     assert MarginalTableCodec(TabularDomain((wide,)), 100).equal_mass_runs(16)[0] == (0, 1, 2, 3, 11)  # whole bins only
+    assert needs_histogram(counting_column(histogram=False), 16) and not needs_histogram(counting_column(histogram=False), 100)
     assert needs_histogram(counting_column(histogram=False), 16) and not needs_histogram(NumericColumn("s", 0, 15, integer=True), 16)
 
 
@@ -131,7 +132,7 @@ def claim_gap(frame: pd.DataFrame) -> float:
 
 
 @pytest.mark.parametrize("equal_runs", [False, True])
-def test_a_declared_count_s_zeros_keep_their_dependence_where_equal_runs_lose_it(
+def test_a_declared_count_target_s_zeros_keep_their_dependence_where_equal_runs_lose_it(
     equal_runs: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from synthcity.plugins import Plugins  # noqa: PLC0415
@@ -140,7 +141,8 @@ def test_a_declared_count_s_zeros_keep_their_dependence_where_equal_runs_lose_it
         monkeypatch.setattr(MarginalTableCodec, "equal_mass_runs", lambda self, coarse_bins: {})
     table = count_table(4000, 0)
     domain = {"visits": {"type": "numeric", "low": 0, "high": 40, "integer": True}, "any_claim": [0, 1]}
-    plugin = Plugins().get("dpswflow", epsilon=50.0, delta=1e-5, domain=domain, random_state=0).fit(table)
+    plugin = Plugins().get("dpswflow", epsilon=50.0, delta=1e-5, domain=domain, target_column="visits",
+                           random_state=0).fit(table)
     assert (plugin.layout_.starts(0) is None) == equal_runs
     gap = claim_gap(plugin.generate(4000).dataframe())
     assert claim_gap(table) > 0.75
@@ -175,7 +177,7 @@ def test_the_table_recipe_s_runs_follow_the_released_domain_not_the_rows(monkeyp
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             settled = tables.settle_table(frame, len(frame), Budget(1.0, 1e-5).for_records(len(frame)),
-                                          tables.TableChoices("marginal", domain), spec)
+                                          tables.TableChoices("marginal", domain, target="visits"), spec)
         coarse = settled.layout.coarse_levels[0]
         assert settled.layout.starts(0) is not None
         assert settled.layout.starts(0) in {runs.get(0) for runs in map(settled.codec.equal_mass_runs, range(coarse, 17))}
