@@ -36,8 +36,7 @@ from synthcity_dpswf.adapters.table_columns import (
     to_position,
 )
 from synthcity_dpswf.adapters.table_domain import DomainSpec, TabularDomain
-from synthcity_dpswf.math.histograms import project_onto_simplex
-from synthcity_dpswf.math.marginals import equal_mass_starts
+from synthcity_dpswf.math.histograms import equal_mass_starts, project_onto_simplex
 from synthcity_dpswf.privacy.counts import category_key, cell_index, missing_mask, number_mask
 from synthcity_dpswf.privacy.domain import DomainRelease
 from synthcity_dpswf.privacy.validity import TableRefusal
@@ -167,7 +166,7 @@ class MarginalTableCodec:
     def equal_mass_runs(self, coarse_bins: int) -> dict[int, tuple[int, ...]]:
         """The coarse levels of the integer columns with one fine level per integer, more of them than ``coarse_bins``
         and a released value histogram (the DP domain's, stage 3): runs of about equal mass made of whole bins of the
-        histogram (``math.marginals.equal_mass_starts`` over its bins: at most ``coarse_bins`` runs, a missing level
+        histogram (``math.histograms.equal_mass_starts`` over its bins: at most ``coarse_bins`` runs, a missing level
         alone in the last), ``{column position: first fine level of each run}``. Equal-length runs of such a column
         put a count's zeros with its small values (randhie's declared visits 0-77: 0 to 4 in one level), and with them
         the dependence of having any on the other columns. A run never splits a bin: the histogram says nothing of how

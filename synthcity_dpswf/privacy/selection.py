@@ -3,7 +3,7 @@ every candidate pair's table (privacy.md, "Paid pair selection").
 
 Stage A releases the marginal statistic of the candidate layout :math:`L_A` (every pair) over all n records at
 multiplier :math:`z_A`; the choice (post-processing) scores each pair by how far its noisy table stands from the
-product of its noisy margins (``math.marginals.dependence_score``) and keeps T pairs: a maximum spanning forest by
+product of its noisy margins (``math.histograms.dependence_score``) and keeps T pairs: a maximum spanning forest by
 score, then the strongest left; stage B, the generator's releases, measures those T pairs only, at sensitivity :math:`\sqrt{2(d + T)}` fixed before stage A. Stage A is spent like the DP domain,
 as one more Gaussian mechanism in the releases' prior (``budget.Budget.spend``), and its values of the chosen tables
 are combined with stage B's at generation (``PairSelection.measurement``).
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from synthcity_dpswf.math.marginals import coarsen, dependence_score, to_probabilities
+from synthcity_dpswf.math.histograms import coarsen, dependence_score, to_probabilities
 from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout, Pair
 from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease

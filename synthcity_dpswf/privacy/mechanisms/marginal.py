@@ -2,7 +2,7 @@ r"""The marginal release: noisy one-way tables of every column and two-way table
 
 Public (``MarginalLayout``): the number of fine levels :math:`K_j` of every column (categories, integers or bins,
 from the table's domain), the coarse levels :math:`\bar K_j` of the two-way tables (runs of fine levels,
-``math.marginals.coarse_index``), and the list of pairs (all of them, or a subset drawn from a public seed:
+``math.histograms.coarse_index``), and the list of pairs (all of them, or a subset drawn from a public seed:
 the choice never looks at the data). Released, for a batch B of records given as fine level codes
 :math:`a_{ij}`:
 
