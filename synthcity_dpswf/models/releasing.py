@@ -32,7 +32,7 @@ from synthcity_dpswf.privacy import (
     secret_generator,
 )
 from synthcity_dpswf.privacy.budget import check_delta, check_privacy_target
-from synthcity_dpswf.privacy.composition import PriorLike
+from synthcity_dpswf.privacy.gaussian import PriorLike
 
 Fitted = TypeVar("Fitted", bound="Releasing")
 

@@ -16,7 +16,7 @@ from synthcity_dpswf.privacy import (
     ReleaseAccountant,
     analytic_gaussian_epsilon,
 )
-from synthcity_dpswf.privacy.composition import composed_multiplier
+from synthcity_dpswf.privacy.gaussian import composed_multiplier
 from synthcity_dpswf.privacy.neighbouring import group_of_two
 
 

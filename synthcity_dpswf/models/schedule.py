@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.privacy import MECHANISMS, REPLACE_ONE_RDP, Adjacency, ReleaseAccountant
-from synthcity_dpswf.privacy.composition import Prior, PriorLike
+from synthcity_dpswf.privacy.gaussian import Prior, PriorLike
 
 ReleasePlan = tuple[ReleaseAccountant, int]
 """A schedule's accountant and its number of releases K (``ReleaseSchedule.accountant``): what a fit calibrates its

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from synthcity_dpswf.models.base import SlicedGenerator
 from synthcity_dpswf.models.schedule import ReleasePlan, ReleaseSchedule
 from synthcity_dpswf.privacy import Adjacency, MarginalLayout
-from synthcity_dpswf.privacy.composition import PriorLike
+from synthcity_dpswf.privacy.gaussian import PriorLike
 
 
 @dataclass(frozen=True)

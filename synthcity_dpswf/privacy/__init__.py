@@ -12,7 +12,7 @@ from synthcity_dpswf.privacy.accountant import (
     ReleaseAccountant,
     register_accountant,
 )
-from synthcity_dpswf.privacy.analytic_gaussian import (
+from synthcity_dpswf.privacy.gaussian import (
     analytic_gaussian_delta,
     analytic_gaussian_epsilon,
     analytic_gaussian_noise_multiplier,

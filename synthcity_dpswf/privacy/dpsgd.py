@@ -12,7 +12,7 @@ computes each record's gradient :math:`g_i` of its own loss at the current param
 the exact L2 sensitivities of the clipped sum on one batch (a replaced record moves it by :math:`\bar g - \bar g'`,
 of norm at most 2C, attained by opposite gradients; an added one by :math:`\bar g`, at most C). The parameters then
 take an Adam step on :math:`G_k / b` (b the public nominal batch size): post-processing of the releases. The K
-releases are the history entry ``composition.SampledGaussian(z, q, K)``.
+releases are the history entry ``gaussian.SampledGaussian(z, q, K)``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from torch import nn
 from torch.func import grad, vmap
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
-from synthcity_dpswf.privacy.composition import SampledGaussian
+from synthcity_dpswf.privacy.gaussian import SampledGaussian
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.releases import gaussian_noise, poisson_batch, sample_batch
 

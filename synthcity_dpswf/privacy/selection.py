@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from synthcity_dpswf.math.histograms import coarsen, dependence_score, to_probabilities
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon
+from synthcity_dpswf.privacy.gaussian import analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout, Pair
 from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
 from synthcity_dpswf.privacy.mechanisms.base import ReleaseOptions

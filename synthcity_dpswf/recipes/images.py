@@ -35,7 +35,7 @@ from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, S
 from synthcity_dpswf.models.schedule import ReleasePlan
 from synthcity_dpswf.privacy import Adjacency, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.composition import PriorLike
+from synthcity_dpswf.privacy.gaussian import PriorLike
 
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
 

@@ -196,7 +196,7 @@ def test_a_conditioned_fit_draws_the_reported_noise_and_composes_to_its_budget(
     from synthcity.plugins.core.dataloader import GenericDataLoader
     from test_one_budget import DELTA, EPSILON, drawn_domain_multiplier, independent_epsilon
 
-    from synthcity_dpswf.privacy.composition import composed_multiplier
+    from synthcity_dpswf.privacy.gaussian import composed_multiplier
     from synthcity_dpswf.privacy.domain import release as domain_module
 
     domain_drawn: list[tuple[float, float]] = []

@@ -27,7 +27,7 @@ from synthcity_dpswf.privacy import PrivacyAuditError, analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.accountant import REPLACE_ONE_ORDERS, REPLACE_ONE_RDP, RDP_ORDERS, ReleaseAccountant
 from synthcity_dpswf.privacy.audit import ScheduleAuditResult, audit_sampled_schedule
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.composition import Prior, SampledGaussian
+from synthcity_dpswf.privacy.gaussian import Prior, SampledGaussian
 from synthcity_dpswf.privacy.dpsgd import (
     DPSGDSchedule,
     clip_rows,

@@ -18,9 +18,12 @@ from synthcity.plugins import Plugins
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.privacy import secret_generator
 from synthcity_dpswf.privacy.accountant import RDP_ORDERS, ReleaseAccountant
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.gaussian import (
+    analytic_gaussian_epsilon,
+    analytic_gaussian_noise_multiplier,
+    composed_multiplier,
+)
 from synthcity_dpswf.privacy.budget import THRESHOLD_DELTA_SHARE, Budget
-from synthcity_dpswf.privacy.composition import composed_multiplier
 from synthcity_dpswf.privacy.domain import DomainCalibration, release_domain_at
 from synthcity_dpswf.privacy.domain.calibration import stage_noise
 from synthcity_dpswf.privacy.selection import selected_pair_count

@@ -14,7 +14,7 @@ import pandas as pd
 import torch
 from scipy.stats import norm
 
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon
+from synthcity_dpswf.privacy.gaussian import analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.counts import FrameCounts, TableCounts
 from synthcity_dpswf.privacy.domain.bins import histogram_edges, stage_two_edges
 from synthcity_dpswf.privacy.domain.calibration import (
