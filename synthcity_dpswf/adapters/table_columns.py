@@ -19,10 +19,9 @@ import numpy as np
 import pandas as pd
 
 from synthcity_dpswf.math.histograms import quantile_edges
-from synthcity_dpswf.privacy.counts import category_key, missing_mask, number_mask
+from synthcity_dpswf.privacy.counts import TableRefusal, category_key, missing_mask, number_mask
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY
 from synthcity_dpswf.privacy.domain.bins import LOG2_MIN
-from synthcity_dpswf.privacy.validity import TableRefusal
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,8 @@ from synthcity_dpswf.adapters.table_columns import (
 )
 from synthcity_dpswf.adapters.table_domain import DomainSpec, TabularDomain
 from synthcity_dpswf.math.histograms import equal_mass_starts, project_onto_simplex
-from synthcity_dpswf.privacy.counts import category_key, cell_index, missing_mask, number_mask
+from synthcity_dpswf.privacy.counts import TableRefusal, category_key, cell_index, missing_mask, number_mask
 from synthcity_dpswf.privacy.domain import DomainRelease
-from synthcity_dpswf.privacy.validity import TableRefusal
 
 ENCODER_LEVELS = 100
 """Levels of the rank map ``TabularCodec`` applies to a column with a released histogram (u = its rank in [-1, 1])."""
@@ -285,7 +284,7 @@ def check_table(frame: pd.DataFrame, domain: DomainSpec, max_one_hot: int = 20) 
 
     Meant to run on your own table, on your own machine, outside any release: it is not differentially private and
     prints values of the table, which no error or warning of the plugins does (docs/privacy.md). Not to be confused with
-    ``privacy.validity.check_table``, the check ``fit`` runs, which never shows a value."""
+    ``privacy.counts.check_table``, the check ``fit`` runs, which never shows a value."""
     parsed = TabularDomain.parse(domain, max_one_hot)
     found: list[dict[str, Any]] = []
 

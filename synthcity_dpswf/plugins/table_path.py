@@ -26,7 +26,7 @@ from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData, dr
 from synthcity_dpswf.plugins.schema import synthcity_schema
 from synthcity_dpswf.privacy import MECHANISMS
 from synthcity_dpswf.recipes.tables import settle_table
-from synthcity_dpswf.privacy.validity import check_table
+from synthcity_dpswf.privacy.counts import check_table
 
 
 

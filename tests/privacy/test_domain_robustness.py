@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from synthcity_dpswf.privacy import release_domain, secret_generator
-from synthcity_dpswf.privacy.validity import check_table
+from synthcity_dpswf.privacy.counts import check_table
 
 
 def nullable_table(n: int = 400) -> pd.DataFrame:
