@@ -1,5 +1,5 @@
 """How often the DP domain leaves a numeric column unplaced (output as missing entries only) for each ``HELD_SHARE``
-(``privacy.domain.ranges.holds_the_numbers``), on iris (a validation table: ``dp_domain.py``), at the plugins' split for a
+(``privacy.domain.columns.holds_the_numbers``), on iris (a validation table: ``dp_domain.py``), at the plugins' split for a
 table below 1,000 rows (``SMALL_TABLE_SHARE``) and epsilon 3 and 1, delta 1e-5: seeded releases, no fit.
 
 Run: ``python benchmarks/held_share.py [--releases 400]``; writes ``results/held_share.{json,md}``.

@@ -21,7 +21,7 @@ import pandas as pd
 from synthcity_dpswf.math.histograms import quantile_edges
 from synthcity_dpswf.privacy.counts import TableRefusal, category_key, missing_mask, number_mask
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY
-from synthcity_dpswf.privacy.domain.bins import LOG2_MIN
+from synthcity_dpswf.privacy.domain.columns import LOG2_MIN
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
 
 def snapped_to_zero(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
     r"""Decoded floats with the value histogram's atom at zero restored: where the released histogram has a bin
-    between 0 and :math:`\pm 2^{-16}` (``privacy.domain.bins.histogram_edges`` of a range with a bound at zero, the finest
+    between 0 and :math:`\pm 2^{-16}` (``privacy.domain.columns.histogram_edges`` of a range with a bound at zero, the finest
     magnitude it resolves), a value decoded inside that bin is 0. Such a bin holds the exact zeros of a zero-inflated
     column (amounts, counts of events); decoded uniformly inside it they would read as tiny positive numbers, and a
     rule such as ``x > 0`` would see no zero at all. Post-processing of the released edges."""

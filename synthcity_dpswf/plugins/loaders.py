@@ -18,7 +18,7 @@ from synthcity.plugins.core.dataloader import DataLoader
 from synthcity_dpswf.adapters import CategoricalColumn, NumericColumn, TabularDomain
 
 SMALLEST_POSITIVE_FLOAT = 2.0**-16
-"""The smallest positive value of the DP domain's float partition (``privacy.domain.bins.log_bin_edges``): where a
+"""The smallest positive value of the DP domain's float partition (``privacy.domain.columns.log_bin_edges``): where a
 survival time column's released lower bound is not positive, its range starts here."""
 
 REFUSED: dict[str, str] = {
