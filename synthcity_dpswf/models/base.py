@@ -28,7 +28,7 @@ from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.models.state import Labelling
 from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency, MarginalLayout, ReleaseOptions, create_mechanism
 from synthcity_dpswf.privacy.accountant import check_accountant
-from synthcity_dpswf.privacy.releases import Boundary
+from synthcity_dpswf.privacy.mechanisms.base import Boundary
 
 
 class SlicedGenerator(Releasing, Sampling, Persistence, ABC):

@@ -17,7 +17,7 @@ from synthcity_dpswf.math import LabelledCodec
 from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
 from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyReport, ReleaseMechanism
-from synthcity_dpswf.privacy.releases import Boundary
+from synthcity_dpswf.privacy.mechanisms.base import Boundary
 
 Labelling = Literal["conditional", "joint"]
 """How labels passed to ``fit`` are released: one release per class, or joined into each record."""

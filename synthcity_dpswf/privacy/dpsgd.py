@@ -29,7 +29,7 @@ from torch.func import grad, vmap
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.privacy.gaussian import SampledGaussian
 from synthcity_dpswf.privacy.neighbouring import Adjacency
-from synthcity_dpswf.privacy.releases import gaussian_noise, poisson_batch, sample_batch
+from synthcity_dpswf.privacy.mechanisms.base import gaussian_noise, poisson_batch, sample_batch
 
 RecordLoss = Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor]
 """The loss of one record: ``(module, parameters, record) -> scalar``, with the parameters passed to

@@ -68,7 +68,7 @@ def _scores(monkeypatch: pytest.MonkeyPatch, mutation: str) -> tuple[np.ndarray,
     """Likelihood-ratio scores of one-shot releases on D = {c} and D' = {c'}, c and c' of different classes and
     different in every coarse level (the lemma's worst pair), with a mutation installed."""
     from synthcity_dpswf.privacy.mechanisms import base
-    from synthcity_dpswf.privacy.releases import gaussian_noise
+    from synthcity_dpswf.privacy.mechanisms.base import gaussian_noise
 
     if mutation == "noise halved":
         monkeypatch.setattr(base, "gaussian_noise", lambda shape, std, gen, like: gaussian_noise(shape, std / 2, gen, like))
