@@ -5,7 +5,7 @@ its bases:
 
 - releasing (``models.releasing``): ``fit(records, epsilon, delta)`` bounds the records, makes the releases (the
   subclass's schedule, the release kind of ``privacy.mechanisms``) and keeps only them and their report
-  (``models.reporting``);
+  (``release_report``);
 - sampling (``models.sampling``): ``sample(count)`` (or ``sample_labelled`` for records fitted with labels) is
   post-processing of the pool, at no budget, with generation-time settings that can be changed per call;
   ``sample_chunks(count, chunk_size)`` streams any number of rows in independent chunks (``models.chunks``);

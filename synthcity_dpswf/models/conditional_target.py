@@ -30,7 +30,7 @@ from synthcity_dpswf.models.marginal_target import (
     drawn_slice,
     marginal_estimates,
 )
-from synthcity_dpswf.models.pool import ReleasePool
+from synthcity_dpswf.models.state import ReleasePool
 from synthcity_dpswf.privacy import MarginalLayout
 from synthcity_dpswf.privacy.mechanisms import MarginalRelease
 

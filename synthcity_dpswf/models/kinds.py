@@ -13,8 +13,8 @@ import torch
 from synthcity_dpswf.math import TargetSource
 from synthcity_dpswf.models.conditional_target import ConditionalParticleSpace, class_weights
 from synthcity_dpswf.models.marginal_target import MarginalParticleSpace
-from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
+from synthcity_dpswf.models.state import ReleasePool
 from synthcity_dpswf.models.targets import (
     EuclideanParticleSpace,
     ParticleSpace,

@@ -39,7 +39,7 @@ from synthcity_dpswf.math.histograms import (
     table_quantiles,
     to_probabilities,
 )
-from synthcity_dpswf.models.pool import ReleasePool
+from synthcity_dpswf.models.state import ReleasePool
 from synthcity_dpswf.privacy import MarginalLayout
 
 ANGLES_PER_PAIR = 16

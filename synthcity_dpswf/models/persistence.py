@@ -10,9 +10,8 @@ from typing import Any, TypeVar
 import torch
 
 from synthcity_dpswf.math import LabelledCodec
-from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
-from synthcity_dpswf.models.state import GeneratorState
+from synthcity_dpswf.models.state import GeneratorState, ReleasePool
 
 Saved = TypeVar("Saved", bound="Persistence")
 

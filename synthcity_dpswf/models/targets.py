@@ -17,8 +17,8 @@ from synthcity_dpswf.math.checks import check_non_negative, check_positive_int
 from synthcity_dpswf.math.histograms import CountEstimator, bin_edges, bin_probabilities, histogram_quantiles
 from synthcity_dpswf.models.conditional_target import ConditionalMarginalTarget
 from synthcity_dpswf.models.marginal_target import MarginalReleaseTarget
-from synthcity_dpswf.models.pool import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings
+from synthcity_dpswf.models.state import ReleasePool
 
 Order = Literal["random", "sequential"]
 

@@ -258,7 +258,7 @@ def test_a_dp_domain_s_one_way_counts_join_every_class_by_least_squares_and_leav
     domain's counts of it, each class moved by the same share; the target's table is not touched."""
     from synthcity_dpswf.models.conditional_target import one_way_corrections
     from synthcity_dpswf.models.marginal_target import combine_measurements
-    from synthcity_dpswf.models.pool import ReleasePool
+    from synthcity_dpswf.models.state import ReleasePool
 
     layout = MarginalLayout.build((3, 2), coarse_bins=4, condition=1, classes=4)  # column 1 the target, 2 classes
     values = torch.tensor([[40.0, 30.0, 30.0, 100.0, 0.0, 20.0, 25.0, 5.0, 0.0, 50.0]])  # class 0, then class 1
