@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from synthcity_dpswf.models.base import SlicedGenerator
-from synthcity_dpswf.models.schedule import ReleasePlan, ReleaseSchedule
+from synthcity_dpswf.models.settings import ReleasePlan, ReleaseSchedule
 from synthcity_dpswf.privacy import Adjacency, MarginalLayout
 from synthcity_dpswf.privacy.gaussian import PriorLike
 

@@ -22,7 +22,7 @@ from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.models import SlicedGenerator
-from synthcity_dpswf.models.schedule import ReleasePlan
+from synthcity_dpswf.models.settings import ReleasePlan
 from synthcity_dpswf.models.spec import GeneratorSpec
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, TableOptions
