@@ -9,8 +9,7 @@ from synthcity_dpswf.models.dpswgen import DPSWGen
 from synthcity_dpswf.models.state import ReleasePool
 from synthcity_dpswf.models.settings import FlowSettings, ReleaseSchedule, release_steps
 from synthcity_dpswf.models.protocol import Generator
-from synthcity_dpswf.models.kinds import KINDS, KindSpec
-from synthcity_dpswf.models.targets import HistogramReleaseTarget, ProjectedReleaseTarget, class_weights
+from synthcity_dpswf.models.kinds import KINDS, HistogramReleaseTarget, KindSpec, ProjectedReleaseTarget, class_weights
 
 __all__ = [
     "DPSWFlow",

@@ -13,7 +13,7 @@ take the same steps.
 
 Each kind is one subclass of ``ReleaseMechanism`` in its own module, registered by name (``mechanisms.MECHANISMS``,
 as Opacus keys its accountants). The flow target that generation reads from a kind's releases lives in
-``models.targets``.
+``models.kinds``.
 """
 
 from __future__ import annotations
