@@ -172,7 +172,7 @@ class Releasing(GeneratorState):
         mechanism of the same records released before (a DP domain), accounted with the releases as one more entry
         of the accountant (``ReleaseAccountant``'s ``prior``; privacy.md, "One budget"): (epsilon, delta) is then
         the whole's. ``plan``: the schedule's accountant and number of releases the caller calibrated
-        ``noise_multiplier`` to (``models.spec.GeneratorSpec.plan``), released by as given (``checked_plan``).
+        ``noise_multiplier`` to (``models.base.GeneratorSpec.plan``), released by as given (``checked_plan``).
 
         ``labels`` (``(n,)`` integers in ``0..n_classes-1``, with the public ``n_classes``) makes one record of
         each (record, label) pair: released per class or joined into the record (``labelling``); sample
@@ -283,7 +283,7 @@ class Releasing(GeneratorState):
 
     def checked_plan(self, plan: ReleasePlan | None, n_public: int | None, prior: PriorLike) -> ReleasePlan:
         """This generator's own plan for ``n_public`` records and ``prior`` (``plan``), the one its releases follow; a
-        ``plan`` the caller calibrated the noise to (``models.spec.GeneratorSpec.plan``) is refused unless it is that
+        ``plan`` the caller calibrated the noise to (``models.base.GeneratorSpec.plan``) is refused unless it is that
         plan (accountant, n, batch size, rate, prior, adjacency and number of releases): a plan is never trusted, as
         the report's epsilon is computed from it."""
         own = self.plan(n_public, prior)

@@ -32,7 +32,7 @@ from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_parti
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, AutoencoderCodec
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import KINDS, SlicedGenerator
-from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.loaders import loader_path

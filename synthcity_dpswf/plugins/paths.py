@@ -4,7 +4,7 @@
 ``SlicedFlowPlugin.fit`` picks one per loader (``plugins.base.path_for``, the one line that tests a loader's
 kind of data). A path reads of the plugin only what ``FittingPlugin`` lists (its budget, its argument
 groups of ``plugins.options`` and synthcity's generation glue), so the paths sit below the plugin base and never import it; the generator comes to ``prepare`` as a
-value (``models.spec.GeneratorSpec``, resolved once by the plugin), whose plan the path calibrates the noise to. A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels,
+value (``models.base.GeneratorSpec``, resolved once by the plugin), whose plan the path calibrates the noise to. A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels,
 the flow's share of the budget, the codec, the marginal layout, the public schema and info, and the part of the
 budget it paid itself) and turns samples back into the loader's kind of data (``generate``). The rest of the plugin
 base is the synthcity glue around them.
@@ -23,7 +23,7 @@ from synthcity.plugins.core.schema import Schema
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.settings import ReleasePlan
-from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.plugins.loaders import LoaderPath
 from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, TableOptions
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart

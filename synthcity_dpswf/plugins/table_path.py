@@ -19,7 +19,7 @@ from synthcity.plugins.core.schema import Schema
 from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, generate_parquet
 from synthcity_dpswf.models import DPSWGen, SlicedGenerator
-from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.plugins.loaders import LoaderPath, loader_path
 from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData, draw_seed

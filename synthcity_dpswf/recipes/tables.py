@@ -17,7 +17,7 @@ from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, Tabu
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.resolution import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models.settings import ReleasePlan
-from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.privacy import (
     MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, ReleaseOptions, secret_generator,

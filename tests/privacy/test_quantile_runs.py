@@ -157,7 +157,7 @@ def test_the_table_recipe_s_runs_follow_the_released_domain_not_the_rows(monkeyp
 
     import synthcity_dpswf.recipes.tables as tables  # noqa: PLC0415
     from synthcity_dpswf.models import DPSWFlow  # noqa: PLC0415
-    from synthcity_dpswf.models.spec import GeneratorSpec  # noqa: PLC0415
+    from synthcity_dpswf.models.base import GeneratorSpec  # noqa: PLC0415
     from synthcity_dpswf.privacy.budget import Budget  # noqa: PLC0415
 
     spec = GeneratorSpec(DPSWFlow, {"release": "marginal", "accountant": "rdp", "neighbouring": "replace_one"})
