@@ -17,7 +17,7 @@ from synthcity.plugins.core.distribution import (
 from synthcity.plugins.core.schema import Schema
 
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain
-from synthcity_dpswf.adapters.table_columns import output_categories
+from synthcity_dpswf.adapters.table_domain import output_categories
 
 class DomainCategorical(CategoricalDistribution):
     """synthcity's ``CategoricalDistribution`` whose constraints also state the dtype (and the range of

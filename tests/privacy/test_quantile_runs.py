@@ -13,8 +13,7 @@ import pytest
 import torch
 
 from synthcity_dpswf.adapters import MarginalTableCodec, NumericColumn, TabularDomain
-from synthcity_dpswf.adapters.resolution import needs_histogram
-from synthcity_dpswf.adapters.tabular import integer_masses
+from synthcity_dpswf.adapters.tabular import integer_masses, needs_histogram
 from synthcity_dpswf.math.histograms import check_starts, coarse_index, coarsen, equal_mass_starts, fine_positions
 from synthcity_dpswf.privacy import MarginalLayout, MarginalRelease, ReleaseOptions, marginal_sensitivity
 from synthcity_dpswf.privacy.selection import PairSelection

@@ -29,7 +29,7 @@ Gaussian stages:
 4. *Atoms* of every float column (typed or declared; only when the key threshold has a delta): its numbers inside
    its range with at most ``privacy.counts.ATOM_DIGITS`` significant digits, counted by exact value, noise std
    :math:`r_a s_c` (``ATOM_NOISE_RATIO``), published above :math:`r_a \tau`: a coded float's frequent values,
-   which decoding restores (``adapters.table_columns.onto_atoms``).
+   which decoding restores (``adapters.table_domain.onto_atoms``).
 
 Three modules: ``columns`` (each column's fixed partitions, the bins of stages 2 and 3, and what is read back of it
 from the released counts: its kind and missing level, a categorical column's categories, a numeric column's range:

@@ -137,7 +137,7 @@ def histogram_edges(low: float, high: float, integer: bool) -> np.ndarray:
     into ``SUB_BINS`` sub-bins, geometric where the bin lies on one side of zero, linear where it touches zero; an
     integer column's unit bins stay whole. A float range that holds zero (across it, or from it as a declared
     ``(0, 60)``) has the octaves within 1/64 of its largest magnitude merged into one bin beside zero, split
-    linearly, and keeps zero's atom, the bins between 0 and +-2^-16 (``adapters.table_columns.snapped_to_zero``: the
+    linearly, and keeps zero's atom, the bins between 0 and +-2^-16 (``adapters.table_domain.snapped_to_zero``: the
     exact zeros of an amount). A public function of the (released or declared) range. Without the merge, a declared
     range from zero would keep every octave down to 2^-16, most of its cells below 1, where no value of a count, a
     duration or an amount lies: cells of pure noise (docs/flows.md)."""
