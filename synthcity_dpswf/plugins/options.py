@@ -11,9 +11,10 @@ these once from them: the budget (``privacy.budget.Budget``), ``FlowOptions``, `
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, get_args
+from typing import Any, Mapping, Sequence, get_args
 
 import torch
 
@@ -27,7 +28,6 @@ from synthcity_dpswf.math.checks import (
 from synthcity_dpswf.models import FlowSettings
 from synthcity_dpswf.models.base import Labelling
 from synthcity_dpswf.models.settings import ReleaseSchedule
-from synthcity_dpswf.plugins.loaders import check_time_horizons
 from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.recipes.tables import PAIR_SELECTIONS, TableChoices
@@ -110,6 +110,15 @@ class FlowOptions:
         if self.n_release_directions is not None:
             return self.n_release_directions
         return flow_defaults.get("n_release_directions")
+
+
+def check_time_horizons(time_horizons: Sequence[float] | None) -> None:
+    """Declared time horizons must be finite numbers."""
+    if time_horizons is None:
+        return
+    values = list(time_horizons)
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+        raise ValueError(f"time_horizons must be a non-empty list of finite numbers (declared public), got {time_horizons!r}.")
 
 
 @dataclass(frozen=True)

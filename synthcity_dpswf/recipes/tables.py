@@ -101,7 +101,7 @@ def settle_table(
     """The domain, codec and layout of ``table`` (``n_public`` rows; ``None``: not read, add/remove) at ``budget``
     (delta resolved for n), and the releases' noise, calibrated once to what the DP domain leaves, for the plan of the
     generator ``spec`` (computed once, here); no record encoded. ``public_rules`` is applied to the declared domain before any release and to the final one (a loader's
-    rules on its columns: ``plugins.loaders``)."""
+    rules on its columns: ``plugins.paths``)."""
     if spec.neighbouring is not budget.neighbouring:
         raise ValueError(f"the generator is planned for {spec.neighbouring.label} and the budget is stated for "
                          f"{budget.neighbouring.label}: give both the same adjacency.")
