@@ -37,7 +37,7 @@ from synthcity_dpswf.models.settings import ReleasePlan
 from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, TableOptions
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.selection import PairSelection
+from synthcity_dpswf.privacy.mechanisms.marginal import PairSelection
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class PreparedData:
     """A partitioned table's ``adapters.partitioned.DaskCounts``, from which the generator's release is summed
     (privacy.md, "Tables on Dask"); ``None`` in memory."""
     selection: PairSelection | None = None
-    """The paid pair selection's release (``privacy.selection``), joined to the marginal release after it."""
+    """The paid pair selection's release (``privacy.mechanisms.marginal``), joined to the marginal release after it."""
     selection_part: PrivacyPart | None = None
     """Its part of the budget, in the releases' accounting (``None``: no selection was paid for)."""
 

@@ -24,9 +24,8 @@ from synthcity_dpswf.privacy import (
 )
 from synthcity_dpswf.privacy.budget import Budget, default_domain_share
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, publishes_keys, release_domain_at
-from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
-from synthcity_dpswf.privacy import selection as pair_rule  # the module: its SELECTION_SHARE read at each fit
-from synthcity_dpswf.privacy.selection import PairSelection
+from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease, PairSelection
+from synthcity_dpswf.privacy.mechanisms import marginal as pair_rule  # the module: its SELECTION_SHARE read at each fit
 
 PAIR_SELECTIONS = ("adaptive", "public")
 """How the marginal release's pairs are chosen (``TableChoices.pair_selection``)."""
@@ -55,9 +54,9 @@ class TableChoices:
     max_pairs: int | None = 120
     random_state: int = 0
     pair_selection: str = "adaptive"
-    """``"adaptive"``: the pairs the release measures are chosen by a paid selection where ``privacy.selection.
-    selects_pairs`` and ``noise_limited`` say so (privacy.md, "Paid pair selection"); ``"public"``: all pairs up to
-    ``max_pairs``, beyond a random subset (no data read)."""
+    """``"adaptive"``: the pairs the release measures are chosen by a paid selection where
+    ``privacy.mechanisms.marginal.selects_pairs`` and ``noise_limited`` say so (privacy.md, "Paid pair selection");
+    ``"public"``: all pairs up to ``max_pairs``, beyond a random subset (no data read)."""
     target: str | None = None
     """The named target column: the marginal release measures every pair with it (privacy.md, "Tables conditioned on a
     named target"); ``None``: none."""

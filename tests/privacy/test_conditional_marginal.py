@@ -296,7 +296,7 @@ def test_cond_refuses_values_outside_an_integer_target_and_warns_of_a_class_with
 
 
 def test_a_candidate_layout_beyond_its_cap_keeps_every_pair_of_the_anchor() -> None:
-    from synthcity_dpswf.privacy.selection import CANDIDATE_PAIRS, candidate_layout
+    from synthcity_dpswf.privacy.mechanisms.marginal import CANDIDATE_PAIRS, candidate_layout
 
     levels = (3,) * 60  # 1,770 pairs, above the cap
     layout = candidate_layout(levels, 4, 0, (), anchor=5)

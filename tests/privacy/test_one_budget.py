@@ -26,7 +26,7 @@ from synthcity_dpswf.privacy.gaussian import (
 from synthcity_dpswf.privacy.budget import THRESHOLD_DELTA_SHARE, Budget
 from synthcity_dpswf.privacy.domain import DomainCalibration, release_domain_at
 from synthcity_dpswf.privacy.domain.calibration import stage_noise
-from synthcity_dpswf.privacy.selection import selected_pair_count
+from synthcity_dpswf.privacy.mechanisms.marginal import selected_pair_count
 
 EPSILON, DELTA = 1.0, 1e-5
 pytestmark = pytest.mark.filterwarnings("ignore:release noise seeded with a known seed")

@@ -16,7 +16,7 @@ from synthcity_dpswf.adapters import MarginalTableCodec, NumericColumn, TabularD
 from synthcity_dpswf.adapters.tabular import integer_masses, needs_histogram
 from synthcity_dpswf.math.histograms import check_starts, coarse_index, coarsen, equal_mass_starts, fine_positions
 from synthcity_dpswf.privacy import MarginalLayout, MarginalRelease, ReleaseOptions, marginal_sensitivity
-from synthcity_dpswf.privacy.selection import PairSelection
+from synthcity_dpswf.privacy.mechanisms.marginal import PairSelection
 
 
 # ----------------------------------------------------------------------------------------------- maths

@@ -21,9 +21,13 @@ from synthcity_dpswf.privacy.gaussian import (
     composed_multiplier,
 )
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
-from synthcity_dpswf.privacy.selection import (
-    PairSelection, candidate_layout, release_pair_selection, selected_pair_count, selects_pairs,
+from synthcity_dpswf.privacy.mechanisms.marginal import (
+    MarginalRelease,
+    PairSelection,
+    candidate_layout,
+    release_pair_selection,
+    selected_pair_count,
+    selects_pairs,
 )
 
 EPSILON, DELTA = 1.0, 1e-5
