@@ -6,8 +6,7 @@ from synthcity_dpswf.models.chunks import SampleChunk, chunk_plan, chunk_seed
 from synthcity_dpswf.models.dpswflow import DPSWFlow
 from synthcity_dpswf.models.dpswflow_r import PAPER_PRESET, DPSWFlowR
 from synthcity_dpswf.models.dpswgen import DPSWGen
-from synthcity_dpswf.models.state import ReleasePool
-from synthcity_dpswf.models.settings import FlowSettings, ReleaseSchedule, release_steps
+from synthcity_dpswf.models.state import FlowSettings, ReleasePool, ReleaseSchedule, release_steps
 from synthcity_dpswf.models.protocol import Generator
 from synthcity_dpswf.models.kinds import KINDS, HistogramReleaseTarget, KindSpec, ProjectedReleaseTarget, class_weights
 

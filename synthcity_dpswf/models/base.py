@@ -34,8 +34,7 @@ from synthcity_dpswf.models.kinds import kind_spec
 from synthcity_dpswf.models.persistence import Persistence
 from synthcity_dpswf.models.releasing import Releasing
 from synthcity_dpswf.models.sampling import Sampling
-from synthcity_dpswf.models.settings import FlowSettings, ReleasePlan, ReleaseSchedule
-from synthcity_dpswf.models.state import Labelling
+from synthcity_dpswf.models.state import FlowSettings, Labelling, ReleasePlan, ReleaseSchedule
 from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency, MarginalLayout, ReleaseOptions, create_mechanism
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.privacy.gaussian import PriorLike

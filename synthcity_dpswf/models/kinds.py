@@ -24,8 +24,7 @@ from synthcity_dpswf.models.conditional_target import (
     target_class_weights,
 )
 from synthcity_dpswf.models.marginal_target import MarginalParticleSpace, MarginalReleaseTarget
-from synthcity_dpswf.models.settings import FlowSettings
-from synthcity_dpswf.models.state import ReleasePool
+from synthcity_dpswf.models.state import FlowSettings, ReleasePool
 from synthcity_dpswf.privacy import MECHANISMS
 
 Order = Literal["random", "sequential"]

@@ -22,8 +22,7 @@ import torch
 
 from synthcity_dpswf.math import LabelledCodec
 from synthcity_dpswf.math.checks import check_matrix, check_positive, check_positive_int
-from synthcity_dpswf.models.settings import ReleasePlan, ReleaseSchedule
-from synthcity_dpswf.models.state import GeneratorState, ReleasePool
+from synthcity_dpswf.models.state import GeneratorState, ReleasePlan, ReleasePool, ReleaseSchedule
 from synthcity_dpswf.privacy import (
     Adjacency,
     OtherAdjacency,

@@ -17,8 +17,7 @@ from synthcity_dpswf.math.checks import check_matrix, check_positive_int
 from synthcity_dpswf.math.histograms import allocate
 from synthcity_dpswf.models.chunks import ChunkSpec, SampleChunk, chunk_plan
 from synthcity_dpswf.models.kinds import build_target, class_weights, flow_groups, particle_space
-from synthcity_dpswf.models.settings import FlowSettings
-from synthcity_dpswf.models.state import GeneratorState
+from synthcity_dpswf.models.state import FlowSettings, GeneratorState
 from synthcity_dpswf.privacy import bound_records
 
 

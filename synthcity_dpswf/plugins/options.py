@@ -27,7 +27,7 @@ from synthcity_dpswf.math.checks import (
 )
 from synthcity_dpswf.models import FlowSettings
 from synthcity_dpswf.models.base import Labelling
-from synthcity_dpswf.models.settings import ReleaseSchedule
+from synthcity_dpswf.models.state import ReleaseSchedule
 from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.recipes.tables import PAIR_SELECTIONS, TableChoices
@@ -330,16 +330,16 @@ class SynthcityOptions:
 
 @dataclass(frozen=True)
 class BatchOptions:
-    """The per-step releases' batches (``dpswflow_r``, ``dpswgen``), as ``models.settings.ReleaseSchedule`` takes them.
+    """The per-step releases' batches (``dpswflow_r``, ``dpswgen``), as ``models.state.ReleaseSchedule`` takes them.
 
     Attributes:
         batch_size: b, records per release (uniform subsets of exactly b, independent across releases); ``None``:
-            ``models.settings.default_batch_size(n)``; a given b is capped at n / 2 on small tables (the report states
+            ``models.state.default_batch_size(n)``; a given b is capped at n / 2 on small tables (the report states
             the b used). Replace-one only.
         sample_rate: q, the Poisson rate of each release under add/remove (``None``: 0.1,
-            ``models.settings.DEFAULT_SAMPLE_RATE``). Add/remove only.
+            ``models.state.DEFAULT_SAMPLE_RATE``). Add/remove only.
         passes: K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove); the default 10 with the default
-            b (n / 10 from 10,000 rows, all rows below 1,000: ``models.settings.default_batch_size``) makes K = 100 on
+            b (n / 10 from 10,000 rows, all rows below 1,000: ``models.state.default_batch_size``) makes K = 100 on
             large data (the per-step histogram form run on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's
             preset) and K = 10 on small tables.
     """

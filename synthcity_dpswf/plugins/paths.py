@@ -33,7 +33,7 @@ from synthcity_dpswf.adapters import CategoricalColumn, NumericColumn, TabularDo
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.base import GeneratorSpec
-from synthcity_dpswf.models.settings import ReleasePlan
+from synthcity_dpswf.models.state import ReleasePlan
 from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, TableOptions
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart
 from synthcity_dpswf.privacy.budget import Budget

@@ -291,7 +291,7 @@ class ReleaseAccountant:
     def with_prior(self, prior: PriorLike) -> "ReleaseAccountant":
         """The same releases (method, sampling, adjacency) with ``prior`` spent before them, as in the constructor: a
         schedule planned before the run's budget was spent (``privacy.budget.Budget.release_terms``). A prior that
-        would change the method (a replace-one DP-SGD codec's schedule: ``models.settings.ReleaseSchedule.accountant``)
+        would change the method (a replace-one DP-SGD codec's schedule: ``models.state.ReleaseSchedule.accountant``)
         is refused by the constructor's checks."""
         if self.sampling.poisson:
             return ReleaseAccountant.poisson(self.sample_rate, self.accountant, prior)

@@ -32,7 +32,7 @@ from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
-from synthcity_dpswf.models.settings import ReleasePlan
+from synthcity_dpswf.models.state import ReleasePlan
 from synthcity_dpswf.privacy import Adjacency, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.gaussian import PriorLike

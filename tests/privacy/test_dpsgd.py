@@ -22,7 +22,7 @@ from synthcity_dpswf import extensions
 from synthcity_dpswf.adapters import private_autoencoder
 from synthcity_dpswf.adapters.image_codecs import AutoencoderRequest, CodecRequest
 from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderCodec, PrivateAutoencoderSettings
-from synthcity_dpswf.models.settings import ReleaseSchedule
+from synthcity_dpswf.models.state import ReleaseSchedule
 from synthcity_dpswf.privacy import PrivacyAuditError, analytic_gaussian_epsilon, dpsgd
 from synthcity_dpswf.privacy.accountant import REPLACE_ONE_ORDERS, REPLACE_ONE_RDP, RDP_ORDERS, ReleaseAccountant
 from synthcity_dpswf.privacy.audit import ScheduleAuditResult, audit_sampled_schedule

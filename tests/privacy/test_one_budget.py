@@ -70,7 +70,7 @@ def test_release_terms_spend_the_selection_then_calibrate_once(per_step: bool) -
     """``Budget.release_terms``: the selection's share of what the domain left spent, the releases planned before any
     spending given the spent parts as their prior, and their noise calibrated to the rest: the same numbers as the
     steps taken one by one (the plan made with the prior)."""
-    from synthcity_dpswf.models.settings import ReleaseSchedule
+    from synthcity_dpswf.models.state import ReleaseSchedule
     from synthcity_dpswf.models.releasing import plan_key
 
     domain = Budget(EPSILON, DELTA).domain_part(0.2)
