@@ -68,7 +68,18 @@ def setting_text(row: dict[str, Any]) -> str:
         text += ", the paper's convention"
     if setting["codec_share"] != RELEASE_DEFAULTS["codec_share"]:
         text += f", codec share {setting['codec_share']:g}"
+    temperature = decode_temperature_of(row)
+    if temperature is not None:
+        text += f", decoded at t = {temperature:g}"
     return (f"{setting['label']}: " if setting.get("label") else "") + text
+
+
+def decode_temperature_of(row: dict[str, Any]) -> float | None:
+    """The logit temperature a DP-SGD codec's row was decoded at (1 for rows written before it was recorded: the
+    only decoding then); ``None`` for other codecs."""
+    if not row["codec"].startswith("dpae:"):
+        return None
+    return float(row.get("decode_temperature", 1.0))
 
 
 def markdown(payload: dict[str, Any]) -> str:
@@ -146,13 +157,15 @@ ROW_KEYS = {"codec": None, "directions": None, "bins": None, "steps": None, "sam
 
 def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
     """``rows`` with ``row`` in place of any row of the same codec and settings (its refiner's adversarial weight
-    included, read from the codec's description): the epsilons ``row`` measured replace theirs, the others are kept,
+    included, read from the codec's description, and a DP-SGD codec's decode temperature): the epsilons ``row`` measured replace theirs, the others are kept,
     and so are the ``--set`` overrides of both runs; the row is marked chosen on validation only if ``row`` was."""
     kept, merged = [], dict(row)
     for old in rows:
         if any(old.get(key, default) != row.get(key, default) for key, default in ROW_KEYS.items()) or (
             old.get("pixels", pixels_of(old["codec"], written_before=True)) != row.get("pixels", pixels_of(row["codec"], True))
-        ) or refiner_weight_in(old.get("description", "")) != refiner_weight_in(row.get("description", "")):
+        ) or refiner_weight_in(old.get("description", "")) != refiner_weight_in(row.get("description", "")) or (
+            decode_temperature_of(old) != decode_temperature_of(row)
+        ):
             kept.append(old)
             continue
         merged = {**old, **row, "epsilons": {**old["epsilons"], **row["epsilons"]}}

@@ -562,6 +562,8 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
         "seed": grid.seed, "generation_runs": grid.runs, "public_images": grid.public_images,
         "private_images": grid.private_images, "device": device, "ceiling": None,
     }
+    if kind == "dpae":  # decoding's logit temperature (post-processing, not part of the codec's training)
+        common["decode_temperature"] = codec_fields(spec, grid)["private_autoencoder"].decode_temperature
     if public_codec is not None:
         common["ceiling"] = ceiling_of(public_codec, latents)
         print(f"[{spec}] d = {dim}, codec {codec_seconds:.0f} s, ceiling {common['ceiling']}", flush=True)

@@ -155,7 +155,7 @@ def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path]) -> st
     linear = {(row["method"], float(row["epsilon"])): row for row in gpu_rows(dataset, gpu_folders)
               if row["public"].startswith("none")}
     rows = [row for row in payload["rows"] if row.get("samples") == 10000 and row.get("private_images") is None]
-    lines = ["| public data | codec | method | flow (L, G, steps) | epsilon | FID | CAS MLP / CNN | codec alone (ceiling) | "
+    lines = ["| public data | codec | method | flow (L, G, steps), decode t | epsilon | FID | CAS MLP / CNN | codec alone (ceiling) | "
              "linear codec, same epsilon: FID, CAS | device | seconds (codec + fit + sample) |",
              "|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
     cells = sorted(((row, float(key), cell) for row in rows for key, cell in row["epsilons"].items()),
@@ -171,7 +171,8 @@ def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path]) -> st
         codec = cell.get("codec_training_seconds", cell.get("codec_seconds", 0.0))  # a cached codec: its own training
         seconds = codec + cell.get("fit_seconds", 0.0) + cell.get("sample_seconds", 0.0)
         setting = row["setting"]
-        flow = f"{setting.get('directions') or 'default'}, {setting['bins']}, {setting['steps']}"
+        flow = (f"{setting.get('directions') or 'default'}, {setting['bins']}, {setting['steps']}, "
+                f"{row.get('decode_temperature', 1.0):g}")  # rows written before it was recorded: t = 1
         lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}) | {method} | {flow} | {epsilon:g} | {fid} | "
                      f"{cell['mlp']:.1%} / {cell['cnn']:.1%} | "
                      + (f"{ceiling['mlp']:.1%} / {ceiling['cnn']:.1%}" if ceiling else "-")

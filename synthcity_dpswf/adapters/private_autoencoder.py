@@ -7,13 +7,15 @@ binary cross-entropy of its reconstruction through the sphere, :math:`\ell(x) = 
 x)`. Both are trained together by ``privacy.dpsgd.train_dpsgd`` on the private images only: the releases are the
 noisy clipped gradient sums, and the network is post-processing of them. Encoding the private images for the flow's
 release is then a per-record map onto the unit sphere (the flow's sensitivity assumes only that), and decoding
-generated codes is post-processing.
+generated codes is post-processing: a pixel is :math:`\sigma(t \cdot \mathrm{dec}(u))`, the decoder's logit at
+temperature t (``DECODE_TEMPERATURE``; t = 1 is the Bernoulli mean the loss trains).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from typing import Any
 from pathlib import Path
 
 import torch
@@ -28,11 +30,22 @@ from synthcity_dpswf.privacy.dpsgd import DPSGDSchedule, steps_for, train_dpsgd
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 
+DECODE_TEMPERATURE = 4.0
+r"""The decoder's logit temperature t: a decoded pixel is :math:`\sigma(t \cdot \mathrm{dec}(u))`. At t = 1 it is
+each pixel's Bernoulli mean, which the cross-entropy trains: grey wherever a stroke's place is uncertain, so decoded
+digits are blurred; t > 1 sharpens them towards the near-binary strokes of the images. Post-processing (it never
+touches the training), chosen among 1, 2, 4 and 8 by FID on MNIST's validation split, the test split unread
+(``benchmarks/decode_temperature.py``; docs/flows.md, "decode temperature")."""
+
+
 @dataclass(frozen=True)
 class PrivateAutoencoderSettings:
     """The codec's public settings: its latent size d and width (channels of the first convolution), DP-SGD's
     expected passes over the images (``epochs``), batch size b (replace-one; under add/remove the Poisson rate is
-    ``sample_rate`` and b the nominal size the sums are divided by), clipping norm C and Adam's learning rate."""
+    ``sample_rate`` and b the nominal size the sums are divided by), clipping norm C and Adam's learning rate; and
+    how generated codes are decoded (``decode_temperature``, ``DECODE_TEMPERATURE``), which is not part of the
+    training: it is left out of the settings a checkpoint is bound to (``training``) and of the repr its cache name
+    is hashed from."""
 
     latent_dim: int = 32
     width: int = 16
@@ -42,6 +55,7 @@ class PrivateAutoencoderSettings:
     learning_rate: float = 2e-3
     sample_rate: float = 0.01
     seed: int = 0
+    decode_temperature: float = field(default=DECODE_TEMPERATURE, repr=False)
 
     def __post_init__(self) -> None:
         check_positive_int("latent_dim", self.latent_dim)
@@ -50,8 +64,13 @@ class PrivateAutoencoderSettings:
         check_positive_int("batch_size", self.batch_size)
         check_positive("clip", self.clip)
         check_positive("learning_rate", self.learning_rate)
+        check_positive("decode_temperature", self.decode_temperature)
         if not 0 < self.sample_rate <= 1:
             raise ValueError(f"sample_rate must lie in (0, 1], got {self.sample_rate!r}.")
+
+    def training(self) -> dict[str, Any]:
+        """The settings the training reads (all but ``decode_temperature``): what a checkpoint is bound to."""
+        return {key: value for key, value in asdict(self).items() if key != "decode_temperature"}
 
     def schedule(self, n_images: int, neighbouring: Adjacency | str, noise_multiplier: float) -> DPSGDSchedule:
         """The DP-SGD schedule for ``n_images`` private images (n read only under replace-one, where it is public)."""
@@ -159,7 +178,8 @@ class PrivateAutoencoderCodec:
         s = self.settings
         return (f"a convolutional autoencoder (latent {s.latent_dim}, width {s.width}) trained by DP-SGD on the private "
                 f"images at epsilon = {self.epsilon:.4g}, delta = {self.delta:.3g} ({self.schedule.steps} steps, "
-                f"clip {s.clip:g}, z = {self.noise_multiplier:.3g}); no public image")
+                f"clip {s.clip:g}, z = {self.noise_multiplier:.3g}), decoded at logit temperature "
+                f"{s.decode_temperature:g}; no public image")
 
     @property
     def privacy_part(self) -> PrivacyPart:
@@ -193,9 +213,11 @@ class PrivateAutoencoderCodec:
 
     @torch.no_grad()
     def decode(self, latents: torch.Tensor) -> torch.Tensor:
-        """Images ``(n, C, H, W)`` in [0, 1] from codes (put on the sphere first, as the decoder was trained)."""
+        """Images ``(n, C, H, W)`` in [0, 1] from codes (put on the sphere first, as the decoder was trained), each pixel
+        the decoder's logit at the settings' temperature through a sigmoid (``DECODE_TEMPERATURE``)."""
         latents = latents.detach().cpu().float()
-        return torch.cat([torch.sigmoid(self.network.decoder(on_sphere(latents[start:start + 1000])))
+        temperature = self.settings.decode_temperature
+        return torch.cat([torch.sigmoid(temperature * self.network.decoder(on_sphere(latents[start:start + 1000])))
                           for start in range(0, len(latents), 1000)])
 
     def save(self, path: Path, data_key: str) -> None:
@@ -205,7 +227,7 @@ class PrivateAutoencoderCodec:
         if self.seeded:
             raise ValueError("a codec trained with a known seed is for tests and audits: it is never saved for reuse.")
         path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save({"state": self.network.state_dict(), "settings": asdict(self.settings), "epsilon": self.epsilon,
+        torch.save({"state": self.network.state_dict(), "settings": self.settings.training(), "epsilon": self.epsilon,
                     "delta": self.delta, "neighbouring": self.neighbouring.value, "data_key": data_key,
                     "schedule": {**asdict(self.schedule), "neighbouring": self.schedule.neighbouring.value}, "shape": list(self.shape),
                     "training_seconds": self.training_seconds}, path)
@@ -214,11 +236,12 @@ class PrivateAutoencoderCodec:
     def load(cls, path: Path, data_key: str, settings: PrivateAutoencoderSettings, epsilon: float, delta: float,
              neighbouring: Adjacency | str) -> "PrivateAutoencoderCodec":
         """The codec saved at ``path``, refused with ``ValueError`` unless it was saved for ``data_key`` with these
-        settings, epsilon, delta and adjacency, and its stored schedule alone is (epsilon, delta)-DP (never reused
+        training settings (``PrivateAutoencoderSettings.training``; it decodes at ``settings``' temperature), epsilon,
+        delta and adjacency, and its stored schedule alone is (epsilon, delta)-DP (never reused
         silently for another run's budget or image set)."""
         neighbouring = Adjacency.of(neighbouring)
         stored = torch.load(path, map_location="cpu", weights_only=True)
-        wanted = {"settings": asdict(settings), "epsilon": float(epsilon), "delta": float(delta),
+        wanted = {"settings": settings.training(), "epsilon": float(epsilon), "delta": float(delta),
                   "neighbouring": neighbouring, "data_key": data_key}
         differs = [key for key, value in wanted.items() if stored.get(key) != value]
         if differs:

@@ -236,7 +236,7 @@ def codec_order(
 
 class ReleasePlanner(Protocol):
     """What a plan asks of the generator it is made for: the accountant and number of its releases for ``n_public``
-    records after ``prior`` (``models.spec.GeneratorSpec.plan``, or a built ``SlicedGenerator``'s ``plan``)."""
+    records after ``prior`` (``models.base.GeneratorSpec.plan``, or a built ``SlicedGenerator``'s ``plan``)."""
 
     def plan(self, n_public: int | None, prior: PriorLike = None, /) -> ReleasePlan: ...
 

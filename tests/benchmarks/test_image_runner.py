@@ -330,3 +330,34 @@ def test_a_row_replaces_only_the_row_of_its_refiner_s_weight() -> None:
     assert kept[0] == old
     (merged,) = replace_row([old], row("0.2", {"10.0": 0.82, "inf": 0.9}))
     assert merged["epsilons"]["10.0"]["cnn"] == 0.82 and merged["epsilons"]["1.0"]["cnn"] == 0.75 and "inf" in merged["epsilons"]
+
+
+def test_the_decode_temperature_is_scored_on_one_fit_of_the_validation_choice(
+    shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``benchmarks/decode_temperature.py`` at a toy scale (the first 6,000 MNIST training images: 1,000 released,
+    5,000 held out): the validation grid's DP-SGD codec row is chosen, fitted once, and its codes and the ceiling's
+    are decoded and scored at each temperature; a test grid is refused."""
+    import decode_temperature
+    from synthcity_dpswf.datasets import load_mnist
+
+    training = load_mnist(shared_dir / "data", train=True)
+    monkeypatch.setitem(image_runner.IMAGE_LOADERS, "mnist",
+                        lambda root, train=True, download=False: (training[0][:6000], training[1][:6000]))
+    config = tmp_path / "toy_validation.toml"
+    config.write_text('name = "toy_validation"\ndataset = "mnist"\nsplit = "validation"\ncodecs = ["dpae:4:4:1"]\n'
+                      'generators = ["dpswflow"]\nepsilons = [10]\nsettings = [{directions = 50, bins = 8, steps = 10}]\n'
+                      'samples = 200\ndpsgd = {batch_size = 250}\n')
+    image_runner.run_grid(load_grid(config), shared_dir / "data", tmp_path, cache=tmp_path / "cache")
+    payload = decode_temperature.run(shared_dir / "data", shared_dir / INCEPTION, [1.0, 4.0], [1.0], 20, 10.0, config,
+                                     tmp_path / "toy_validation.json", tmp_path / "cache")
+    assert payload["codec"] == "dpae:4:4:1" and payload["setting"]["directions"] == 50
+    assert [(row["decoded"], row["temperature"]) for row in payload["rows"]] == [("flow", 1.0), ("flow", 4.0), ("ceiling", 1.0)]
+    assert all(row["fid"] > 0 and 0 <= row["precision"] <= 1 and 0 <= row["cnn"] <= 1 for row in payload["rows"])
+    assert payload["rows"][0]["fid"] != payload["rows"][1]["fid"]  # the same codes, decoded otherwise
+    assert "| flow | 4 |" in decode_temperature.markdown(payload)
+    test_grid = tmp_path / "toy_test.toml"
+    test_grid.write_text(config.read_text().replace('split = "validation"', 'split = "test"'))
+    with pytest.raises(ValueError, match="validation grid"):
+        decode_temperature.run(shared_dir / "data", shared_dir / INCEPTION, [1.0], [], 20, 10.0, test_grid,
+                               tmp_path / "toy_validation.json", tmp_path / "cache")

@@ -7,6 +7,7 @@ step left out of the accounting), and the codec end to end, directly and through
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from pathlib import Path
@@ -21,7 +22,7 @@ from torch import nn
 from synthcity_dpswf import extensions
 from synthcity_dpswf.adapters import private_autoencoder
 from synthcity_dpswf.adapters.image_codecs import AutoencoderRequest, CodecRequest
-from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderCodec, PrivateAutoencoderSettings
+from synthcity_dpswf.adapters.private_autoencoder import DECODE_TEMPERATURE, PrivateAutoencoderCodec, PrivateAutoencoderSettings
 from synthcity_dpswf.models.state import ReleaseSchedule
 from synthcity_dpswf.privacy import PrivacyAuditError, analytic_gaussian_epsilon, dpsgd
 from synthcity_dpswf.privacy.accountant import REPLACE_ONE_ORDERS, REPLACE_ONE_RDP, RDP_ORDERS, ReleaseAccountant
@@ -346,6 +347,24 @@ def test_codes_lie_on_the_sphere_and_decode_to_images_in_the_unit_range(codec: P
         codec.encode(torch.rand(3, 1, 16, 8))
 
 
+def test_decoding_is_the_decoder_s_logit_at_the_settings_temperature(codec: PrivateAutoencoderCodec) -> None:
+    """A pixel is sigmoid(t * logit): t = 1 is the Bernoulli mean, a larger t moves every pixel away from 1/2 on
+    its own side, and t changes neither the training settings a checkpoint is bound to nor its cache name."""
+    codes = codec.encode(tiny_images(SEED))
+    with torch.no_grad():
+        logits = codec.network.decoder(codes)
+    sharp, mean = copy.copy(codec), copy.copy(codec)
+    sharp.settings, mean.settings = (dataclasses.replace(SETTINGS, decode_temperature=t) for t in (4.0, 1.0))
+    assert torch.allclose(mean.decode(codes), torch.sigmoid(logits), atol=1e-6)
+    assert torch.allclose(sharp.decode(codes), torch.sigmoid(4.0 * logits), atol=1e-6)
+    assert bool(((sharp.decode(codes) - 0.5).abs() >= (mean.decode(codes) - 0.5).abs() - 1e-7).all())
+    assert codec.settings.decode_temperature == DECODE_TEMPERATURE and "logit temperature 4" in codec.public_description
+    assert sharp.settings.training() == mean.settings.training() and "decode_temperature" not in sharp.settings.training()
+    assert repr(sharp.settings) == repr(mean.settings)  # the registry's cache name is hashed from the repr
+    with pytest.raises(ValueError, match="decode_temperature"):
+        dataclasses.replace(SETTINGS, decode_temperature=0.0)
+
+
 def test_a_saved_codec_loads_only_for_its_data_key_settings_and_budget(codec: PrivateAutoencoderCodec, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="known seed"):  # a seeded (test) codec is never kept for reuse
         codec.save(tmp_path / "seeded.pt", "tiny")
@@ -357,6 +376,11 @@ def test_a_saved_codec_loads_only_for_its_data_key_settings_and_budget(codec: Pr
                            "training_seconds"}
     loaded = PrivateAutoencoderCodec.load(path, "tiny", settings, CODEC_EPSILON, DELTA, "replace_one")
     assert torch.allclose(loaded.encode(images), trained.encode(images), atol=1e-6)
+    sharper = dataclasses.replace(settings, decode_temperature=2 * settings.decode_temperature)  # decoding is not training
+    loaded_sharper = PrivateAutoencoderCodec.load(path, "tiny", sharper, CODEC_EPSILON, DELTA, "replace_one")
+    codes = trained.encode(images)
+    assert loaded_sharper.settings.decode_temperature == sharper.decode_temperature
+    assert not torch.allclose(loaded_sharper.decode(codes), trained.decode(codes), atol=1e-3)
     assert loaded.schedule == trained.schedule and loaded.privacy_part == trained.privacy_part
     refusals = {
         "epsilon": dict(epsilon=3.0),
