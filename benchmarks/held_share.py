@@ -1,5 +1,5 @@
 """How often the DP domain leaves a numeric column unplaced (output as missing entries only) for each ``HELD_SHARE``
-(``privacy.domain.ranges.holds_the_numbers``), on iris (a validation table: ``dp_domain.py``), at the plugins' split for a
+(``privacy.domain.columns.holds_the_numbers``), on iris (a validation table: ``dp_domain.py``), at the plugins' split for a
 table below 1,000 rows (``SMALL_TABLE_SHARE``) and epsilon 3 and 1, delta 1e-5: seeded releases, no fit.
 
 Run: ``python benchmarks/held_share.py [--releases 400]``; writes ``results/held_share.{json,md}``.
@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 from sklearn.datasets import load_iris
 
-from synthcity_dpswf.privacy.domain import ranges, release_domain_at
+from synthcity_dpswf.privacy.domain import columns, release_domain_at
 from common import RESULTS, environment
 from synthcity_dpswf.privacy.budget import SMALL_TABLE_SHARE, Budget
 
@@ -30,7 +30,7 @@ def iris() -> pd.DataFrame:
 
 def unplaced(frame: pd.DataFrame, epsilon: float, share: float, releases: int) -> dict[str, int]:
     """Per column, in how many of ``releases`` seeded releases it is not placed at ``HELD_SHARE`` = ``share``."""
-    held, ranges.HELD_SHARE = ranges.HELD_SHARE, share
+    held, columns.HELD_SHARE = columns.HELD_SHARE, share
     try:
         calibration = Budget(epsilon, 1e-5).domain_part(SMALL_TABLE_SHARE)
         counts = {column: 0 for column in frame.columns}
@@ -40,7 +40,7 @@ def unplaced(frame: pd.DataFrame, epsilon: float, share: float, releases: int) -
                 counts[column] += not release.placed.get(column, True)
         return counts
     finally:
-        ranges.HELD_SHARE = held
+        columns.HELD_SHARE = held
 
 
 def main() -> None:

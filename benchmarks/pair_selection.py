@@ -36,7 +36,7 @@ from common import RESULTS, environment, write_results
 from table_metrics import QuantileCellMetrics
 from tables import Target, holdout_split, load_table
 
-from synthcity_dpswf.privacy import selection
+from synthcity_dpswf.privacy.mechanisms import marginal
 
 DELTA = 1e-5
 
@@ -66,7 +66,7 @@ def settings(shares: list[float], per_column: list[float], public: bool) -> list
     rows += [("dpswflow", "adaptive", share, ratio) for ratio in per_column for share in shares]
     if public:
         rows.append(("dpswflow_r", "public", None, None))
-    rows += [("dpswflow_r", "adaptive", selection.SELECTION_SHARE, ratio) for ratio in per_column]
+    rows += [("dpswflow_r", "adaptive", marginal.SELECTION_SHARE, ratio) for ratio in per_column]
     return rows
 
 
@@ -77,12 +77,12 @@ def measure(name: str, fits: int, shares: list[float], per_column: list[float], 
 
     train, test, schema, metrics, scoring = validation_table(name, data_root)
     rows = []
-    default, default_ratio = selection.SELECTION_SHARE, selection.PAIRS_PER_COLUMN
+    default, default_ratio = marginal.SELECTION_SHARE, marginal.PAIRS_PER_COLUMN
     for generator, choice, share, ratio in settings(shares, per_column, public):
         for schema_name, domain in (("none", None), ("declared", schema)):
             tv2, tstr, seconds, selected = [], [], [], []
-            selection.SELECTION_SHARE = default if share is None else share
-            selection.PAIRS_PER_COLUMN = default_ratio if ratio is None else ratio
+            marginal.SELECTION_SHARE = default if share is None else share
+            marginal.PAIRS_PER_COLUMN = default_ratio if ratio is None else ratio
             try:
                 for fit in range(fits):
                     started = time.perf_counter()
@@ -96,7 +96,7 @@ def measure(name: str, fits: int, shares: list[float], per_column: list[float], 
                     tv2.append(metrics.tv(scoring(synthetic))["tv2"])
                     tstr.append(metrics.tstr(scoring(synthetic), scoring(test)))
             finally:
-                selection.SELECTION_SHARE, selection.PAIRS_PER_COLUMN = default, default_ratio
+                marginal.SELECTION_SHARE, marginal.PAIRS_PER_COLUMN = default, default_ratio
             rows.append({"table": name, "generator": generator, "pair_selection": choice, "share": share, "per_column": ratio,
                          "schema": schema_name, "epsilon": epsilon, "selected": float(np.mean(selected)),
                          "tv2": float(np.mean(tv2)), "tv2_std": float(np.std(tv2)),
@@ -132,8 +132,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-root", type=Path, default=None, help="the shared data folder (adult_raw)")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--fits", type=int, default=4)
-    parser.add_argument("--shares", type=float, nargs="+", default=[selection.SELECTION_SHARE])
-    parser.add_argument("--pairs-per-column", type=float, nargs="+", default=[selection.PAIRS_PER_COLUMN])
+    parser.add_argument("--shares", type=float, nargs="+", default=[marginal.SELECTION_SHARE])
+    parser.add_argument("--pairs-per-column", type=float, nargs="+", default=[marginal.PAIRS_PER_COLUMN])
     parser.add_argument("--no-public", action="store_true", help="leave out the public choice's rows")
     parser.add_argument("--stem", default=None, help="the results' file name (default: pair_selection[_<tables>])")
     parser.add_argument("--out", type=Path, default=RESULTS)

@@ -42,7 +42,7 @@ from synthcity_dpswf.privacy import MarginalLayout
 
 EPSILON, DELTA = 10.0, 1e-5
 COARSE_BINS, FINE_BINS, MAX_PAIRS, FLOW_STEPS = 8, 100, 120, 300
-"""Settings of the marginal release at this table's size (``adapters.resolution.table_resolution`` as the plugins
+"""Settings of the marginal release at this table's size (``adapters.tabular.table_resolution`` as the plugins
 use it, ``max_pairs``, ``models.kinds.KINDS["marginal"].steps``)."""
 SEED = 0
 

@@ -52,7 +52,7 @@ import torch
 from tables import Table, Target
 
 from synthcity_dpswf.evaluation import marginal_tv_distance
-from synthcity_dpswf.math.marginals import coarse_index
+from synthcity_dpswf.math.histograms import coarse_index
 
 COARSE_BINS = 16
 """Cells per numeric (or wide) column of the TV metrics."""
@@ -310,7 +310,7 @@ class QuantileCellMetrics:
 
 
 def coarse(codes: torch.Tensor, levels: tuple[int, ...]) -> tuple[torch.Tensor, tuple[int, ...]]:
-    """Codes at ``COARSE_BINS`` levels per wide column (``math.marginals.coarse_index``)."""
+    """Codes at ``COARSE_BINS`` levels per wide column (``math.histograms.coarse_index``)."""
     coarse_levels = tuple(min(k, COARSE_BINS) for k in levels)
     columns = [coarse_index(codes[:, j], levels[j], coarse_levels[j]) for j in range(codes.shape[1])]
     return torch.stack(columns, dim=1), coarse_levels

@@ -88,7 +88,7 @@ def _images(args: argparse.Namespace) -> int:
 def _table(args: argparse.Namespace) -> int:
     from synthcity_dpswf.experiments.table import check_paths, run_table
     from synthcity_dpswf.plugins import PLUGINS
-    from synthcity_dpswf.privacy.validity import TableRefusal
+    from synthcity_dpswf.privacy.counts import TableRefusal
 
     plugin_class = {plugin.name(): plugin for plugin in PLUGINS}[args.generator]
     with tempfile.TemporaryDirectory(prefix="dpswf_table_") as workspace:  # synthcity's workspace: nothing kept

@@ -149,9 +149,9 @@ def test_every_fact_reference_names_a_fact_of_flows_md() -> None:
 
 
 def test_no_code_outside_the_registries_switches_on_a_release_kind_name() -> None:
-    """Kind-specific behaviour lives in ``privacy/mechanisms/`` (the releases) and ``models/kinds.py`` with the
-    kinds' own target builders (generation); elsewhere the code asks the registry, never compares a kind's name."""
-    allowed = {"synthcity_dpswf/models/kinds.py", "synthcity_dpswf/models/targets.py", "synthcity_dpswf/models/marginal_target.py"}
+    """Kind-specific behaviour lives in ``privacy/mechanisms/`` (the releases) and ``models/kinds.py``, the kinds'
+    own target builders (generation); elsewhere the code asks the registry, never compares a kind's name."""
+    allowed = {"synthcity_dpswf/models/kinds.py", "synthcity_dpswf/models/marginal_target.py"}
     names = "|".join(KIND_NAMES)
     switch = re.compile(rf"""(==|!=)\s*["']({names})["']|["']({names})["']\s*(==|!=)|in\s*\(\s*["']({names})["']""")
     offenders = []
@@ -178,10 +178,10 @@ def test_no_code_compares_a_codec_or_accountant_name() -> None:
 
 def test_no_code_outside_the_data_paths_switches_on_the_kind_of_data() -> None:
     """What differs between tables and images lives in ``plugins/table_path.py`` and ``plugins/image_path.py``
-    (``DataPath``), chosen once by ``plugins.base.path_for`` (and per loader class in ``plugins/loaders.py``):
+    (``DataPath``), chosen once by ``plugins.base.path_for`` (and per loader class in ``plugins/paths.py``):
     elsewhere no line tests a loader's ``data_type`` or a codec's class."""
     allowed = {"synthcity_dpswf/plugins/table_path.py", "synthcity_dpswf/plugins/image_path.py",
-               "synthcity_dpswf/plugins/loaders.py"}
+               "synthcity_dpswf/plugins/paths.py"}
     switch = re.compile(r"""data_type\s*(==|!=)|(?<!assert )isinstance\([^)]*(AutoencoderCodec|TabularCodec|MarginalTableCodec)""")
     chooser = ("synthcity_dpswf/plugins/base.py", 'return ImagePath() if X.data_type == "images" else TablePath()')
     offenders, chooser_found = [], False

@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 from synthcity_dpswf.adapters import LabelledCodec
 from synthcity_dpswf.math.checks import check_matrix, check_positive, check_positive_int
 from synthcity_dpswf.privacy.budget import check_privacy_target
-from synthcity_dpswf.models.schedule import release_steps
+from synthcity_dpswf.models.state import release_steps
 from synthcity_dpswf.privacy import PrivacyReport, ReleaseAccountant, bound_records, sample_batch, secret_generator
 
 

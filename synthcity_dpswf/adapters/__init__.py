@@ -8,8 +8,7 @@ image codec, whose release is paid from the run's budget (privacy.md, "A private
 
 from synthcity_dpswf.adapters.dct import DCTTransform
 from synthcity_dpswf.math.labelled import LabelledCodec
-from synthcity_dpswf.adapters.table_columns import CategoricalColumn, NumericColumn
-from synthcity_dpswf.adapters.table_domain import TabularDomain
+from synthcity_dpswf.adapters.table_domain import CategoricalColumn, NumericColumn, TabularDomain
 from synthcity_dpswf.adapters.tabular import MarginalTableCodec, TabularCodec
 
 __all__ = ["CategoricalColumn", "DCTTransform", "LabelledCodec", "MarginalTableCodec", "NumericColumn", "TabularDomain", "TabularCodec"]

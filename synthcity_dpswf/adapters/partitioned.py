@@ -24,9 +24,8 @@ import torch
 
 from synthcity_dpswf.adapters.tabular import MarginalTableCodec
 from synthcity_dpswf.models.chunks import ChunkSpec, chunk_plan
-from synthcity_dpswf.privacy.counts import FrameCounts, ValueCounts
+from synthcity_dpswf.privacy.counts import FrameCounts, TableRefusal, ValueCounts, check_table
 from synthcity_dpswf.privacy.mechanisms import ReleaseMechanism
-from synthcity_dpswf.privacy.validity import TableRefusal, check_table
 
 if TYPE_CHECKING:
     import dask.dataframe as dd

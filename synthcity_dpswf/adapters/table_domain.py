@@ -1,9 +1,18 @@
-"""A table's domain: its columns, in order, each numeric (bounds, integer or not) or categorical (its categories).
+"""A table's domain: its columns, in order, each numeric (bounds, integer or not) or categorical (its categories), and
+the per-entry maps between a column's values and a codec's numbers.
 
 Where the domain comes from decides the guarantee: ``TabularDomain.from_dict`` / ``from_levels`` / ``parse`` read a
 public description; ``TabularDomain.from_release`` uses a ``privacy.domain.DomainRelease`` (paid budget), and
 ``merged`` completes a declared domain by a released one (privacy.md, "The DP domain"). Never build a domain from the
 private table itself.
+
+A column is a ``NumericColumn`` (bounds, integer or not, and what a DP domain released of it: value histogram, atoms,
+missing level, placement) or a ``CategoricalColumn`` (its categories). The maps act on each entry alone and are fixed
+by the column: positions inside a column's levels (``to_position``, ``from_position``), an entry's number or category
+index, with the stated default for one the domain does not describe (``numeric_values``, ``category_index``), and the
+decoded output with the domain's dtypes (``numeric_output``, ``category_values``), a float column's released atoms and
+zeros restored (``onto_atoms``, ``snapped_to_zero``; privacy.md, "The DP domain"). Post-processing of public or
+released facts: no budget.
 """
 
 from __future__ import annotations
@@ -18,15 +27,219 @@ from typing import Any, Union
 import numpy as np
 import pandas as pd
 
-from synthcity_dpswf.adapters.table_columns import (
-    CategoricalColumn,
-    Column,
-    NumericColumn,
-    category_values,
-    output_categories,
-)
-from synthcity_dpswf.privacy.counts import is_missing
-from synthcity_dpswf.privacy.domain import DomainRelease
+from synthcity_dpswf.math.histograms import quantile_edges
+from synthcity_dpswf.privacy.counts import TableRefusal, category_key, is_missing, missing_mask, number_mask
+from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease
+from synthcity_dpswf.privacy.domain.columns import LOG2_MIN
+
+
+@dataclass(frozen=True)
+class NumericColumn:
+    """A numeric column with public (or released) bounds; ``integer`` columns are rounded when decoded.
+    ``histogram``: a released value histogram (edges, noisy counts; ``privacy.domain``, stage 3) at whose quantiles
+    the codecs place their levels; ``None``: levels of equal width over [low, high]."""
+
+    name: str
+    low: float
+    high: float
+    integer: bool = False
+    histogram: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+    missing: bool = False
+    """Whether the column may hold missing entries (a level of their own: privacy.md, "Missing values")."""
+    placed: bool = True
+    """False for a column the DP domain could not place above its noise (``DomainRelease.placed``): its range is a
+    stated default nobody declared or released, so it is decoded as missing entries only (``numeric_output``)."""
+    atoms: tuple[tuple[float, float], ...] = ()
+    """A float column's released atoms (``DomainRelease.atoms``: value, noisy count), restored when decoding
+    (``onto_atoms``)."""
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low >= self.high:
+            raise ValueError(f"column {self.name!r}: bounds must be finite with low < high, got {self.low}, {self.high}.")
+        if self.histogram is not None and len(self.histogram[0]) != len(self.histogram[1]) + 1:
+            raise ValueError(f"column {self.name!r}: a histogram needs one more edge than counts.")
+
+    @property
+    def span(self) -> tuple[float, float]:
+        """The interval the column's levels split: [low, high + 1) for integers (each integer a unit cell), else
+        [low, high]."""
+        if self.integer:
+            return float(math.ceil(self.low)), float(math.floor(self.high) + 1)
+        return self.low, self.high
+
+    def level_edges(self, n_levels: int) -> np.ndarray:
+        """Edges of at most ``n_levels`` levels over ``span``: one per integer when an integer range holds at most
+        ``n_levels`` of them, else the released histogram's quantiles (``math.histograms.quantile_edges``), else
+        equal widths. Post-processing of public or released facts."""
+        low, high = self.span
+        if self.integer and high - low <= n_levels:
+            return np.arange(low, high + 1.0)
+        if self.histogram is not None:
+            edges, counts = np.asarray(self.histogram[0]), np.asarray(self.histogram[1])
+            clipped = np.clip(edges, low, high)
+            inner = quantile_edges(clipped, counts, n_levels, self.integer)[1:-1]
+            return np.unique(np.concatenate([[low], inner[(inner > low) & (inner < high)], [high]]))
+        return np.linspace(low, high, n_levels + 1)
+
+
+@dataclass(frozen=True)
+class CategoricalColumn:
+    """A categorical column with its public list of categories (one-hot encoded)."""
+
+    name: str
+    categories: tuple[Any, ...]
+    missing: bool = False
+    """Whether the column may hold missing entries (one more one-hot slot, one more level)."""
+    placed: bool = True
+    """False for a column none of whose categories the DP domain could publish: decoded as missing entries only."""
+    dtype: pd.CategoricalDtype | None = None
+    """A declared pandas ``CategoricalDtype`` (``from_dict``): the synthetic column is a Categorical of that dtype,
+    its categories and order kept (a public fact: the user declared it)."""
+
+    def __post_init__(self) -> None:
+        if len(self.categories) == 0:
+            raise ValueError(f"column {self.name!r}: a categorical column needs at least one category.")
+
+
+Column = Union[NumericColumn, CategoricalColumn]
+CHECK_COMMAND = "synthcity_dpswf.check_table(frame, domain) (or `dpswf check data.csv --schema schema.json`)"
+"""What an error of the codecs names for the user to find, on their own machine, the entries a domain does not fit."""
+
+
+def to_position(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Continuous level positions in [0, K) of ``values`` (clipped into the edges' range): the level's index plus the
+    fraction of its width below the value (a per-record map)."""
+    clipped = np.clip(values, edges[0], edges[-1])
+    level = np.clip(np.searchsorted(edges, clipped, side="right") - 1, 0, len(edges) - 2)
+    fraction = (clipped - edges[level]) / (edges[level + 1] - edges[level])
+    return level + np.clip(fraction, 0.0, 1.0 - 1e-12)
+
+
+def from_position(positions: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Values from continuous level positions (the inverse of ``to_position``): uniform inside each level."""
+    n_levels = len(edges) - 1
+    level = np.clip(np.floor(positions), 0, n_levels - 1).astype(int)
+    fraction = np.clip(positions - level, 0.0, 1.0)
+    return edges[level] + fraction * (edges[level + 1] - edges[level])
+
+
+def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np.ndarray:
+    """The numbers of a numeric column, NaN for its missing entries when it has a missing level; another missing or a
+    non-numeric entry is an error (``unknown="error"``) or the column's lower bound (``"first"``)."""
+    mask = number_mask(values)
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        numbers = values.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        numbers = np.array([float(v) if ok else np.nan for v, ok in zip(values.to_numpy(dtype=object), mask)], dtype=float)
+    bad = ~mask & ~missing_mask(values) if column.missing else ~mask
+    if bad.any():
+        if unknown == "error":
+            raise TableRefusal(
+                f"column {column.name!r} has missing or non-numeric values, outside its domain; declare it "
+                '"missing": true, clean them, or describe the column as categorical. To list them, run '
+                f"{CHECK_COMMAND} on your table, on your machine."
+            )
+        numbers[bad] = column.low
+    return numbers
+
+
+def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -> np.ndarray:
+    """Each entry's position in the column's categories, matched by ``category_key`` (1 and True are different
+    categories), ``len(categories)`` (the missing slot) for a missing entry of a column with a missing level; an entry
+    outside them is an error (``unknown="error"``) or the stated default (``"first"``: the column's
+    ``OTHER_CATEGORY`` where it has one, else -1)."""
+    lookup = {category_key(category): index for index, category in enumerate(column.categories)}
+    fallback = lookup.get(category_key(OTHER_CATEGORY), -1)  # a released domain's bin of unpublished categories
+    entries = values.to_numpy(dtype=object)
+    index = np.array([lookup.get(category_key(value), fallback) for value in entries], dtype=np.int64)
+    if column.missing:
+        index[missing_mask(values)] = len(column.categories)
+    if unknown == "error" and bool((index < 0).any()):
+        raise TableRefusal(
+            f"column {column.name!r} holds values outside the domain's categories (or missing entries it does not "
+            'declare: "missing": true); add them to the domain or map them before fitting. To list them, run '
+            f"{CHECK_COMMAND} on your table, on your machine."
+        )
+    return index
+
+
+def output_categories(column: CategoricalColumn) -> tuple[Any, ...]:
+    """The categories as the synthetic column holds them: the domain's own, except that a mix of strings and other
+    values (numbers published beside ``OTHER_CATEGORY``, or a declared mix) becomes strings throughout, because
+    synthcity's encoders (and sklearn's) need one type per column. Post-processing of public or released values."""
+    if len({isinstance(category, str) for category in column.categories}) > 1:
+        return tuple(str(category) for category in column.categories)
+    return column.categories
+
+
+def category_values(column: CategoricalColumn, index: np.ndarray) -> pd.Series:
+    """The ``output_categories`` at positions ``index`` (the missing slot ``len(categories)`` gives NaN), with the
+    type pandas infers from them; missing entries only where the column is not ``placed``."""
+    choices = np.asarray(list(output_categories(column)) + [np.nan], dtype=object)
+    if not column.placed:  # missing throughout, in an object column: a categorical column stays one
+        return pd.Series(np.full(len(index), np.nan, dtype=object), dtype=object)
+    if column.dtype is not None:
+        return pd.Series(pd.Categorical(choices[index], dtype=column.dtype))
+    return pd.Series(choices[index]).infer_objects()
+
+
+def snapped_to_zero(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
+    r"""Decoded floats with the value histogram's atom at zero restored: where the released histogram has a bin
+    between 0 and :math:`\pm 2^{-16}` (``privacy.domain.columns.histogram_edges`` of a range with a bound at zero, the finest
+    magnitude it resolves), a value decoded inside that bin is 0. Such a bin holds the exact zeros of a zero-inflated
+    column (amounts, counts of events); decoded uniformly inside it they would read as tiny positive numbers, and a
+    rule such as ``x > 0`` would see no zero at all. Post-processing of the released edges."""
+    if column.integer or column.histogram is None:
+        return numbers
+    edges = np.asarray(column.histogram[0])
+    finest = 2.0**LOG2_MIN
+    zero_bin = bool((edges == 0.0).any()) and bool(np.isclose(np.abs(edges), finest, rtol=1e-9).any())
+    if not zero_bin:
+        return numbers
+    return np.where(np.abs(numbers) < finest, 0.0, numbers)
+
+
+def onto_atoms(column: NumericColumn, positions: np.ndarray, edges: np.ndarray, numbers: np.ndarray) -> np.ndarray:
+    r"""Decoded floats with the column's released atoms restored (privacy.md, "The DP domain", stage 4): a value whose
+    level :math:`[e_l, e_{l+1})` (its continuous position ``positions``' floor, ``edges`` the codec's level edges)
+    holds atoms :math:`a_1 < \dots < a_k` of noisy counts :math:`c_i` (negative ones as 0) goes to the atom whose share
+    :math:`c_i / \sum c` of the level holds its fraction inside the level; other values are kept. Fine levels are
+    narrower than a coded column's spacing where its records crowd, so a level holding an atom holds little else: the
+    coded value comes back as itself, not spread over its level. Post-processing of released counts and public edges."""
+    if column.integer or not column.atoms:
+        return numbers
+    values = np.array([value for value, _ in column.atoms])
+    weights = np.maximum(np.array([count for _, count in column.atoms]), 0.0)
+    atom_levels = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+    levels = np.clip(np.floor(positions), 0, len(edges) - 2).astype(int)
+    fractions = np.clip(positions - levels, 0.0, 1.0)
+    restored = numbers.copy()
+    for level in np.unique(atom_levels):
+        inside, rows = atom_levels == level, levels == level
+        total = float(weights[inside].sum())
+        if total <= 0 or not rows.any():
+            continue
+        bounds = np.cumsum(weights[inside]) / total
+        which = np.minimum(np.searchsorted(bounds, fractions[rows], side="right"), int(inside.sum()) - 1)
+        restored[rows] = values[inside][which]
+    return restored
+
+
+def numeric_output(column: NumericColumn, numbers: np.ndarray, missing: np.ndarray) -> pd.Series | np.ndarray:
+    """A decoded numeric column with the domain's dtype: int64 or float64, Int64 (pandas' nullable integers) or
+    float64 with NaN where the column has missing entries; a float column's values in its histogram's zero bin are 0
+    (``snapped_to_zero``); a column the DP domain could not place is missing throughout (Int64 or float64)."""
+    numbers = snapped_to_zero(column, numbers)
+    if not column.placed:  # a stated default range: no value of it is output
+        missing = np.ones(len(numbers), dtype=bool)
+    if column.integer:
+        rounded = np.round(numbers)
+        if column.missing or not column.placed:
+            nullable = pd.Series(pd.array(np.where(missing, 0, rounded).astype(np.int64), dtype="Int64"))
+            return nullable.where(~missing, pd.NA)
+        return rounded.astype(np.int64)
+    return np.where(missing, np.nan, numbers).astype(np.float64)
+
 
 DomainSpec = Union["TabularDomain", dict, str, Path, None]
 """What a user may pass as a table's domain (``TabularDomain.parse``); ``None``: none declared."""

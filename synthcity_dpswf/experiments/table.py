@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.privacy import PrivacyReport
-from synthcity_dpswf.privacy.validity import TableRefusal
+from synthcity_dpswf.privacy.counts import TableRefusal
 
 TABLE_FORMATS = {".csv": "CSV", ".parquet": "Parquet", ".pq": "Parquet"}
 """The file extensions ``read_table`` and ``write_table`` take, and their formats."""

@@ -6,12 +6,9 @@ from synthcity_dpswf.models.chunks import SampleChunk, chunk_plan, chunk_seed
 from synthcity_dpswf.models.dpswflow import DPSWFlow
 from synthcity_dpswf.models.dpswflow_r import PAPER_PRESET, DPSWFlowR
 from synthcity_dpswf.models.dpswgen import DPSWGen
-from synthcity_dpswf.models.pool import ReleasePool
-from synthcity_dpswf.models.schedule import ReleaseSchedule, release_steps
+from synthcity_dpswf.models.state import FlowSettings, ReleasePool, ReleaseSchedule, release_steps
 from synthcity_dpswf.models.protocol import Generator
-from synthcity_dpswf.models.settings import FlowSettings
-from synthcity_dpswf.models.kinds import KINDS, KindSpec
-from synthcity_dpswf.models.targets import HistogramReleaseTarget, ProjectedReleaseTarget, class_weights
+from synthcity_dpswf.models.kinds import KINDS, HistogramReleaseTarget, KindSpec, ProjectedReleaseTarget, class_weights
 
 __all__ = [
     "DPSWFlow",

@@ -9,7 +9,7 @@ Its fine table is set to zero outside them and renormalised, and its coarse marg
 
 The flow (``ConditionalMarginalTarget``) moves C groups of particles at once (``math.flow.run_flow``'s
 ``group_sizes``), group c towards class c's tables along the same directions (the layout, hence the pair planes, is
-the same for every class); the groups' sizes are proportional to the released class totals (``class_weights``).
+the same for every class); the groups' sizes are proportional to the released class totals (``target_class_weights``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from synthcity_dpswf.models.marginal_target import (
     drawn_slice,
     marginal_estimates,
 )
-from synthcity_dpswf.models.pool import ReleasePool
+from synthcity_dpswf.models.state import ReleasePool
 from synthcity_dpswf.privacy import MarginalLayout
 from synthcity_dpswf.privacy.mechanisms import MarginalRelease
 
@@ -115,7 +115,7 @@ def held_to_class(estimates: MarginalEstimates, layout: MarginalLayout, label: i
     return dataclasses.replace(estimates, fine=fines, coarse=coarses)
 
 
-def class_weights(pool: ReleasePool) -> torch.Tensor:
+def target_class_weights(pool: ReleasePool) -> torch.Tensor:
     """The classes' shares ``(C,)`` from the released counts: each block's estimated total summed over the releases,
     clipped at zero and normalised; uniform when no class has a positive estimate."""
     layout = conditioned_layout(pool)
@@ -163,7 +163,7 @@ class ConditionalParticleSpace:
     def __init__(self, pool: ReleasePool, device: torch.device | str = "cpu") -> None:
         self.layout = conditioned_layout(pool)
         self.spaces = [MarginalParticleSpace(block, device) for block in class_pools(pool)]
-        self.weights = class_weights(pool)
+        self.weights = target_class_weights(pool)
 
     def initial_groups(self, sizes: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """``sizes[c]`` starting particles of each class c, class after class."""

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from synthcity_dpswf.models.base import SlicedGenerator
-from synthcity_dpswf.models.schedule import DEFAULT_PASSES, ReleaseSchedule
-from synthcity_dpswf.models.settings import FlowSettings
+from synthcity_dpswf.models.state import DEFAULT_PASSES, FlowSettings, ReleaseSchedule
 
 PAPER_PRESET: dict[str, Any] = {
     "release": "projected",
@@ -28,9 +27,9 @@ class DPSWFlowR(SlicedGenerator):
     neighbours").
 
     Args:
-        batch_size: b, records per release (replace-one); ``None`` (default): ``models.schedule.default_batch_size(n)``, q = 0.1
+        batch_size: b, records per release (replace-one); ``None`` (default): ``models.state.default_batch_size(n)``, q = 0.1
             from 10,000 records up, all of them below 1,000.
-        sample_rate: q, the Poisson rate (add/remove); ``None`` (default): ``models.schedule.DEFAULT_SAMPLE_RATE`` (0.1, the
+        sample_rate: q, the Poisson rate (add/remove); ``None`` (default): ``models.state.DEFAULT_SAMPLE_RATE`` (0.1, the
             replace-one default's rate on large data, chosen without reading n).
         passes: K = ceil(passes * n / b) releases, or ceil(passes / q) under add/remove (ignored when
             ``release_steps`` is given); the default 10 with q = 0.1 makes K = 100.

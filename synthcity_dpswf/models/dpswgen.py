@@ -14,7 +14,7 @@ from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.math.sliced import interpolate_sorted
 
 from synthcity_dpswf.models.dpswflow_r import DPSWFlowR
-from synthcity_dpswf.models.settings import FlowSettings
+from synthcity_dpswf.models.state import FlowSettings
 
 
 def generator_network(noise_dim: int, dim: int) -> nn.Sequential:

@@ -8,8 +8,8 @@ Estimates (``marginal_estimates``), from the releases summed over rounds:
    cell combined with its measurement as in 2 (``combine_measurements``);
 2. every fine one-way table, combined cell by cell with another release's measurement of it where the pool holds
    one (a DP domain's: ``ReleasePool.one_way``; both rescaled to :math:`\hat n` records and weighted by the inverse
-   of their noise variance, ``combine_measurements``), to probabilities (``math.marginals.to_probabilities``: projection
-   onto the simplex);
+   of their noise variance, ``combine_measurements``), to probabilities (``math.histograms.to_probabilities``:
+   projection onto the simplex);
 3. every column's coarse margin from all the released tables that contain it, weighted by the inverse of their
    noise variance (the fine one-way table summed over a coarse level: width x s^2; a two-way table's margin:
    :math:`\bar K_k s^2`), projected onto the simplex (``consensus_margin``);
@@ -17,7 +17,7 @@ Estimates (``marginal_estimates``), from the releases summed over rounds:
    tables are non-negative, sum to one and agree on every shared margin.
 
 The flow (``MarginalReleaseTarget``) moves particles :math:`x \in [0, 1]^d` along directions in the plane of
-each released pair, towards the quantiles of that pair's table (``math.marginals.table_quantiles``), one step
+each released pair, towards the quantiles of that pair's table (``math.histograms.table_quantiles``), one step
 covering many pairs at once.
 """
 
@@ -29,17 +29,17 @@ import torch
 
 from synthcity_dpswf.math import TargetSlice, quantile_levels
 from synthcity_dpswf.math.checks import check_positive_int
-from synthcity_dpswf.math.histograms import histogram_quantiles
-from synthcity_dpswf.math.marginals import (
+from synthcity_dpswf.math.histograms import (
     coarsen,
     consensus_margin,
     fine_positions,
+    histogram_quantiles,
     pair_directions,
     rake,
     table_quantiles,
     to_probabilities,
 )
-from synthcity_dpswf.models.pool import ReleasePool
+from synthcity_dpswf.models.state import ReleasePool
 from synthcity_dpswf.privacy import MarginalLayout
 
 ANGLES_PER_PAIR = 16
@@ -208,7 +208,7 @@ def drawn_slice(directions: torch.Tensor, quantiles: torch.Tensor, n_directions:
 class MarginalParticleSpace:
     """Particles of the marginal kind: the unit cube, started from the product of the consensus coarse margins
     (each coordinate independent, piecewise uniform), mapped back to fine level positions by
-    ``math.marginals.fine_positions`` with the fine one-way tables."""
+    ``math.histograms.fine_positions`` with the fine one-way tables."""
 
     resamples = True
 

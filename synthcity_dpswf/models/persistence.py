@@ -10,9 +10,7 @@ from typing import Any, TypeVar
 import torch
 
 from synthcity_dpswf.math import LabelledCodec
-from synthcity_dpswf.models.pool import ReleasePool
-from synthcity_dpswf.models.settings import FlowSettings
-from synthcity_dpswf.models.state import GeneratorState
+from synthcity_dpswf.models.state import FlowSettings, GeneratorState, ReleasePool
 
 Saved = TypeVar("Saved", bound="Persistence")
 

@@ -6,7 +6,11 @@ These are the models layer's only contact with private records: ``release_batche
 and DPSWgen, or the one release of DPSWflow: ``batch_size = n``, one step), ``release_total`` the exact statistic of
 all records summed elsewhere (a partitioned table's partitions: privacy.md, "Tables on Dask"), and they return
 nothing else derived from them. The noise is calibrated from the public schedule (privacy.md, "Sampling and
-composition"); the report is ``models.reporting``'s.
+composition").
+
+The report of the releases (``release_report``): what was released, what was public, and the epsilon of the releases
+under the adjacency they were calibrated for and under the other one (``other_adjacency``; privacy.md, "Sampling and
+composition" and "Both adjacencies in the report").
 """
 
 from __future__ import annotations
@@ -18,21 +22,22 @@ import torch
 
 from synthcity_dpswf.math import LabelledCodec
 from synthcity_dpswf.math.checks import check_matrix, check_positive, check_positive_int
-from synthcity_dpswf.models.pool import ReleasePool
-from synthcity_dpswf.models.reporting import release_report
-from synthcity_dpswf.models.schedule import ReleasePlan, ReleaseSchedule
-from synthcity_dpswf.models.state import GeneratorState
+from synthcity_dpswf.models.state import GeneratorState, ReleasePlan, ReleasePool, ReleaseSchedule
 from synthcity_dpswf.privacy import (
     Adjacency,
+    OtherAdjacency,
+    PrivacyReport,
     ReleaseAccountant,
     ReleaseMechanism,
+    analytic_gaussian_epsilon,
     bound_records,
     poisson_batch,
     sample_batch,
     secret_generator,
 )
 from synthcity_dpswf.privacy.budget import check_delta, check_privacy_target
-from synthcity_dpswf.privacy.composition import PriorLike
+from synthcity_dpswf.privacy.gaussian import PriorLike, composed_multiplier
+from synthcity_dpswf.privacy.neighbouring import group_of_two
 
 Fitted = TypeVar("Fitted", bound="Releasing")
 
@@ -166,7 +171,7 @@ class Releasing(GeneratorState):
         mechanism of the same records released before (a DP domain), accounted with the releases as one more entry
         of the accountant (``ReleaseAccountant``'s ``prior``; privacy.md, "One budget"): (epsilon, delta) is then
         the whole's. ``plan``: the schedule's accountant and number of releases the caller calibrated
-        ``noise_multiplier`` to (``models.spec.GeneratorSpec.plan``), released by as given (``checked_plan``).
+        ``noise_multiplier`` to (``models.base.GeneratorSpec.plan``), released by as given (``checked_plan``).
 
         ``labels`` (``(n,)`` integers in ``0..n_classes-1``, with the public ``n_classes``) makes one record of
         each (record, label) pair: released per class or joined into the record (``labelling``); sample
@@ -277,7 +282,7 @@ class Releasing(GeneratorState):
 
     def checked_plan(self, plan: ReleasePlan | None, n_public: int | None, prior: PriorLike) -> ReleasePlan:
         """This generator's own plan for ``n_public`` records and ``prior`` (``plan``), the one its releases follow; a
-        ``plan`` the caller calibrated the noise to (``models.spec.GeneratorSpec.plan``) is refused unless it is that
+        ``plan`` the caller calibrated the noise to (``models.base.GeneratorSpec.plan``) is refused unless it is that
         plan (accountant, n, batch size, rate, prior, adjacency and number of releases): a plan is never trusted, as
         the report's epsilon is computed from it."""
         own = self.plan(n_public, prior)
@@ -338,3 +343,86 @@ class Releasing(GeneratorState):
 
     def _after_release(self) -> None:
         """Post-processing done once after the releases (DPSWGen trains its network here)."""
+
+
+def release_report(
+    model: GeneratorState,
+    pool: ReleasePool,
+    delta: float,
+    accountant: ReleaseAccountant,
+    noise_multiplier: float,
+    steps: int,
+) -> PrivacyReport:
+    """The privacy report of ``model``'s ``pool``, made with multiplier ``noise_multiplier`` (0 when epsilon is inf)."""
+    mechanism, neighbouring = model.mechanism, model.neighbouring
+    n, b, q = accountant.n_records, accountant.batch_size, accountant.sample_rate
+    size = "" if n is None else f"n = {n} records, "  # n is private under add/remove: never printed
+    if q == 1 and steps == 1:
+        sampling = f"none: one release of all {'' if n is None else f'n = {n} '}records (q = 1, one step)"
+    elif n is None:
+        sampling = (
+            f"Poisson: every record independently with probability q = {q:.6g}, independently across the {steps} "
+            "steps (batch sizes vary and are not released)"
+        )
+    else:
+        sampling = f"uniform subsets of exactly b = {b} of n = {n} records, independent across the {steps} steps"
+    thetas = [None] if pool.directions is None else list(pool.directions)
+    sensitivity = max(mechanism.sensitivity_for(theta, neighbouring) for theta in thetas)
+    if mechanism.takes_level_codes:
+        public = [
+            f"{size}d = {pool.dim} columns",
+            "the tables (levels, coarse levels and pairs of the MarginalLayout), fixed before these releases (from "
+            "public numbers, or from an earlier release accounted below: a DP domain, a paid pair selection)",
+        ]
+    else:
+        public = [
+            f"{size}d = {pool.dim}, the directions (seed {model.seed})",
+            f"the record bound: {model.boundary} of radius {model.radius:g}",
+        ]
+    if model.labels_ is not None:
+        how = "one release per class" if model.labels_ == "conditional" else "the label joined into each record"
+        public.append(f"the class list (C = {model.n_classes_}); labels released with the records: {how}")
+    common = dict(
+        delta=delta, mechanism=mechanism.describe(neighbouring), sampling=sampling, sample_rate=accountant.sample_rate,
+        steps=steps, sensitivity=sensitivity, radius=None if mechanism.takes_level_codes else model.radius,
+        stored=pool.describe(), public=tuple(public), neighbouring=neighbouring.label,
+    )
+    if noise_multiplier == 0:
+        return PrivacyReport(
+            epsilon=math.inf, noise_multiplier=0.0, noise_std=0.0, accountant="none",
+            conservative_epsilon=None, **common,  # type: ignore[arg-type]
+        )
+    accounting = accountant.epsilon(noise_multiplier, delta, steps)
+    conservative = None if n is None else accountant.conservative_epsilon(noise_multiplier, delta, steps)
+    return PrivacyReport(
+        epsilon=accounting.epsilon, noise_multiplier=noise_multiplier, noise_std=float(pool.noise_std.max()),
+        accountant=accounting.method, conservative_epsilon=conservative,
+        other=other_adjacency(model, accountant, noise_multiplier, delta, steps, thetas[0]),
+        **common,  # type: ignore[arg-type]
+    )
+
+
+def other_adjacency(
+    model: GeneratorState, accountant: ReleaseAccountant, noise_multiplier: float, delta: float, steps: int,
+    theta: torch.Tensor | None,
+) -> OtherAdjacency:
+    """``model``'s releases under the adjacency they were not calibrated for (privacy.md, "Both adjacencies in the
+    report"): exact for a one-shot release of a sum kind (Delta_RO = sqrt(2) Delta_AR), group privacy for Poisson
+    per-step releases, not derived otherwise."""
+    neighbouring = model.neighbouring
+    name = neighbouring.other.label
+    if model.mechanism.add_remove_sensitivity(theta) is None:
+        return OtherAdjacency(name, None, None, f"the {model.release!r} release publishes one row per record")
+    prior = accountant.prior_entries
+    one_shot = accountant.sample_rate == 1 and steps == 1 and (prior is None or prior.one_shot)
+    if one_shot:
+        composed = noise_multiplier if prior is None else composed_multiplier(noise_multiplier, prior.gaussian)  # type: ignore[arg-type]
+        z = neighbouring.other_multiplier(composed)
+        epsilon = analytic_gaussian_epsilon(z, delta)
+        if neighbouring.n_is_public:
+            return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)); this run publishes n")
+        return OtherAdjacency(name, epsilon, delta, "the same release (Delta x sqrt(2))")
+    if neighbouring.n_is_public:
+        return OtherAdjacency(name, None, None, "batches of a fixed size assume n public")
+    epsilon, inner = group_of_two(lambda at: accountant.epsilon(noise_multiplier, at, steps).epsilon, delta)
+    return OtherAdjacency(name, epsilon, delta, f"group privacy of 2 (add/remove at delta' = {inner:.3g})")

@@ -16,10 +16,8 @@ from synthcity_dpswf.math import TargetSource, run_flow
 from synthcity_dpswf.math.checks import check_matrix, check_positive_int
 from synthcity_dpswf.math.histograms import allocate
 from synthcity_dpswf.models.chunks import ChunkSpec, SampleChunk, chunk_plan
-from synthcity_dpswf.models.kinds import build_target, flow_groups, particle_space
-from synthcity_dpswf.models.settings import FlowSettings
-from synthcity_dpswf.models.state import GeneratorState
-from synthcity_dpswf.models.targets import class_weights
+from synthcity_dpswf.models.kinds import build_target, class_weights, flow_groups, particle_space
+from synthcity_dpswf.models.state import FlowSettings, GeneratorState
 from synthcity_dpswf.privacy import bound_records
 
 
@@ -108,7 +106,7 @@ class Sampling(GeneratorState):
         """``count`` synthetic (record, label) pairs of a model fitted with labels (post-processing).
 
         Class-conditional releases: the classes' shares come from the released counts
-        (``models.targets.class_weights``, largest remainders), and each class's particles flow to its own
+        (``models.kinds.class_weights``, largest remainders), and each class's particles flow to its own
         target (all classes in one flow), so every label is exact. Joint records: one flow, the label decoded from the record's label
         block. ``init`` = (records, labels) of starting particles fixes the labels (``count`` of them).
         """

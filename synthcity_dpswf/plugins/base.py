@@ -32,12 +32,11 @@ from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_parti
 from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, AutoencoderCodec
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import KINDS, SlicedGenerator
-from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.plugins.image_path import ImagePath
-from synthcity_dpswf.plugins.loaders import loader_path
+from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData, loader_path
 from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, SynthcityOptions, TableOptions
-from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData
 from synthcity_dpswf.plugins.table_path import TablePath
 from synthcity_dpswf.privacy import MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
@@ -45,7 +44,7 @@ from synthcity_dpswf.privacy.budget import Budget
 
 def path_for(X: DataLoader) -> DataPath:
     """The ``DataPath`` of ``X``'s kind of data: images (an ``ImageDataLoader``) or a table (every other loader
-    ``plugins.loaders`` accepts)."""
+    ``plugins.paths`` accepts)."""
     return ImagePath() if X.data_type == "images" else TablePath()
 
 

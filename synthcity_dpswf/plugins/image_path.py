@@ -21,9 +21,8 @@ from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderC
 from synthcity_dpswf.datasets import public_private_split
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import SlicedGenerator
-from synthcity_dpswf.models.spec import GeneratorSpec
-from synthcity_dpswf.plugins.loaders import LoaderPath
-from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, PreparedData, draw_seed
+from synthcity_dpswf.models.base import GeneratorSpec
+from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, LoaderPath, PreparedData, draw_seed
 from synthcity_dpswf.privacy import MECHANISMS
 from synthcity_dpswf.recipes.images import CodecOrder, check_labels, flow_defaults, plan_images
 

@@ -11,9 +11,10 @@ these once from them: the budget (``privacy.budget.Budget``), ``FlowOptions``, `
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, get_args
+from typing import Any, Mapping, Sequence, get_args
 
 import torch
 
@@ -26,8 +27,7 @@ from synthcity_dpswf.math.checks import (
 )
 from synthcity_dpswf.models import FlowSettings
 from synthcity_dpswf.models.base import Labelling
-from synthcity_dpswf.models.schedule import ReleaseSchedule
-from synthcity_dpswf.plugins.loaders import check_time_horizons
+from synthcity_dpswf.models.state import ReleaseSchedule
 from synthcity_dpswf.privacy import ACCOUNTANTS, MECHANISMS, Adjacency
 from synthcity_dpswf.privacy.accountant import check_accountant
 from synthcity_dpswf.recipes.tables import PAIR_SELECTIONS, TableChoices
@@ -110,6 +110,15 @@ class FlowOptions:
         if self.n_release_directions is not None:
             return self.n_release_directions
         return flow_defaults.get("n_release_directions")
+
+
+def check_time_horizons(time_horizons: Sequence[float] | None) -> None:
+    """Declared time horizons must be finite numbers."""
+    if time_horizons is None:
+        return
+    values = list(time_horizons)
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+        raise ValueError(f"time_horizons must be a non-empty list of finite numbers (declared public), got {time_horizons!r}.")
 
 
 @dataclass(frozen=True)
@@ -321,16 +330,16 @@ class SynthcityOptions:
 
 @dataclass(frozen=True)
 class BatchOptions:
-    """The per-step releases' batches (``dpswflow_r``, ``dpswgen``), as ``models.schedule.ReleaseSchedule`` takes them.
+    """The per-step releases' batches (``dpswflow_r``, ``dpswgen``), as ``models.state.ReleaseSchedule`` takes them.
 
     Attributes:
         batch_size: b, records per release (uniform subsets of exactly b, independent across releases); ``None``:
-            ``models.schedule.default_batch_size(n)``; a given b is capped at n / 2 on small tables (the report states
+            ``models.state.default_batch_size(n)``; a given b is capped at n / 2 on small tables (the report states
             the b used). Replace-one only.
         sample_rate: q, the Poisson rate of each release under add/remove (``None``: 0.1,
-            ``models.schedule.DEFAULT_SAMPLE_RATE``). Add/remove only.
+            ``models.state.DEFAULT_SAMPLE_RATE``). Add/remove only.
         passes: K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove); the default 10 with the default
-            b (n / 10 from 10,000 rows, all rows below 1,000: ``models.schedule.default_batch_size``) makes K = 100 on
+            b (n / 10 from 10,000 rows, all rows below 1,000: ``models.state.default_batch_size``) makes K = 100 on
             large data (the per-step histogram form run on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's
             preset) and K = 10 on small tables.
     """

@@ -1,34 +1,43 @@
-"""The kinds of data a plugin fits, one ``DataPath`` each: tables (``plugins.table_path``) and images
-(``plugins.image_path``).
+"""The ways into a plugin: the kinds of data it fits, one ``DataPath`` each (tables, ``plugins.table_path``; images,
+``plugins.image_path``), and the synthcity loaders it accepts, one ``LoaderPath`` per loader class, with the part of
+their ``info()`` it keeps (privacy.md, "synthcity loaders").
 
-``SlicedFlowPlugin.fit`` picks one per loader (``plugins.base.path_for``, the one line that tests a loader's
-kind of data). A path reads of the plugin only what ``FittingPlugin`` lists (its budget, its argument
-groups of ``plugins.options`` and synthcity's generation glue), so the paths sit below the plugin base and never import it; the generator comes to ``prepare`` as a
-value (``models.spec.GeneratorSpec``, resolved once by the plugin), whose plan the path calibrates the noise to. A path turns a loader into what the generator is fitted on (``prepare``: encoded records, labels,
-the flow's share of the budget, the codec, the marginal layout, the public schema and info, and the part of the
-budget it paid itself) and turns samples back into the loader's kind of data (``generate``). The rest of the plugin
-base is the synthcity glue around them.
+``SlicedFlowPlugin.fit`` picks a data path per loader (``plugins.base.path_for``, the one line that tests a loader's
+kind of data). A path reads of the plugin only what ``FittingPlugin`` lists (its budget, its argument groups of
+``plugins.options`` and synthcity's generation glue), so the paths sit below the plugin base and never import it;
+the generator comes to ``prepare`` as a value (``models.base.GeneratorSpec``, resolved once by the plugin), whose plan
+the path calibrates the noise to. A path turns a loader into what the generator is fitted on (``prepare``: encoded
+records, labels, the flow's share of the budget, the codec, the marginal layout, the public schema and info, and the
+part of the budget it paid itself) and turns samples back into the loader's kind of data (``generate``). The rest of
+the plugin base is the synthcity glue around them.
+
+synthcity rebuilds every output loader from ``plugin.data_info`` (``create_from_info``) and saves it with the plugin,
+so whatever it holds is published. A loader's own ``info()`` is computed by synthcity from the private data: the
+plugins keep only the public part of it, per loader type (``loader_path``), and refuse the loader types the contract
+does not cover (``REFUSED``) before any private computation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
+import numpy as np
 import torch
 from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.schema import Schema
 
+from synthcity_dpswf.adapters import CategoricalColumn, NumericColumn, TabularDomain
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.models import SlicedGenerator
-from synthcity_dpswf.models.schedule import ReleasePlan
-from synthcity_dpswf.models.spec import GeneratorSpec
-from synthcity_dpswf.plugins.loaders import LoaderPath
+from synthcity_dpswf.models.base import GeneratorSpec
+from synthcity_dpswf.models.state import ReleasePlan
 from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, TableOptions
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.selection import PairSelection
+from synthcity_dpswf.privacy.mechanisms.marginal import PairSelection
 
 
 @dataclass(frozen=True)
@@ -61,7 +70,7 @@ class PreparedData:
     """A partitioned table's ``adapters.partitioned.DaskCounts``, from which the generator's release is summed
     (privacy.md, "Tables on Dask"); ``None`` in memory."""
     selection: PairSelection | None = None
-    """The paid pair selection's release (``privacy.selection``), joined to the marginal release after it."""
+    """The paid pair selection's release (``privacy.mechanisms.marginal``), joined to the marginal release after it."""
     selection_part: PrivacyPart | None = None
     """Its part of the budget, in the releases' accounting (``None``: no selection was paid for)."""
 
@@ -121,3 +130,127 @@ class DataPath(Protocol):
         """``count`` generated items written to a Parquet dataset, chunk by chunk on Dask (tables only)."""
         ...
 
+
+SMALLEST_POSITIVE_FLOAT = 2.0**-16
+"""The smallest positive value of the DP domain's float partition (``privacy.domain.columns.log_bin_edges``): where a
+survival time column's released lower bound is not positive, its range starts here."""
+
+REFUSED: dict[str, str] = {
+    "time_series": (
+        "a TimeSeriesDataLoader has one row per time step, so a plugin would protect one time step, not one person "
+        "(a person with k steps is k records: the guarantee per person is up to k times weaker than printed), and its "
+        "info() holds the longest sequence length. Put one person per row (a public, fixed number of steps as "
+        "columns) in a GenericDataLoader"
+    ),
+    "time_series_survival": (
+        "a TimeSeriesSurvivalDataLoader has one row per time step, so a plugin would protect one time step, not one "
+        "person, and its info() holds the longest sequence length and time horizons computed from the private times. "
+        "Put one person per row (a public, fixed number of steps as columns, with the time and event columns) in a "
+        "SurvivalAnalysisDataLoader"
+    ),
+}
+"""Loader types refused, with what the message says (privacy.md, "synthcity loaders")."""
+
+
+class LoaderPath(Protocol):
+    """What the plugins do with one accepted loader type."""
+
+    target: str | None
+    """The named target column a table's release is conditioned on, ``None``: none."""
+
+    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
+        """The domain the table is encoded with, after the loader's public rules (``declared``: the columns a public
+        domain gives)."""
+        ...
+
+    def public_info(self, loader: DataLoader, domain: TabularDomain | None) -> dict[str, Any]:
+        """The part of ``loader.info()`` that is public or derived from the (public or released) domain."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class PublicInfoPath:
+    """Loaders whose ``info()`` holds only public facts (n, column roles, image shape, settings): kept as it is."""
+
+    target: str | None = None
+    """The named target column a table's release is conditioned on (``options.TableOptions.named_target``)."""
+
+    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
+        return domain
+
+    def public_info(self, loader: DataLoader, domain: TabularDomain | None) -> dict[str, Any]:
+        return dict(loader.info())
+
+
+@dataclasses.dataclass(frozen=True)
+class SurvivalPath:
+    """``SurvivalAnalysisDataLoader``: the time and event columns are ordinary columns of the domain; the time
+    horizons are the declared ``time_horizons`` or three points inside the domain's time range, never the loader's
+    (synthcity computes those from the private times' minimum and maximum)."""
+
+    time_horizons: Sequence[float] | None = None
+    target: str | None = None
+    """As ``PublicInfoPath.target``."""
+
+    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
+        """Times are positive by the loader's contract (synthcity refuses T <= 0): the time column's range starts at
+        the partition's smallest positive edge when a released bound is lower; a declared range that is not positive
+        is an error, raised before any release."""
+        name = loader.time_to_event_column  # type: ignore[attr-defined]
+        if name not in domain.names and name in declared:
+            raise ValueError(f"the declared domain has no column {name!r}.")
+        if name not in domain.names:  # a partial declared domain without it: the released one is checked later
+            return domain
+        column = time_column(domain, name)
+        if column.low > 0:
+            return domain
+        if name in declared:
+            raise ValueError(
+                f"the domain declares column {name!r} (the survival loader's time to event) from {column.low:g}, but "
+                "times are positive (synthcity refuses T <= 0); declare a positive lower bound."
+            )
+        low = 1.0 if column.integer else SMALLEST_POSITIVE_FLOAT
+        high = max(column.high, low + 1.0 if column.integer else 2 * low)
+        positive = dataclasses.replace(column, low=low, high=high)
+        columns = tuple(positive if other.name == name else other for other in domain.columns)
+        return dataclasses.replace(domain, columns=columns)
+
+    def public_info(self, loader: DataLoader, domain: TabularDomain | None) -> dict[str, Any]:
+        info = dict(loader.info())
+        if self.time_horizons is not None:
+            info["time_horizons"] = [float(horizon) for horizon in self.time_horizons]
+        else:
+            assert domain is not None
+            column = time_column(domain, loader.time_to_event_column)  # type: ignore[attr-defined]
+            info["time_horizons"] = np.linspace(column.low, column.high, num=5)[1:-1].tolist()
+        return info
+
+
+def time_column(domain: TabularDomain, name: str) -> NumericColumn:
+    """The survival time column of ``domain``, which must be numeric."""
+    for column in domain.columns:
+        if column.name == name:
+            if isinstance(column, CategoricalColumn):
+                raise ValueError(
+                    f"the domain makes column {name!r} (the survival loader's time to event) categorical; times need a "
+                    "numeric range: declare it numeric in a public domain (domain=...)."
+                )
+            return column
+    raise ValueError(f"the domain has no column {name!r} (the survival loader's time to event); add it to the domain.")
+
+
+def loader_path(loader: DataLoader, plugin_name: str, time_horizons: Sequence[float] | None = None,
+                target: str | None = None) -> LoaderPath:
+    """The path of an accepted loader (conditioned on the named ``target`` column); a refused or unknown loader type
+    raises a ``ValueError`` that names it and says what to do, before any private computation."""
+    data_type = loader.data_type
+    if data_type in REFUSED:
+        raise ValueError(f"{plugin_name} does not accept a {type(loader).__name__}: {REFUSED[data_type]}.")
+    if data_type == "survival_analysis":
+        return SurvivalPath(time_horizons, target)
+    if data_type in ("generic", "images"):
+        return PublicInfoPath(target)
+    raise ValueError(
+        f"{plugin_name} does not accept a {type(loader).__name__} (data_type {data_type!r}): the privacy contract covers "
+        "GenericDataLoader, SurvivalAnalysisDataLoader and ImageDataLoader only."
+    )

@@ -18,7 +18,7 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
 
     Args:
         batch_size, sample_rate, passes: the per-step releases' batches (``options.BatchOptions``): b records each
-            under replace-one (``None``: ``models.schedule.default_batch_size(n)``), Poisson samples at rate q under
+            under replace-one (``None``: ``models.state.default_batch_size(n)``), Poisson samples at rate q under
             add/remove (``None``: 0.1), K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove).
         **kwargs: the ``SlicedFlowPlugin`` arguments (epsilon, delta, domain, flow settings, ...).
 

@@ -12,7 +12,7 @@ from synthcity_dpswf.privacy.accountant import (
     ReleaseAccountant,
     register_accountant,
 )
-from synthcity_dpswf.privacy.analytic_gaussian import (
+from synthcity_dpswf.privacy.gaussian import (
     analytic_gaussian_delta,
     analytic_gaussian_epsilon,
     analytic_gaussian_noise_multiplier,
@@ -41,7 +41,13 @@ from synthcity_dpswf.privacy.mechanisms import (
     register_mechanism,
 )
 from synthcity_dpswf.privacy.neighbouring import Adjacency
-from synthcity_dpswf.privacy.releases import bound_records, gaussian_noise, poisson_batch, sample_batch, secret_generator
+from synthcity_dpswf.privacy.mechanisms.base import (
+    bound_records,
+    gaussian_noise,
+    poisson_batch,
+    sample_batch,
+    secret_generator,
+)
 from synthcity_dpswf.privacy.domain import DomainRelease, release_domain
 from synthcity_dpswf.privacy.report import OtherAdjacency, PrivacyPart, PrivacyReport
 

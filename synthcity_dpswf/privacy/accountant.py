@@ -2,7 +2,8 @@ r"""Accounting for K Gaussian releases on uniform batches of b out of n records 
 composition").
 
 - One release of all n records (q = 1, K = 1, DPSWflow): the exact analytic Gaussian mechanism
-  (``analytic_gaussian``), tighter than the RDP conversion; both are computed and the tighter is reported.
+  (``gaussian.analytic_gaussian_epsilon``), tighter than the RDP conversion; both are computed and the tighter is
+  reported.
 - K releases on batches of exactly b drawn uniformly without replacement, independently per step
   (DPSWflow-r, DPSWgen): under replace-one, the subsampled Gaussian is dominated by the same pair as the
   Poisson-subsampled Gaussian under add/remove (Balle, Barthe & Gaboardi 2018; Zhu, Dong & Wang 2022), so
@@ -21,7 +22,7 @@ composition").
   multiplier z_0) joins every accounting as one more entry, (z_0, q = 1, one step): its RDP curve is exactly
   :math:`\alpha / (2 z_0^2)`, the Gaussian mechanism's (privacy.md, "One budget"); a single release with a prior is
   accounted in Gaussian DP, at the composed multiplier :math:`(z^{-2} + z_0^{-2})^{-1/2}`.
-- A sampled schedule released before (a DP-SGD codec's training: ``composition.SampledGaussian`` in a ``Prior``) joins
+- A sampled schedule released before (a DP-SGD codec's training: ``gaussian.SampledGaussian`` in a ``Prior``) joins
   the history as its own entry (z_c, q_c, K_c) (Opacus) or its own sampled event (dp-accounting); under replace-one
   its fixed-size batches of per-record sums are accounted by the replace-one bound only (privacy.md, "A private image
   codec trained by DP-SGD"), so Opacus' pair refuses such a prior.
@@ -40,13 +41,16 @@ from opacus.accountants import IAccountant, RDPAccountant, create_accountant
 from opacus.accountants.utils import get_noise_multiplier
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
-from synthcity_dpswf.privacy.composition import Prior, PriorLike, composed_multiplier, remaining_multiplier
-from synthcity_dpswf.privacy.neighbouring import Adjacency
-from synthcity_dpswf.privacy.analytic_gaussian import (
+from synthcity_dpswf.privacy.gaussian import (
+    Prior,
+    PriorLike,
     analytic_gaussian_epsilon,
     analytic_gaussian_noise_multiplier,
+    composed_multiplier,
+    remaining_multiplier,
     smallest_satisfying,
 )
+from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 RDP_ORDERS: list[float] = sorted(
     set(RDPAccountant.DEFAULT_ALPHAS) | {64, 72, 80, 96, 112, 128, 160, 192, 256, 320, 384, 512, 768, 1024}
@@ -240,7 +244,7 @@ class ReleaseAccountant:
         accountant: a name of ``ACCOUNTANTS``: ``"rdp"`` (default, Opacus' RDP), ``"replace_one_rdp"`` or an
             extension's; ``"gdp"`` and ``"prv"`` are refused (``WITHDRAWN_ACCOUNTANTS``).
         prior: the multiplier z_0 of a one-shot Gaussian mechanism on all the records released before the schedule
-            (a DP domain, a private codec), or a ``composition.Prior`` with sampled schedules too (a DP-SGD codec),
+            (a DP domain, a private codec), or a ``gaussian.Prior`` with sampled schedules too (a DP-SGD codec),
             accounted with it (module docstring); ``None``: none. Extensions' accountants take none.
     """
 
@@ -287,7 +291,7 @@ class ReleaseAccountant:
     def with_prior(self, prior: PriorLike) -> "ReleaseAccountant":
         """The same releases (method, sampling, adjacency) with ``prior`` spent before them, as in the constructor: a
         schedule planned before the run's budget was spent (``privacy.budget.Budget.release_terms``). A prior that
-        would change the method (a replace-one DP-SGD codec's schedule: ``models.schedule.ReleaseSchedule.accountant``)
+        would change the method (a replace-one DP-SGD codec's schedule: ``models.state.ReleaseSchedule.accountant``)
         is refused by the constructor's checks."""
         if self.sampling.poisson:
             return ReleaseAccountant.poisson(self.sample_rate, self.accountant, prior)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import beta, chi2, t
 
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon
+from synthcity_dpswf.privacy.gaussian import analytic_gaussian_epsilon
 
 
 class PrivacyAuditError(AssertionError):

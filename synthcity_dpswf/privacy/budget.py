@@ -14,9 +14,15 @@ import warnings
 from dataclasses import dataclass
 
 from synthcity_dpswf.privacy.accountant import ReleaseAccountant
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
-from synthcity_dpswf.privacy.composition import Prior, PriorLike, SampledGaussian, composed_multiplier
 from synthcity_dpswf.privacy.domain.calibration import ATOM_NOISE_RATIO, DomainCalibration, rows_needed
+from synthcity_dpswf.privacy.gaussian import (
+    Prior,
+    PriorLike,
+    SampledGaussian,
+    analytic_gaussian_epsilon,
+    analytic_gaussian_noise_multiplier,
+    composed_multiplier,
+)
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.notices import DPSWFWarning
 

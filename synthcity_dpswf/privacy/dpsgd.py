@@ -2,9 +2,9 @@ r"""DP-SGD: a network trained on the private records by releases of noisy clippe
 private image codec trained by DP-SGD"; Abadi et al. 2016).
 
 Step k draws a batch :math:`B_k` from the n private records (exactly b of the public n without replacement under
-replace-one, ``releases.sample_batch``; each record with probability q under add/remove, ``releases.poisson_batch``),
-computes each record's gradient :math:`g_i` of its own loss at the current parameters, clips it to norm C,
-:math:`\bar g_i = g_i \min(1, C / \|g_i\|)`, and releases
+replace-one, ``mechanisms.base.sample_batch``; each record with probability q under add/remove,
+``mechanisms.base.poisson_batch``), computes each record's gradient :math:`g_i` of its own loss at the current
+parameters, clips it to norm C, :math:`\bar g_i = g_i \min(1, C / \|g_i\|)`, and releases
 
 .. math:: G_k = \sum_{i \in B_k} \bar g_i + \mathcal{N}(0, \sigma^2 I), \qquad \sigma = z \Delta, \quad
           \Delta_{RO} = 2C, \quad \Delta_{AR} = C,
@@ -12,7 +12,7 @@ computes each record's gradient :math:`g_i` of its own loss at the current param
 the exact L2 sensitivities of the clipped sum on one batch (a replaced record moves it by :math:`\bar g - \bar g'`,
 of norm at most 2C, attained by opposite gradients; an added one by :math:`\bar g`, at most C). The parameters then
 take an Adam step on :math:`G_k / b` (b the public nominal batch size): post-processing of the releases. The K
-releases are the history entry ``composition.SampledGaussian(z, q, K)``.
+releases are the history entry ``gaussian.SampledGaussian(z, q, K)``.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from torch import nn
 from torch.func import grad, vmap
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
-from synthcity_dpswf.privacy.composition import SampledGaussian
+from synthcity_dpswf.privacy.gaussian import SampledGaussian
 from synthcity_dpswf.privacy.neighbouring import Adjacency
-from synthcity_dpswf.privacy.releases import gaussian_noise, poisson_batch, sample_batch
+from synthcity_dpswf.privacy.mechanisms.base import gaussian_noise, poisson_batch, sample_batch
 
 RecordLoss = Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor]
 """The loss of one record: ``(module, parameters, record) -> scalar``, with the parameters passed to
@@ -137,8 +137,8 @@ def train_dpsgd(
     observe: StepObserver | None = None,
 ) -> float:
     r"""Train ``module`` on the private ``records`` by ``schedule``'s releases (module docstring), in place; returns the
-    wall seconds. ``secret`` (``releases.secret_generator``) draws the batches and the noise. Nothing but the releases
-    reaches the parameters: each update is Adam on :math:`G_k / b`."""
+    wall seconds. ``secret`` (``mechanisms.base.secret_generator``) draws the batches and the noise. Nothing but the
+    releases reaches the parameters: each update is Adam on :math:`G_k / b`."""
     check_positive("learning_rate", learning_rate)
     if any(isinstance(layer, nn.modules.batchnorm._BatchNorm) for layer in module.modules()):
         raise ValueError("BatchNorm mixes the records of a batch: per-record gradients need a module without it "

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.report import OtherAdjacency
 

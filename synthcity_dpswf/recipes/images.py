@@ -32,10 +32,10 @@ from synthcity_dpswf.datasets import DATASET_NAMES, IMAGE_LOADERS, OTHER_DATASET
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.math.checks import check_positive_int
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, SlicedGenerator
-from synthcity_dpswf.models.schedule import ReleasePlan
+from synthcity_dpswf.models.state import ReleasePlan
 from synthcity_dpswf.privacy import Adjacency, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.composition import PriorLike
+from synthcity_dpswf.privacy.gaussian import PriorLike
 
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
 
@@ -236,7 +236,7 @@ def codec_order(
 
 class ReleasePlanner(Protocol):
     """What a plan asks of the generator it is made for: the accountant and number of its releases for ``n_public``
-    records after ``prior`` (``models.spec.GeneratorSpec.plan``, or a built ``SlicedGenerator``'s ``plan``)."""
+    records after ``prior`` (``models.base.GeneratorSpec.plan``, or a built ``SlicedGenerator``'s ``plan``)."""
 
     def plan(self, n_public: int | None, prior: PriorLike = None, /) -> ReleasePlan: ...
 

@@ -15,18 +15,17 @@ import torch
 
 from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
-from synthcity_dpswf.adapters.resolution import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
-from synthcity_dpswf.models.schedule import ReleasePlan
-from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.adapters.tabular import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
+from synthcity_dpswf.models.state import ReleasePlan
+from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
 from synthcity_dpswf.privacy import (
     MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, ReleaseOptions, secret_generator,
 )
 from synthcity_dpswf.privacy.budget import Budget, default_domain_share
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, publishes_keys, release_domain_at
-from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
-from synthcity_dpswf.privacy import selection as pair_rule  # the module: its SELECTION_SHARE read at each fit
-from synthcity_dpswf.privacy.selection import PairSelection
+from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease, PairSelection
+from synthcity_dpswf.privacy.mechanisms import marginal as pair_rule  # the module: its SELECTION_SHARE read at each fit
 
 PAIR_SELECTIONS = ("adaptive", "public")
 """How the marginal release's pairs are chosen (``TableChoices.pair_selection``)."""
@@ -55,9 +54,9 @@ class TableChoices:
     max_pairs: int | None = 120
     random_state: int = 0
     pair_selection: str = "adaptive"
-    """``"adaptive"``: the pairs the release measures are chosen by a paid selection where ``privacy.selection.
-    selects_pairs`` and ``noise_limited`` say so (privacy.md, "Paid pair selection"); ``"public"``: all pairs up to
-    ``max_pairs``, beyond a random subset (no data read)."""
+    """``"adaptive"``: the pairs the release measures are chosen by a paid selection where
+    ``privacy.mechanisms.marginal.selects_pairs`` and ``noise_limited`` say so (privacy.md, "Paid pair selection");
+    ``"public"``: all pairs up to ``max_pairs``, beyond a random subset (no data read)."""
     target: str | None = None
     """The named target column: the marginal release measures every pair with it (privacy.md, "Tables conditioned on a
     named target"); ``None``: none."""
@@ -101,7 +100,7 @@ def settle_table(
     """The domain, codec and layout of ``table`` (``n_public`` rows; ``None``: not read, add/remove) at ``budget``
     (delta resolved for n), and the releases' noise, calibrated once to what the DP domain leaves, for the plan of the
     generator ``spec`` (computed once, here); no record encoded. ``public_rules`` is applied to the declared domain before any release and to the final one (a loader's
-    rules on its columns: ``plugins.loaders``)."""
+    rules on its columns: ``plugins.paths``)."""
     if spec.neighbouring is not budget.neighbouring:
         raise ValueError(f"the generator is planned for {spec.neighbouring.label} and the budget is stated for "
                          f"{budget.neighbouring.label}: give both the same adjacency.")

@@ -18,7 +18,7 @@ from synthcity_dpswf.adapters.partitioned import DaskCounts  # noqa: E402
 from synthcity_dpswf.models import DPSWFlow  # noqa: E402
 from synthcity_dpswf.privacy import MarginalLayout  # noqa: E402
 from synthcity_dpswf.privacy.counts import FrameCounts  # noqa: E402
-from synthcity_dpswf.privacy.domain.bins import histogram_edges, stage_two_edges  # noqa: E402
+from synthcity_dpswf.privacy.domain.columns import histogram_edges, stage_two_edges  # noqa: E402
 
 
 def survey(n: int = 400, seed: int = 0) -> pd.DataFrame:

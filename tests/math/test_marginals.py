@@ -12,7 +12,7 @@ import torch
 
 from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, NumericColumn, TabularDomain
 from synthcity_dpswf.evaluation import marginal_tv_distance
-from synthcity_dpswf.math.marginals import (
+from synthcity_dpswf.math.histograms import (
     coarse_index,
     coarsen,
     consensus_margin,

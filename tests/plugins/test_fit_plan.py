@@ -1,4 +1,4 @@
-"""issue 47, item 2: a fit resolves its generator once (``models.spec.GeneratorSpec``) and computes its release schedule
+"""issue 47, item 2: a fit resolves its generator once (``models.base.GeneratorSpec``) and computes its release schedule
 once to calibrate the noise (``GeneratorSpec.plan``); the generator checks that plan against its own once, where it
 releases (a plan handed down is never trusted: the report's epsilon is computed from it), on tables (with and without
 a DP domain, in memory and on Dask) and on images; a plan that is not the generator's is refused before anything is
@@ -20,7 +20,7 @@ from synthcity.plugins.core.dataloader import ImageDataLoader
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, ReleaseSchedule
 from synthcity_dpswf.models.releasing import Releasing
-from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.privacy import MarginalLayout
 
 FAST = {"n_steps": 5, "n_directions": 10, "flow_batch_size": 200}

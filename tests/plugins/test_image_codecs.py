@@ -16,7 +16,7 @@ from synthcity.plugins.core.dataloader import ImageDataLoader
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.privacy import analytic_gaussian_noise_multiplier
-from synthcity_dpswf.privacy.composition import composed_multiplier
+from synthcity_dpswf.privacy.gaussian import composed_multiplier
 
 FAST = {"n_steps": 20, "n_directions": 10, "n_release_directions": 40, "flow_batch_size": 300, "n_classes": 3,
         "pca_components": 8, "dct_frequencies": 6}

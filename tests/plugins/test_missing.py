@@ -15,7 +15,7 @@ import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity.plugins.core.dataloader import GenericDataLoader
 from synthcity_dpswf.adapters import MarginalTableCodec, TabularDomain, TabularCodec
-from synthcity_dpswf.math.marginals import coarse_index
+from synthcity_dpswf.math.histograms import coarse_index
 from synthcity_dpswf.privacy import MarginalLayout, create_mechanism, release_domain, secret_generator
 from synthcity_dpswf.privacy.mechanisms import ReleaseOptions
 

@@ -15,7 +15,7 @@ import torch
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain
-from synthcity_dpswf.adapters.resolution import table_resolution
+from synthcity_dpswf.adapters.tabular import table_resolution
 from synthcity_dpswf.privacy.budget import Budget, default_domain_share
 from synthcity_dpswf.privacy import release_domain, secret_generator
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, release_domain_at, rows_needed

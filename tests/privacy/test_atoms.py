@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from synthcity_dpswf.adapters.table_columns import NumericColumn, onto_atoms
+from synthcity_dpswf.adapters.table_domain import NumericColumn, onto_atoms
 from synthcity_dpswf.privacy import analytic_gaussian_noise_multiplier, release_domain, secret_generator
 from synthcity_dpswf.privacy.counts import FrameCounts, atom_mask
 from synthcity_dpswf.privacy.domain.calibration import ATOM_NOISE_RATIO, HISTOGRAM_NOISE_RATIO, RANGE_NOISE_RATIO, TYPE_WEIGHT

@@ -32,7 +32,7 @@ from synthcity_dpswf.privacy import (
     sample_batch,
     secret_generator,
 )
-from synthcity_dpswf.privacy.domain import bins as domain_bins, calibration as domain_calibration, kinds as domain_kinds
+from synthcity_dpswf.privacy.domain import calibration as domain_calibration, columns as domain_columns
 from synthcity_dpswf.privacy.domain import release as domain_release
 from synthcity_dpswf.privacy.audit import (
     audit_exclusive_event,
@@ -237,9 +237,9 @@ def test_dp_domain_type_bin_and_histogram_counts_pass_the_audit_and_fail_their_m
     # The audit needs every run's kind integer (the bins vector's partition). The kind is post-processing: at this
     # budget's small noise, FLOAT_MARGIN types the column float in 0.13% of runs (a float count 3 stds out of the
     # noise), so the audit decides the kinds without it, by the integer and float counts alone.
-    monkeypatch.setattr(domain_kinds, "FLOAT_MARGIN", math.inf)
+    monkeypatch.setattr(domain_columns, "FLOAT_MARGIN", math.inf)
     parts = []
-    bins = domain_bins.integer_bin_edges()
+    bins = domain_columns.integer_bin_edges()
     for value in (3, 1.5):
         runs = domain_vectors(pd.DataFrame({"x": [0] * 20 + [8] * 20 + [value]}, dtype=object), monkeypatch, DOMAIN_RUNS)
         types, counts, histogram = [], [], []
@@ -467,7 +467,7 @@ def test_dp_domain_atom_counts_pass_the_audit_with_their_bins_and_histogram_and_
     """A float column's canary, 17.5 or 40.5 (both counted by value, stage 4), moves one unit between two stage-2 bins,
     two stage-3 cells and two atoms: the three parts together attain the whole sensitivity of stages 2 to 4."""
     mutate_the_domain(mutation, monkeypatch)
-    bins = domain_bins.log_bin_edges()
+    bins = domain_columns.log_bin_edges()
     parts = []
     for value in (17.5, 40.5):
         runs = domain_vectors(pd.DataFrame({"x": [17.5] * 40 + [40.5] * 20 + [value]}), monkeypatch, DOMAIN_RUNS)

@@ -14,9 +14,12 @@ from synthcity.plugins import Plugins
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, ReleaseSchedule
 from synthcity_dpswf.privacy.accountant import ReleaseAccountant
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.gaussian import (
+    analytic_gaussian_epsilon,
+    analytic_gaussian_noise_multiplier,
+    composed_multiplier,
+)
 from synthcity_dpswf.privacy.budget import Budget, default_delta
-from synthcity_dpswf.privacy.composition import composed_multiplier
 
 EPSILON, DELTA = 1.0, 1e-5
 

@@ -68,7 +68,7 @@ def _scores(monkeypatch: pytest.MonkeyPatch, mutation: str) -> tuple[np.ndarray,
     """Likelihood-ratio scores of one-shot releases on D = {c} and D' = {c'}, c and c' of different classes and
     different in every coarse level (the lemma's worst pair), with a mutation installed."""
     from synthcity_dpswf.privacy.mechanisms import base
-    from synthcity_dpswf.privacy.releases import gaussian_noise
+    from synthcity_dpswf.privacy.mechanisms.base import gaussian_noise
 
     if mutation == "noise halved":
         monkeypatch.setattr(base, "gaussian_noise", lambda shape, std, gen, like: gaussian_noise(shape, std / 2, gen, like))
@@ -196,7 +196,7 @@ def test_a_conditioned_fit_draws_the_reported_noise_and_composes_to_its_budget(
     from synthcity.plugins.core.dataloader import GenericDataLoader
     from test_one_budget import DELTA, EPSILON, drawn_domain_multiplier, independent_epsilon
 
-    from synthcity_dpswf.privacy.composition import composed_multiplier
+    from synthcity_dpswf.privacy.gaussian import composed_multiplier
     from synthcity_dpswf.privacy.domain import release as domain_module
 
     domain_drawn: list[tuple[float, float]] = []
@@ -258,7 +258,7 @@ def test_a_dp_domain_s_one_way_counts_join_every_class_by_least_squares_and_leav
     domain's counts of it, each class moved by the same share; the target's table is not touched."""
     from synthcity_dpswf.models.conditional_target import one_way_corrections
     from synthcity_dpswf.models.marginal_target import combine_measurements
-    from synthcity_dpswf.models.pool import ReleasePool
+    from synthcity_dpswf.models.state import ReleasePool
 
     layout = MarginalLayout.build((3, 2), coarse_bins=4, condition=1, classes=4)  # column 1 the target, 2 classes
     values = torch.tensor([[40.0, 30.0, 30.0, 100.0, 0.0, 20.0, 25.0, 5.0, 0.0, 50.0]])  # class 0, then class 1
@@ -296,7 +296,7 @@ def test_cond_refuses_values_outside_an_integer_target_and_warns_of_a_class_with
 
 
 def test_a_candidate_layout_beyond_its_cap_keeps_every_pair_of_the_anchor() -> None:
-    from synthcity_dpswf.privacy.selection import CANDIDATE_PAIRS, candidate_layout
+    from synthcity_dpswf.privacy.mechanisms.marginal import CANDIDATE_PAIRS, candidate_layout
 
     levels = (3,) * 60  # 1,770 pairs, above the cap
     layout = candidate_layout(levels, 4, 0, (), anchor=5)

@@ -13,8 +13,7 @@ import torch
 
 from synthcity_dpswf.privacy.budget import Budget, default_delta, default_domain_share
 from synthcity_dpswf.privacy.domain import release_domain_at
-from synthcity_dpswf.privacy.domain.bins import SUB_BINS, histogram_edges
-from synthcity_dpswf.privacy.domain.ranges import split_bins, trimmed_span
+from synthcity_dpswf.privacy.domain.columns import SUB_BINS, histogram_edges, split_bins, trimmed_span
 
 
 def plugin_release(frame: pd.DataFrame, seed: int):
@@ -44,7 +43,7 @@ def test_a_thin_tail_loses_at_most_about_the_trimmed_share() -> None:
     """A column spread thinly (each cell within its noise, ncbirths at epsilon 1): trimming drops less than ``TRIM_SHARE`` of
     its mass at most (measured 1.8% in all on 2,000 draws, more than 30% in 0.25%: one noise std above the estimate
     must fit in the share), never the bulk (a rule without the share cut ages 13 to 50 to [17, 18])."""
-    from synthcity_dpswf.privacy.domain.ranges import TRIM_SHARE
+    from synthcity_dpswf.privacy.domain.columns import TRIM_SHARE
 
     rng = np.random.default_rng(1)
     exact = np.full(2 * SUB_BINS, 60.0)  # 960 rows over 16 cells of noise std 70
@@ -165,8 +164,7 @@ def test_rare_categories_get_other_categories_on_the_sharper_estimate() -> None:
 def test_a_range_of_one_integer_keeps_a_neighbour_before_stage_three() -> None:
     """An integer column's stage-2 range of one unit bin k becomes [k, k + 1] (or [k - 1, k] where k - 1's noisy count
     exceeds k + 1's by 2 stds of their difference): stage 3 then counts both integers apart."""
-    from synthcity_dpswf.privacy.domain.bins import integer_bin_edges
-    from synthcity_dpswf.privacy.domain.ranges import two_integers
+    from synthcity_dpswf.privacy.domain.columns import integer_bin_edges, two_integers
 
     edges = integer_bin_edges()
     counts = np.zeros(len(edges) - 1)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from synthcity_dpswf.privacy import release_domain, secret_generator
-from synthcity_dpswf.privacy.validity import check_table
+from synthcity_dpswf.privacy.counts import check_table
 
 
 def nullable_table(n: int = 400) -> pd.DataFrame:
@@ -36,7 +36,7 @@ def test_one_na_in_a_nullable_column_never_raises(pandas_2_1_to_numpy: None) -> 
 
 
 def test_the_kind_decision_has_a_margin_for_numbers_and_for_floats() -> None:
-    from synthcity_dpswf.privacy.domain.kinds import FLOAT_MARGIN, KIND_MARGIN, decide_kind
+    from synthcity_dpswf.privacy.domain.columns import FLOAT_MARGIN, KIND_MARGIN, decide_kind
 
     std = 100.0
     edge = KIND_MARGIN * np.sqrt(3.0) * std
@@ -71,7 +71,7 @@ def test_a_zero_inflated_float_column_with_a_clear_share_of_decimals_stays_float
 
 
 def test_a_column_without_released_evidence_of_numbers_is_not_placed() -> None:
-    from synthcity_dpswf.privacy.domain.ranges import placement
+    from synthcity_dpswf.privacy.domain.columns import placement
 
     std, bins = 100.0, 70.0
     assert placement("float", True, 900.0, 10.0, std, 880.0, bins)
@@ -115,7 +115,7 @@ def test_a_declared_range_from_zero_spends_its_cells_where_values_can_be() -> No
     """Issue 35, item 3: a declared float range from zero ((0, 60): years married) gets the octaves a released range
     gets, with those within 1/64 of its top merged into one linear bin beside zero, and zero's atom kept (the exact
     zeros of an amount); it once had 136 of its 176 cells below 1, each pure noise."""
-    from synthcity_dpswf.privacy.domain.bins import LOG2_MIN, SUB_BINS, histogram_edges
+    from synthcity_dpswf.privacy.domain.columns import LOG2_MIN, SUB_BINS, histogram_edges
 
     edges = histogram_edges(0.0, 60.0, False)
     assert edges[0] == 0.0 and edges[1] == 2.0**LOG2_MIN  # zero's atom
@@ -131,8 +131,7 @@ def test_a_zero_inflated_amount_keeps_its_spread_out_positive_values_in_range() 
     """Issue 35: 68% zeros and the rest spread over five octaves at about 3 noise stds each (fair's ``affairs``): the
     released range held the zeros only, and every positive amount came back 0; ``significant_runs`` keeps the
     positive octaves as one run. Post-processing of the same released counts: tested on them directly."""
-    from synthcity_dpswf.privacy.domain.bins import log_bin_edges
-    from synthcity_dpswf.privacy.domain.ranges import numeric_bounds
+    from synthcity_dpswf.privacy.domain.columns import log_bin_edges, numeric_bounds
 
     edges = log_bin_edges()
     rng = np.random.default_rng(0)
@@ -154,8 +153,7 @@ def test_pure_noise_beside_a_column_gains_no_run() -> None:
     rows all sit in one bin, a bin beyond its two neighbours on either side is kept in at most the one draw the union
     bound allows (0.05% of releases; measured 0.005% on 20,000 draws; neighbours join the densest run in 0.6% of
     releases per side, as before)."""
-    from synthcity_dpswf.privacy.domain.bins import log_bin_edges
-    from synthcity_dpswf.privacy.domain.ranges import numeric_bounds
+    from synthcity_dpswf.privacy.domain.columns import log_bin_edges, numeric_bounds
 
     edges = log_bin_edges()
     exact = np.zeros(len(edges) - 1)

@@ -23,12 +23,12 @@ from synthcity_dpswf import extensions
 from synthcity_dpswf.adapters import private_autoencoder
 from synthcity_dpswf.adapters.image_codecs import AutoencoderRequest, CodecRequest
 from synthcity_dpswf.adapters.private_autoencoder import DECODE_TEMPERATURE, PrivateAutoencoderCodec, PrivateAutoencoderSettings
-from synthcity_dpswf.models.schedule import ReleaseSchedule
+from synthcity_dpswf.models.state import ReleaseSchedule
 from synthcity_dpswf.privacy import PrivacyAuditError, analytic_gaussian_epsilon, dpsgd
 from synthcity_dpswf.privacy.accountant import REPLACE_ONE_ORDERS, REPLACE_ONE_RDP, RDP_ORDERS, ReleaseAccountant
 from synthcity_dpswf.privacy.audit import ScheduleAuditResult, audit_sampled_schedule
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.composition import Prior, SampledGaussian
+from synthcity_dpswf.privacy.gaussian import Prior, SampledGaussian
 from synthcity_dpswf.privacy.dpsgd import (
     DPSGDSchedule,
     clip_rows,

@@ -144,7 +144,7 @@ def _mutate(mutation: str, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Install a factor-2 bug: the noise draw at half its std, or the kind's sensitivity at half its value."""
     if mutation == "noise halved":
         from synthcity_dpswf.privacy.mechanisms import base
-        from synthcity_dpswf.privacy.releases import gaussian_noise
+        from synthcity_dpswf.privacy.mechanisms.base import gaussian_noise
 
         monkeypatch.setattr(base, "gaussian_noise", lambda shape, std, generator, like: gaussian_noise(shape, std / 2, generator, like))
     elif mutation == "sensitivity halved":
@@ -195,7 +195,7 @@ def test_gaussian_audit_of_every_kind_passes_the_release_and_fails_factor_2_bugs
 
 def test_both_audits_fail_loudly_when_the_histogram_noise_is_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
     from synthcity_dpswf.privacy.mechanisms import base
-    from synthcity_dpswf.privacy.releases import gaussian_noise
+    from synthcity_dpswf.privacy.mechanisms.base import gaussian_noise
 
     monkeypatch.setattr(base, "gaussian_noise", lambda shape, std, generator, like: gaussian_noise(shape, 0.0, generator, like))
     scores_in, scores_out, claimed = one_shot_scores("projected_histogram", 200, secret_generator(17))

@@ -175,7 +175,7 @@ def test_one_shot_add_remove_releases_pass_the_audit_and_fail_factor_2_bugs(
 ) -> None:
     if mutation == "noise halved":
         from synthcity_dpswf.privacy.mechanisms import base
-        from synthcity_dpswf.privacy.releases import gaussian_noise
+        from synthcity_dpswf.privacy.mechanisms.base import gaussian_noise
 
         monkeypatch.setattr(base, "gaussian_noise", lambda shape, std, generator, like: gaussian_noise(shape, std / 2, generator, like))
     elif mutation == "sensitivity halved":

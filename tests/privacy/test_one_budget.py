@@ -18,12 +18,15 @@ from synthcity.plugins import Plugins
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.privacy import secret_generator
 from synthcity_dpswf.privacy.accountant import RDP_ORDERS, ReleaseAccountant
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.gaussian import (
+    analytic_gaussian_epsilon,
+    analytic_gaussian_noise_multiplier,
+    composed_multiplier,
+)
 from synthcity_dpswf.privacy.budget import THRESHOLD_DELTA_SHARE, Budget
-from synthcity_dpswf.privacy.composition import composed_multiplier
 from synthcity_dpswf.privacy.domain import DomainCalibration, release_domain_at
 from synthcity_dpswf.privacy.domain.calibration import stage_noise
-from synthcity_dpswf.privacy.selection import selected_pair_count
+from synthcity_dpswf.privacy.mechanisms.marginal import selected_pair_count
 
 EPSILON, DELTA = 1.0, 1e-5
 pytestmark = pytest.mark.filterwarnings("ignore:release noise seeded with a known seed")
@@ -67,7 +70,7 @@ def test_release_terms_spend_the_selection_then_calibrate_once(per_step: bool) -
     """``Budget.release_terms``: the selection's share of what the domain left spent, the releases planned before any
     spending given the spent parts as their prior, and their noise calibrated to the rest: the same numbers as the
     steps taken one by one (the plan made with the prior)."""
-    from synthcity_dpswf.models.schedule import ReleaseSchedule
+    from synthcity_dpswf.models.state import ReleaseSchedule
     from synthcity_dpswf.models.releasing import plan_key
 
     domain = Budget(EPSILON, DELTA).domain_part(0.2)

@@ -24,11 +24,11 @@ from synthcity_dpswf.privacy import (
     analytic_gaussian_epsilon,
     audit_scores,
     bound_records,
+    gaussian_noise,
     projected_sensitivity,
     record_sensitivity,
     sample_batch,
 )
-from synthcity_dpswf.privacy import releases
 
 
 # ----------------------------------------------------------------------------------------- sensitivity
@@ -230,7 +230,7 @@ def test_audit_lower_bound_stays_below_the_reported_epsilon(release: str) -> Non
 
 
 def test_audit_fails_loudly_when_the_noise_is_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    noiseless = lambda shape, noise_std, generator, like: releases.gaussian_noise(shape, 0.0, generator, like)  # noqa: E731
+    noiseless = lambda shape, noise_std, generator, like: gaussian_noise(shape, 0.0, generator, like)  # noqa: E731
     monkeypatch.setattr("synthcity_dpswf.privacy.mechanisms.base.gaussian_noise", noiseless)
     scores_in, scores_out, claimed = _audit_runs("record", AUDIT_RUNS)
     with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):

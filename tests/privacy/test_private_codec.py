@@ -13,7 +13,7 @@ from synthcity_dpswf.privacy import PrivacyAuditError, analytic_gaussian_noise_m
 from synthcity_dpswf.privacy import analytic_gaussian_epsilon, second_moment
 from synthcity_dpswf.privacy.accountant import ReleaseAccountant
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.composition import composed_multiplier
+from synthcity_dpswf.privacy.gaussian import composed_multiplier
 from synthcity_dpswf.privacy.second_moment import release_second_moment, second_moment_sensitivity, upper_triangle
 
 DELTA, CONFIDENCE, EPSILON, RUNS = 1e-5, 0.999, 2.0, 1500

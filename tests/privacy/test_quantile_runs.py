@@ -13,11 +13,10 @@ import pytest
 import torch
 
 from synthcity_dpswf.adapters import MarginalTableCodec, NumericColumn, TabularDomain
-from synthcity_dpswf.adapters.resolution import needs_histogram
-from synthcity_dpswf.adapters.tabular import integer_masses
-from synthcity_dpswf.math.marginals import check_starts, coarse_index, coarsen, equal_mass_starts, fine_positions
+from synthcity_dpswf.adapters.tabular import integer_masses, needs_histogram
+from synthcity_dpswf.math.histograms import check_starts, coarse_index, coarsen, equal_mass_starts, fine_positions
 from synthcity_dpswf.privacy import MarginalLayout, MarginalRelease, ReleaseOptions, marginal_sensitivity
-from synthcity_dpswf.privacy.selection import PairSelection
+from synthcity_dpswf.privacy.mechanisms.marginal import PairSelection
 
 
 # ----------------------------------------------------------------------------------------------- maths
@@ -157,7 +156,7 @@ def test_the_table_recipe_s_runs_follow_the_released_domain_not_the_rows(monkeyp
 
     import synthcity_dpswf.recipes.tables as tables  # noqa: PLC0415
     from synthcity_dpswf.models import DPSWFlow  # noqa: PLC0415
-    from synthcity_dpswf.models.spec import GeneratorSpec  # noqa: PLC0415
+    from synthcity_dpswf.models.base import GeneratorSpec  # noqa: PLC0415
     from synthcity_dpswf.privacy.budget import Budget  # noqa: PLC0415
 
     spec = GeneratorSpec(DPSWFlow, {"release": "marginal", "accountant": "rdp", "neighbouring": "replace_one"})

@@ -15,12 +15,19 @@ from synthcity.plugins import Plugins
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.privacy import MarginalLayout, ReleaseOptions, secret_generator
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.gaussian import (
+    analytic_gaussian_epsilon,
+    analytic_gaussian_noise_multiplier,
+    composed_multiplier,
+)
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.composition import composed_multiplier
-from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
-from synthcity_dpswf.privacy.selection import (
-    PairSelection, candidate_layout, release_pair_selection, selected_pair_count, selects_pairs,
+from synthcity_dpswf.privacy.mechanisms.marginal import (
+    MarginalRelease,
+    PairSelection,
+    candidate_layout,
+    release_pair_selection,
+    selected_pair_count,
+    selects_pairs,
 )
 
 EPSILON, DELTA = 1.0, 1e-5

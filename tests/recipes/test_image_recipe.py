@@ -19,7 +19,7 @@ from synthcity_dpswf.adapters.image_codecs import CodecRequest, ImageCodec, Imag
 from synthcity_dpswf.extensions import image_codecs
 from synthcity_dpswf.models import DPSWFlow, DPSWFlowR
 from synthcity_dpswf.models.releasing import plan_key
-from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.recipes.images import CodecOrder, composed_report, fit_releases, plan_images
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from synthcity_dpswf.models import DPSWFlow, FlowSettings
-from synthcity_dpswf.models.spec import GeneratorSpec
+from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.recipes.tables import TableChoices, settle_table
 
@@ -61,7 +61,7 @@ def test_the_recipe_imports_no_synthcity() -> None:
         import numpy as np, pandas as pd
         from synthcity_dpswf.models import DPSWFlow
         from synthcity_dpswf.privacy.budget import Budget
-        from synthcity_dpswf.models.spec import GeneratorSpec
+        from synthcity_dpswf.models.base import GeneratorSpec
         from synthcity_dpswf.recipes.tables import TableChoices, settle_table
         frame = pd.DataFrame({"x": np.arange(300) % 7, "y": np.random.default_rng(0).normal(size=300)})
         spec = GeneratorSpec(DPSWFlow, {"release": "marginal", "accountant": "rdp", "neighbouring": "replace_one"})

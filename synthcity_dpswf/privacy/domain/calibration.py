@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
+from synthcity_dpswf.privacy.gaussian import analytic_gaussian_epsilon, analytic_gaussian_noise_multiplier
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 TYPE_WEIGHT = 0.5

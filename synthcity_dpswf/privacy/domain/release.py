@@ -1,7 +1,7 @@
 """The DP domain's release (privacy.md, "The DP domain"): ``release_domain_at`` draws the noisy counts of the four
 stages (``noisy_counts``, their one source of noise) and reads the domain from them; ``DomainRelease`` is what it
-makes public. Every decision after a draw is post-processing of released counts (``kinds``, ``categories``,
-``ranges``); the noise and the threshold are ``calibration``'s.
+makes public. Every decision after a draw is post-processing of released counts (``columns``); the noise and the
+threshold are ``calibration``'s.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import pandas as pd
 import torch
 from scipy.stats import norm
 
-from synthcity_dpswf.privacy.analytic_gaussian import analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.counts import FrameCounts, TableCounts
-from synthcity_dpswf.privacy.domain.bins import histogram_edges, stage_two_edges
 from synthcity_dpswf.privacy.domain.calibration import (
     ATOM_NOISE_RATIO,
     HISTOGRAM_NOISE_RATIO,
@@ -27,22 +25,26 @@ from synthcity_dpswf.privacy.domain.calibration import (
     range_ratio,
     stage_noise,
 )
-from synthcity_dpswf.privacy.domain.categories import (
+from synthcity_dpswf.privacy.domain.columns import (
+    MIXED_MARGIN,
     NO_CATEGORY,
     OTHER_CATEGORY,
     OTHER_LEVEL,
-    category_value,
-    unpublished_estimate,
-)
-from synthcity_dpswf.privacy.domain.kinds import MIXED_MARGIN, Kind, decide_kind, missing_level
-from synthcity_dpswf.privacy.domain.ranges import (
     WINDOW,
+    Kind,
+    category_value,
+    decide_kind,
+    histogram_edges,
+    missing_level,
     numeric_bounds,
     placement,
     split_bins,
+    stage_two_edges,
     trimmed_span,
     two_integers,
+    unpublished_estimate,
 )
+from synthcity_dpswf.privacy.gaussian import analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.report import OtherAdjacency
 

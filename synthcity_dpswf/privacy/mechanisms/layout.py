@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from synthcity_dpswf.math.checks import check_positive_int
-from synthcity_dpswf.math.marginals import check_starts, coarse_index
+from synthcity_dpswf.math.histograms import check_starts, coarse_index
 
 Pair = tuple[int, int]
 
@@ -31,15 +31,15 @@ class MarginalLayout:
     pairs: tuple[Pair, ...]
     missing: tuple[bool, ...] = ()
     """Per column (empty: none): whether its last fine level holds the missing entries, alone in its last coarse
-    level (``math.marginals.coarse_index``)."""
+    level (``math.histograms.coarse_index``)."""
     condition: int | None = None
     """The named target's column t, or ``None``. With one, every table is counted per target class, the class of a
     record being its coarse level of t (``classes`` of them): the release holds ``classes`` blocks of the tables
     above, and no pair contains t (privacy.md, "Tables conditioned on a named target")."""
     runs: tuple[tuple[int, ...] | None, ...] = ()
     """Per column (empty: none): the first fine level of each of its coarse levels, where its coarse levels are runs of
-    about equal released mass (``math.marginals.equal_mass_starts``, read from an earlier release: privacy.md, "Coarse
-    levels at released quantiles"); ``None``: runs of equal length (``math.marginals.coarse_index``)."""
+    about equal released mass (``math.histograms.equal_mass_starts``, read from an earlier release: privacy.md, "Coarse
+    levels at released quantiles"); ``None``: runs of equal length (``math.histograms.coarse_index``)."""
 
     def __post_init__(self) -> None:
         if not self.levels or len(self.levels) != len(self.coarse_levels):
@@ -78,7 +78,7 @@ class MarginalLayout:
         return self.runs[column] if self.runs else None
 
     def coarse(self, codes: torch.Tensor, column: int) -> torch.Tensor:
-        """The coarse levels of fine level codes of ``column`` (``math.marginals.coarse_index``)."""
+        """The coarse levels of fine level codes of ``column`` (``math.histograms.coarse_index``)."""
         return coarse_index(codes, self.levels[column], self.coarse_levels[column], self.has_missing(column),
                             self.starts(column))
 
@@ -130,7 +130,7 @@ class MarginalLayout:
         more). With an ``anchor``
         column (a named target not conditioned on): every pair containing it is kept within ``max_pairs``, the random
         subset drawn from the others. ``runs``: the first fine levels of the coarse levels of the columns whose runs are
-        of equal released mass (``math.marginals.equal_mass_starts``, at most ``coarse_bins`` of them; a missing
+        of equal released mass (``math.histograms.equal_mass_starts``, at most ``coarse_bins`` of them; a missing
         level's last run included): their coarse levels are those runs. Never for the condition column."""
         check_positive_int("coarse_bins", coarse_bins)
         if classes is not None:

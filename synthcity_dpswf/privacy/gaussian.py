@@ -1,25 +1,94 @@
-r"""Mechanisms released before a schedule on the same records, and how they join its accounting: one-shot Gaussian
-mechanisms composed exactly in Gaussian DP (privacy.md, "A private image codec"), and sampled Gaussian schedules
-(``SampledGaussian``, a DP-SGD training) as entries of the accountant's history (``Prior``; privacy.md, "A private
-image codec trained by DP-SGD").
+r"""Gaussian mechanisms: the exact privacy profile of one release, their composition in Gaussian DP, and the
+mechanisms released before a schedule on the same records, as entries of its accounting.
 
-A Gaussian mechanism whose noise is :math:`z` times its exact L2 sensitivity is :math:`\mu`-GDP with
-:math:`\mu = 1/z`; mechanisms composed adaptively, each with its :math:`\mu_i` fixed in advance, are
-:math:`\sqrt{\sum_i \mu_i^2}`-GDP (Dong, Roth & Su 2022, Corollary 3.3), and :math:`\mu`-GDP is
-:math:`(\varepsilon, \delta)`-DP exactly where the analytic Gaussian mechanism at :math:`z = 1/\mu` is. So a budget
-:math:`(\varepsilon, \delta)` split as :math:`\mu_1^2 = s\mu^2`, :math:`\mu_2^2 = (1 - s)\mu^2` costs nothing: the two
-releases together are :math:`(\varepsilon, \delta)`-DP, where basic composition of :math:`(s\varepsilon, s\delta)` and
-:math:`((1 - s)\varepsilon, (1 - s)\delta)` would add noise to both. ``privacy.budget.Budget.share`` gives the first
-release's multiplier :math:`z / \sqrt{s}`; the releases after it are calibrated with it as their prior.
+**One release** (the analytic Gaussian mechanism of Balle & Wang (2018), Theorem 8). A Gaussian mechanism with
+sensitivity :math:`\Delta` and noise standard deviation :math:`s`, noise multiplier :math:`z = s / \Delta`, is
+:math:`(\varepsilon, \delta)`-DP if and only if
+
+.. math:: \delta \ge \Phi\Big(\frac{1}{2z} - \varepsilon z\Big) - e^{\varepsilon}\, \Phi\Big(-\frac{1}{2z} - \varepsilon z\Big).
+
+This is the tight privacy profile of one Gaussian release (no composition, no subsampling): the one-shot
+release of DPSWflow is accounted with it, which is tighter than any RDP conversion.
+
+**Several, composed** (privacy.md, "A private image codec"). A Gaussian mechanism whose noise is :math:`z` times its
+exact L2 sensitivity is :math:`\mu`-GDP with :math:`\mu = 1/z`; mechanisms composed adaptively, each with its
+:math:`\mu_i` fixed in advance, are :math:`\sqrt{\sum_i \mu_i^2}`-GDP (Dong, Roth & Su 2022, Corollary 3.3), and
+:math:`\mu`-GDP is :math:`(\varepsilon, \delta)`-DP exactly where the analytic Gaussian mechanism at :math:`z = 1/\mu`
+is. So a budget :math:`(\varepsilon, \delta)` split as :math:`\mu_1^2 = s\mu^2`, :math:`\mu_2^2 = (1 - s)\mu^2` costs
+nothing: the two releases together are :math:`(\varepsilon, \delta)`-DP, where basic composition of
+:math:`(s\varepsilon, s\delta)` and :math:`((1 - s)\varepsilon, (1 - s)\delta)` would add noise to both.
+``privacy.budget.Budget.share`` gives the first release's multiplier :math:`z / \sqrt{s}`; the releases after it are
+calibrated with it as their prior (``composed_multiplier``, ``remaining_multiplier``).
+
+**Before a schedule.** One-shot mechanisms and sampled Gaussian schedules (``SampledGaussian``, a DP-SGD training:
+privacy.md, "A private image codec trained by DP-SGD") released before a schedule join its accountant's history as a
+``Prior``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Union
 
 import dp_accounting
+from scipy.special import log_ndtr
+
+from synthcity_dpswf.math.checks import check_positive
+
+
+def _check_delta(delta: float) -> None:
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+
+
+def analytic_gaussian_delta(noise_multiplier: float, epsilon: float) -> float:
+    r"""The smallest :math:`\delta` for which the Gaussian mechanism with multiplier ``z`` is (epsilon, delta)-DP."""
+    check_positive("noise_multiplier", noise_multiplier)
+    if epsilon < 0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon!r}.")
+    z = noise_multiplier
+    first = math.exp(float(log_ndtr(1 / (2 * z) - epsilon * z)))
+    second = math.exp(epsilon + float(log_ndtr(-1 / (2 * z) - epsilon * z)))
+    return max(first - second, 0.0)
+
+
+def smallest_satisfying(holds: Callable[[float], bool], tolerance: float) -> float:
+    """The smallest x >= 0 (to a relative ``tolerance``) for which the monotone predicate ``holds`` is true
+    (false below some threshold, true above it): doubling from 1, then bisection. The result always
+    satisfies the predicate, so a privacy parameter found this way errs on the safe side."""
+    if holds(0.0):
+        return 0.0
+    low, high = 0.0, 1.0
+    while not holds(high):
+        low, high = high, 2 * high
+        if high > 1e12:
+            raise ValueError("no value up to 1e12 satisfies the condition; check the privacy parameters.")
+    while high - low > tolerance * max(1.0, high):
+        middle = (low + high) / 2
+        if holds(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def analytic_gaussian_epsilon(noise_multiplier: float, delta: float, tolerance: float = 1e-10) -> float:
+    r"""The smallest :math:`\varepsilon` for which multiplier ``z`` gives (epsilon, delta)-DP (the map
+    :math:`\varepsilon \mapsto \delta(\varepsilon)` decreases), rounded up."""
+    check_positive("noise_multiplier", noise_multiplier)
+    _check_delta(delta)
+    return smallest_satisfying(lambda epsilon: analytic_gaussian_delta(noise_multiplier, epsilon) <= delta, tolerance)
+
+
+def analytic_gaussian_noise_multiplier(epsilon: float, delta: float, tolerance: float = 1e-10) -> float:
+    r"""The smallest multiplier ``z`` for which one Gaussian release is (epsilon, delta)-DP (the map
+    :math:`z \mapsto \delta_z(\varepsilon)` decreases), rounded up: the result is always valid."""
+    check_positive("epsilon", epsilon)
+    _check_delta(delta)
+    return smallest_satisfying(
+        lambda z: z > 0 and analytic_gaussian_delta(z, epsilon) <= delta, tolerance
+    )
 
 
 def composed_multiplier(*multipliers: float) -> float:
