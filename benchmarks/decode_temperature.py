@@ -88,7 +88,7 @@ def run(data_root: Path, inception: Path, temperatures: list[float], ceiling: li
 
 def markdown(payload: dict[str, Any]) -> str:
     """The results page: a line per decoded set."""
-    setting = ", ".join(f"{key} {value}" for key, value in payload["setting"].items())
+    setting = ", ".join(f"{key} {value}" for key, value in payload["setting"].items() if value not in ("", None))
     description = (
         f"MNIST validation split (5,000 private training images held out, the test set unread), DPSWflow at epsilon "
         f"{payload['epsilon']:g}, replace-one, delta 1e-5, no public data: {payload['codec']} ({setting}; the codec "

@@ -123,7 +123,7 @@ def markdown(payload: dict[str, Any]) -> str:
             found = row["epsilons"].get(key)
             cell = "-" if found is None else scores_text(found)
             if found is not None and "ceiling" in found:  # a private codec: its ceiling at this epsilon
-                cell += f" (ceiling {percent_pair(found['ceiling'])})"
+                cell += f" (ceiling {scores_text(found['ceiling'])})"
             if found is not None and "paper_sigma" in found:
                 cell += f" (sound epsilon {found['reported_epsilon']:.3g})"
             cells.append(cell)
