@@ -77,7 +77,7 @@ def setting_text(row: dict[str, Any]) -> str:
 def decode_temperature_of(row: dict[str, Any]) -> float | None:
     """The logit temperature a DP-SGD codec's row was decoded at (1 for rows written before it was recorded: the
     only decoding then); ``None`` for other codecs."""
-    if not row["codec"].startswith("dpae:"):
+    if not str(row.get("codec", "")).startswith("dpae:"):
         return None
     return float(row.get("decode_temperature", 1.0))
 
