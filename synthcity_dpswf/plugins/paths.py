@@ -195,13 +195,23 @@ class SurvivalPath:
     def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
         """Times are positive by the loader's contract (synthcity refuses T <= 0): the time column's range starts at
         the partition's smallest positive edge when a released bound is lower; a declared range that is not positive
-        is an error, raised before any release."""
+        is an error, raised before any release. A released time column the DP domain could not place (no released
+        evidence of its values: every generated time would be missing, which synthcity's loader refuses) is an error
+        at fit that names the public range to declare (post-processing of the release: it reads no record)."""
         name = loader.time_to_event_column  # type: ignore[attr-defined]
         if name not in domain.names and name in declared:
             raise ValueError(f"the declared domain has no column {name!r}.")
         if name not in domain.names:  # a partial declared domain without it: the released one is checked later
             return domain
         column = time_column(domain, name)
+        if not column.placed:
+            raise ValueError(
+                f"the DP domain could not place column {name!r} (the survival loader's time to event) at this budget: "
+                "no released evidence of its values, so every generated time would be missing, which synthcity's "
+                "SurvivalAnalysisDataLoader refuses. Declare its public range, e.g. "
+                f"domain={{{name!r}: {{'type': 'numeric', 'low': 1, 'high': 1000}}}} with bounds known without the "
+                "data, or fit with a larger epsilon or more rows."
+            )
         if column.low > 0:
             return domain
         if name in declared:
