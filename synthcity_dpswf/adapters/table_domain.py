@@ -401,3 +401,67 @@ class TabularDomain:
                                          release.atoms.get(name, ())))
         source = f"differentially private domain (epsilon = {release.epsilon:.4g}, delta = {release.delta:.3g})"
         return cls(tuple(columns), source)
+
+
+SMALLEST_POSITIVE_FLOAT = 2.0**LOG2_MIN
+"""The smallest positive value of the DP domain's float partition (``privacy.domain.columns.log_bin_edges``): where a
+positive column's released lower bound is not positive, its range starts here."""
+
+
+@dataclass(frozen=True)
+class PublicRules:
+    """What a data source's contract says of a table's columns, a public value handed to ``recipes.tables.settle_table``
+    (privacy.md, "synthcity loaders"): ``positive``, a column whose values are positive (a survival table's time to
+    event), described in messages as ``role``, positive because of ``reason``. No rule: the domain as it is."""
+
+    positive: str | None = None
+    role: str = "a positive column"
+    reason: str = "the data source refuses values <= 0"
+
+    def apply(self, domain: TabularDomain, declared: set[str]) -> TabularDomain:
+        """``domain`` (the declared one before any release, the final one after) under the rules, ``declared`` the
+        columns a public domain gives. The positive column's range starts at the partition's smallest positive edge (1
+        for an integer column, ``SMALLEST_POSITIVE_FLOAT`` for a float one: public constants, never the data's
+        minimum) where a released bound is lower; a declared range that is not positive is an error, raised before
+        any release; a released positive column the DP domain could not place (no released evidence of its values:
+        every generated value would be missing) is an error that names the public range to declare. Post-processing
+        of the public or released domain: it reads no record."""
+        name = self.positive
+        if name is None:
+            return domain
+        if name not in domain.names and name in declared:
+            raise ValueError(f"the declared domain has no column {name!r}.")
+        if name not in domain.names:  # a partial declared domain without it: the released one is checked later
+            return domain
+        column = self.numeric_column(domain)
+        if not column.placed:
+            raise ValueError(
+                f"the DP domain could not place column {name!r} ({self.role}) at this budget: no released evidence of "
+                f"its values, so every generated value would be missing ({self.reason}, and missing ones). Declare "
+                f"its public range, e.g. domain={{{name!r}: {{'type': 'numeric', 'low': 1, 'high': 1000}}}} with "
+                "bounds known without the data, or fit with a larger epsilon or more rows."
+            )
+        if column.low > 0:
+            return domain
+        if name in declared:
+            raise ValueError(
+                f"the domain declares column {name!r} ({self.role}) from {column.low:g}, but its values are positive "
+                f"({self.reason}); declare a positive lower bound."
+            )
+        low = 1.0 if column.integer else SMALLEST_POSITIVE_FLOAT
+        high = max(column.high, low + 1.0 if column.integer else 2 * low)
+        positive = dataclasses.replace(column, low=low, high=high)
+        columns = tuple(positive if other.name == name else other for other in domain.columns)
+        return dataclasses.replace(domain, columns=columns)
+
+    def numeric_column(self, domain: TabularDomain) -> NumericColumn:
+        """The positive column of ``domain``, which must be numeric."""
+        for column in domain.columns:
+            if column.name == self.positive:
+                if isinstance(column, CategoricalColumn):
+                    raise ValueError(
+                        f"the domain makes column {self.positive!r} ({self.role}) categorical; its values need a numeric "
+                        "range: declare it numeric in a public domain (domain=...)."
+                    )
+                return column
+        raise ValueError(f"the domain has no column {self.positive!r} ({self.role}); add it to the domain.")

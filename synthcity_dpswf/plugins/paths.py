@@ -29,7 +29,8 @@ import torch
 from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.schema import Schema
 
-from synthcity_dpswf.adapters import CategoricalColumn, NumericColumn, TabularDomain
+from synthcity_dpswf.adapters import TabularDomain
+from synthcity_dpswf.adapters.table_domain import PublicRules
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.base import GeneratorSpec
@@ -131,10 +132,6 @@ class DataPath(Protocol):
         ...
 
 
-SMALLEST_POSITIVE_FLOAT = 2.0**-16
-"""The smallest positive value of the DP domain's float partition (``privacy.domain.columns.log_bin_edges``): where a
-survival time column's released lower bound is not positive, its range starts here."""
-
 REFUSED: dict[str, str] = {
     "time_series": (
         "a TimeSeriesDataLoader has one row per time step, so a plugin would protect one time step, not one person "
@@ -158,9 +155,9 @@ class LoaderPath(Protocol):
     target: str | None
     """The named target column a table's release is conditioned on, ``None``: none."""
 
-    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
-        """The domain the table is encoded with, after the loader's public rules (``declared``: the columns a public
-        domain gives)."""
+    def public_rules(self, loader: DataLoader) -> PublicRules:
+        """What the loader's contract says of the table's columns (a public value: ``recipes.tables.settle_table``
+        applies it)."""
         ...
 
     def public_info(self, loader: DataLoader, domain: TabularDomain | None) -> dict[str, Any]:
@@ -175,8 +172,8 @@ class PublicInfoPath:
     target: str | None = None
     """The named target column a table's release is conditioned on (``options.TableOptions.named_target``)."""
 
-    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
-        return domain
+    def public_rules(self, loader: DataLoader) -> PublicRules:
+        return PublicRules()
 
     def public_info(self, loader: DataLoader, domain: TabularDomain | None) -> dict[str, Any]:
         return dict(loader.info())
@@ -192,38 +189,14 @@ class SurvivalPath:
     target: str | None = None
     """As ``PublicInfoPath.target``."""
 
-    def public_domain(self, loader: DataLoader, domain: TabularDomain, declared: set[str]) -> TabularDomain:
-        """Times are positive by the loader's contract (synthcity refuses T <= 0): the time column's range starts at
-        the partition's smallest positive edge when a released bound is lower; a declared range that is not positive
-        is an error, raised before any release. A released time column the DP domain could not place (no released
-        evidence of its values: every generated time would be missing, which synthcity's loader refuses) is an error
-        at fit that names the public range to declare (post-processing of the release: it reads no record)."""
-        name = loader.time_to_event_column  # type: ignore[attr-defined]
-        if name not in domain.names and name in declared:
-            raise ValueError(f"the declared domain has no column {name!r}.")
-        if name not in domain.names:  # a partial declared domain without it: the released one is checked later
-            return domain
-        column = time_column(domain, name)
-        if not column.placed:
-            raise ValueError(
-                f"the DP domain could not place column {name!r} (the survival loader's time to event) at this budget: "
-                "no released evidence of its values, so every generated time would be missing, which synthcity's "
-                "SurvivalAnalysisDataLoader refuses. Declare its public range, e.g. "
-                f"domain={{{name!r}: {{'type': 'numeric', 'low': 1, 'high': 1000}}}} with bounds known without the "
-                "data, or fit with a larger epsilon or more rows."
-            )
-        if column.low > 0:
-            return domain
-        if name in declared:
-            raise ValueError(
-                f"the domain declares column {name!r} (the survival loader's time to event) from {column.low:g}, but "
-                "times are positive (synthcity refuses T <= 0); declare a positive lower bound."
-            )
-        low = 1.0 if column.integer else SMALLEST_POSITIVE_FLOAT
-        high = max(column.high, low + 1.0 if column.integer else 2 * low)
-        positive = dataclasses.replace(column, low=low, high=high)
-        columns = tuple(positive if other.name == name else other for other in domain.columns)
-        return dataclasses.replace(domain, columns=columns)
+    def public_rules(self, loader: DataLoader) -> PublicRules:
+        """Times are positive by the loader's contract (synthcity refuses T <= 0), a public fact:
+        ``adapters.table_domain.PublicRules`` starts the time column's range at the partition's smallest positive edge
+        where a released bound is lower, refuses a declared range that is not positive before any release, and ends
+        the fit where the DP domain could not place the time column."""
+        time: str = loader.time_to_event_column  # type: ignore[attr-defined]
+        return PublicRules(time, "the survival loader's time to event",
+                           "synthcity's SurvivalAnalysisDataLoader refuses times <= 0")
 
     def public_info(self, loader: DataLoader, domain: TabularDomain | None) -> dict[str, Any]:
         info = dict(loader.info())
@@ -231,22 +204,9 @@ class SurvivalPath:
             info["time_horizons"] = [float(horizon) for horizon in self.time_horizons]
         else:
             assert domain is not None
-            column = time_column(domain, loader.time_to_event_column)  # type: ignore[attr-defined]
+            column = self.public_rules(loader).numeric_column(domain)
             info["time_horizons"] = np.linspace(column.low, column.high, num=5)[1:-1].tolist()
         return info
-
-
-def time_column(domain: TabularDomain, name: str) -> NumericColumn:
-    """The survival time column of ``domain``, which must be numeric."""
-    for column in domain.columns:
-        if column.name == name:
-            if isinstance(column, CategoricalColumn):
-                raise ValueError(
-                    f"the domain makes column {name!r} (the survival loader's time to event) categorical; times need a "
-                    "numeric range: declare it numeric in a public domain (domain=...)."
-                )
-            return column
-    raise ValueError(f"the domain has no column {name!r} (the survival loader's time to event); add it to the domain.")
 
 
 def loader_path(loader: DataLoader, plugin_name: str, time_horizons: Sequence[float] | None = None,

@@ -118,9 +118,8 @@ class TablePath:
         (``recipes.tables.settle_table``), in synthcity's schema and info; no record encoded."""
         n_public = None if n_records is None else plugin.budget.neighbouring.public_size(n_records)
         choices = plugin.table_options.choices(spec.release, plugin.random_state, loader.target)
-        names = set() if choices.declared is None else set(choices.declared.names)
         settled = settle_table(table, n_public, plugin.budget.for_records(n_public), choices, spec,
-                               lambda domain: loader.public_domain(X, domain, names))
+                               loader.public_rules(X))
         return PreparedData(
             records=None, labels=None, budget=settled.budget, noise_multiplier=settled.noise_multiplier,
             plan=settled.plan, n_public=n_public,

@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 import torch
 
 from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
+from synthcity_dpswf.adapters.table_domain import PublicRules
 from synthcity_dpswf.adapters.tabular import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models.state import ReleasePlan
 from synthcity_dpswf.models.base import GeneratorSpec
@@ -95,24 +96,25 @@ class SettledTable:
 
 def settle_table(
     table: pd.DataFrame | DaskCounts, n_public: int | None, budget: Budget, choices: TableChoices,
-    spec: GeneratorSpec, public_rules: Callable[[TabularDomain], TabularDomain] = lambda domain: domain,
+    spec: GeneratorSpec, rules: PublicRules = PublicRules(),
 ) -> SettledTable:
     """The domain, codec and layout of ``table`` (``n_public`` rows; ``None``: not read, add/remove) at ``budget``
     (delta resolved for n), and the releases' noise, calibrated once to what the DP domain leaves, for the plan of the
-    generator ``spec`` (computed once, here); no record encoded. ``public_rules`` is applied to the declared domain before any release and to the final one (a loader's
-    rules on its columns: ``plugins.paths``)."""
+    generator ``spec`` (computed once, here); no record encoded. The data source's public ``rules`` on its columns (a
+    loader's: ``plugins.paths``) are applied to the declared domain before any release and to the final one."""
     if spec.neighbouring is not budget.neighbouring:
         raise ValueError(f"the generator is planned for {spec.neighbouring.label} and the budget is stated for "
                          f"{budget.neighbouring.label}: give both the same adjacency.")
     accountant, steps = spec.plan(n_public)  # public: the releases' schedule, before anything is spent
+    declared = set() if choices.declared is None else set(choices.declared.names)
     if choices.declared is not None:  # refused before any release
-        public_rules(choices.declared)
+        rules.apply(choices.declared, declared)
     if choices.target is not None and choices.target not in list(table.columns):
         raise ValueError(f"the named target {choices.target!r} is not a column of the table {list(table.columns)}; "
                          "name one of them, or none.")
     domain, paid, release, budget = table_domain(table, choices, n_public, budget)
     released_rows = None if release is None else release.released_rows
-    domain = public_rules(domain)
+    domain = rules.apply(domain, declared)
     unknown = "error" if paid is None else "first"  # a released domain drops rare categories
     levelled = MECHANISMS[choices.release].takes_level_codes
     n_columns = len(domain.columns)

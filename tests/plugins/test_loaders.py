@@ -93,10 +93,11 @@ def test_a_survival_time_column_the_dp_domain_could_not_place_is_refused_naming_
     loader = SurvivalAnalysisDataLoader(table(), time_to_event_column="T", target_column="E")
     unplaced = TabularDomain((NumericColumn("x", -4.0, 4.0), NumericColumn("T", 2.0**-16, 2.0**-14, placed=False)),
                              source="released")
+    rules = SurvivalPath().public_rules(loader)
     with pytest.raises(ValueError, match=r"could not place column 'T'.*domain=\{'T': \{'type': 'numeric'"):
-        SurvivalPath().public_domain(loader, unplaced, declared=set())
+        rules.apply(unplaced, declared=set())
     placed = dataclasses.replace(unplaced, columns=(unplaced.columns[0], NumericColumn("T", 1.0, 512.0)))
-    assert SurvivalPath().public_domain(loader, placed, declared=set()) == placed
+    assert rules.apply(placed, declared=set()) == placed
 
 
 def test_survival_takes_declared_horizons_and_refuses_a_declared_time_range_that_is_not_positive(
@@ -112,7 +113,7 @@ def test_survival_takes_declared_horizons_and_refuses_a_declared_time_range_that
     from synthcity_dpswf.models import releasing as model_releasing
 
     monkeypatch.setattr(model_releasing, "release_batches", lambda *args, **kwargs: pytest.fail("released before refusing"))
-    with pytest.raises(ValueError, match="times are positive"):
+    with pytest.raises(ValueError, match="its values are positive .*refuses times <= 0"):
         fitted(loader, domain=domain)
     with pytest.raises(ValueError, match="time_horizons must be"):
         Plugins().get("dpswflow", time_horizons=[float("nan")])
