@@ -8,9 +8,7 @@ that rule ("quantile runs") and with the rule before it ("equal runs": ``equal_m
 gives no runs, so every column's coarse levels are runs of equal length), on the same training rows, and scores both
 with the table suite's code (TSTR, 2-way TV, seconds of fit + generation) over ``--fits`` random states. Each row
 names the columns the quantile rule gave runs (read from the fitted layout): where none, the two rules are one and
-the row measures run-to-run spread alone. A third rule, "midpoint runs", is the quantile rule before atoms gave back
-the runs their mass spans (``math.histograms.midpoint_starts`` over the whole column: a bin of share p took about
-R p run numbers and one run, so Adult's 40 hours a week left 9 of 16 coarse levels to hours-per-week).
+the row measures run-to-run spread alone.
 
 Run: ``python benchmarks/coarse_runs.py --data-root ../shared/data [--fits 5] [--tables adult_raw fair] [--modes frame
 pairs] [--schemas none declared] [--rules ...] [--name coarse_runs]``. Writes
@@ -34,17 +32,8 @@ from target_validation import EPSILON, DELTA, validation_table
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.adapters import MarginalTableCodec
-from synthcity_dpswf.adapters import tabular
-from synthcity_dpswf.math import histograms
 
-RULES = ("quantile runs", "equal runs", "midpoint runs")
-
-
-def midpoint_rule(masses: torch.Tensor, n_runs: int) -> tuple[int, ...]:
-    """The quantile rule's runs before atoms gave runs back: midpoints over the whole column."""
-    weights = masses.to(torch.float64).clamp(min=0.0)
-    weights = weights if float(weights.sum()) > 0 else torch.ones_like(weights)
-    return histograms.midpoint_starts(weights.tolist(), n_runs)
+RULES = ("quantile runs", "equal runs")
 
 
 def fit_once(train: Any, target: Any, declared: Any, mode: str, state: int) -> tuple[Any, list[str]]:
@@ -65,7 +54,7 @@ def fit_once(train: Any, target: Any, declared: Any, mode: str, state: int) -> t
 def run(tables: list[str], fits: int, data_root: Path | None, modes: list[str], schemas: list[str],
         rules: list[str]) -> list[dict[str, Any]]:
     rows = []
-    quantile_rule, starts_rule = MarginalTableCodec.equal_mass_runs, tabular.equal_mass_starts
+    quantile_rule = MarginalTableCodec.equal_mass_runs
     for name in tables:
         train, test, target, declared = validation_table(name, data_root)
         metrics = QuantileCellMetrics(train, target, 0, test)
@@ -76,7 +65,6 @@ def run(tables: list[str], fits: int, data_root: Path | None, modes: list[str], 
                 for rule in rules:
                     MarginalTableCodec.equal_mass_runs = (  # type: ignore[method-assign]
                         (lambda self, coarse_bins: {}) if rule == "equal runs" else quantile_rule)
-                    tabular.equal_mass_starts = midpoint_rule if rule == "midpoint runs" else starts_rule  # type: ignore[assignment]
                     tstr, tv2, seconds, columns = [], [], [], set()
                     try:
                         for state in range(fits):
@@ -90,7 +78,6 @@ def run(tables: list[str], fits: int, data_root: Path | None, modes: list[str], 
                             columns.update(with_runs)
                     finally:
                         MarginalTableCodec.equal_mass_runs = quantile_rule  # type: ignore[method-assign]
-                        tabular.equal_mass_starts = starts_rule  # type: ignore[assignment]
                     rows.append({"table": name, "schema": schema_name, "mode": mode, "rule": rule, "fits": fits,
                                  "columns_with_runs": sorted(columns), "tstr": float(np.mean(tstr)),
                                  "tv2": float(np.mean(tv2)), "seconds": float(np.mean(seconds)),
@@ -112,7 +99,7 @@ def markdown(payload: dict[str, Any]) -> str:
     ]
     for row in payload["rows"]:
         target = "named" if row["mode"] == "pairs" else "none"
-        columns = ", ".join(row["columns_with_runs"]) if row["rule"] != "equal runs" else "-"
+        columns = ", ".join(row["columns_with_runs"]) if row["rule"] == RULES[0] else "-"
         lines.append(
             f"| {row['table']} | {row['schema']} | {target} | {row['rule']} | {columns or 'none'} | {row['tstr']:.3f} | "
             f"{min(row['tstr_runs']):.3f}-{max(row['tstr_runs']):.3f} | {row['tv2']:.4f} | "

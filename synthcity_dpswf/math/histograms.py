@@ -188,79 +188,24 @@ def check_starts(starts: tuple[int, ...], n_fine: int, n_coarse: int, missing: b
 
 
 def equal_mass_starts(masses: torch.Tensor, n_runs: int) -> tuple[int, ...]:
-    r"""Runs of consecutive fine levels of about equal mass, at most ``n_runs`` of them, ``masses`` the levels'
-    estimated masses :math:`p_a` (any scale, negatives read as 0; none: equal masses). Returns the first fine level
-    of each run. Post-processing: it reads released masses only.
-
-    1. **Levels alone.** A level holding at least one run's share of what the others leave, :math:`p_a \ge
-       P / R'` with :math:`R'` the runs not yet taken and :math:`P` the mass of the levels not yet alone, is a run of
-       its own (repeated until none is added), so an atom (a count's zeros, Adult's 40 hours a week) keeps its own
-       coarse level and the runs its mass would have spanned go to the rest.
-    2. **The rest.** The levels between two alone ones form a segment s of mass :math:`m_s`; it gets
-       :math:`r_s \approx R' m_s / P` runs (at least 1, by largest remainder), and its level :math:`a` goes to run
-       :math:`\lfloor r_s (F_{a-1} + p_a / 2) / m_s \rfloor` with :math:`F` the cumulative mass inside the segment.
-       A segment of no mass joins the run before it (the one after, at the start).
-
-    Where the alone levels leave fewer runs than segments of mass, every level goes to run
-    :math:`\lfloor R (F_{a-1} + p_a / 2) \rfloor` over the whole column instead (a level of mass at least
-    :math:`2 / R` alone there)."""
+    r"""Runs of consecutive fine levels of about equal mass, at most ``n_runs`` of them: fine level :math:`a`, of
+    estimated mass :math:`p_a` (``masses``, any scale, negatives read as 0), goes to run
+    :math:`\lfloor R (F_{a-1} + p_a / 2) \rfloor` with :math:`F` the cumulative share and R = ``n_runs``, the runs that
+    receive a level numbered in order. A level of mass at least :math:`2 / R` is alone in its run (its midpoint is
+    at least :math:`1 / R` from its neighbours'), so an atom (a count's zeros) keeps its own coarse level. Returns
+    the first fine level of each run. Post-processing: it reads released masses only."""
     check_positive_int("n_runs", n_runs)
     weights = masses.to(torch.float64).clamp(min=0.0)
-    if float(weights.sum()) <= 0.0:  # no mass estimated: runs of equal length
+    total = float(weights.sum())
+    if total <= 0.0:  # no mass estimated: runs of equal length
         weights = torch.ones_like(weights)
-    share = (weights / weights.sum()).tolist()
-    alone = [False] * len(share)
-    while True:
-        runs_left, rest = n_runs - sum(alone), sum(p for p, single in zip(share, alone) if not single)
-        added = [not single and rest > 0 and p * runs_left >= rest for p, single in zip(share, alone)]
-        if runs_left < 1 or not any(added):
-            break
-        alone = [single or new for single, new in zip(alone, added)]
-    segments: list[list[int]] = []
-    for level, single in enumerate(alone):
-        if not single and (not segments or alone[level - 1]):
-            segments.append([])
-        if not single:
-            segments[-1].append(level)
-    runs_left = n_runs - sum(alone)
-    massive = [segment for segment in segments if sum(share[level] for level in segment) > 0]
-    if len(massive) > runs_left:
-        return midpoint_starts(share, n_runs)
-    allotted = segment_runs([sum(share[level] for level in segment) for segment in massive], runs_left) if massive else []
-    starts = {level for level, single in enumerate(alone) if single}
-    for segment, runs in zip(massive, allotted):
-        masses_in = [share[level] for level in segment]
-        starts.update(segment[offset] for offset in midpoint_starts(masses_in, runs))
-    if 0 not in starts:  # a first segment of no mass joins the run after it
-        starts = {min(starts)} ^ starts | {0}
-    return tuple(sorted(starts))
-
-
-def midpoint_starts(masses: list[float], n_runs: int) -> tuple[int, ...]:
-    r"""The first level of each run when level :math:`a` (mass :math:`p_a`, at least one positive) goes to run
-    :math:`\lfloor R (F_{a-1} + p_a / 2) / F_K \rfloor`, R = ``n_runs``, the runs that receive a level numbered in
-    order (``equal_mass_starts``)."""
-    total, cumulative, previous, starts = sum(masses), 0.0, -1, []
-    for level, mass in enumerate(masses):
-        run = min(int(math.floor(n_runs * (cumulative + mass / 2) / total)), n_runs - 1)
-        cumulative += mass
-        if run != previous:
-            starts.append(level)
-            previous = run
-    return tuple(starts)
-
-
-def segment_runs(masses: list[float], n_runs: int) -> list[int]:
-    """``n_runs`` runs shared among segments of positive ``masses`` in proportion to them, at least 1 each, by largest
-    remainder (``equal_mass_starts``; needs ``n_runs >= len(masses)``)."""
-    total = sum(masses)
-    exact = [n_runs * mass / total for mass in masses]
-    runs = [max(1, int(math.floor(value))) for value in exact]
-    while sum(runs) > n_runs:  # the minimum of 1 took runs: give them back from the largest share above its due
-        runs[max((s for s in range(len(runs)) if runs[s] > 1), key=lambda s: runs[s] - exact[s])] -= 1
-    while sum(runs) < n_runs:
-        runs[max(range(len(runs)), key=lambda s: exact[s] - runs[s])] += 1
-    return runs
+        total = float(weights.sum())
+    share = weights / total
+    midpoints = share.cumsum(0) - share / 2
+    runs = (midpoints * n_runs).floor().clamp(max=n_runs - 1).long()
+    first = torch.ones_like(runs, dtype=torch.bool)
+    first[1:] = runs[1:] != runs[:-1]
+    return tuple(int(level) for level in torch.nonzero(first).flatten())
 
 
 def coarsen(fine_counts: torch.Tensor, n_coarse: int, missing: bool = False, starts: tuple[int, ...] | None = None) -> torch.Tensor:

@@ -20,20 +20,18 @@ from synthcity_dpswf.privacy.mechanisms.marginal import PairSelection
 
 
 # ----------------------------------------------------------------------------------------------- maths
-def test_a_level_of_one_run_s_share_is_alone_and_the_runs_its_mass_would_span_go_to_the_rest() -> None:
+def test_a_level_of_at_least_two_runs_mass_is_alone_and_equal_masses_give_runs_of_about_equal_length() -> None:
     masses = torch.tensor([0.31, 0.18, 0.12, 0.09, 0.07, 0.05] + [0.01] * 18)
     starts = equal_mass_starts(masses, 16)
-    assert starts[:7] == (0, 1, 2, 3, 4, 5, 6) and len(starts) == 16
-    atom = equal_mass_starts(torch.tensor([0.6] + [0.4 / 30] * 30), 16)  # midpoints alone: 8 runs, the atom spanning 4
-    assert len(atom) == 16 and atom[:2] == (0, 1) and set(np.diff(atom[1:] + (31,)).tolist()) == {2}
+    assert starts[:7] == (0, 1, 2, 3, 4, 5, 6) and len(starts) <= 16
     lengths = np.diff(equal_mass_starts(torch.ones(78), 16) + (78,))
     assert len(lengths) == 16 and set(lengths.tolist()) <= {4, 5, 6}
     assert equal_mass_starts(torch.zeros(40), 16) == equal_mass_starts(torch.ones(40), 16)  # no mass: equal runs
-    assert equal_mass_starts(torch.tensor([0.02, 0.125] + [0.855 / 30] * 30), 16)[:3] == (0, 1, 2)
-    assert equal_mass_starts(torch.tensor([5.0, -3.0, 5.0]), 2) == (0, 2)  # a negative estimate reads as 0: joins
-    assert equal_mass_starts(torch.tensor([0.0, 0.0, 1.0, 1.0]), 2) == (0, 3)  # a first segment of no mass: the next
-    # two segments of mass between atoms and one run left: midpoints over the whole column
-    assert equal_mass_starts(torch.tensor([0.05, 0.45, 0.05, 0.45]), 3) == (0, 2, 3)
+    assert equal_mass_starts(torch.tensor([0.02, 0.125] + [0.855 / 30] * 30), 16)[:3] == (0, 1, 2)  # 2 / R: alone
+    assert equal_mass_starts(torch.tensor([5.0, -3.0, 5.0]), 2) == (0, 1)  # a negative estimate reads as 0: at F = 1/2
+    # an atom keeps the run numbers its mass spans (0.6 of 16 runs: about 10), so the rest gets fewer runs: giving them
+    # back measured worse 2-way TV on the validation tables (docs/flows.md, coarse_runs_atoms)
+    assert len(equal_mass_starts(torch.tensor([0.6] + [0.4 / 30] * 30), 16)) == 8
 
 
 def test_runs_of_random_masses_are_valid_and_leave_an_atom_of_two_runs_share_alone() -> None:
