@@ -125,3 +125,14 @@ def test_coarse_runs_script_fits_both_rules_and_names_the_columns_with_runs(tmp_
     with_runs = {(row["schema"], row["rule"]): row["columns_with_runs"] for row in rows}
     assert with_runs[("declared", "quantile runs")] == [] and all(not with_runs[(s, "equal runs")] for s in ("none", "declared"))
     assert all(0.4 < row["tstr"] <= 1 and 0 <= row["tv2"] < 1 for row in rows)
+
+
+def test_one_table_fit_calls_nothing_back_up_into_the_plugin() -> None:
+    """``benchmarks/fit_trace.py``'s probe on this checkout (issue 47): a table fit and generation with no schema make
+    no call from a data path into the plugin base, nor from ``recipes/`` into any module of ``plugins/`` (a callable
+    handed down, such as the loader's public rules before they became a value)."""
+    import fit_trace
+
+    measured = fit_trace.trace(ROOT)
+    assert measured["callbacks"] == []
+    assert "recipes/tables.py" in measured["files"] and "plugins/paths.py" in measured["files"]
