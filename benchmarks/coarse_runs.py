@@ -88,7 +88,7 @@ def run(tables: list[str], fits: int, data_root: Path | None, modes: list[str], 
 
 def markdown(payload: dict[str, Any]) -> str:
     lines = [
-        "# Coarse levels at released quantiles against other rules, on the validation tables (`python benchmarks/coarse_runs.py`)",
+        "# Coarse levels at released quantiles against equal runs, on the validation tables (`python benchmarks/coarse_runs.py`)",
         "", f"DPSWflow, epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; {payload['fits']} fits per cell (random "
         f"states 0..{payload['fits'] - 1}); {payload['environment']['device']}, {payload['environment']['date']}. TSTR: "
         "HistGradientBoosting trained on the synthetic rows, AUROC on the held-out real rows (mean over fits, and the "

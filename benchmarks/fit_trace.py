@@ -1,8 +1,10 @@
 """Which package files one plugin fit and generation visit (issue 47's measure of a newcomer's path): a profiler hook
 records every function of ``synthcity_dpswf`` called during ``Plugins().get("dpswflow", epsilon=1.0).fit(df)`` then
 ``.generate(1000)`` on a table with no schema, and the calls back up into the plugin: from a data path
-(``plugins/table_path.py``, ``image_path.py``) into the plugin base (``plugins/base.py``), and from ``recipes/`` into
-any module of ``plugins/`` (a callable the plugin handed down, named by the module it runs in). sklearn's diabetes table (442 rows, ships with sklearn) stands for a user's table.
+(``plugins/table_path.py``, ``image_path.py``) into the plugin base (``plugins/base.py``), and from any layer below
+the plugins (``recipes/``, ``adapters/``, ``models/``, ``privacy/``, ``math/``) into any module of ``plugins/`` (a
+callable the plugin handed down, named by the module it runs in), in every thread. It sees direct calls only: one
+made through a library's frame (pandas' ``apply``) is not counted. sklearn's diabetes table (442 rows, ships with sklearn) stands for a user's table.
 
 Run: ``python benchmarks/fit_trace.py [--label NAME]`` (at a checkout; ``--package`` reads another checkout's
 package, e.g. a ``git worktree`` of an earlier commit). Writes ``results/fit_trace.json`` (rows keyed by label) and
@@ -44,14 +46,17 @@ PROBE = textwrap.dedent("""
         files.add(callee)
         caller = where(frame.f_back) if frame.f_back is not None else None
         path = caller is not None and caller in ("plugins/table_path.py", "plugins/image_path.py")
-        recipe = caller is not None and caller.startswith("recipes/")
-        if (path and callee == "plugins/base.py") or (recipe and callee.startswith("plugins/")):
-            callbacks.add(f"{caller} -> {callee}:{frame.f_code.co_name}" if recipe else f"{caller} -> {frame.f_code.co_name}")
+        lower = caller is not None and caller.split("/")[0] in ("recipes", "adapters", "models", "privacy", "math")
+        if (path and callee == "plugins/base.py") or (lower and callee.startswith("plugins/")):
+            callbacks.add(f"{caller} -> {callee}:{frame.f_code.co_name}" if lower else f"{caller} -> {frame.f_code.co_name}")
 
+    import threading
     sys.setprofile(hook)
+    threading.setprofile(hook)
     plugin.fit(frame)
     plugin.generate(1000)
     sys.setprofile(None)
+    threading.setprofile(None)
     print(json.dumps({"files": sorted(files), "callbacks": sorted(callbacks)}))
 """)
 
@@ -74,7 +79,7 @@ def main() -> None:
     rows = json.loads(path.read_text()) if path.exists() else {}
     rows[args.label] = row
     path.write_text(json.dumps(rows, indent=2) + "\n")
-    lines = ["| checkout | package files visited | calls back up: a data path into plugins/base.py, recipes/ into plugins/ |",
+    lines = ["| checkout | package files visited | calls back up: a data path into plugins/base.py, a lower layer into plugins/ |",
              "|---|---:|---|"]
     for label, measured in rows.items():
         calls = ", ".join(f"`{call}`" for call in measured["callbacks"]) or "none"

@@ -411,20 +411,22 @@ positive column's released lower bound is not positive, its range starts here.""
 @dataclass(frozen=True)
 class PublicRules:
     """What a data source's contract says of a table's columns, a public value handed to ``recipes.tables.settle_table``
-    (privacy.md, "synthcity loaders"): ``positive``, a column whose values are positive (a survival table's time to
-    event), described in messages as ``role``, positive because of ``reason``. No rule: the domain as it is."""
+    (privacy.md, "synthcity loaders"): ``positive``, a column whose values are all present and positive (a survival
+    table's time to event), described in messages as ``role``, positive because of ``reason``. No rule: the domain as
+    it is."""
 
     positive: str | None = None
     role: str = "a positive column"
-    reason: str = "the data source refuses values <= 0"
+    reason: str = "the data source refuses values that are not > 0"
 
     def apply(self, domain: TabularDomain, declared: set[str]) -> TabularDomain:
         """``domain`` (the declared one before any release, the final one after) under the rules, ``declared`` the
         columns a public domain gives. The positive column's range starts at the partition's smallest positive edge (1
         for an integer column, ``SMALLEST_POSITIVE_FLOAT`` for a float one: public constants, never the data's
-        minimum) where a released bound is lower; a declared range that is not positive is an error, raised before
-        any release; a released positive column the DP domain could not place (no released evidence of its values:
-        every generated value would be missing) is an error that names the public range to declare. Post-processing
+        minimum) where a released bound is lower, and it has no missing level (a released one is noise: the data
+        source refuses missing values); a declared range that is not positive, or declared missing, is an error raised
+        before any release; a released positive column the DP domain could not place (no released evidence of its
+        values: every generated value would be missing) is an error that asks for its public range. Post-processing
         of the public or released domain: it reads no record."""
         name = self.positive
         if name is None:
@@ -437,20 +439,25 @@ class PublicRules:
         if not column.placed:
             raise ValueError(
                 f"the DP domain could not place column {name!r} ({self.role}) at this budget: no released evidence of "
-                f"its values, so every generated value would be missing ({self.reason}, and missing ones). Declare "
-                f"its public range, e.g. domain={{{name!r}: {{'type': 'numeric', 'low': 1, 'high': 1000}}}} with "
-                "bounds known without the data, or fit with a larger epsilon or more rows."
+                f"its values, so every generated value would be missing ({self.reason}). Declare its public range, "
+                f"e.g. domain={{{name!r}: {{'type': 'numeric', 'low': 1, 'high': 1000}}}} with bounds known without "
+                "the data (and 'integer': True for whole numbers), or fit with a larger epsilon or more rows."
             )
-        if column.low > 0:
+        if column.missing and name in declared:
+            raise ValueError(f"the domain declares column {name!r} ({self.role}) missing, but its values are all present "
+                             f"({self.reason}); declare it without \"missing\".")
+        if column.low > 0 and not column.missing:
             return domain
-        if name in declared:
+        if column.low <= 0 and name in declared:
             raise ValueError(
                 f"the domain declares column {name!r} ({self.role}) from {column.low:g}, but its values are positive "
                 f"({self.reason}); declare a positive lower bound."
             )
-        low = 1.0 if column.integer else SMALLEST_POSITIVE_FLOAT
-        high = max(column.high, low + 1.0 if column.integer else 2 * low)
-        positive = dataclasses.replace(column, low=low, high=high)
+        positive = dataclasses.replace(column, missing=False)
+        if column.low <= 0:
+            low = 1.0 if column.integer else SMALLEST_POSITIVE_FLOAT
+            high = max(column.high, low + 1.0 if column.integer else 2 * low)
+            positive = dataclasses.replace(positive, low=low, high=high)
         columns = tuple(positive if other.name == name else other for other in domain.columns)
         return dataclasses.replace(domain, columns=columns)
 

@@ -190,13 +190,14 @@ class SurvivalPath:
     """As ``PublicInfoPath.target``."""
 
     def public_rules(self, loader: DataLoader) -> PublicRules:
-        """Times are positive by the loader's contract (synthcity refuses T <= 0), a public fact:
-        ``adapters.table_domain.PublicRules`` starts the time column's range at the partition's smallest positive edge
-        where a released bound is lower, refuses a declared range that is not positive before any release, and ends
-        the fit where the DP domain could not place the time column."""
+        """Times are present and positive by the loader's contract (synthcity refuses a T that is not > 0), a public
+        fact: ``adapters.table_domain.PublicRules`` starts the time column's range at the partition's smallest positive
+        edge where a released bound is lower and drops a released missing level, refuses a declared range that is not
+        positive (or declared missing) before any release, and ends the fit where the DP domain could not place the
+        time column."""
         time: str = loader.time_to_event_column  # type: ignore[attr-defined]
         return PublicRules(time, "the survival loader's time to event",
-                           "synthcity's SurvivalAnalysisDataLoader refuses times <= 0")
+                           "synthcity's SurvivalAnalysisDataLoader refuses times that are not > 0, missing ones too")
 
     def public_info(self, loader: DataLoader, domain: TabularDomain | None) -> dict[str, Any]:
         info = dict(loader.info())
