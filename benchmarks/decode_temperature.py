@@ -1,4 +1,5 @@
-"""The DP-SGD codec's decode temperature, chosen by FID on MNIST's validation split (issue 45).
+"""The DP-SGD codec's decode temperature and the flow's settings on its latent, chosen by FID on MNIST's validation
+split (issue 45).
 
 The ``"private-autoencoder"`` codec decodes a pixel as :math:`\\sigma(t \\cdot \\mathrm{dec}(u))`: at t = 1 the
 Bernoulli mean its cross-entropy trains (grey where a stroke's place is uncertain), sharper above it
@@ -6,13 +7,17 @@ Bernoulli mean its cross-entropy trains (grey where a stroke's place is uncertai
 the validation grid's codec and flow settings, chosen there by CAS (``image_runner.select_settings``), DPSWflow at
 ``--epsilon`` (the codec's share of it included), one generation run of ``--samples`` labelled codes, decoded at each
 ``--temperatures`` value; and the codec's ceiling (the released images' own codes) at each ``--ceiling`` value.
-Each set is scored with FID and precision / recall against as many held-out validation images and with CAS (MLP /
-CNN trained on the decoded pairs, scored on all 5,000 held-out images). The test split is never read.
+``--variants`` fits the flow again with one or more of its settings changed (``image_runner.FlowChoice``'s fields,
+``"bins=32"``, ``"steps=6000,step_size=0.5"``; ``""`` is the chosen setting itself), on the same codec and its
+released codes, each fit's codes decoded at every temperature. Each set is scored with FID and precision / recall
+against as many held-out validation images and with CAS (MLP / CNN trained on the decoded pairs, scored on all 5,000
+held-out images). The test split is never read.
 
 Run: ``python benchmarks/decode_temperature.py --data-root ../shared/data --inception
-../shared/weights/inception_fid_torchscript.pt [--temperatures 1 2 4 8] [--ceiling 1 4] [--samples 2000]`` (the
-codec from ``benchmarks/.cache`` when the validation grid trained it there, else trained anew, about 30 minutes on
-the CPU). Writes ``benchmarks/results/decode_temperature.{json,md}``.
+../shared/weights/inception_fid_torchscript.pt [--temperatures 1 2 4 8] [--ceiling 1 4] [--samples 2000]
+[--variants "" bins=32 steps=6000 --name dpsgd_flow_settings]`` (the codec from ``benchmarks/.cache`` when the
+validation grid trained it there, else trained anew, about 30 minutes on the CPU; a fit and its scores about 5
+minutes on 2 CPU threads). Writes ``benchmarks/results/<name>.{json,md}`` (``decode_temperature`` by default).
 """
 
 from __future__ import annotations
@@ -22,13 +27,14 @@ import copy
 import dataclasses
 import json
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from common import RESULTS, environment, results_page, write_results
-from image_runner import CONFIGS, build_model, cell_config, load_grid, private_set, score, select_settings
+from image_runner import CONFIGS, FlowChoice, build_model, cell_config, load_grid, private_set, score, select_settings
 
 from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderCodec
 from synthcity_dpswf.datasets import DATASET_CLASSES
@@ -45,8 +51,19 @@ def at_temperature(codec: PrivateAutoencoderCodec, temperature: float) -> Privat
     return other
 
 
+def variant_of(choice: FlowChoice, text: str) -> FlowChoice:
+    """``choice`` with the fields ``text`` names changed (``"key=value,key=value"``, each value a TOML value; ``""``:
+    ``choice`` itself)."""
+    pairs = [part.split("=") for part in text.split(",") if part.strip()]
+    if any(len(pair) != 2 or not pair[0].strip() or not pair[1].strip() for pair in pairs):
+        raise ValueError(f"a variant is 'key=value[,key=value]' of the flow's settings (e.g. 'bins=32'), got {text!r}.")
+    values = {key.strip(): tomllib.loads(f"value = {value.strip()}")["value"] for key, value in pairs}
+    return FlowChoice.of({**choice.stored(), **values, "label": text})
+
+
 def run(data_root: Path, inception: Path, temperatures: list[float], ceiling: list[float], samples: int,
-        epsilon: float, grid_path: Path, validation_path: Path, cache: Path, device: str = "cpu") -> dict[str, Any]:
+        epsilon: float, grid_path: Path, validation_path: Path, cache: Path, device: str = "cpu",
+        variants: tuple[str, ...] | list[str] = ("",)) -> dict[str, Any]:
     """The scores of every decoded set (module docstring), with what was fitted."""
     grid = load_grid(grid_path, [f"fid_samples={samples}"])
     if grid.split != "validation":
@@ -55,52 +72,63 @@ def run(data_root: Path, inception: Path, temperatures: list[float], ceiling: li
     spec, choice, _ = select_settings(validation, grid.codecs, epsilon, grid.dataset, grid.samples)
     if not spec.startswith("dpae:"):
         raise ValueError(f"the validation's choice at epsilon {epsilon:g} is {spec}, not the DP-SGD codec (dpae:...).")
+    if not variants:
+        raise ValueError("no variant to fit: pass at least the chosen setting, \"\".")
+    settings = [variant_of(choice, text) for text in variants]  # refused before any fit
     data = private_set(grid, spec, data_root, inception, device, cache)
     private_images, private_labels = data.images[data.private], data.labels[data.private]
-    config = cell_config(grid, spec, "dpswflow", choice, "replace_one", epsilon, device)
-    model = build_model(grid, "dpswflow", config)
-    started = time.perf_counter()
-    plan = plan_images(private_images, private_labels, DATASET_CLASSES[grid.dataset], run_budget(config), model,
-                       codec_order(config, data.images, data.public, data.private, cache, False, None))
-    codec = plan.codec
-    if not isinstance(codec, PrivateAutoencoderCodec):
-        raise TypeError(f"{spec} built a {type(codec).__name__}, not the private autoencoder.")
-    model = fit_releases(model, plan)
-    codes, labels = model.sample_labelled(samples, seed=grid.seed)
-    codes, labels = codes.detach().cpu(), labels.cpu()
-    fitted = time.perf_counter() - started
-    print(f"{spec} {choice} epsilon {epsilon:g}: fitted and sampled in {fitted:.0f} s", flush=True)
-    grid = dataclasses.replace(grid, fid_samples=samples)
-    rows = []
-    for decoded, values, latents, latent_labels in (("flow", temperatures, codes, labels),
-                                                    ("ceiling", ceiling, plan.records[:samples], private_labels[:samples])):
+    scoring_grid = dataclasses.replace(grid, fid_samples=samples)
+    rows: list[dict[str, Any]] = []
+
+    def add_rows(decoded: str, variant: str, values: list[float], latents: torch.Tensor, latent_labels: torch.Tensor,
+                 codec: PrivateAutoencoderCodec, fit_seconds: float | None) -> None:
         for temperature in values:
             started = time.perf_counter()
             images = at_temperature(codec, temperature).decode(latents)
-            scores = score(grid, data.scoring, images, latent_labels, device)
-            rows.append({"decoded": decoded, "temperature": temperature, **scores,
-                         "seconds": time.perf_counter() - started})
+            scores = score(scoring_grid, data.scoring, images, latent_labels, device)
+            rows.append({"decoded": decoded, "variant": variant, "temperature": temperature, **scores,
+                         "fit_seconds": fit_seconds, "seconds": time.perf_counter() - started})
             print(rows[-1], flush=True)
+
+    for index, (text, setting) in enumerate(zip(variants, settings)):
+        config = cell_config(grid, spec, "dpswflow", setting, "replace_one", epsilon, device)
+        model = build_model(grid, "dpswflow", config)
+        started = time.perf_counter()
+        plan = plan_images(private_images, private_labels, DATASET_CLASSES[grid.dataset], run_budget(config), model,
+                           codec_order(config, data.images, data.public, data.private, cache, False, None))
+        codec = plan.codec
+        if not isinstance(codec, PrivateAutoencoderCodec):
+            raise TypeError(f"{spec} built a {type(codec).__name__}, not the private autoencoder.")
+        model = fit_releases(model, plan)
+        codes, labels = model.sample_labelled(samples, seed=grid.seed)
+        fitted = time.perf_counter() - started
+        print(f"{spec} {setting} epsilon {epsilon:g}: fitted and sampled in {fitted:.0f} s", flush=True)
+        add_rows("flow", text, temperatures, codes.detach().cpu(), labels.cpu(), codec, fitted)
+        if index == 0:  # the codec and its released codes are the same for every variant
+            add_rows("ceiling", "", ceiling, plan.records[:samples], private_labels[:samples], codec, None)
     return {"environment": environment(torch.device(device)), "codec": spec, "setting": choice.stored(),
             "epsilon": epsilon, "samples": samples, "n_scored": len(data.scoring.images), "description": codec.public_description,
-            "fit_seconds": fitted, "rows": rows}
+            "variants": list(variants), "rows": rows}
 
 
 def markdown(payload: dict[str, Any]) -> str:
-    """The results page: a line per decoded set."""
+    """The results page: a line per decoded set (with a variant column where the flow's settings were varied)."""
     setting = ", ".join(f"{key} {value}" for key, value in payload["setting"].items() if value not in ("", None))
     description = (
         f"MNIST validation split (5,000 private training images held out, the test set unread), DPSWflow at epsilon "
         f"{payload['epsilon']:g}, replace-one, delta 1e-5, no public data: {payload['codec']} ({setting}; the codec "
-        f"and settings the validation grid chose by CAS). One fit, its {payload['samples']:,} generated codes decoded "
+        f"and settings the validation grid chose by CAS). One fit per variant of those settings (the fields it "
+        f"changes; blank: the chosen setting), its {payload['samples']:,} generated codes decoded "
         f"at each temperature t (a pixel sigmoid(t * logit)); the ceiling: the released images' own codes decoded "
         f"alike. FID and precision / recall against {payload['samples']:,} held-out images (biased upward at this "
         f"size: compare rows, not with the 10,000-image FIDs), CAS of classifiers trained on the decoded pairs and "
         f"scored on the {payload['n_scored']:,} held-out images. `benchmarks/decode_temperature.py`."
     )
-    rows = [[row["decoded"], f"{row['temperature']:g}", f"{row['fid']:.1f}", f"{row['precision']:.3f}",
-             f"{row['recall']:.3f}", f"{row['mlp']:.1%} / {row['cnn']:.1%}"] for row in payload["rows"]]
-    columns = [("decoded", False), ("t", True), ("FID", True), ("precision", True), ("recall", True), ("CAS MLP / CNN", False)]
+    rows = [[row["decoded"], row.get("variant", "") or "-", f"{row['temperature']:g}", f"{row['fid']:.1f}",
+             f"{row['precision']:.3f}", f"{row['recall']:.3f}", f"{row['mlp']:.1%} / {row['cnn']:.1%}"]
+            for row in payload["rows"]]
+    columns = [("decoded", False), ("variant", False), ("t", True), ("FID", True), ("precision", True), ("recall", True),
+               ("CAS MLP / CNN", False)]
     return results_page("The DP-SGD codec's decode temperature, chosen on MNIST's validation split", description,
                         columns, rows)
 
@@ -118,11 +146,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="its results, from which the codec and flow settings are chosen")
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--variants", nargs="+", default=[""],
+                        help='the flow\'s settings to fit, each "key=value[,key=value]" changed from the chosen one ("": itself)')
+    parser.add_argument("--name", default="decode_temperature", help="the results files' name")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     payload = run(args.data_root, args.inception, args.temperatures, args.ceiling, args.samples, args.epsilon,
-                  args.grid, args.validation, args.cache, args.device)
-    write_results(args.out, "decode_temperature", payload, markdown(payload))
+                  args.grid, args.validation, args.cache, args.device, args.variants)
+    write_results(args.out, args.name, payload, markdown(payload))
 
 
 if __name__ == "__main__":

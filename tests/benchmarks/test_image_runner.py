@@ -336,8 +336,9 @@ def test_the_decode_temperature_is_scored_on_one_fit_of_the_validation_choice(
     shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``benchmarks/decode_temperature.py`` at a toy scale (the first 6,000 MNIST training images: 1,000 released,
-    5,000 held out): the validation grid's DP-SGD codec row is chosen, fitted once, and its codes and the ceiling's
-    are decoded and scored at each temperature; a test grid is refused."""
+    5,000 held out): the validation grid's DP-SGD codec row is chosen, fitted once per variant of its flow settings,
+    and its codes and the ceiling's are decoded and scored at each temperature; a test grid and a malformed variant
+    are refused."""
     import decode_temperature
     from synthcity_dpswf.datasets import load_mnist
 
@@ -350,12 +351,19 @@ def test_the_decode_temperature_is_scored_on_one_fit_of_the_validation_choice(
                       'samples = 200\ndpsgd = {batch_size = 250}\n')
     image_runner.run_grid(load_grid(config), shared_dir / "data", tmp_path, cache=tmp_path / "cache")
     payload = decode_temperature.run(shared_dir / "data", shared_dir / INCEPTION, [1.0, 4.0], [1.0], 20, 10.0, config,
-                                     tmp_path / "toy_validation.json", tmp_path / "cache")
+                                     tmp_path / "toy_validation.json", tmp_path / "cache", variants=["", "bins=4,steps=20"])
     assert payload["codec"] == "dpae:4:4:1" and payload["setting"]["directions"] == 50
-    assert [(row["decoded"], row["temperature"]) for row in payload["rows"]] == [("flow", 1.0), ("flow", 4.0), ("ceiling", 1.0)]
+    assert [(row["decoded"], row["variant"], row["temperature"]) for row in payload["rows"]] == [
+        ("flow", "", 1.0), ("flow", "", 4.0), ("ceiling", "", 1.0), ("flow", "bins=4,steps=20", 1.0), ("flow", "bins=4,steps=20", 4.0)]
     assert all(row["fid"] > 0 and 0 <= row["precision"] <= 1 and 0 <= row["cnn"] <= 1 for row in payload["rows"])
     assert payload["rows"][0]["fid"] != payload["rows"][1]["fid"]  # the same codes, decoded otherwise
-    assert "| flow | 4 |" in decode_temperature.markdown(payload)
+    assert payload["rows"][0]["fid"] != payload["rows"][3]["fid"]  # another flow on the same released codes
+    page = decode_temperature.markdown(payload)
+    assert "| flow | - | 4 |" in page and "| flow | bins=4,steps=20 | 1 |" in page
+    changed = decode_temperature.variant_of(image_runner.FlowChoice.of({"directions": 50, "bins": 8, "steps": 10}), "step_size=0.5")
+    assert (changed.step_size, changed.bins, changed.label) == (0.5, 8, "step_size=0.5")
+    with pytest.raises(ValueError, match="key=value"):
+        decode_temperature.variant_of(changed, "bins")
     test_grid = tmp_path / "toy_test.toml"
     test_grid.write_text(config.read_text().replace('split = "validation"', 'split = "test"'))
     with pytest.raises(ValueError, match="validation grid"):
