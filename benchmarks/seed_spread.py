@@ -1,0 +1,127 @@
+"""One table grid run at several seeds: each method's scores over the seeds, and its paired difference to a peer.
+
+A single run of the fair suite cannot order two methods whose scores differ by less than one run's spread: a seed
+draws the 80/20 split, the private noise and the generation at once, and dpmm's MST moved its randhie TSTR by 0.045
+between two runs (issue 46). This script reads the results of one grid (``table_runner.py``) run at several seeds
+(``--set seed=N --set 'name="..._seed_N"'``), each a different split of the same tables, and writes per table, method,
+schema and target the mean and standard error of each score over the seeds, with the real training split's floor
+beside them; and against ``--peer``, the mean and standard error of the per-seed difference (method minus peer, the
+same split): ours without a schema paired with the peer's end-to-end row, ours with the declared schema with its
+reference row. A difference is read as an order only where it exceeds twice its standard error.
+
+Run: ``python benchmarks/seed_spread.py RUN.json ... --peer dpmm_mst --name fair_seeds`` (the runs' files, e.g.
+``benchmarks/results/fair_peers.json`` for seed 0 and the others'). Writes ``benchmarks/results/<name>.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from common import RESULTS, results_page, write_results
+
+METRICS = ("tstr", "performance.xgb.syn_id", "tv2")
+NAMES = {"tstr": "TSTR", "performance.xgb.syn_id": "TSTR xgb (synthcity)", "tv2": "2-way TV"}
+
+
+def mean_and_error(values: list[float]) -> tuple[float, float]:
+    """The mean of ``values`` and its standard error, s / sqrt(n) with the sample standard deviation s (0 for one)."""
+    mean = sum(values) / len(values)
+    if len(values) < 2:
+        return mean, 0.0
+    variance = sum((value - mean) ** 2 for value in values) / (len(values) - 1)
+    return mean, math.sqrt(variance / len(values))
+
+
+def schema_class(row: dict[str, Any]) -> str:
+    """``none`` for a row fitted without a schema (ours with ``schema`` "none", a peer's end-to-end run), ``declared``
+    otherwise (ours with the declared schema, a peer's reference run)."""
+    mode = row.get("mode")
+    if mode is not None:
+        return "none" if mode == "end_to_end" else "declared"
+    return "none" if row["schema"] == "none" else "declared"
+
+
+def cells_of(payload: dict[str, Any]) -> dict[tuple[str, str, str, str, str], dict[str, float]]:
+    """One run's scored rows keyed by (table, method, schema class, target, adjacency); rows with an error dropped."""
+    cells = {}
+    for row in payload["results"]:
+        if row.get("error") or not row.get("scores"):
+            continue
+        key = (row["table"], row["method"], schema_class(row), str(row.get("target", "none")), str(row.get("neighbouring") or "-"))
+        cells[key] = row["scores"]
+    return cells
+
+
+def spread(payloads: list[dict[str, Any]], peer: str) -> dict[str, Any]:
+    """Every (table, method, schema, target, adjacency) scored in all runs: each metric's mean and standard error
+    over the runs, the real split's floor alike, and for methods other than ``peer`` the paired difference to the
+    peer's row of the same table and schema class in each run."""
+    seeds = [payload["seed"] for payload in payloads]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"the runs must differ in seed, got seeds {seeds}.")
+    runs = [cells_of(payload) for payload in payloads]
+    common = sorted(set.intersection(*(set(cells) for cells in runs)))
+    rows = []
+    for key in common:
+        table, method, schema, target, adjacency = key
+        row: dict[str, Any] = {"table": table, "method": method, "schema": schema, "target": target, "neighbouring": adjacency}
+        for metric in METRICS:
+            values = [cells[key][metric] for cells in runs if metric in cells[key]]
+            if len(values) == len(runs):
+                row[metric] = dict(zip(("mean", "error"), mean_and_error(values)), values=values)
+        floors = [payload["tables"][table]["floor"].get("tstr") for payload in payloads]
+        if all(value is not None for value in floors):
+            row["floor_tstr"] = dict(zip(("mean", "error"), mean_and_error(floors)), values=floors)
+        partners = [next((cells[other] for other in cells if other[0] == table and other[1] == peer and other[2] == schema), None)
+                    for cells in runs]
+        if method != peer and all(partner is not None for partner in partners) and "tstr" in row:
+            differences = [cells[key]["tstr"] - partner["tstr"] for cells, partner in zip(runs, partners)]
+            row["tstr_minus_peer"] = dict(zip(("mean", "error"), mean_and_error(differences)), values=differences)
+        rows.append(row)
+    return {"seeds": seeds, "peer": peer, "runs": [payload["name"] for payload in payloads], "rows": rows}
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    """The results page: a line per table, method and schema, means ± standard errors over the seeds."""
+    def cell(value: dict[str, float] | None, form: str = ".3f") -> str:
+        return "-" if value is None else f"{value['mean']:{form}} ± {value['error']:{form}}"
+
+    def order(value: dict[str, float] | None) -> str:
+        if value is None:
+            return "-"
+        if abs(value["mean"]) <= 2 * value["error"]:
+            return "level"
+        return "above" if value["mean"] > 0 else "below"
+
+    description = (
+        f"One grid run at seeds {', '.join(str(seed) for seed in payload['seeds'])} (each seed its own 80/20 split, noise "
+        f"and generation; runs {', '.join(payload['runs'])}): mean ± standard error over the {len(payload['seeds'])} "
+        f"seeds. Against {payload['peer']}: the per-seed TSTR difference (method minus peer, same split; ours without "
+        f"a schema against the peer's end-to-end row, with the declared schema against its reference row), read as "
+        f"an order only beyond twice its standard error. `benchmarks/seed_spread.py`."
+    )
+    columns = [("table", False), ("method", False), ("schema", False), ("target", False), ("real TSTR", True),
+               *((NAMES[metric], True) for metric in METRICS), (f"TSTR minus {payload['peer']}", True), ("order", False)]
+    rows = [[row["table"], row["method"], row["schema"], row["target"], cell(row.get("floor_tstr")),
+             *(cell(row.get(metric), ".4f" if metric == "tv2" else ".3f") for metric in METRICS),
+             cell(row.get("tstr_minus_peer")), order(row.get("tstr_minus_peer"))] for row in payload["rows"]]
+    return results_page(f"Scores over seeds, against {payload['peer']}", description, columns, rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path, help="results files of one grid at different seeds")
+    parser.add_argument("--peer", default="dpmm_mst", help="the method every other is paired with")
+    parser.add_argument("--name", default="fair_seeds", help="the results files' name")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    payload = spread([json.loads(path.read_text()) for path in args.runs], args.peer)
+    write_results(args.out, args.name, payload, markdown(payload))
+
+
+if __name__ == "__main__":
+    main()
