@@ -410,6 +410,37 @@ def target_headline(payload: dict[str, Any]) -> str:
     )
 
 
+def seeds_headline(payload: dict[str, Any]) -> str:
+    """``seed_spread.py``'s summary: per table, schema and flow, TSTR over the seeds beside the peer's of the same
+    schema class and the paired difference, mean ± standard error."""
+    from peer_runs import PEER_LABELS
+    from seed_spread import order_of
+
+    def cell(value: dict[str, float] | None) -> str:
+        return "-" if value is None else f"{value['mean']:.3f} ± {value['error']:.3f}"
+
+    peer = PEER_LABELS.get(payload["peer"], payload["peer"])
+    flows = {"dpswflow": "DPSWflow", "dpswflow_r": "DPSWflow-r", "dpswgen": "DPSWgen"}
+    peers = {(row["table"], row["schema"]): row for row in payload["rows"] if row["method"] == payload["peer"]}
+    lines = [f"| table | schema | method | real training split | ours | {peer} | ours minus {peer} | order |",
+             "|---|---|---|---:|---:|---:|---:|---|"]
+    for row in payload["rows"]:
+        if "tstr_minus_peer" not in row:
+            continue
+        partner = peers.get((row["table"], row["schema"]))
+        lines.append(f"| {row['table']} | {row['schema']} | {flows.get(row['method'], row['method'])} | {cell(row.get('floor_tstr'))} | "
+                     f"{cell(row['tstr'])} | {cell(None if partner is None else partner['tstr'])} | "
+                     f"{cell(row['tstr_minus_peer'])} | {order_of(row['tstr_minus_peer'])} |")
+    seeds = ", ".join(str(seed) for seed in payload["seeds"])
+    return (
+        f"**The same suite at {len(payload['seeds'])} seeds, where one run cannot order ours and {peer}**: TSTR with the "
+        f"target named (ours, replace-one) over seeds {seeds}, each its own 80/20 split, noise and generation, mean ± "
+        "standard error; the peer's end-to-end row against ours with no schema, its reference row against ours with "
+        "the declared schema, the difference paired per seed and read as an order beyond twice its standard error. "
+        "Every row: `benchmarks/results/fair_seeds.md` (`benchmarks/seed_spread.py`).\n\n" + "\n".join(lines) + "\n"
+    )
+
+
 def headline() -> str:
     """The README's results section, from the committed results."""
     parts = []
@@ -434,6 +465,9 @@ def headline() -> str:
     if fair.exists():
         parts.append(fair_peers_headline(json.loads(fair.read_text())))
         parts.append(target_headline(json.loads(fair.read_text())))
+    seeds = RESULTS / "fair_seeds.json"
+    if seeds.exists():
+        parts.append(seeds_headline(json.loads(seeds.read_text())))
     return "\n".join(parts)
 
 

@@ -85,17 +85,20 @@ def spread(payloads: list[dict[str, Any]], peer: str) -> dict[str, Any]:
     return {"seeds": seeds, "peer": peer, "runs": [payload["name"] for payload in payloads], "rows": rows}
 
 
+def order_of(difference: dict[str, float] | None) -> str:
+    """How a method stands to the peer: "above" or "below" where the mean paired difference exceeds twice its standard
+    error, else "level" ("-" without a difference)."""
+    if difference is None:
+        return "-"
+    if abs(difference["mean"]) <= 2 * difference["error"]:
+        return "level"
+    return "above" if difference["mean"] > 0 else "below"
+
+
 def markdown(payload: dict[str, Any]) -> str:
     """The results page: a line per table, method and schema, means ± standard errors over the seeds."""
     def cell(value: dict[str, float] | None, form: str = ".3f") -> str:
         return "-" if value is None else f"{value['mean']:{form}} ± {value['error']:{form}}"
-
-    def order(value: dict[str, float] | None) -> str:
-        if value is None:
-            return "-"
-        if abs(value["mean"]) <= 2 * value["error"]:
-            return "level"
-        return "above" if value["mean"] > 0 else "below"
 
     description = (
         f"One grid run at seeds {', '.join(str(seed) for seed in payload['seeds'])} (each seed its own 80/20 split, noise "
@@ -108,7 +111,7 @@ def markdown(payload: dict[str, Any]) -> str:
                *((NAMES[metric], True) for metric in METRICS), (f"TSTR minus {payload['peer']}", True), ("order", False)]
     rows = [[row["table"], row["method"], row["schema"], row["target"], cell(row.get("floor_tstr")),
              *(cell(row.get(metric), ".4f" if metric == "tv2" else ".3f") for metric in METRICS),
-             cell(row.get("tstr_minus_peer")), order(row.get("tstr_minus_peer"))] for row in payload["rows"]]
+             cell(row.get("tstr_minus_peer")), order_of(row.get("tstr_minus_peer"))] for row in payload["rows"]]
     return results_page(f"Scores over seeds, against {payload['peer']}", description, columns, rows)
 
 

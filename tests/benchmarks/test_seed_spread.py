@@ -53,6 +53,11 @@ def test_scores_are_averaged_over_seeds_and_paired_with_the_peer_of_the_same_sch
     assert page.count("| above |") == 1 and page.count("| level |") == 1
     seed_spread.main([*(str(path) for path in write_runs(tmp_path, payloads)), "--out", str(tmp_path / "out")])
     assert (tmp_path / "out" / "fair_seeds.md").read_text() == page
+    import report
+
+    readme = report.seeds_headline(summary)  # the README's lines: ours beside the peer of the same schema class
+    assert "| toy | none | DPSWflow | 0.730 ± 0.006 | 0.670 ± 0.006 | 0.650 ± 0.006 | 0.020 ± 0.006 | above |" in readme
+    assert "| toy | declared | DPSWflow | 0.730 ± 0.006 | 0.600 ± 0.006 | 0.610 ± 0.006 | -0.010 ± 0.010 | level |" in readme
 
 
 def test_runs_of_the_same_seed_are_refused() -> None:
