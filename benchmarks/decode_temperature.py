@@ -16,8 +16,8 @@ held-out images). The test split is never read.
 Run: ``python benchmarks/decode_temperature.py --data-root ../shared/data --inception
 ../shared/weights/inception_fid_torchscript.pt [--temperatures 1 2 4 8] [--ceiling 1 4] [--samples 2000]
 [--variants "" bins=32 steps=6000 --name dpsgd_flow_settings]`` (the codec from ``benchmarks/.cache`` when the
-validation grid trained it there, else trained anew, about 30 minutes on the CPU; a fit and its scores about 5
-minutes on 2 CPU threads). Writes ``benchmarks/results/<name>.{json,md}`` (``decode_temperature`` by default).
+validation grid trained it there, else trained anew, about 30 minutes on the CPU; a fit and its scores about 9
+minutes on one CPU thread beside another job). Writes ``benchmarks/results/<name>.{json,md}`` (``decode_temperature`` by default).
 """
 
 from __future__ import annotations
@@ -51,13 +51,22 @@ def at_temperature(codec: PrivateAutoencoderCodec, temperature: float) -> Privat
     return other
 
 
+FLOW_FIELDS = ("directions", "bins", "steps", "step_size", "flow_directions", "estimator", "labelling")
+"""The settings a variant may change: the flow's release and the flow itself, never the codec (its share, and so its
+training and released codes, stay those of the validation's choice)."""
+
+
 def variant_of(choice: FlowChoice, text: str) -> FlowChoice:
-    """``choice`` with the fields ``text`` names changed (``"key=value,key=value"``, each value a TOML value; ``""``:
-    ``choice`` itself)."""
+    """``choice`` with the fields ``text`` names changed (``"key=value,key=value"``, each value a TOML value, each key
+    one of ``FLOW_FIELDS``; ``""``: ``choice`` itself)."""
     pairs = [part.split("=") for part in text.split(",") if part.strip()]
     if any(len(pair) != 2 or not pair[0].strip() or not pair[1].strip() for pair in pairs):
         raise ValueError(f"a variant is 'key=value[,key=value]' of the flow's settings (e.g. 'bins=32'), got {text!r}.")
     values = {key.strip(): tomllib.loads(f"value = {value.strip()}")["value"] for key, value in pairs}
+    other = sorted(set(values) - set(FLOW_FIELDS))
+    if other:
+        raise ValueError(f"a variant changes the flow's settings {list(FLOW_FIELDS)} only, got {other} in {text!r}: "
+                         "the codec and its share are the validation's choice.")
     return FlowChoice.of({**choice.stored(), **values, "label": text})
 
 
@@ -72,8 +81,8 @@ def run(data_root: Path, inception: Path, temperatures: list[float], ceiling: li
     spec, choice, _ = select_settings(validation, grid.codecs, epsilon, grid.dataset, grid.samples)
     if not spec.startswith("dpae:"):
         raise ValueError(f"the validation's choice at epsilon {epsilon:g} is {spec}, not the DP-SGD codec (dpae:...).")
-    if not variants:
-        raise ValueError("no variant to fit: pass at least the chosen setting, \"\".")
+    if not variants or len(set(variants)) != len(variants):
+        raise ValueError(f"pass each variant once, at least one (\"\": the chosen setting), got {list(variants)}.")
     settings = [variant_of(choice, text) for text in variants]  # refused before any fit
     data = private_set(grid, spec, data_root, inception, device, cache)
     private_images, private_labels = data.images[data.private], data.labels[data.private]
@@ -129,8 +138,9 @@ def markdown(payload: dict[str, Any]) -> str:
             for row in payload["rows"]]
     columns = [("decoded", False), ("variant", False), ("t", True), ("FID", True), ("precision", True), ("recall", True),
                ("CAS MLP / CNN", False)]
-    return results_page("The DP-SGD codec's decode temperature, chosen on MNIST's validation split", description,
-                        columns, rows)
+    title = ("The flow's settings on the DP-SGD codec's latent" if any(payload.get("variants", [""])) else
+             "The DP-SGD codec's decode temperature")
+    return results_page(f"{title}, chosen on MNIST's validation split", description, columns, rows)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -416,8 +416,8 @@ def seeds_headline(payload: dict[str, Any]) -> str:
     from peer_runs import PEER_LABELS
     from seed_spread import order_of
 
-    def cell(value: dict[str, float] | None) -> str:
-        return "-" if value is None else f"{value['mean']:.3f} ± {value['error']:.3f}"
+    def cell(value: dict[str, Any] | None, form: str = ".3f") -> str:
+        return "-" if value is None else f"{value['mean']:{form}} ± {value['error']:{form}}"
 
     peer = PEER_LABELS.get(payload["peer"], payload["peer"])
     flows = {"dpswflow": "DPSWflow", "dpswflow_r": "DPSWflow-r", "dpswgen": "DPSWgen"}
@@ -425,18 +425,19 @@ def seeds_headline(payload: dict[str, Any]) -> str:
     lines = [f"| table | schema | method | real training split | ours | {peer} | ours minus {peer} | order |",
              "|---|---|---|---:|---:|---:|---:|---|"]
     for row in payload["rows"]:
-        if "tstr_minus_peer" not in row:
+        if "tstr_minus_peer" not in row or (row["target"], row["neighbouring"]) != ("named", "replace_one"):
             continue
         partner = peers.get((row["table"], row["schema"]))
         lines.append(f"| {row['table']} | {row['schema']} | {flows.get(row['method'], row['method'])} | {cell(row.get('floor_tstr'))} | "
                      f"{cell(row['tstr'])} | {cell(None if partner is None else partner['tstr'])} | "
-                     f"{cell(row['tstr_minus_peer'])} | {order_of(row['tstr_minus_peer'])} |")
+                     f"{cell(row['tstr_minus_peer'], '.4f')} | {order_of(row['tstr_minus_peer'], payload['confidence'])} |")
     seeds = ", ".join(str(seed) for seed in payload["seeds"])
     return (
         f"**The same suite at {len(payload['seeds'])} seeds, where one run cannot order ours and {peer}**: TSTR with the "
         f"target named (ours, replace-one) over seeds {seeds}, each its own 80/20 split, noise and generation, mean ± "
         "standard error; the peer's end-to-end row against ours with no schema, its reference row against ours with "
-        "the declared schema, the difference paired per seed and read as an order beyond twice its standard error. "
+        "the declared schema, the difference paired per seed and read as an order beyond Student's t quantile "
+        f"({payload['confidence']:.0%}, two-sided) times its standard error. "
         "Every row: `benchmarks/results/fair_seeds.md` (`benchmarks/seed_spread.py`).\n\n" + "\n".join(lines) + "\n"
     )
 

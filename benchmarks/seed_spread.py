@@ -25,6 +25,13 @@ from common import RESULTS, results_page, write_results
 
 METRICS = ("tstr", "performance.xgb.syn_id", "tv2")
 NAMES = {"tstr": "TSTR", "performance.xgb.syn_id": "TSTR xgb (synthcity)", "tv2": "2-way TV"}
+SAME_GRID = ("suite", "metrics", "split", "delta", "cap")
+"""The fields the runs of one grid share (the seed aside)."""
+CONFIDENCE = 0.95
+"""The two-sided level at which a paired difference is read as an order (Student's t over the seeds)."""
+
+Key = tuple[str, str, str, str, str]
+"""(table, method, schema class, target, adjacency)."""
 
 
 def mean_and_error(values: list[float]) -> tuple[float, float]:
@@ -36,6 +43,12 @@ def mean_and_error(values: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(variance / len(values))
 
 
+def summary(values: list[float]) -> dict[str, Any]:
+    """``values`` over the runs with their mean and standard error."""
+    mean, error = mean_and_error(values)
+    return {"mean": mean, "error": error, "values": values}
+
+
 def schema_class(row: dict[str, Any]) -> str:
     """``none`` for a row fitted without a schema (ours with ``schema`` "none", a peer's end-to-end run), ``declared``
     otherwise (ours with the declared schema, a peer's reference run)."""
@@ -45,59 +58,86 @@ def schema_class(row: dict[str, Any]) -> str:
     return "none" if row["schema"] == "none" else "declared"
 
 
-def cells_of(payload: dict[str, Any]) -> dict[tuple[str, str, str, str, str], dict[str, float]]:
-    """One run's scored rows keyed by (table, method, schema class, target, adjacency); rows with an error dropped."""
-    cells = {}
+def cells_of(payload: dict[str, Any]) -> dict[Key, dict[str, float]]:
+    """One run's scored rows by key (``Key``); rows with an error left out. Two rows of one key are refused."""
+    cells: dict[Key, dict[str, float]] = {}
     for row in payload["results"]:
         if row.get("error") or not row.get("scores"):
             continue
         key = (row["table"], row["method"], schema_class(row), str(row.get("target", "none")), str(row.get("neighbouring") or "-"))
+        if key in cells:
+            raise ValueError(f"run {payload['name']!r} holds two rows of {key}: summarise runs with one row per cell.")
         cells[key] = row["scores"]
     return cells
 
 
+def partner_of(cells: dict[Key, dict[str, float]], table: str, peer: str, schema: str) -> dict[str, float] | None:
+    """The peer's scores of ``table`` in schema class ``schema`` in one run (``None``: not scored there); more than one
+    such row is refused, since the pairing would be ambiguous."""
+    found = [scores for key, scores in cells.items() if key[:3] == (table, peer, schema)]
+    if len(found) > 1:
+        raise ValueError(f"{peer} has {len(found)} rows of {table} with schema {schema!r} in one run: pair with one.")
+    return found[0] if found and "tstr" in found[0] else None
+
+
 def spread(payloads: list[dict[str, Any]], peer: str) -> dict[str, Any]:
-    """Every (table, method, schema, target, adjacency) scored in all runs: each metric's mean and standard error
-    over the runs, the real split's floor alike, and for methods other than ``peer`` the paired difference to the
-    peer's row of the same table and schema class in each run."""
+    """Every key scored in all runs: each metric's mean and standard error over the runs, the real split's floor
+    alike, and for methods other than ``peer`` the paired TSTR difference to the peer's row of the same table and
+    schema class in each run; the keys scored in some runs only are listed with their count."""
+    if len(payloads) < 2:
+        raise ValueError(f"a spread needs runs at two seeds or more, got {len(payloads)}.")
     seeds = [payload["seed"] for payload in payloads]
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"the runs must differ in seed, got seeds {seeds}.")
+    for field in SAME_GRID:
+        if len({json.dumps(payload.get(field)) for payload in payloads}) > 1:
+            raise ValueError(f"the runs differ in {field!r}: summarise runs of one grid only.")
     runs = [cells_of(payload) for payload in payloads]
+    every = set.union(*(set(cells) for cells in runs))
     common = sorted(set.intersection(*(set(cells) for cells in runs)))
     rows = []
     for key in common:
         table, method, schema, target, adjacency = key
         row: dict[str, Any] = {"table": table, "method": method, "schema": schema, "target": target, "neighbouring": adjacency}
         for metric in METRICS:
-            values = [cells[key][metric] for cells in runs if metric in cells[key]]
-            if len(values) == len(runs):
-                row[metric] = dict(zip(("mean", "error"), mean_and_error(values)), values=values)
+            if all(metric in cells[key] for cells in runs):
+                row[metric] = summary([cells[key][metric] for cells in runs])
         floors = [payload["tables"][table]["floor"].get("tstr") for payload in payloads]
         if all(value is not None for value in floors):
-            row["floor_tstr"] = dict(zip(("mean", "error"), mean_and_error(floors)), values=floors)
-        partners = [next((cells[other] for other in cells if other[0] == table and other[1] == peer and other[2] == schema), None)
-                    for cells in runs]
-        if method != peer and all(partner is not None for partner in partners) and "tstr" in row:
-            differences = [cells[key]["tstr"] - partner["tstr"] for cells, partner in zip(runs, partners)]
-            row["tstr_minus_peer"] = dict(zip(("mean", "error"), mean_and_error(differences)), values=differences)
+            row["floor_tstr"] = summary(floors)
+        partners = [partner_of(cells, table, peer, schema) for cells in runs]
+        if method != peer and "tstr" in row and all(partner is not None for partner in partners):
+            row["tstr_minus_peer"] = summary([cells[key]["tstr"] - partner["tstr"]
+                                              for cells, partner in zip(runs, partners) if partner is not None])
         rows.append(row)
-    return {"seeds": seeds, "peer": peer, "runs": [payload["name"] for payload in payloads], "rows": rows}
+    partial = [{"key": list(key), "runs": sum(key in cells for cells in runs)} for key in sorted(every - set(common))]
+    return {"seeds": seeds, "peer": peer, "runs": [payload["name"] for payload in payloads], "rows": rows,
+            "partial": partial, "confidence": CONFIDENCE}
 
 
-def order_of(difference: dict[str, float] | None) -> str:
-    """How a method stands to the peer: "above" or "below" where the mean paired difference exceeds twice its standard
-    error, else "level" ("-" without a difference)."""
+def t_quantile(runs: int, confidence: float = CONFIDENCE) -> float:
+    """Student's t quantile with ``runs`` - 1 degrees of freedom at two-sided ``confidence`` (2.571 for six runs)."""
+    from scipy.stats import t as student
+
+    return float(student.ppf(0.5 + confidence / 2, runs - 1))
+
+
+def order_of(difference: dict[str, Any] | None, confidence: float = CONFIDENCE) -> str:
+    """How a method stands to the peer: "above" or "below" where the mean paired difference d over n runs lies beyond
+    t_{n-1} standard errors (Student's t quantile at ``confidence``, two-sided: 2.571 for six runs), else "level"
+    ("-" without a difference)."""
     if difference is None:
         return "-"
-    if abs(difference["mean"]) <= 2 * difference["error"]:
+    runs = len(difference["values"])
+    if runs < 2 or abs(difference["mean"]) <= t_quantile(runs, confidence) * difference["error"]:
         return "level"
     return "above" if difference["mean"] > 0 else "below"
 
 
 def markdown(payload: dict[str, Any]) -> str:
-    """The results page: a line per table, method and schema, means ± standard errors over the seeds."""
-    def cell(value: dict[str, float] | None, form: str = ".3f") -> str:
+    """The results page: a line per table, method and schema, means ± standard errors over the seeds, then the cells
+    scored in some runs only."""
+    def cell(value: dict[str, Any] | None, form: str = ".3f") -> str:
         return "-" if value is None else f"{value['mean']:{form}} ± {value['error']:{form}}"
 
     description = (
@@ -105,14 +145,23 @@ def markdown(payload: dict[str, Any]) -> str:
         f"and generation; runs {', '.join(payload['runs'])}): mean ± standard error over the {len(payload['seeds'])} "
         f"seeds. Against {payload['peer']}: the per-seed TSTR difference (method minus peer, same split; ours without "
         f"a schema against the peer's end-to-end row, with the declared schema against its reference row), read as "
-        f"an order only beyond twice its standard error. `benchmarks/seed_spread.py`."
+        f"an order only where it lies beyond Student's t quantile ({payload['confidence']:.0%}, two-sided, "
+        f"{len(payload['seeds']) - 1} degrees of freedom: {t_quantile(len(payload['seeds']), payload['confidence']):.3f}) "
+        f"times its standard error. `benchmarks/seed_spread.py`."
     )
     columns = [("table", False), ("method", False), ("schema", False), ("target", False), ("real TSTR", True),
                *((NAMES[metric], True) for metric in METRICS), (f"TSTR minus {payload['peer']}", True), ("order", False)]
     rows = [[row["table"], row["method"], row["schema"], row["target"], cell(row.get("floor_tstr")),
              *(cell(row.get(metric), ".4f" if metric == "tv2" else ".3f") for metric in METRICS),
-             cell(row.get("tstr_minus_peer")), order_of(row.get("tstr_minus_peer"))] for row in payload["rows"]]
-    return results_page(f"Scores over seeds, against {payload['peer']}", description, columns, rows)
+             cell(row.get("tstr_minus_peer"), ".4f"), order_of(row.get("tstr_minus_peer"), payload["confidence"])]
+            for row in payload["rows"]]
+    page = results_page(f"Scores over seeds, against {payload['peer']}", description, columns, rows)
+    partial = [f"- {' / '.join(entry['key'])}: scored in {entry['runs']} of {len(payload['seeds'])} runs"
+               for entry in payload["partial"] if entry["runs"] > 1]
+    single = sum(entry["runs"] == 1 for entry in payload["partial"])
+    if single:  # a wider grid at one seed (another run's rows kept in its file)
+        partial.append(f"- {single} cells scored in one run only (in the payload's `partial`)")
+    return page + ("\nNot in every run, so left out above:\n\n" + "\n".join(partial) + "\n" if partial else "")
 
 
 def main(argv: list[str] | None = None) -> None:

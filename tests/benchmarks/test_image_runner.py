@@ -364,6 +364,8 @@ def test_the_decode_temperature_is_scored_on_one_fit_of_the_validation_choice(
     assert (changed.step_size, changed.bins, changed.label) == (0.5, 8, "step_size=0.5")
     with pytest.raises(ValueError, match="key=value"):
         decode_temperature.variant_of(changed, "bins")
+    with pytest.raises(ValueError, match="codec_share"):  # another share trains another codec
+        decode_temperature.variant_of(changed, "codec_share=0.2")
     test_grid = tmp_path / "toy_test.toml"
     test_grid.write_text(config.read_text().replace('split = "validation"', 'split = "test"'))
     with pytest.raises(ValueError, match="validation grid"):

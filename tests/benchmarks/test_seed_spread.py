@@ -13,12 +13,14 @@ import seed_spread
 
 
 def run(seed: int, ours: dict[str, float], peer: dict[str, float], floor: float = 0.7) -> dict[str, Any]:
-    """A results payload of one seed: ours without and with a schema, the peer end to end and by reference."""
+    """A results payload of one seed: ours without and with a schema, the peer end to end and by reference, and a
+    peer's failed row."""
     def scores(tstr: float) -> dict[str, float]:
         return {"tstr": tstr, "performance.xgb.syn_id": tstr - 0.01, "tv2": 0.1}
 
     return {
-        "name": f"toy_seed_{seed}", "seed": seed, "tables": {"toy": {"floor": {"tstr": floor}}},
+        "name": f"toy_seed_{seed}", "seed": seed, "suite": "tables", "metrics": "quantile_cells", "split": "holdout",
+        "delta": 1e-5, "cap": 300, "tables": {"toy": {"floor": {"tstr": floor}}},
         "results": [
             {"table": "toy", "method": "dpswflow", "schema": "none", "target": "named", "neighbouring": "replace_one",
              "scores": scores(ours["none"])},
@@ -33,36 +35,66 @@ def run(seed: int, ours: dict[str, float], peer: dict[str, float], floor: float 
     }
 
 
+RUNS = [run(0, {"none": 0.660, "declared": 0.60}, {"none": 0.640, "declared": 0.62}, floor=0.72),
+        run(1, {"none": 0.675, "declared": 0.61}, {"none": 0.650, "declared": 0.60}, floor=0.74),
+        run(2, {"none": 0.665, "declared": 0.59}, {"none": 0.650, "declared": 0.61}, floor=0.73)]
+
+
 def test_scores_are_averaged_over_seeds_and_paired_with_the_peer_of_the_same_schema_class(tmp_path: Path) -> None:
-    payloads = [run(0, {"none": 0.66, "declared": 0.60}, {"none": 0.64, "declared": 0.62}, floor=0.72),
-                run(1, {"none": 0.68, "declared": 0.61}, {"none": 0.65, "declared": 0.60}, floor=0.74),
-                run(2, {"none": 0.67, "declared": 0.59}, {"none": 0.66, "declared": 0.61}, floor=0.73)]
-    summary = seed_spread.spread(payloads, "dpmm_mst")
+    summary = seed_spread.spread(RUNS, "dpmm_mst")
     rows = {(row["method"], row["schema"]): row for row in summary["rows"]}
     assert set(rows) == {("dpswflow", "none"), ("dpswflow", "declared"), ("dpmm_mst", "none"), ("dpmm_mst", "declared")}
     ours = rows["dpswflow", "none"]
-    assert ours["tstr"]["mean"] == pytest.approx(0.67)
-    assert ours["tstr"]["error"] == pytest.approx(0.01 / math.sqrt(3))
+    assert ours["tstr"]["mean"] == pytest.approx(2 / 3)
+    assert ours["tstr"]["error"] == pytest.approx(math.sqrt(0.0000583333 / 3), rel=1e-4)
     assert ours["floor_tstr"]["mean"] == pytest.approx(0.73)
-    # Paired per seed with the end-to-end row (0.02, 0.03, 0.01), the declared schema with the reference row.
-    assert ours["tstr_minus_peer"]["values"] == pytest.approx([0.02, 0.03, 0.01])
+    # Paired per seed with the end-to-end row, the declared schema with the reference row.
+    assert ours["tstr_minus_peer"]["values"] == pytest.approx([0.020, 0.025, 0.015])
     assert rows["dpswflow", "declared"]["tstr_minus_peer"]["values"] == pytest.approx([-0.02, 0.01, -0.02])
     assert "tstr_minus_peer" not in rows["dpmm_mst", "none"]
     page = seed_spread.markdown(summary)
-    assert "| toy | dpswflow | none | named | 0.730 ± 0.006 | 0.670 ± 0.006 |" in page
+    assert "| toy | dpswflow | none | named | 0.730 ± 0.006 | 0.667 ± 0.004 |" in page
+    # 0.020 ± 0.0029 lies beyond t_2 (4.30) errors, -0.010 ± 0.010 does not.
     assert page.count("| above |") == 1 and page.count("| level |") == 1
-    seed_spread.main([*(str(path) for path in write_runs(tmp_path, payloads)), "--out", str(tmp_path / "out")])
+    assert "- toy / dpmm_aim / none" not in page  # failed in every run: not a cell of any
+    seed_spread.main([*(str(path) for path in write_runs(tmp_path, RUNS)), "--out", str(tmp_path / "out")])
     assert (tmp_path / "out" / "fair_seeds.md").read_text() == page
     import report
 
     readme = report.seeds_headline(summary)  # the README's lines: ours beside the peer of the same schema class
-    assert "| toy | none | DPSWflow | 0.730 ± 0.006 | 0.670 ± 0.006 | 0.650 ± 0.006 | 0.020 ± 0.006 | above |" in readme
-    assert "| toy | declared | DPSWflow | 0.730 ± 0.006 | 0.600 ± 0.006 | 0.610 ± 0.006 | -0.010 ± 0.010 | level |" in readme
+    assert "| toy | none | DPSWflow | 0.730 ± 0.006 | 0.667 ± 0.004 | 0.647 ± 0.003 | 0.0200 ± 0.0029 | above |" in readme
+    assert "| toy | declared | DPSWflow | 0.730 ± 0.006 | 0.600 ± 0.006 | 0.610 ± 0.006 | -0.0100 ± 0.0100 | level |" in readme
 
 
-def test_runs_of_the_same_seed_are_refused() -> None:
+def test_the_order_takes_students_t_over_the_runs() -> None:
+    difference = {"mean": 0.016, "error": 0.008, "values": [0.0] * 6}  # 2.0 errors: beyond 1.96, within t_5 = 2.571
+    assert seed_spread.order_of(difference) == "level"
+    assert seed_spread.order_of({**difference, "mean": -0.021}) == "below"
+    assert seed_spread.order_of(None) == "-"
+
+
+def test_a_cell_missing_from_some_runs_is_listed_not_averaged() -> None:
+    runs = [json.loads(json.dumps(payload)) for payload in RUNS]
+    runs[1]["results"][0] = {**runs[1]["results"][0], "error": "out of memory", "scores": None}
+    summary = seed_spread.spread(runs, "dpmm_mst")
+    assert ("dpswflow", "none") not in {(row["method"], row["schema"]) for row in summary["rows"]}
+    assert summary["partial"] == [{"key": ["toy", "dpswflow", "none", "named", "replace_one"], "runs": 2}]
+    assert "- toy / dpswflow / none / named / replace_one: scored in 2 of 3 runs" in seed_spread.markdown(summary)
+
+
+def test_runs_that_cannot_be_summarised_are_refused() -> None:
     with pytest.raises(ValueError, match="differ in seed"):
-        seed_spread.spread([run(1, {"none": 0.6, "declared": 0.6}, {"none": 0.6, "declared": 0.6})] * 2, "dpmm_mst")
+        seed_spread.spread([RUNS[0], RUNS[0]], "dpmm_mst")
+    with pytest.raises(ValueError, match="two seeds or more"):
+        seed_spread.spread(RUNS[:1], "dpmm_mst")
+    with pytest.raises(ValueError, match="differ in 'cap'"):
+        seed_spread.spread([RUNS[0], {**RUNS[1], "cap": 60}], "dpmm_mst")
+    doubled = {**RUNS[1], "results": RUNS[1]["results"] + RUNS[1]["results"][:1]}
+    with pytest.raises(ValueError, match="two rows"):
+        seed_spread.spread([RUNS[0], doubled], "dpmm_mst")
+    second_peer_row = {**RUNS[1]["results"][2], "neighbouring": "add_remove", "target": "named"}
+    with pytest.raises(ValueError, match="pair with one"):
+        seed_spread.spread([RUNS[0], {**RUNS[1], "results": RUNS[1]["results"] + [second_peer_row]}], "dpmm_mst")
 
 
 def write_runs(folder: Path, payloads: list[dict[str, Any]]) -> list[Path]:
