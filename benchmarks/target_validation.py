@@ -1,7 +1,6 @@
 """The named target's choices, on the validation tables only (issue 46: fair, the stand-in, Adult's training split).
 
-``adult_hours`` and ``adult_age`` are Adult's training split with a numeric target named (``NUMERIC_TARGETS``), for
-``pairs_coarse`` below.
+``adult_hours`` and ``adult_age`` are Adult's training split with a numeric target named (``NUMERIC_TARGETS``).
 
 Each table is split into training and test rows (``tables.holdout_split``, seed 0; the stand-in: 4,000 + 1,000 rows
 of ``stand_in.stand_in``); the generators are fitted on the training rows the way a synthcity user would, with no
@@ -11,13 +10,14 @@ schema and with the declared one, at epsilon = 1 and delta = 1e-5:
   pairs        ``fit(GenericDataLoader(train, target_column=...))``: every pair with the target measured (the default)
   per_value    the same with ``target_tables="per_value"``: every table counted per value of a target of 2 to
                ``recipes.tables.TARGET_CLASSES`` values (a target of more values: its pairs)
-  pairs_coarse ``pairs`` with the target at the other columns' coarse levels in its pairs, as before the target's own
-               resolution (``adapters.tabular.anchor_resolution``): the ablation of that rule (it changes only a
-               target of more than ``TARGET_CLASSES`` values, a numeric one)
+
+each at the package's most coarse levels per column, or at each of ``--coarse-caps``,
 
 Earlier files were written by earlier versions of this script, their labels that version's: ``target_validation_small``
 (commit 95dac8c: "named, C <= k" conditioned every target, a numeric one on k runs of its levels),
-``target_validation`` (76e14cc: "named" conditioned a target of at most 4 values, anchored the others) and
+``target_validation`` (76e14cc: "named" conditioned a target of at most 4 values, anchored the others),
+``target_levels_validation`` (3c2f7ab: "pairs" measured a target of many values at its own finer levels in its pairs,
+``adapters.tabular.anchor_resolution``; "pairs_coarse" at the other columns' levels, as today) and
 ``target_validation_modes`` (4cb60eb, the DP domain's one-way counts joined: "C <= 1" anchored every target, the pairs
 of today; "C <= 4" conditioned as per_value does today).
 
@@ -32,6 +32,8 @@ Run: ``python benchmarks/target_validation.py --data-root ../shared/data [--fits
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import time
 from unittest import mock
 import warnings
@@ -49,16 +51,16 @@ from table_metrics import QuantileCellMetrics
 from tables import Target, holdout_split, load_table
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
-from synthcity_dpswf.recipes import tables as table_recipes
+from synthcity_dpswf.adapters import tabular
 
 EPSILON, DELTA = 1.0, 1e-5
-MODES = ("frame", "pairs", "per_value", "pairs_coarse")
+MODES = ("frame", "pairs", "per_value")
 NUMERIC_TARGETS = {
     "adult_hours": Target("hours-per-week", 40.0, "hours-per-week > 40 (more than full time)"),
     "adult_age": Target("age", 40.0, "age > 40"),
 }
 """Adult's training split with a numeric target named and thresholded (AUROC): the validation tables of a named
-target of many values (fair's ``affairs`` gets 12 levels with the rule or without)."""
+target of many values."""
 
 
 def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, pd.DataFrame, Target, Any]:
@@ -87,38 +89,42 @@ def fit_once(generator: str, train: pd.DataFrame, target: Target, declared: Any,
     if mode == "per_value":
         arguments["target_tables"] = "per_value"
     data = train if mode == "frame" else GenericDataLoader(train, target_column=target.column)
-    plugin = Plugins().get(generator, **arguments)
-    if mode == "pairs_coarse":
-        with mock.patch.object(table_recipes, "anchor_resolution", lambda n_records, count_noise, coarse: coarse):
-            plugin.fit(data)
-    else:
-        plugin.fit(data)
+    plugin = Plugins().get(generator, **arguments).fit(data)
     return plugin.generate(len(train)).dataframe()
 
 
-def run(tables: list[str], generators: list[str], modes: list[str], fits: int, data_root: Path | None) -> list[dict[str, Any]]:
-    """Every table's floor and cells (module docstring), in each of ``modes``."""
+def coarse_cap(cap: int | None) -> contextlib.AbstractContextManager[Any]:
+    """Fits with ``adapters.tabular.table_resolution``'s most coarse levels at ``cap`` (``None``: the package's own);
+    the paid pair selection's rule (``recipes.tables.noise_limited``) keeps the package's."""
+    if cap is None:
+        return contextlib.nullcontext()
+    return mock.patch.object(tabular, "COARSE_LEVELS", (tabular.COARSE_LEVELS[0], cap))
+
+
+def run(tables: list[str], generators: list[str], modes: list[str], fits: int, data_root: Path | None,
+        caps: tuple[int | None, ...] = (None,)) -> list[dict[str, Any]]:
+    """Every table's floor and cells (module docstring), in each of ``modes`` and at each coarse ``caps``."""
     rows = []
     for name in tables:
         train, test, target, declared = validation_table(name, data_root)
         metrics = QuantileCellMetrics(train, target, 0, test)
-        rows.append({"table": name, "generator": "real training rows", "schema": "-", "mode": "-", "fits": 1,
+        rows.append({"table": name, "generator": "real training rows", "schema": "-", "mode": "-", "cap": None, "fits": 1,
                      "tstr": metrics.tstr(train, test), "tv2": metrics.tv(train)["tv2"], "seconds": 0.0,
                      "tstr_runs": [], "tv2_runs": []})
         for generator in generators:
             for schema_name, schema in (("none", None), ("declared", declared)):
-                for mode in modes:
+                for mode, cap in itertools.product(modes, caps):
                     tstr, tv2, seconds = [], [], []
                     for state in range(fits):
                         started = time.perf_counter()
-                        with warnings.catch_warnings():
+                        with warnings.catch_warnings(), coarse_cap(cap):
                             warnings.simplefilter("ignore")
                             synthetic = fit_once(generator, train, target, schema, mode, state)
                         seconds.append(time.perf_counter() - started)
                         tstr.append(metrics.tstr(synthetic, test))
                         tv2.append(metrics.tv(synthetic)["tv2"])
                     rows.append({"table": name, "generator": generator, "schema": schema_name, "mode": mode,
-                                 "fits": fits, "tstr": float(np.mean(tstr)), "tv2": float(np.mean(tv2)),
+                                 "cap": cap or tabular.COARSE_LEVELS[1], "fits": fits, "tstr": float(np.mean(tstr)), "tv2": float(np.mean(tv2)),
                                  "seconds": float(np.mean(seconds)), "tstr_runs": tstr, "tv2_runs": tv2})
                     print({key: value for key, value in rows[-1].items() if not key.endswith("_runs")}, flush=True)
     return rows
@@ -130,12 +136,15 @@ def markdown(payload: dict[str, Any]) -> str:
         f"epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; {payload['fits']} fits per cell (random states "
         f"0..{payload['fits'] - 1}); {payload['environment']['device']}, {payload['environment']['date']}. TSTR: "
         "HistGradientBoosting trained on the synthetic rows, AUROC on the held-out real rows (mean over fits, and the "
-        "spread min-max); 2-way TV against the training rows; seconds: fit + generation of the training split's size.",
-        "", "| table | generator | schema | target | TSTR | TSTR min-max | 2-way TV | s |", "|---|---|---|---|---:|---|---:|---:|",
+        "spread min-max); 2-way TV against the training rows; seconds: fit + generation of the training split's size; "
+        "coarse cap: the most coarse levels of a column in the two-way tables (`adapters.tabular.COARSE_LEVELS`).",
+        "", "| table | generator | schema | target | coarse cap | TSTR | TSTR min-max | 2-way TV | s |",
+        "|---|---|---|---|---:|---:|---|---:|---:|",
     ]
     for row in payload["rows"]:
         spread = (f"{min(row['tstr_runs']):.3f}-{max(row['tstr_runs']):.3f}" if row["tstr_runs"] else "-")
-        lines.append(f"| {row['table']} | {row['generator']} | {row['schema']} | {row['mode']} | {row['tstr']:.3f} | "
+        lines.append(f"| {row['table']} | {row['generator']} | {row['schema']} | {row['mode']} | {row.get('cap') or '-'} | "
+                     f"{row['tstr']:.3f} | "
                      f"{spread} | {row['tv2']:.3f} | {row['seconds']:.1f} |")
     return "\n".join(lines) + "\n"
 
@@ -149,9 +158,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fits", type=int, default=5)
     parser.add_argument("--data-root", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--coarse-caps", type=int, nargs="+", default=None,
+                        help="most coarse levels per column to compare (default: the package's own)")
     parser.add_argument("--name", default="target_validation")
     args = parser.parse_args(argv)
-    rows = run(args.tables, args.generators, args.modes, args.fits, args.data_root)
+    rows = run(args.tables, args.generators, args.modes, args.fits, args.data_root, tuple(args.coarse_caps or [None]))
     payload = {"environment": environment(torch.device("cpu")), "fits": args.fits, "rows": rows}
     write_results(args.out, args.name, payload, markdown(payload))
 

@@ -370,18 +370,3 @@ def table_resolution(n_records: float | None, count_noise: float) -> tuple[int, 
     if n_records < 1000:
         coarse = min(coarse, SMALL_TABLE_COARSE)
     return fine, coarse
-
-
-def anchor_resolution(n_records: float | None, count_noise: float, coarse: int) -> int:
-    """Levels of a named target in its own two-way tables (the anchored pairs: every pair with it measured), from the
-    same rule as ``table_resolution``'s: a cell of n / (K_t K) records, K the other column's ``coarse`` levels, should
-    hold ``CELL_SIGNAL`` noise stds of a count (``count_noise``), so K_t = floor(n / (CELL_SIGNAL count_noise K)), at
-    least ``coarse`` and at most ``FINE_LEVELS``' most. ``COARSE_LEVELS``' cap holds the d (d - 1) / 2 pairs of a table
-    to 16 x 16 cells; the target's d - 1 pairs are what its prediction reads, and a label a user thresholds inside one
-    of its 16 runs (flights' arr_delay > 15 minutes, which 16 runs at its quantiles cut at 10 and 21) is lost there.
-    No new setting: ``CELL_SIGNAL`` was chosen on other tables (docs/flows.md, "A named target's own levels").
-    Unknown n: ``coarse``, as without a target."""
-    if n_records is None:
-        return coarse
-    ratio = n_records / (CELL_SIGNAL * count_noise)
-    return int(min(max(math.floor(ratio / coarse), coarse), FINE_LEVELS[1]))

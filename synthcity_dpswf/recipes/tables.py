@@ -16,9 +16,7 @@ import torch
 from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.table_domain import PublicRules
-from synthcity_dpswf.adapters.tabular import (
-    COARSE_LEVELS, FINE_LEVELS, anchor_resolution, needs_histogram, table_resolution,
-)
+from synthcity_dpswf.adapters.tabular import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models.state import ReleasePlan
 from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
@@ -135,24 +133,20 @@ def settle_table(
         return SettledTable(domain, TabularCodec(domain, unknown), None, terms.budget, terms.noise_multiplier, terms.plan,
                             paid, released_rows)
     n_pairs = pair_rule.selected_pair_count(paired, choices.max_pairs) if selecting else None
-    fine_bins, coarse_bins, target_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows,
-                                                              terms.count_noise, n_columns, n_pairs, classes or 1)
+    fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows,
+                                                 terms.count_noise, n_columns, n_pairs, classes or 1)
     codec = MarginalTableCodec(domain, fine_bins, unknown)
     if anchor is not None and codec.levels[anchor] - codec.missing[anchor] < 2:
         anchor = None  # a target of one value (the DP domain placed none of its categories): its pairs hold nothing
     one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
     runs = codec.equal_mass_runs(coarse_bins)  # at the DP domain's released quantiles
-    if anchor is not None:  # the target's own levels in its pairs: finer where the rows allow
-        runs.pop(anchor, None)
-        runs.update({anchor: starts for column, starts in codec.equal_mass_runs(target_bins).items() if column == anchor})
-    anchor_bins = target_bins if anchor is not None else None
     if terms.selection_multiplier is None or n_pairs is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
-                                      condition, TARGET_CLASSES, anchor, runs, anchor_bins)
+                                      condition, TARGET_CLASSES, anchor, runs)
         return SettledTable(domain, codec, layout, terms.budget, terms.noise_multiplier, terms.plan, paid, released_rows,
                             one_way)
     candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing, condition,
-                                            TARGET_CLASSES, anchor, runs, anchor_bins)
+                                            TARGET_CLASSES, anchor, runs)
     forced = tuple(pair for pair in candidates.pairs if anchor in pair)
     selection = pair_rule.release_pair_selection(
         table_statistic(table, codec, candidates), candidates, n_pairs, terms.selection_multiplier,
@@ -174,7 +168,7 @@ def noise_limited(size: float | None, rest_multiplier: float, neighbouring: Adja
     selection won when noise held the tables below the most levels and lost on a large table where it did not
     (``benchmarks/results/pair_selection*.md``; docs/flows.md, "Which pairs to measure: a paid selection")."""
     every_pair = TableChoices("marginal", max_pairs=max_pairs, pair_selection="public")
-    _, coarse, _ = marginal_resolution(every_pair, neighbouring, None, size, rest_multiplier, n_columns)
+    _, coarse = marginal_resolution(every_pair, neighbouring, None, size, rest_multiplier, n_columns)
     return coarse < COARSE_LEVELS[1]
 
 
@@ -273,32 +267,26 @@ def columns_of(table: pd.DataFrame | DaskCounts, columns: list[str]) -> pd.DataF
 def marginal_resolution(
     choices: TableChoices, neighbouring: Adjacency, n_public: int | None, released_rows: float | None,
     count_noise: float, n_columns: int, n_pairs: int | None = None, classes: int = 1,
-) -> tuple[int, int, int]:
-    """``(fine_bins, coarse_bins, target_bins)`` of the marginal release: the ``choices``' where given, else
-    ``table_resolution`` (``target_bins``: a named target's levels in its anchored pairs, ``anchor_resolution``; the
-    ``choices``' coarse_bins where given)
+) -> tuple[int, int]:
+    """``(fine_bins, coarse_bins)`` of the marginal release: the ``choices``' where given, else ``table_resolution``
     from the expected size (``n_public``, or under add/remove the DP domain's ``released_rows``) and the noise of a
     pooled count of the releases (``count_noise``, ``privacy.budget.ReleaseTerms.count_noise`` of the run's calibrated
     noise: public numbers and released ones only) over its tables: the d one-way tables and ``n_pairs`` pairs (``None``:
     all pairs up to ``max_pairs``; of the d - 1 columns other than a named target's), each counted over the rows of one
     of ``classes`` classes of the target, n / ``classes`` on average."""
     if choices.fine_bins is not None and choices.coarse_bins is not None:
-        return choices.fine_bins, choices.coarse_bins, choices.coarse_bins
+        return choices.fine_bins, choices.coarse_bins
     size = n_public if n_public is not None else released_rows
     if size is None or count_noise == 0:
         fine, coarse = table_resolution(None, 1.0)
-        target = anchor_resolution(None, 1.0, coarse)
     else:
         size = size / classes
         if n_pairs is None:
             paired = n_columns - (classes > 1)
             n_pairs = min(paired * (paired - 1) // 2, choices.max_pairs or n_columns**2)
-        pooled_noise = count_noise * neighbouring.one_hot_sensitivity * math.sqrt(n_columns + n_pairs)
-        fine, coarse = table_resolution(size, pooled_noise)
-        target = anchor_resolution(size, pooled_noise, choices.coarse_bins or coarse)
-    if choices.coarse_bins is not None:
-        return choices.fine_bins or fine, choices.coarse_bins, choices.coarse_bins
-    return choices.fine_bins or fine, coarse, target
+        n_tables = n_columns + n_pairs
+        fine, coarse = table_resolution(size, count_noise * neighbouring.one_hot_sensitivity * math.sqrt(n_tables))
+    return choices.fine_bins or fine, choices.coarse_bins or coarse
 
 
 def warn_about(release: DomainRelease) -> None:

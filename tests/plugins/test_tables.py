@@ -15,7 +15,7 @@ import torch
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain
-from synthcity_dpswf.adapters.tabular import CELL_SIGNAL, anchor_resolution, table_resolution
+from synthcity_dpswf.adapters.tabular import table_resolution
 from synthcity_dpswf.privacy.budget import Budget, default_domain_share
 from synthcity_dpswf.privacy import release_domain, secret_generator
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, release_domain_at, rows_needed
@@ -105,18 +105,6 @@ def test_resolution_follows_the_table_size_and_the_budget() -> None:
     fine, coarse = table_resolution(4000, 150.0)  # 4,000 rows, half of epsilon = 1 after the domain
     assert coarse < 16 and fine < 100
     assert table_resolution(150, 14.0)[1] <= 8 and table_resolution(None, 1.0) == (100, 16)
-
-
-def test_a_named_target_s_own_levels_hold_the_same_signal_per_cell_as_the_other_pairs() -> None:
-    """``anchor_resolution``: K_t cells of n / (K_t K) rows hold ``CELL_SIGNAL`` noise stds, within K and the fine
-    levels' most; unknown n keeps the other columns' levels."""
-    assert anchor_resolution(269_000, 47.0, 16) == 100  # flights at epsilon = 1: ratio 5,723, so 357, capped
-    assert anchor_resolution(20_000, 40.0, 16) == 31  # 500 / 16
-    assert anchor_resolution(5_000, 42.0, 10) == 11  # fair: about the other columns' levels
-    assert anchor_resolution(1_000, 100.0, 3) == 3 and anchor_resolution(None, 1.0, 16) == 16
-    for n_records in (500, 5_000, 50_000, 500_000):
-        target = anchor_resolution(n_records, 30.0, 12)
-        assert 12 <= target <= 100 and (target in (12, 100) or n_records / (target * 12) >= CELL_SIGNAL * 30.0)
 
 
 def test_many_rows_come_from_few_flowed_particles_quickly_and_may_repeat() -> None:

@@ -242,21 +242,6 @@ def test_a_target_of_many_values_is_not_conditioned_on_and_every_pair_with_it_is
     layout = MarginalLayout.build((3, 4, 5, 6, 7), coarse_bins=4, max_pairs=5, seed=1, anchor=2)
     assert {pair for pair in layout.pairs if 2 in pair} == {(0, 2), (1, 2), (2, 3), (2, 4)} and len(layout.pairs) == 5
     assert MarginalLayout.build((3, 4, 5, 6, 7), 4, 5, 1).pairs == MarginalLayout.build((3, 4, 5, 6, 7), 4, 5, 1, anchor=None).pairs
-    finer = MarginalLayout.build((3, 4, 5, 6, 7), coarse_bins=4, max_pairs=5, seed=1, anchor=2, anchor_bins=5)
-    assert finer.coarse_levels == (3, 4, 5, 4, 4) and finer.pairs == layout.pairs  # the target's own levels only
-    assert finer.split(torch.arange(sum(finer.sizes)))[1][(2, 3)].shape == (5, 4)
-    release = MarginalRelease(ReleaseOptions(layout=finer))  # the target's finer cells leave Delta at sqrt(2m)
-    bound = release.sensitivity(None)
-    assert bound == pytest.approx(math.sqrt(2 * finer.n_tables))
-    generator = torch.Generator().manual_seed(5)
-    records = torch.stack([torch.randint(k, (400,), generator=generator) for k in finer.levels], dim=1).float()
-    gaps = (release.statistic(records[:200, None][i], None) - release.statistic(records[200:, None][i], None)
-            for i in range(200))
-    assert max(float(gap.double().norm()) for gap in gaps) <= bound * (1 + 1e-9)
-    worst = (torch.zeros(1, 5), torch.tensor([[k - 1 for k in finer.levels]], dtype=torch.float32))
-    assert float((release.statistic(worst[0], None) - release.statistic(worst[1], None)).norm()) == pytest.approx(bound)
-    with pytest.raises(ValueError, match="name the anchor"):
-        MarginalLayout.build((3, 4, 5, 6, 7), coarse_bins=4, anchor_bins=5)
     table = _wide_table(600, 5).assign(y=lambda frame: np.random.default_rng(0).normal(size=len(frame)) + (frame["c0"] == "1"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -266,25 +251,6 @@ def test_a_target_of_many_values_is_not_conditioned_on_and_every_pair_with_it_is
             assert plugin.layout_.condition is None
             assert {pair for pair in plugin.layout_.pairs if 7 in pair} == {(j, 7) for j in range(7)}
             assert (plugin.selection_part_ is not None) == (selection == "adaptive")
-
-
-def test_a_numeric_target_s_pairs_hold_it_at_its_own_finer_levels_where_the_rows_allow() -> None:
-    """With many rows for the noise, the named target's pairs measure it at more levels than the other columns' cap
-    (``adapters.tabular.anchor_resolution``); a DataFrame, which names no target, keeps every column at the cap."""
-    from synthcity.plugins import Plugins
-    from synthcity.plugins.core.dataloader import GenericDataLoader
-
-    table = _wide_table(5000, 5).assign(y=lambda frame: np.random.default_rng(0).normal(size=len(frame)) + (frame["c0"] == "1"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        named = Plugins().get("dpswflow", epsilon=10.0, delta=1e-5, pair_selection="public").fit(
-            GenericDataLoader(table, target_column="y"))
-        frame = Plugins().get("dpswflow", epsilon=10.0, delta=1e-5, pair_selection="public").fit(table)
-    target = list(table.columns).index("y")
-    others = [levels for column, levels in enumerate(named.layout_.coarse_levels) if column != target]
-    assert named.layout_.coarse_levels[target] > 16 >= max(others)
-    assert max(frame.layout_.coarse_levels) <= 16
-    assert len(named.generate(200).dataframe()) == 200
 
 
 def test_a_dp_domain_s_one_way_counts_join_every_class_by_least_squares_and_leave_the_target_alone() -> None:

@@ -122,7 +122,6 @@ class MarginalLayout:
         classes: int | None = None,
         anchor: int | None = None,
         runs: dict[int, tuple[int, ...]] | None = None,
-        anchor_bins: int | None = None,
     ) -> "MarginalLayout":
         """Coarse levels ``min(K_j, coarse_bins)`` (a column with a missing level: ``min(K_j - 1, coarse_bins)`` for
         its values and one for its missing level); all pairs, or ``max_pairs`` of them chosen uniformly at random from
@@ -130,17 +129,12 @@ class MarginalLayout:
         and t's coarse levels, its classes, are ``min(K_t, classes)`` whatever ``coarse_bins`` (its missing level one
         more). With an ``anchor``
         column (a named target not conditioned on): every pair containing it is kept within ``max_pairs``, the random
-        subset drawn from the others, and its coarse levels ``min(K_a, anchor_bins)`` where given (the named target's
-        own resolution in its pairs: ``adapters.tabular.anchor_resolution``). ``runs``: the first fine levels of the coarse levels of the columns whose runs are
+        subset drawn from the others. ``runs``: the first fine levels of the coarse levels of the columns whose runs are
         of equal released mass (``math.histograms.equal_mass_starts``, at most ``coarse_bins`` of them; a missing
         level's last run included): their coarse levels are those runs. Never for the condition column."""
         check_positive_int("coarse_bins", coarse_bins)
         if classes is not None:
             check_positive_int("classes", classes)
-        if anchor_bins is not None:
-            check_positive_int("anchor_bins", anchor_bins)
-            if anchor is None:
-                raise ValueError("anchor_bins sets an anchor column's coarse levels: name the anchor too.")
         pairs = [pair for pair in itertools.combinations(range(len(levels)), 2) if condition not in pair]
         if max_pairs is not None and len(pairs) > max_pairs:
             check_positive_int("max_pairs", max_pairs)
@@ -152,9 +146,7 @@ class MarginalLayout:
             raise ValueError("missing needs one entry per column (or none).")
         flags = tuple(missing) or (False,) * len(levels)
         def coarse_of(column: int) -> int:
-            bins = classes if column == condition and classes is not None else coarse_bins
-            if column == anchor and anchor_bins is not None:
-                bins = anchor_bins
+            bins = coarse_bins if column != condition or classes is None else classes
             k = levels[column]
             return min(k - 1, bins) + 1 if flags[column] else min(k, bins)
 

@@ -163,13 +163,11 @@ def selects_pairs(n_columns: int, max_pairs: int | None, epsilon: float) -> bool
 
 def candidate_layout(levels: tuple[int, ...], coarse_bins: int, seed: int, missing: tuple[bool, ...],
                      condition: int | None = None, classes: int | None = None,
-                     anchor: int | None = None, runs: dict[int, tuple[int, ...]] | None = None,
-                     anchor_bins: int | None = None) -> MarginalLayout:
+                     anchor: int | None = None, runs: dict[int, tuple[int, ...]] | None = None) -> MarginalLayout:
     """L_A: the marginal layout of every candidate pair (``MarginalLayout.build`` with ``CANDIDATE_PAIRS``), counted per
     class of the named target ``condition`` where there is one (no pair contains it), every pair of an ``anchor``
-    column among the candidates, at its ``anchor_bins`` levels."""
-    return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing, condition, classes, anchor, runs,
-                                anchor_bins)
+    column among the candidates."""
+    return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing, condition, classes, anchor, runs)
 
 
 @dataclass(frozen=True)
