@@ -78,12 +78,13 @@ def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, p
     return train, test, table.target, table.schema(train)
 
 
-def fit_once(generator: str, train: pd.DataFrame, target: Target, declared: Any, mode: str, state: int) -> pd.DataFrame:
+def fit_once(generator: str, train: pd.DataFrame, target: Target, declared: Any, mode: str, state: int,
+             epsilon: float = EPSILON) -> pd.DataFrame:
     """One fit in ``mode`` (module docstring) and generation of ``len(train)`` rows."""
     from synthcity.plugins import Plugins
     from synthcity.plugins.core.dataloader import GenericDataLoader
 
-    arguments: dict[str, Any] = {"epsilon": EPSILON, "delta": DELTA, "random_state": state}
+    arguments: dict[str, Any] = {"epsilon": epsilon, "delta": DELTA, "random_state": state}
     if declared is not None:
         arguments["domain"] = declared
     if mode == "per_value":
@@ -102,7 +103,7 @@ def coarse_cap(cap: int | None) -> contextlib.AbstractContextManager[Any]:
 
 
 def run(tables: list[str], generators: list[str], modes: list[str], fits: int, data_root: Path | None,
-        caps: tuple[int | None, ...] = (None,)) -> list[dict[str, Any]]:
+        caps: tuple[int | None, ...] = (None,), epsilon: float = EPSILON) -> list[dict[str, Any]]:
     """Every table's floor and cells (module docstring), in each of ``modes`` and at each coarse ``caps``."""
     rows = []
     for name in tables:
@@ -119,7 +120,7 @@ def run(tables: list[str], generators: list[str], modes: list[str], fits: int, d
                         started = time.perf_counter()
                         with warnings.catch_warnings(), coarse_cap(cap):
                             warnings.simplefilter("ignore")
-                            synthetic = fit_once(generator, train, target, schema, mode, state)
+                            synthetic = fit_once(generator, train, target, schema, mode, state, epsilon)
                         seconds.append(time.perf_counter() - started)
                         tstr.append(metrics.tstr(synthetic, test))
                         tv2.append(metrics.tv(synthetic)["tv2"])
@@ -133,7 +134,7 @@ def run(tables: list[str], generators: list[str], modes: list[str], fits: int, d
 def markdown(payload: dict[str, Any]) -> str:
     lines = [
         "# A named target's choices on the validation tables (`python benchmarks/target_validation.py`)", "",
-        f"epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; {payload['fits']} fits per cell (random states "
+        f"epsilon = {payload.get('epsilon', EPSILON):g}, delta = {DELTA:g}, replace-one; {payload['fits']} fits per cell (random states "
         f"0..{payload['fits'] - 1}); {payload['environment']['device']}, {payload['environment']['date']}. TSTR: "
         "HistGradientBoosting trained on the synthetic rows, AUROC on the held-out real rows (mean over fits, and the "
         "spread min-max); 2-way TV against the training rows; seconds: fit + generation of the training split's size; "
@@ -160,10 +161,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--coarse-caps", type=int, nargs="+", default=None,
                         help="most coarse levels per column to compare (default: the package's own)")
+    parser.add_argument("--epsilon", type=float, default=EPSILON,
+                        help="the budget of every fit (a larger one stands for a table of more rows: the resolution "
+                        "rules read n over the noise)")
     parser.add_argument("--name", default="target_validation")
     args = parser.parse_args(argv)
-    rows = run(args.tables, args.generators, args.modes, args.fits, args.data_root, tuple(args.coarse_caps or [None]))
-    payload = {"environment": environment(torch.device("cpu")), "fits": args.fits, "rows": rows}
+    rows = run(args.tables, args.generators, args.modes, args.fits, args.data_root, tuple(args.coarse_caps or [None]),
+               args.epsilon)
+    payload = {"environment": environment(torch.device("cpu")), "fits": args.fits, "epsilon": args.epsilon, "rows": rows}
     write_results(args.out, args.name, payload, markdown(payload))
 
 
