@@ -1,17 +1,23 @@
-"""The named target's choices, on the validation tables only (issue 46: fair, the stand-in, Adult's training split).
-
-``adult_hours`` and ``adult_age`` are Adult's training split with a numeric target named (``NUMERIC_TARGETS``).
+"""The named target's choices, on the validation tables only (issue 46: fair, the stand-in, Adult's training split,
+and that split with a numeric target named: ``adult_hours``, ``adult_age``, ``NUMERIC_TARGETS``).
 
 Each table is split into training and test rows (``tables.holdout_split``, seed 0; the stand-in: 4,000 + 1,000 rows
 of ``stand_in.stand_in``); the generators are fitted on the training rows the way a synthcity user would, with no
-schema and with the declared one, at epsilon = 1 and delta = 1e-5:
+schema and with the declared one, at epsilon = 1 (``--epsilon``) and delta = 1e-5:
 
   frame        ``fit(train)``: a DataFrame names no target
   pairs        ``fit(GenericDataLoader(train, target_column=...))``: every pair with the target measured (the default)
   per_value    the same with ``target_tables="per_value"``: every table counted per value of a target of 2 to
                ``recipes.tables.TARGET_CLASSES`` values (a target of more values: its pairs)
 
-each at the package's most coarse levels per column, or at each of ``--coarse-caps``,
+each at the package's most coarse levels per column in the two-way tables, or at each of ``--coarse-caps`` (a larger
+``--epsilon`` standing for a table of more rows: the resolution rule reads n over the noise), and scored by the table suite's code (``table_metrics.QuantileCellMetrics``): TSTR (HistGradientBoosting trained on
+the synthetic rows, AUROC on the test rows), 2-way TV against the training rows, and fit + generation seconds, over
+``--fits`` random states. The real training rows' TSTR is the floor.
+
+Run: ``python benchmarks/target_validation.py --data-root ../shared/data [--fits 5] [--tables fair stand_in adult_raw]
+[--modes frame pairs per_value] [--coarse-caps 16 32] [--epsilon 1] [--name ...]``. Writes
+``benchmarks/results/<name>.{md,json}`` (default ``target_validation``).
 
 Earlier files were written by earlier versions of this script, their labels that version's: ``target_validation_small``
 (commit 95dac8c: "named, C <= k" conditioned every target, a numeric one on k runs of its levels),
@@ -20,13 +26,6 @@ Earlier files were written by earlier versions of this script, their labels that
 ``adapters.tabular.anchor_resolution``; "pairs_coarse" at the other columns' levels, as today) and
 ``target_validation_modes`` (4cb60eb, the DP domain's one-way counts joined: "C <= 1" anchored every target, the pairs
 of today; "C <= 4" conditioned as per_value does today).
-
-and scored by the table suite's code (``table_metrics.QuantileCellMetrics``): TSTR (HistGradientBoosting trained on
-the synthetic rows, AUROC on the test rows), 2-way TV against the training rows, and fit + generation seconds, over
-``--fits`` random states. The real training rows' TSTR is the floor.
-
-Run: ``python benchmarks/target_validation.py --data-root ../shared/data [--fits 5] [--tables fair stand_in adult_raw]
-[--modes frame pairs per_value]``. Writes ``benchmarks/results/target_validation.{md,json}``.
 """
 
 from __future__ import annotations
@@ -35,9 +34,9 @@ import argparse
 import contextlib
 import itertools
 import time
-from unittest import mock
 import warnings
 from pathlib import Path
+from unittest import mock
 from typing import Any
 
 import numpy as np
@@ -125,7 +124,8 @@ def run(tables: list[str], generators: list[str], modes: list[str], fits: int, d
                         tstr.append(metrics.tstr(synthetic, test))
                         tv2.append(metrics.tv(synthetic)["tv2"])
                     rows.append({"table": name, "generator": generator, "schema": schema_name, "mode": mode,
-                                 "cap": cap or tabular.COARSE_LEVELS[1], "fits": fits, "tstr": float(np.mean(tstr)), "tv2": float(np.mean(tv2)),
+                                 "cap": cap or tabular.COARSE_LEVELS[1], "fits": fits, "tstr": float(np.mean(tstr)),
+                                 "tv2": float(np.mean(tv2)),
                                  "seconds": float(np.mean(seconds)), "tstr_runs": tstr, "tv2_runs": tv2})
                     print({key: value for key, value in rows[-1].items() if not key.endswith("_runs")}, flush=True)
     return rows
@@ -134,7 +134,8 @@ def run(tables: list[str], generators: list[str], modes: list[str], fits: int, d
 def markdown(payload: dict[str, Any]) -> str:
     lines = [
         "# A named target's choices on the validation tables (`python benchmarks/target_validation.py`)", "",
-        f"epsilon = {payload.get('epsilon', EPSILON):g}, delta = {DELTA:g}, replace-one; {payload['fits']} fits per cell (random states "
+        f"epsilon = {payload.get('epsilon', EPSILON):g}, delta = {DELTA:g}, replace-one; {payload['fits']} fits per cell "
+        "(random states "
         f"0..{payload['fits'] - 1}); {payload['environment']['device']}, {payload['environment']['date']}. TSTR: "
         "HistGradientBoosting trained on the synthetic rows, AUROC on the held-out real rows (mean over fits, and the "
         "spread min-max); 2-way TV against the training rows; seconds: fit + generation of the training split's size; "
@@ -145,8 +146,7 @@ def markdown(payload: dict[str, Any]) -> str:
     for row in payload["rows"]:
         spread = (f"{min(row['tstr_runs']):.3f}-{max(row['tstr_runs']):.3f}" if row["tstr_runs"] else "-")
         lines.append(f"| {row['table']} | {row['generator']} | {row['schema']} | {row['mode']} | {row.get('cap') or '-'} | "
-                     f"{row['tstr']:.3f} | "
-                     f"{spread} | {row['tv2']:.3f} | {row['seconds']:.1f} |")
+                     f"{row['tstr']:.3f} | {spread} | {row['tv2']:.3f} | {row['seconds']:.1f} |")
     return "\n".join(lines) + "\n"
 
 
