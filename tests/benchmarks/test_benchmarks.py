@@ -108,6 +108,20 @@ def test_target_validation_script_scores_a_frame_and_a_named_target(tmp_path: Pa
     assert all(0.4 < row["tstr"] <= 1 and 0 <= row["tv2"] < 1 for row in payload["rows"])
 
 
+def test_target_validation_s_coarse_cap_holds_only_inside_its_fits() -> None:
+    """``--coarse-caps``: inside ``coarse_cap`` the resolution rule's most coarse levels are the cap (Adult at epsilon
+    1: 21 levels under a cap of 32, 16 under the package's), the package's own outside and with ``None``."""
+    import target_validation
+
+    from synthcity_dpswf.adapters.tabular import table_resolution
+
+    with target_validation.coarse_cap(32):
+        assert table_resolution(26_000, 58.0)[1] == 21
+    with target_validation.coarse_cap(None):
+        assert table_resolution(26_000, 58.0)[1] == 16
+    assert table_resolution(26_000, 58.0)[1] == 16 and target_validation.NUMERIC_TARGETS["adult_age"].metric == "AUROC"
+
+
 def test_coarse_runs_script_fits_both_rules_and_names_the_columns_with_runs(tmp_path: Path) -> None:
     """``benchmarks/coarse_runs.py`` end to end on fair, one fit per cell: quantile runs against equal runs, with no
     schema (the DP domain types age as an integer column of more levels than coarse ones: it gets runs) and the
