@@ -4,6 +4,7 @@
 #
 #   bash benchmarks/gpu.sh [--out DIR] [--data-root DIR] [--inception FILE] [--stages LIST] [--pack DIR] [--archive FILE]
 #                          [--table-datasets LIST] [--private-generators LIST] [--dpsgd-validation FILE]
+#                          [--dpsgd-codecs DIR]
 #   bash benchmarks/gpu.sh --smoke [--out DIR] [--data-root DIR] [--inception FILE]     # CPU, tiny sizes
 #
 # Stages (--stages, comma-separated; default env,tests,speed,images), limits in seconds for the CUDA run (the default
@@ -39,7 +40,11 @@
 #                configs/images/dpsgd_codec_mnist_test.toml, FID on 10,000 generated vs 10,000 test images
 #                (DIR/dpsgd/). Its select_from reads DIR/dpsgd/dpsgd_codec_mnist_validation.json: a copy of
 #                --dpsgd-validation, or, without one, the validation grid run first in the same limit (test data
-#                never chooses); needs --data-root and --inception
+#                never chooses). Then, once that grid has run, the FID rows of the README's table, each a runner call
+#                of its own into the same file: dpsgd_codec_mnist_test_fid.toml at epsilon 10 and 5 (DPSWflow, the
+#                settings chosen by FID), dpsgd_codec_mnist_test_low.toml at epsilon 1 (DPSWflow) and DPSWflow-r at
+#                epsilon 10, 5 and 1. Codecs from --dpsgd-codecs are loaded, not trained; needs --data-root and
+#                --inception
 # Each stage writes DIR/<stage>.log and a line of DIR/stages.tsv (name, exit status, seconds, limit); a stage that
 # fails or overruns does not stop the next. DIR/README.md (benchmarks/gpu_report.py summary) is written at the
 # end, whatever happened. Exit status: 0 when every stage that ran passed, 1 otherwise.
@@ -55,6 +60,12 @@
 #   --dpsgd-validation FILE  the validation rows the dpsgd stage chooses from (default without --smoke:
 #                     benchmarks/results/dpsgd_codec_mnist_validation.json when it exists; with --smoke none, as those
 #                     rows are full size: the stage runs the validation grid at its toy sizes first)
+#   --dpsgd-codecs DIR  DP-SGD codec checkpoints trained on the CPU (the private_autoencoder_*.pt files that the
+#                     image runner leaves in benchmarks/.cache, carried to the GPU machine; default with --pack: the
+#                     codecs/ folder gpu_pack.sh --codecs made, where one was carried): copied into the dpsgd
+#                     stage's cache, where a run with the same settings, epsilon, delta, adjacency and split loads one
+#                     (each file is named by a hash of these, and loading checks them) instead of training it on the
+#                     GPU machine's CPU; a codec not among them is trained there as before
 #   --archive FILE    also write DIR as one .tar.gz (what comes back from a lent machine)
 #   --smoke           CPU, tiny sizes: checks every command line, so that a lent GPU is never spent on a typo
 #                     (about 1.5 minutes on 2 cores with the image stage, most of it its three FIDs; 15 s without)
@@ -74,6 +85,7 @@ IMAGE_RUNS=1
 ARCHIVE=""
 DPSGD_VALIDATION=""
 DPSGD_VALIDATION_SET=0
+DPSGD_CODECS=""
 
 fail() { echo "gpu.sh: $*" >&2; exit 2; }
 value() { [[ $# -ge 2 && -n $2 ]] || fail "$1 needs a value (see the comments at the top of benchmarks/gpu.sh)"; }
@@ -92,6 +104,7 @@ while [[ $# -gt 0 ]]; do
     --private-generators) value "$@"; PRIVATE_GENERATORS=$2; shift 2 ;;
     --archive) value "$@"; ARCHIVE=$2; shift 2 ;;
     --dpsgd-validation) value "$@"; DPSGD_VALIDATION=$2; DPSGD_VALIDATION_SET=1; shift 2 ;;
+    --dpsgd-codecs) value "$@"; DPSGD_CODECS=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) fail "unknown argument '$1' (see --help)" ;;
   esac
@@ -114,6 +127,12 @@ if [[ $DPSGD_VALIDATION_SET -eq 1 ]]; then
   DPSGD_VALIDATION=$(cd "$(dirname "$DPSGD_VALIDATION")" && pwd)/$(basename "$DPSGD_VALIDATION")
 elif [[ $SMOKE -eq 0 && -f $ROOT/benchmarks/results/dpsgd_codec_mnist_validation.json ]]; then
   DPSGD_VALIDATION=$ROOT/benchmarks/results/dpsgd_codec_mnist_validation.json
+fi
+if [[ -n $DPSGD_CODECS ]]; then
+  [[ -d $DPSGD_CODECS ]] || fail "--dpsgd-codecs $DPSGD_CODECS is not a folder"
+  compgen -G "$DPSGD_CODECS/private_autoencoder_*.pt" >/dev/null \
+    || fail "--dpsgd-codecs $DPSGD_CODECS holds no private_autoencoder_*.pt (the checkpoints benchmarks/.cache keeps)"
+  DPSGD_CODECS=$(cd "$DPSGD_CODECS" && pwd)
 fi
 if [[ -z $PY ]]; then
   if [[ -x $ROOT/.venv/bin/python ]]; then PY=$ROOT/.venv/bin/python; else PY=python3; fi
@@ -157,6 +176,11 @@ if [[ -n $PACK ]]; then
       echo "$dataset rebuilt under $DATA from $(compgen -G "$PACK/*/$dataset/raw/*.gz" | wc -l) gzipped files" >>"$OUT/pack.log"
     fi
   done
+  packed_codecs=$(compgen -G "$PACK/*/codecs/private_autoencoder_*.pt" | head -n 1 || true)
+  if [[ -z $DPSGD_CODECS && -n $packed_codecs ]]; then
+    DPSGD_CODECS=$(dirname "$packed_codecs")
+    echo "DP-SGD codec checkpoints found under $DPSGD_CODECS" >>"$OUT/pack.log"
+  fi
   checksum=$(compgen -G "$PACK/*/inception.pt.sha256" | head -n 1 || true)
   if (wanted images || wanted table || wanted private || wanted dpsgd) && [[ -n $checksum ]]; then
     expected=$(cut -d' ' -f1 "$checksum")
@@ -209,6 +233,12 @@ if [[ $MODE == gpu ]]; then
   TABLE_FLOW_1=(--directions 2000 --bins 16 --steps 3000)
   DPSGD_SETS=()  # the DP-SGD codec grids at their configs' own sizes
   DPSGD_TEST_SETS=(--set fid_samples=10000)  # FID on 10,000 generated vs 10,000 test images
+  DPSGD_FID_SETS=()  # the FID rows at their configs' own settings
+  DPSGD_FID_RUNS=(  # config|epsilons|generators of each runner call (dpsgd_fid_rows)
+    'dpsgd_codec_mnist_test_fid.toml|epsilons=[10, 5]|generators=["dpswflow"]'
+    'dpsgd_codec_mnist_test_low.toml|epsilons=[1]|generators=["dpswflow"]'
+    'dpsgd_codec_mnist_test_low.toml|epsilons=[10, 5, 1]|generators=["dpswflow_r"]'
+  )
   LIMITS=(20 100 90 250 540 560 400 540)
 else
   SPEED_ARGS=(--shapes 1000:20 4000:50 --budget 0.05)
@@ -224,6 +254,11 @@ else
   DPSGD_SETS=(--set 'codecs=["dpae:4:4:1"]' --set samples=100 --set private_images=300
               --set "settings=[{$DPSGD_SETTING, codec_share = 0.5}, {$DPSGD_SETTING, codec_share = 0.2}]")
   DPSGD_TEST_SETS=(--set fid_samples=10)
+  DPSGD_FID_SETS=(--set 'settings=[{directions = 40, bins = 8, steps = 5, codec_share = 0.5}]')  # rows of their own
+  DPSGD_FID_RUNS=(  # both configs' command lines, one epsilon each
+    'dpsgd_codec_mnist_test_fid.toml|epsilons=[10]|generators=["dpswflow"]'
+    'dpsgd_codec_mnist_test_low.toml|epsilons=[1]|generators=["dpswflow_r"]'
+  )
   LIMITS=(60 120 60 120 600 600 300 300)
 fi
 [[ $IMAGE_RUNS == 1 ]] || IMAGE_SETS+=(--set "runs=$IMAGE_RUNS")
@@ -348,10 +383,14 @@ fi
 
 # dpsgd: the DP-SGD codec's test-split rows, the codec and flow settings chosen on the validation split (select_from
 # reads DIR/dpsgd/dpsgd_codec_mnist_validation.json: the rows of --dpsgd-validation, or the validation grid's, run here
-# first at the stage's sizes when there are none).
+# first at the stage's sizes when there are none), then the README's FID rows (dpsgd_fid_rows).
 dpsgd_rows() {
   local folder=$OUT/dpsgd configs=$ROOT/benchmarks/configs/images
-  mkdir -p "$folder"
+  mkdir -p "$folder" "$SCRATCH/cache"
+  if [[ -n $DPSGD_CODECS ]]; then
+    cp "$DPSGD_CODECS"/private_autoencoder_*.pt "$SCRATCH/cache/"
+    echo "gpu.sh: $(compgen -G "$SCRATCH/cache/private_autoencoder_*.pt" | wc -l) codec checkpoints copied from $DPSGD_CODECS"
+  fi
   if [[ -n $DPSGD_VALIDATION ]]; then
     [[ $DPSGD_VALIDATION -ef $folder/dpsgd_codec_mnist_validation.json ]] \
       || cp "$DPSGD_VALIDATION" "$folder/dpsgd_codec_mnist_validation.json"
@@ -362,16 +401,35 @@ dpsgd_rows() {
       --device "$DEVICE" --out "$folder" --cache "$SCRATCH/cache" "${DPSGD_SETS[@]}" || return
   fi
   "$PY" "$ROOT/benchmarks/image_runner.py" "$configs/dpsgd_codec_mnist_test.toml" --data-root "$DATA" \
-    --inception "$INCEPTION" --device "$DEVICE" --out "$folder" --cache "$SCRATCH/cache" "${DPSGD_SETS[@]}" "${DPSGD_TEST_SETS[@]}"
+    --inception "$INCEPTION" --device "$DEVICE" --out "$folder" --cache "$SCRATCH/cache" "${DPSGD_SETS[@]}" "${DPSGD_TEST_SETS[@]}" \
+    || return
+  dpsgd_fid_rows "$folder" "$configs"
+}
+# dpsgd_fid_rows FOLDER CONFIGS: the FID rows of the README's DP-SGD codec table (DPSGD_FID_RUNS, the stage's docstring
+# above), each call merging its rows into FOLDER/dpsgd_codec_mnist_test.json; a call that fails does not stop the next,
+# the stage fails.
+dpsgd_fid_rows() {
+  local folder=$1 configs=$2 status=0 run config epsilons generators
+  for run in "${DPSGD_FID_RUNS[@]}"; do
+    IFS='|' read -r config epsilons generators <<<"$run"
+    echo "gpu.sh: FID rows: $config with $epsilons, $generators"
+    "$PY" "$ROOT/benchmarks/image_runner.py" "$configs/$config" --data-root "$DATA" --inception "$INCEPTION" \
+      --device "$DEVICE" --out "$folder" --cache "$SCRATCH/cache" "${DPSGD_SETS[@]}" "${DPSGD_TEST_SETS[@]}" \
+      "${DPSGD_FID_SETS[@]}" --set "$epsilons" --set "$generators" || status=1
+  done
+  return "$status"
 }
 if wanted dpsgd; then
   if [[ -z $DATA || ! -d $DATA/MNIST/raw || -z $INCEPTION || ! -f $INCEPTION ]]; then
     skip_stage dpsgd "needs --data-root (MNIST/raw) and --inception (or --pack with both)"
   else
-    export -f dpsgd_rows
-    export PY ROOT DATA DEVICE OUT SCRATCH INCEPTION DPSGD_VALIDATION
+    export -f dpsgd_rows dpsgd_fid_rows
+    export PY ROOT DATA DEVICE OUT SCRATCH INCEPTION DPSGD_VALIDATION DPSGD_CODECS
     export DPSGD_SETS_LIST="$(printf '%s\n' "${DPSGD_SETS[@]}")" DPSGD_TEST_SETS_LIST="$(printf '%s\n' "${DPSGD_TEST_SETS[@]}")"
+    export DPSGD_FID_SETS_LIST="$(printf '%s\n' "${DPSGD_FID_SETS[@]}")" DPSGD_FID_RUNS_LIST="$(printf '%s\n' "${DPSGD_FID_RUNS[@]}")"
     run_stage dpsgd "${LIMITS[7]}" bash -c 'DPSGD_SETS=(); [[ -z $DPSGD_SETS_LIST ]] || mapfile -t DPSGD_SETS <<<"$DPSGD_SETS_LIST";
+      DPSGD_FID_SETS=(); [[ -z $DPSGD_FID_SETS_LIST ]] || mapfile -t DPSGD_FID_SETS <<<"$DPSGD_FID_SETS_LIST";
+      mapfile -t DPSGD_FID_RUNS <<<"$DPSGD_FID_RUNS_LIST";
       mapfile -t DPSGD_TEST_SETS <<<"$DPSGD_TEST_SETS_LIST"; dpsgd_rows'
   fi
 fi

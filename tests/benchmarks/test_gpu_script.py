@@ -62,11 +62,14 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
         (data / "MNIST" / "raw" / name).write_bytes(b"not really MNIST")
     fake_inception = tmp_path / "inception.pt"
     fake_inception.write_bytes(os.urandom(3000))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "private_autoencoder_0123456789abcdef.pt").write_bytes(b"not really a codec")
     packed = subprocess.run(
         ["bash", str(ROOT / "benchmarks" / "gpu_pack.sh"), "--data-root", str(data), "--inception", str(fake_inception),
-         "--out", str(pack), "--no-wheels"], capture_output=True, text=True, timeout=60,
+         "--out", str(pack), "--no-wheels", "--codecs", str(tmp_path / "cache")], capture_output=True, text=True, timeout=60,
     )
     assert packed.returncode == 0, packed.stderr
+    assert (pack / "c" / "codecs" / "private_autoencoder_0123456789abcdef.pt").read_bytes() == b"not really a codec"
     assert (pack / "a" / "inception.pt.part1").stat().st_size == 3000
     for half in ("b", "c"):
         assert gzip.decompress((pack / half / "MNIST" / "raw" / "t10k-labels-idx1-ubyte.gz").read_bytes()) == b"not really MNIST"
@@ -75,6 +78,7 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
     completed = gpu_script("--smoke", "--pack", str(pack), "--stages", "images,codecs,private,dpsgd", "--out", str(out))
     assert completed.returncode == 1  # the fake Inception file cannot load, nor can the fake MNIST
     assert "Inception file rebuilt from 1 part(s), sha256" in (out / "pack.log").read_text()
+    assert f"DP-SGD codec checkpoints found under {pack / 'c' / 'codecs'}" in (out / "pack.log").read_text()
     log = (out / "images.log").read_text()  # every argument parsed, the grid loaded: the run reached the data
     assert "usage:" not in log and "unrecognized arguments" not in log and "in private_set" in log, log[-2000:]
     codecs = (out / "codecs.log").read_text()  # the codec search reached the data with every argument parsed
@@ -89,6 +93,7 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
     assert (out / "table_mnist" / "private.log").read_text().count(": exit 1") == 4
     dpsgd = (out / "dpsgd.log").read_text()  # no validation rows with --smoke: the validation grid reached the data
     assert "the validation grid first" in dpsgd and "usage:" not in dpsgd and "in private_set" in dpsgd, dpsgd[-2000:]
+    assert "1 codec checkpoints copied from" in dpsgd  # the packed codecs reach the stage's cache
     assert not (out / "dpsgd" / "dpsgd_codec_mnist_test.json").exists()  # the test grid waits for validation rows
     assert stage_statuses(out) == {"images": "1", "codecs": "1", "private": "1", "dpsgd": "1"}
     summary = (out / "README.md").read_text()  # the sections of the stages that ran, and only those
@@ -99,14 +104,17 @@ def test_packed_files_are_rebuilt_and_the_image_command_line_parses(tmp_path: Pa
 def test_bad_arguments_are_refused_before_any_stage() -> None:
     for arguments, message in [(["--stages", "env,fid"], "unknown stage 'fid'"), (["--out"], "--out needs a value"),
                                (["--image-runs", "0"], "--image-runs must be a positive integer"),
-                               (["--dpsgd-validation", "/no/such/file.json"], "is not a file")]:
+                               (["--dpsgd-validation", "/no/such/file.json"], "is not a file"),
+                               (["--dpsgd-codecs", "/no/such/folder"], "is not a folder"),
+                               (["--dpsgd-codecs", str(ROOT / "benchmarks")], "holds no private_autoencoder_*.pt")]:
         completed = gpu_script("--smoke", *arguments)
         assert completed.returncode == 2 and message in completed.stderr
 
 
 def test_the_dpsgd_stage_copies_given_validation_rows_and_its_test_grid_reaches_the_data(tmp_path: Path) -> None:
     """--dpsgd-validation (the GPU run's default: benchmarks/results/dpsgd_codec_mnist_validation.json): the rows are
-    copied beside the test grid's, which chooses from them alone and reaches the (fake) data with every argument parsed."""
+    copied beside the test grid's, which chooses from them alone and reaches the (fake) data with every argument parsed;
+    --dpsgd-codecs' checkpoints are copied into the stage's cache; the FID rows wait for the test grid."""
     data, out = tmp_path / "data", tmp_path / "out"
     (data / "MNIST" / "raw").mkdir(parents=True)
     (data / "MNIST" / "raw" / "train-images-idx3-ubyte").write_bytes(b"not really MNIST")
@@ -117,12 +125,16 @@ def test_the_dpsgd_stage_copies_given_validation_rows_and_its_test_grid_reaches_
     validation = tmp_path / "validation.json"
     validation.write_text(json.dumps({"name": "dpsgd_codec_mnist_validation", "dataset": "mnist", "split": "validation",
                                       "rows": [row]}))
+    (tmp_path / "codecs").mkdir()
+    (tmp_path / "codecs" / "private_autoencoder_0123456789abcdef.pt").write_bytes(b"not really a codec")
     completed = gpu_script("--smoke", "--stages", "dpsgd", "--out", str(out), "--data-root", str(data),
-                           "--inception", str(tmp_path / "inception.pt"), "--dpsgd-validation", str(validation))
+                           "--inception", str(tmp_path / "inception.pt"), "--dpsgd-validation", str(validation),
+                           "--dpsgd-codecs", str(tmp_path / "codecs"))
     assert completed.returncode == 1 and stage_statuses(out) == {"dpsgd": "1"}
     assert (out / "dpsgd" / "dpsgd_codec_mnist_validation.json").read_text() == validation.read_text()
     log = (out / "dpsgd.log").read_text()
     assert "validation rows copied from" in log and "the validation grid first" not in log
+    assert f"1 codec checkpoints copied from {tmp_path / 'codecs'}" in log and "FID rows" not in log
     assert "epsilon 10: dpae:4:4:1 50, 8, 5, codec_share 0.5 chosen (validation mean CAS 55.0%)" in log, log[-2000:]
     assert "usage:" not in log and "unrecognized arguments" not in log and "in private_set" in log, log[-2000:]
 
@@ -150,7 +162,8 @@ def test_whole_smoke_run_with_the_image_suite(shared_dir: Path, tmp_path: Path) 
 @pytest.mark.slow
 def test_the_dpsgd_stage_at_toy_size(shared_dir: Path, tmp_path: Path) -> None:
     """The DP-SGD codec's test-split rows at toy size: the validation grid first (--smoke gives it no rows), then the
-    test grid on its choice, FID included (about a minute on one core, most of it five FIDs)."""
+    test grid on its choice, FID included, then the FID rows of the README's table at one epsilon per config, a toy
+    setting of their own (about two minutes on one core, most of it seven FIDs)."""
     completed = gpu_script(
         "--smoke", "--stages", "dpsgd", "--out", str(tmp_path), "--data-root", str(shared_dir / "data"),
         "--inception", str(shared_dir / "weights" / "inception_fid_torchscript.pt"), timeout=300,
@@ -161,8 +174,15 @@ def test_the_dpsgd_stage_at_toy_size(shared_dir: Path, tmp_path: Path) -> None:
     test = json.loads((tmp_path / "dpsgd" / "dpsgd_codec_mnist_test.json").read_text())
     assert validation["split"] == "validation" and test["split"] == "test" and len(validation["rows"]) == 2
     best = max(validation["rows"], key=lambda row: row["epsilons"]["10.0"]["mlp"] + row["epsilons"]["10.0"]["cnn"])
-    assert [row["generator"] for row in test["rows"]] == ["dpswflow", "dpswflow_r"]
-    for row in test["rows"]:  # the validation split's choice, scored on the test set with FID
+    chosen = [row for row in test["rows"] if row.get("chosen_on")]
+    assert [row["generator"] for row in chosen] == ["dpswflow", "dpswflow_r"]
+    fid_rows = {row["generator"]: row for row in test["rows"] if not row.get("chosen_on")}
+    assert sorted(fid_rows) == ["dpswflow", "dpswflow_r"]
+    assert list(fid_rows["dpswflow"]["epsilons"]) == ["10.0"] and list(fid_rows["dpswflow_r"]["epsilons"]) == ["1.0"]
+    for row in fid_rows.values():  # the _fid config (DPSWflow) and the _low config (DPSWflow-r), each at one epsilon
+        assert row["setting"]["directions"] == 40 and row["fid_samples"] == 10
+        assert all(math.isfinite(cell["fid"]) for cell in row["epsilons"].values())
+    for row in chosen:  # the validation split's choice, scored on the test set with FID
         assert row["codec"] == "dpae:4:4:1" and row["chosen_on"] == "dpsgd_codec_mnist_validation.json"
         assert row["setting"] == best["setting"] and list(row["epsilons"]) == ["10.0"] and row["fid_samples"] == 10
         cell = row["epsilons"]["10.0"]
