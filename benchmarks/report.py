@@ -266,8 +266,9 @@ def synthcity_table(header: list[str], lines: list[str], payload: dict[str, Any]
 def user_tables_headline(payload: dict[str, Any]) -> str:
     """Per table of ``configs/tables/user_tables.toml``: the 2-way TV of ours without and with a schema, and of the
     best of synthcity's DP plugins that finished (with its name; the others' fates are in the full table)."""
-    from table_runner import SYNTHCITY
+    from table_runner import SYNTHCITY, schema_class
 
+    schema_of = {"none": "none", "schema": "declared"}  # USER_TABLE_COLUMNS' names
     lines = ["| table | rows x columns | real test split | DPSWflow, no schema | DPSWflow, schema | DPSWflow-r, no schema "
              "| DPSWflow-r, schema | best synthcity peer |", "|---|---|---:|---:|---:|---:|---:|---|"]
     synthcity_lines = []
@@ -275,7 +276,7 @@ def user_tables_headline(payload: dict[str, Any]) -> str:
         rows = summary_rows(payload, name)
 
         def found(method: str, schema: str) -> dict[str, Any] | None:
-            return next((row for row in rows if row["method"] == method and (row["schema"] == "none") == (schema == "none")), None)
+            return next((row for row in rows if row["method"] == method and schema_class(row["schema"]) == schema_of[schema]), None)
 
         def tv2(method: str, schema: str) -> str:
             row = found(method, schema)
@@ -306,10 +307,12 @@ def user_tables_headline(payload: dict[str, Any]) -> str:
 
 
 def fair_peers_headline(payload: dict[str, Any]) -> str:
-    """Per table of ``configs/tables/fair_peers.toml``: the 2-way TV of ours with no schema beside the end-to-end DP
-    peers (categories declared, bounds paid), and ours with the schema beside the better of each peer's two modes; the
-    best of each group that finished, named, and how many peer cells did not finish."""
+    """Per table of ``configs/tables/fair_peers.toml``: the 2-way TV of ours with no schema and with the categories
+    declared beside the end-to-end DP peers (categories declared, bounds paid), and ours with the schema beside the
+    better of each peer's two modes; the best of each group that finished, named, and how many peer cells did not
+    finish."""
     from peer_runs import PEER_LABELS
+    from table_runner import schema_class
 
     def best_row(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         return min((row for row in rows if not row.get("error")), key=lambda row: row["scores"]["tv2"], default=None)
@@ -328,15 +331,16 @@ def fair_peers_headline(payload: dict[str, Any]) -> str:
             return "none finished" if rows else "-"
         return f"{synthcity_cell(row)} ({PEER_LABELS.get(row['method'], row['method'])})"
 
-    lines = ["| table | rows x columns | real test split | ours, no schema (DPSWflow / -r) | best end-to-end peer | "
-             "ours, schema (DPSWflow / -r) | best peer, either mode |", "|---|---|---:|---:|---|---:|---|"]
+    lines = ["| table | rows x columns | real test split | ours, no schema (DPSWflow / -r) | ours, categories declared "
+             "(DPSWflow / -r) | best end-to-end peer | ours, schema (DPSWflow / -r) | best peer, either mode |",
+             "|---|---|---:|---:|---:|---|---:|---|"]
     synthcity_lines = []
     for name, info in payload["tables"].items():
         rows = summary_rows(payload, name)
 
         def ours_rows(schema: str) -> dict[str, dict[str, Any]]:
             return {row["method"]: row for row in rows if row["method"] in ("dpswflow", "dpswflow_r")
-                    and (row["schema"] == "none") == (schema == "none")}
+                    and schema_class(row["schema"]) == schema}
 
         def ours(schema: str) -> str:
             found = ours_rows(schema)
@@ -346,7 +350,7 @@ def fair_peers_headline(payload: dict[str, Any]) -> str:
         end_to_end = [row for row in rows if row["method"] in PEER_LABELS and row["schema"].startswith("end-to-end")]
         either = [row for row in rows if row["method"] in PEER_LABELS]
         lines.append(f"| {name} | {info['train_rows'] + info['test_rows']:,} x {info['columns']} | {info['floor']['tv2']:.3f} "
-                     f"| {ours('none')} | {best(end_to_end)} | {ours('declared')} | {best(either)} |")
+                     f"| {ours('none')} | {ours('categories')} | {best(end_to_end)} | {ours('declared')} | {best(either)} |")
         synthcity_lines.append(
             f"| {name} | {synthcity_pair(info['floor'])} | "
             + " | ".join(synthcity_cell(ours_rows("none").get(method)) for method in ("dpswflow", "dpswflow_r"))
@@ -358,7 +362,8 @@ def fair_peers_headline(payload: dict[str, Any]) -> str:
     return (
         "**The fair suite: end-to-end DP pipelines, epsilon = 1, delta = 1e-5**: 2-way TV (the same code) of ours beside "
         "dpmm's PrivBayes, MST and AIM and smartnoise-synth's MST and AIM, each in its own environment, on every user "
-        "table of at least 2,000 rows: ours with no schema (a DP domain paid from epsilon) against the peers with "
+        "table of at least 2,000 rows: ours with no schema (a DP domain paid from epsilon), and with the same "
+        "categories declared (the other columns' kinds and bounds paid from epsilon), against the peers with "
         "categories declared and their bounds paid from a tenth of epsilon; ours with the schema (declared from the "
         "tables' documentation; where none gives a bound, read from the data without paying, as the peers' reference "
         "mode is given it too) against the better of each peer's two modes (its reference mode bins the documented "
@@ -414,7 +419,7 @@ def seeds_headline(payload: dict[str, Any]) -> str:
     """``seed_spread.py``'s summary: per table, schema and flow, TSTR over the seeds beside the peer's of the same
     schema class and the paired difference, mean ± standard error."""
     from peer_runs import PEER_LABELS
-    from seed_spread import order_of
+    from seed_spread import PEER_CLASS, order_of
 
     def cell(value: dict[str, Any] | None, form: str = ".3f") -> str:
         return "-" if value is None else f"{value['mean']:{form}} ± {value['error']:{form}}"
@@ -427,7 +432,7 @@ def seeds_headline(payload: dict[str, Any]) -> str:
     for row in payload["rows"]:
         if "tstr_minus_peer" not in row or (row["target"], row["neighbouring"]) != ("named", "replace_one"):
             continue
-        partner = peers.get((row["table"], row["schema"]))
+        partner = peers.get((row["table"], PEER_CLASS[row["schema"]]))
         lines.append(f"| {row['table']} | {row['schema']} | {flows.get(row['method'], row['method'])} | {cell(row.get('floor_tstr'))} | "
                      f"{cell(row['tstr'])} | {cell(None if partner is None else partner['tstr'])} | "
                      f"{cell(row['tstr_minus_peer'], '.4f')} | {order_of(row['tstr_minus_peer'], payload['confidence'])} |")
@@ -435,7 +440,8 @@ def seeds_headline(payload: dict[str, Any]) -> str:
     return (
         f"**The same suite at {len(payload['seeds'])} seeds, where one run cannot order ours and {peer}**: TSTR with the "
         f"target named (ours, replace-one) over seeds {seeds}, each its own 80/20 split, noise and generation, mean ± "
-        "standard error; the peer's end-to-end row against ours with no schema, its reference row against ours with "
+        "standard error; the peer's end-to-end row (categories declared, bounds paid) against ours with no schema "
+        "and with the same categories declared, its reference row against ours with "
         "the declared schema, the difference paired per seed and read as an order beyond Student's t quantile "
         f"({payload['confidence']:.0%}, two-sided) times its standard error. "
         "Every row: `benchmarks/results/fair_seeds.md` (`benchmarks/seed_spread.py`).\n\n" + "\n".join(lines) + "\n"

@@ -7,7 +7,8 @@ between two runs (issue 46). This script reads the results of one grid (``table_
 schema and target the mean and standard error of each score over the seeds, with the real training split's floor
 beside them; and against ``--peer``, the mean and standard error of the per-seed difference (method minus peer, the
 same split): ours without a schema paired with the peer's end-to-end row, ours with the declared schema with its
-reference row. A difference is read as an order only where it exceeds twice its standard error.
+reference row, ours with the categories declared (the peers' end-to-end information) with its end-to-end row. A
+difference is read as an order only beyond Student's t quantile times its standard error.
 
 Run: ``python benchmarks/seed_spread.py RUN.json ... --peer dpmm_mst --name fair_seeds`` (the runs' files, e.g.
 ``benchmarks/results/fair_peers.json`` for seed 0 and the others'). Writes ``benchmarks/results/<name>.{json,md}``.
@@ -49,13 +50,19 @@ def summary(values: list[float]) -> dict[str, Any]:
     return {"mean": mean, "error": error, "values": values}
 
 
+PEER_CLASS = {"none": "none", "categories": "none", "declared": "declared"}
+"""The peer's schema class each of ours is paired with: its end-to-end row (categories declared, bounds paid) for ours
+with no schema and with the categories declared, its reference row for ours with the declared schema."""
+
+
 def schema_class(row: dict[str, Any]) -> str:
-    """``none`` for a row fitted without a schema (ours with ``schema`` "none", a peer's end-to-end run), ``declared``
+    """``none`` for a row fitted without a schema (ours with ``schema`` "none", a peer's end-to-end run),
+    ``categories`` for ours given the declared categories alone (``table_runner.CATEGORIES_DECLARED``), ``declared``
     otherwise (ours with the declared schema, a peer's reference run)."""
     mode = row.get("mode")
     if mode is not None:
         return "none" if mode == "end_to_end" else "declared"
-    return "none" if row["schema"] == "none" else "declared"
+    return {"none": "none", "categories declared": "categories"}.get(row["schema"], "declared")
 
 
 def cells_of(payload: dict[str, Any]) -> dict[Key, dict[str, float]]:
@@ -105,7 +112,7 @@ def spread(payloads: list[dict[str, Any]], peer: str) -> dict[str, Any]:
         floors = [payload["tables"][table]["floor"].get("tstr") for payload in payloads]
         if all(value is not None for value in floors):
             row["floor_tstr"] = summary(floors)
-        partners = [partner_of(cells, table, peer, schema) for cells in runs]
+        partners = [partner_of(cells, table, peer, PEER_CLASS[schema]) for cells in runs]
         if method != peer and "tstr" in row and all(partner is not None for partner in partners):
             row["tstr_minus_peer"] = summary([cells[key]["tstr"] - partner["tstr"]
                                               for cells, partner in zip(runs, partners) if partner is not None])
@@ -144,7 +151,8 @@ def markdown(payload: dict[str, Any]) -> str:
         f"One grid run at seeds {', '.join(str(seed) for seed in payload['seeds'])} (each seed its own 80/20 split, noise "
         f"and generation; runs {', '.join(payload['runs'])}): mean ± standard error over the {len(payload['seeds'])} "
         f"seeds. Against {payload['peer']}: the per-seed TSTR difference (method minus peer, same split; ours without "
-        f"a schema against the peer's end-to-end row, with the declared schema against its reference row), read as "
+        f"a schema and with the categories declared against the peer's end-to-end row, with the declared schema "
+        f"against its reference row), read as "
         f"an order only where it lies beyond Student's t quantile ({payload['confidence']:.0%}, two-sided, "
         f"{len(payload['seeds']) - 1} degrees of freedom: {t_quantile(len(payload['seeds']), payload['confidence']):.3f}) "
         f"times its standard error. `benchmarks/seed_spread.py`."

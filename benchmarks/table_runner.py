@@ -11,7 +11,9 @@ are scored as the floor.
 
 Methods:
   dpswflow, dpswflow_r, dpswgen   ours, with each of the grid's ``schemas``: ``none`` (``fit(df)``: they pay for a
-                                  DP domain from epsilon) and ``declared`` (the table's schema as ``domain=``: a
+                                  DP domain from epsilon), ``categories`` (the schema's categorical columns alone as
+                                  ``domain=``, the rest paid for: what the end-to-end peers are given) and
+                                  ``declared`` (the table's schema as ``domain=``: a
                                   public domain file, or a dict written from the table's documentation, labelled
                                   "read from data (not paid for)" where a bound is read off the training split);
                                   and each of the grid's adjacencies (``neighbourings``)
@@ -80,6 +82,30 @@ TAKES_NO_TARGET = "none (takes no target)"
 """The target cell of a peer's or reference run's row: fitted once, it stands for every target mode."""
 
 READ_FROM_DATA = "read from data (not paid for)"
+SCHEMAS = ("none", "categories", "declared")
+CATEGORIES_DECLARED = "categories declared"
+"""Ours given the declared schema's categorical columns alone (the grid's schema ``categories``): the information the
+end-to-end peers get, their numeric columns' kinds and bounds paid for by our DP domain."""
+
+
+def categories_only(schema: Schema | str) -> Schema:
+    """The categorical entries of a declared ``domain=`` dict, the others left to the DP domain (a partial schema);
+    a domain file is refused, since what the end-to-end peers are given is written from a dict."""
+    if not isinstance(schema, dict):
+        raise ValueError(f"the schema 'categories' keeps a declared dict's categorical columns; this table's schema is "
+                         f"the domain file {schema!r}: run it with 'none' or 'declared'.")
+    return {column: entry for column, entry in schema.items() if entry.get("type") == "categorical"}
+
+
+PEER_MODES_OF_SCHEMA = {"none": ("end_to_end",), "categories": ("end_to_end",), "declared": ("end_to_end", "reference")}
+"""The peer modes each of our schemas is held against: the end-to-end mode (categories declared, bounds paid) for
+ours with no schema and with the categories declared, either mode (the better counts) for ours with the schema."""
+
+
+def schema_class(schema: str) -> str:
+    """One of our rows' schema column as ``SCHEMAS`` names it: ``none``, ``categories`` or ``declared`` (every other
+    label: the declared schema, some of its bounds read from data)."""
+    return {"none": "none", CATEGORIES_DECLARED: "categories"}.get(schema, "declared")
 SYNTHCITY_SCHEMA = "read from data (synthcity's fit, not paid for)"
 SYNTHCITY_READS = {
     "pategan": "schema (min/max, categories) and its encoder (Bayesian-GMM modes per continuous column, one-hot "
@@ -115,7 +141,8 @@ class TableGrid:
 
     ``name``: the results file (``benchmarks/results/<name>.{json,md}``). ``metrics``: a ``table_metrics.SUITES``
     key. ``split``: ``holdout`` (80/20) or ``none``. ``rows``: a seeded subsample of each table (None: all rows).
-    ``schemas``: ours with no schema (``none``) and / or the table's declared one (``declared``).
+    ``schemas``: ours with no schema (``none``), the declared schema's categorical columns alone (``categories``: the
+    end-to-end peers' information) and / or the table's declared schema (``declared``).
     ``neighbourings``: the adjacencies ours calibrate for. ``cap``: seconds one fit + generation may take (0: no
     limit). ``speed``: also time one ``generate(10^5)`` call. ``arguments``: extra plugin arguments per method
     (e.g. training lengths: ``{dpgan = {n_iter = 10}}``). ``validation_tables``: the tables settings are chosen on
@@ -150,7 +177,7 @@ class TableGrid:
                     if set(self.methods) - set(known) else "",
                     f"metrics must be one of {list(SUITES)}, got {self.metrics!r}" if self.metrics not in SUITES else "",
                     f"split must be 'holdout' or 'none', got {self.split!r}" if self.split not in ("holdout", "none") else "",
-                    f"schemas take 'none' and 'declared', got {list(self.schemas)}" if set(self.schemas) - {"none", "declared"} else "",
+                    f"schemas take {list(SCHEMAS)}, got {list(self.schemas)}" if set(self.schemas) - set(SCHEMAS) else "",
                     f"neighbourings take 'replace_one' and 'add_remove', got {list(self.neighbourings)}"
                     if set(self.neighbourings) - {"replace_one", "add_remove"} else "",
                     f"peer_modes take {list(PEER_MODES)}, got {list(self.peer_modes)}" if set(self.peer_modes) - set(PEER_MODES) else "",
@@ -179,7 +206,7 @@ class Cell:
 
     table: str
     method: str
-    schema: str  # "none", "declared", READ_FROM_DATA, SYNTHCITY_SCHEMA, "reference" or a peer mode's label
+    schema: str  # "none", CATEGORIES_DECLARED, "declared", READ_FROM_DATA, SYNTHCITY_SCHEMA, "reference" or a peer mode's label
     epsilon: float
     neighbouring: str | None = None  # ours only: the peers' adjacency is fixed by their code
     mode: str | None = None  # the end-to-end peers only: "end_to_end" or "reference"
@@ -189,11 +216,12 @@ class Cell:
 def cells(grid: TableGrid, name: str, table: Table, epsilon: float) -> list[Cell]:
     """Ours once per schema, adjacency and target mode, synthcity's once per target mode, the peers once (per peer
     mode)."""
-    declared = READ_FROM_DATA if table.read_from_data else "declared"
+    labels = {"none": "none", "categories": CATEGORIES_DECLARED,
+              "declared": READ_FROM_DATA if table.read_from_data else "declared"}
     out: list[Cell] = []
     for method in grid.methods:
         if method in OURS:
-            out += [Cell(name, method, declared if schema == "declared" else "none", epsilon, neighbouring, target=target)
+            out += [Cell(name, method, labels[schema], epsilon, neighbouring, target=target)
                     for target in grid.targets for schema in grid.schemas for neighbouring in grid.neighbourings]
         elif method in SYNTHCITY:
             out += [Cell(name, method, SYNTHCITY_SCHEMA, epsilon, target=target) for target in grid.targets]
@@ -321,7 +349,8 @@ def run_cell(grid: TableGrid, cell: Cell, table: Table, train: pd.DataFrame, sui
                 return None
             fitted = found
         else:
-            schema = None if cell.schema in ("none", SYNTHCITY_SCHEMA) else table.schema(train)
+            schema = (None if cell.schema in ("none", SYNTHCITY_SCHEMA) else categories_only(table.schema(train))
+                      if cell.schema == CATEGORIES_DECLARED else table.schema(train))
             arguments = plugin_arguments(grid, cell, schema, device)
             row["arguments"] = {key: value for key, value in arguments.items() if key != "domain"}
             fitted = fit_plugin(plugins, cell.method, arguments, train, grid.cap,
@@ -455,8 +484,9 @@ def short_failure(error: str) -> str:
 
 def peer_summary(payload: dict[str, Any]) -> str:
     """2-way TV per table of every method and schema (failures with their reason), and the targets: ours with no
-    schema at most every end-to-end peer that finishes, ours with the declared schema at most every reference peer
-    that finishes (a peer that fails or times out is out of the comparison, and said so)."""
+    schema and with the categories declared at most every end-to-end peer that finishes, ours with the declared
+    schema at most every peer that finishes in either mode (``PEER_MODES_OF_SCHEMA``; a peer that fails or times out is
+    out of the comparison, and said so)."""
     names = list(payload["tables"])
     rows = [row for row in payload["results"] if row["table"] in names]
     order = {method: index for index, method in enumerate([*OURS, *SYNTHCITY, *REFERENCE, *PEERS])}
@@ -476,17 +506,18 @@ def peer_summary(payload: dict[str, Any]) -> str:
                   else number(found[name]["scores"].get("tv2"))) for name in names]
         lines.append(f"| {LABELS.get(method, method)} | {schema} | " + f"{target} | " * targets + f"{first['adjacency']} | "
                      + " | ".join(cells) + " |")
-    lines += ["", "Targets (2-way TV; ours with no schema against every end-to-end peer that finishes, ours with the "
+    lines += ["", "Targets (2-way TV; ours with no schema, and with the categories declared as the peers' end-to-end mode "
+              "declares them, against every end-to-end peer that finishes, ours with the "
               "declared schema against every peer that finishes in either mode: the reference mode's uniform bins over "
               "documented ranges can do worse than the end-to-end mode's paid bounds, and the better peer counts):\n"]
     for name in names:
         table_rows = [row for row in rows if row["table"] == name]
-        for ours_schema, modes in (("none", ("end_to_end",)), ("declared", ("end_to_end", "reference"))):
+        for ours_schema, modes in PEER_MODES_OF_SCHEMA.items():
             peers = [row for row in table_rows if row.get("mode") in modes]
             finished = [row for row in peers if not row.get("error")]
             failed = [LABELS.get(row["method"], row["method"]) for row in peers if row.get("error")]
             ours = [row for row in table_rows if row["method"] in OURS and not row.get("error")
-                    and (row["schema"] == "none") == (ours_schema == "none")]
+                    and schema_class(row["schema"]) == ours_schema]
             if not peers or not ours:
                 continue
             best = min(finished, key=lambda row: row["scores"]["tv2"], default=None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,3 +212,39 @@ def test_the_target_mode_crosses_ours_and_synthcitys_cells_and_names_the_target_
     assert "| method | schema | target | adjacency |" in table and "| real | - | - | - | - | 0.050 | - |" in table
     assert "| dpswflow | none | none | replace-one | 1 | 0.200 | - |" in table
     assert "| dpswflow | none | named | replace-one | 1 | 0.100 | 0.750 |" in table
+
+
+def test_the_categories_schema_gives_ours_what_the_end_to_end_peers_are_given() -> None:
+    """``schemas = ["categories"]``: ours fitted with the declared schema's categorical columns alone (the others left
+    to the DP domain), labelled as such, held against the end-to-end peers in the TV targets; a table whose schema is
+    a domain file is refused with what to run instead."""
+    grid = table_runner.TableGrid("x", ("fair",), "quantile_cells", ("dpswflow",), (1.0,),
+                                  schemas=("none", "categories", "declared"))
+    table = table_runner.load_table("fair", None)
+    cells = table_runner.cells(grid, "fair", table, 1.0)
+    assert [cell.schema for cell in cells] == ["none", table_runner.CATEGORIES_DECLARED, "read from data (not paid for)"]
+    declared = table.schema(table.frame)
+    kept = table_runner.categories_only(declared)
+    assert list(kept) == ["rate_marriage", "religious", "educ", "occupation", "occupation_husb"]
+    assert all(kept[name] == declared[name] for name in kept)
+    with pytest.raises(ValueError, match="run it with 'none' or 'declared'"):
+        table_runner.categories_only("adult_domain.json")
+    with pytest.raises(ValueError, match="schemas take"):
+        table_runner.TableGrid("x", ("fair",), "quantile_cells", ("dpswflow",), (1.0,), schemas=("partial",))
+    assert [table_runner.schema_class(label) for label in ("none", table_runner.CATEGORIES_DECLARED, "declared",
+                                                           table_runner.READ_FROM_DATA)] == [
+        "none", "categories", "declared", "declared"]
+
+    def row(method: str, schema: str, tv2: float, mode: str | None = None) -> dict[str, Any]:
+        return {"table": "flights", "method": method, "schema": schema, "mode": mode, "epsilon": 1.0, "adjacency": "replace-one",
+                "neighbouring": "replace_one" if mode is None else None, "scores": {"tv2": tv2}}
+
+    payload = {"tables": {"flights": {}}, "results": [
+        row("dpswflow", "none", 0.057), row("dpswflow", table_runner.CATEGORIES_DECLARED, 0.090),
+        row("dpswflow", "declared", 0.062),
+        row("dpmm_mst", "end-to-end: categories declared, bounds paid (0.1 of epsilon)", 0.080, "end_to_end"),
+        row("dpmm_mst", "reference: full schema given", 0.050, "reference")]}
+    targets = table_runner.peer_summary(payload)
+    assert "- flights, dpswflow (none, replace-one): 0.057, met against dpmm MST 0.080" in targets
+    assert "- flights, dpswflow (categories declared, replace-one): 0.090, missed against dpmm MST 0.080" in targets
+    assert "- flights, dpswflow (declared, replace-one): 0.062, missed against dpmm MST 0.050" in targets
