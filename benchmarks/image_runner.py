@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import hashlib
 import json
 import math
 import tempfile
@@ -507,20 +508,32 @@ def generation_runs(grid: ImageGrid, model: Generator, codec: ImageCodec, scorin
 
 
 def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[float], data_root: Path,
-              inception: Path | None, device: str, cache: Path, grids: SampleGrids | None = None) -> Iterator[dict[str, Any]]:
+              inception: Path | None, device: str, cache: Path, grids: SampleGrids | None = None,
+              ceilings: dict[str, dict[str, float]] | None = None) -> Iterator[dict[str, Any]]:
     """The rows of one codec and setting, one per generator and adjacency it runs with, each yielded as soon as it is
     measured (a run stopped by a time limit keeps the rows it finished): the codec's ceiling (computed once; per
     epsilon for the private codec, released anew in each cell's plan at its share: ``plan_images``) and each
     generator's scores at every epsilon of the setting. ``grids`` gets the first generation run of each row of the
-    sound convention."""
+    sound convention. ``ceilings`` keeps the grid's ceiling scores by a digest of the decoded images and their labels,
+    so that two generators through one codec (a DP-SGD codec loaded from the cache) score its ceiling once: the scores
+    are a function of those images and labels and of the grid's scoring, fixed for the grid."""
     data = private_set(grid, spec, data_root, inception, device, cache)
     kind, numbers = codec_kind(spec)
     paid = paid_codec(codec_fields(spec, grid)["codec"])  # released anew at each epsilon, from its budget
     shown = min(grid.samples, len(data.private))
     private_images, private_labels = data.images[data.private], data.labels[data.private]
 
+    ceilings = {} if ceilings is None else ceilings
+
     def ceiling_of(codec: ImageCodec, latents: torch.Tensor) -> dict[str, float]:
-        return score(grid, data.scoring, codec.decode(latents[:shown]), private_labels[:shown], device)
+        images, labels = codec.decode(latents[:shown]), private_labels[:shown]
+        digest = hashlib.sha256()
+        for tensor in (images, labels):
+            digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        key = digest.hexdigest()
+        if key not in ceilings:
+            ceilings[key] = score(grid, data.scoring, images, labels, device)
+        return dict(ceilings[key])
 
     def order_at(config: ImageRunConfig, folder: str) -> CodecOrder:
         other = load_other_training_set(grid.dataset, data_root) if kind == "other" else None
@@ -631,8 +644,9 @@ def run_grid(grid: ImageGrid, data_root: Path, out: Path, inception: Path | None
     path = out / f"{grid.name}.json"
     payload: dict[str, Any] = {"rows": []}
     grids = SampleGrids(out / grid.name, f"{DATASET_NAMES[grid.dataset]} ({grid.name})") if grid.figures else None
+    ceilings: dict[str, dict[str, float]] = {}  # one codec's ceiling scored once across the grid's settings
     for (spec, choice), epsilons in plan_of(grid, out).items():
-        for row in run_codec(grid, spec, choice, epsilons, data_root, inception, device, cache, grids):
+        for row in run_codec(grid, spec, choice, epsilons, data_root, inception, device, cache, grids, ceilings):
             if grid.select_from is not None:
                 row["chosen_on"] = f"{grid.select_from}.json"
             row.update(config_file=config_file, overrides=list(overrides))

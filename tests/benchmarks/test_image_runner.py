@@ -371,3 +371,35 @@ def test_the_decode_temperature_is_scored_on_one_fit_of_the_validation_choice(
     with pytest.raises(ValueError, match="validation grid"):
         decode_temperature.run(shared_dir / "data", shared_dir / INCEPTION, [1.0], [], 20, 10.0, test_grid,
                                tmp_path / "toy_validation.json", tmp_path / "cache")
+
+
+def test_one_codec_s_ceiling_is_scored_once_across_the_grid_s_settings(
+    shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DPSWflow and DPSWflow-r with settings of their own at one epsilon share the DP-SGD codec of that epsilon (trained
+    once, then loaded from the cache): its ceiling, a function of the decoded images and their labels, is scored once
+    and recorded in both rows; another epsilon's codec is scored anew."""
+    from synthcity_dpswf.datasets import load_mnist
+
+    training = load_mnist(shared_dir / "data", train=True)
+    monkeypatch.setitem(image_runner.IMAGE_LOADERS, "mnist",
+                        lambda root, train=True, download=False: (training[0][:6000], training[1][:6000]))
+    scored: list[int] = []
+
+    def counted(grid: ImageGrid, scoring: object, generated: torch.Tensor, labels: torch.Tensor, device: str) -> dict[str, float]:
+        scored.append(len(generated))
+        return {"mlp": float(generated.mean()), "cnn": float(labels.float().mean())}
+
+    monkeypatch.setattr(image_runner, "score", counted)
+    settings = (FlowChoice.of({"directions": 50, "bins": 8, "steps": 10, "generators": ["dpswflow"]}),
+                FlowChoice.of({"directions": "default", "steps": 10, "generators": ["dpswflow_r"]}))
+    grid = ImageGrid("shared", "mnist", "validation", ("dpae:4:4:1",), generators=("dpswflow", "dpswflow_r"),
+                     epsilons=(10.0,), settings=settings, samples=200, dpsgd={"batch_size": 250})
+    rows = image_runner.run_grid(grid, tmp_path, tmp_path, cache=tmp_path / "cache")["rows"]
+    assert [row["generator"] for row in rows] == ["dpswflow", "dpswflow_r"]
+    assert len(list((tmp_path / "cache").glob("private_autoencoder_*.pt"))) == 1  # one codec for both generators
+    assert len(scored) == 3  # two generations and one ceiling
+    assert rows[0]["epsilons"]["10.0"]["ceiling"] == rows[1]["epsilons"]["10.0"]["ceiling"]
+    again = dataclasses.replace(grid, name="again", epsilons=(10.0, 5.0))
+    image_runner.run_grid(again, tmp_path, tmp_path, cache=tmp_path / "cache")
+    assert len(scored) == 3 + 4 + 2  # four generations, a ceiling for each epsilon's codec
