@@ -1,5 +1,7 @@
 """The named target's choices, on the validation tables only (issue 46: fair, the stand-in, Adult's training split,
-and that split with a numeric target named: ``adult_hours``, ``adult_age``, ``NUMERIC_TARGETS``).
+that split with a numeric target named: ``adult_hours``, ``adult_age``, ``NUMERIC_TARGETS``, and
+``flights_validation``: the flights table's training split alone, split again, the only large validation table whose
+target hangs on a pair of numeric columns).
 
 Each table is split into training and test rows (``tables.holdout_split``, seed 0; the stand-in: 4,000 + 1,000 rows
 of ``stand_in.stand_in``); the generators are fitted on the training rows the way a synthcity user would, with no
@@ -11,12 +13,14 @@ schema and with the declared one, at epsilon = 1 (``--epsilon``) and delta = 1e-
                ``recipes.tables.TARGET_CLASSES`` values (a target of more values: its pairs)
 
 each at the package's most coarse levels per column in the two-way tables, or at each of ``--coarse-caps`` (a larger
-``--epsilon`` standing for a table of more rows: the resolution rule reads n over the noise), and scored by the table suite's code (``table_metrics.QuantileCellMetrics``): TSTR (HistGradientBoosting trained on
+``--epsilon`` standing for a table of more rows: the resolution rule reads n over the noise), with the anchored
+pairs' split levels by the package's rule or off (``--split-levels rule off``: privacy.md, "Split levels in the
+anchored pairs"), and scored by the table suite's code (``table_metrics.QuantileCellMetrics``): TSTR (HistGradientBoosting trained on
 the synthetic rows, AUROC on the test rows), 2-way TV against the training rows, and fit + generation seconds, over
 ``--fits`` random states. The real training rows' TSTR is the floor.
 
 Run: ``python benchmarks/target_validation.py --data-root ../shared/data [--fits 5] [--tables fair stand_in adult_raw]
-[--modes frame pairs per_value] [--coarse-caps 16 32] [--epsilon 1] [--name ...]``. Writes
+[--modes frame pairs per_value] [--coarse-caps 16 32] [--split-levels rule off] [--epsilon 1] [--name ...]``. Writes
 ``benchmarks/results/<name>.{md,json}`` (default ``target_validation``).
 
 Earlier files were written by earlier versions of this script, their labels that version's: ``target_validation_small``
@@ -51,6 +55,7 @@ from tables import Target, holdout_split, load_table
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.adapters import tabular
+from synthcity_dpswf.recipes import tables as table_recipes
 
 EPSILON, DELTA = 1.0, 1e-5
 MODES = ("frame", "pairs", "per_value")
@@ -60,6 +65,8 @@ NUMERIC_TARGETS = {
 }
 """Adult's training split with a numeric target named and thresholded (AUROC): the validation tables of a named
 target of many values."""
+SPLIT_LEVELS = ("rule", "off")
+"""The anchored pairs' split levels: by the package's rule (``adapters.tabular.splits_anchored_pairs``), or never."""
 
 
 def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, pd.DataFrame, Target, Any]:
@@ -72,6 +79,10 @@ def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, p
         table = load_table("adult_raw", data_root)
         train, test = holdout_split(table.frame, 0)
         return train, test, NUMERIC_TARGETS[name], table.schema(train)
+    if name == "flights_validation":  # the table suite's training split of flights (seed 0), split again: its test
+        table = load_table("flights", data_root)  # split is never read
+        train, test = holdout_split(holdout_split(table.frame, 0)[0], 1)
+        return train, test, table.target, table.schema(train)
     table = load_table(name, data_root)
     train, test = holdout_split(table.frame, 0)
     return train, test, table.target, table.schema(train)
@@ -101,30 +112,41 @@ def coarse_cap(cap: int | None) -> contextlib.AbstractContextManager[Any]:
     return mock.patch.object(tabular, "COARSE_LEVELS", (tabular.COARSE_LEVELS[0], cap))
 
 
+def split_levels(setting: str) -> contextlib.AbstractContextManager[Any]:
+    """Fits with the anchored pairs' split levels by the package's rule (``"rule"``) or never (``"off"``)."""
+    if setting == "rule":
+        return contextlib.nullcontext()
+    return mock.patch.object(table_recipes, "splits_anchored_pairs", lambda n_records, count_noise: False)
+
+
 def run(tables: list[str], generators: list[str], modes: list[str], fits: int, data_root: Path | None,
-        caps: tuple[int | None, ...] = (None,), epsilon: float = EPSILON) -> list[dict[str, Any]]:
-    """Every table's floor and cells (module docstring), in each of ``modes`` and at each coarse ``caps``."""
+        caps: tuple[int | None, ...] = (None,), epsilon: float = EPSILON,
+        splits: tuple[str, ...] = ("rule",)) -> list[dict[str, Any]]:
+    """Every table's floor and cells (module docstring), in each of ``modes``, at each coarse ``caps`` and each of the
+    ``splits`` settings (``SPLIT_LEVELS``)."""
     rows = []
     for name in tables:
         train, test, target, declared = validation_table(name, data_root)
         metrics = QuantileCellMetrics(train, target, 0, test)
-        rows.append({"table": name, "generator": "real training rows", "schema": "-", "mode": "-", "cap": None, "fits": 1,
+        rows.append({"table": name, "generator": "real training rows", "schema": "-", "mode": "-", "cap": None,
+                     "splits": "-", "fits": 1,
                      "tstr": metrics.tstr(train, test), "tv2": metrics.tv(train)["tv2"], "seconds": 0.0,
                      "tstr_runs": [], "tv2_runs": []})
         for generator in generators:
             for schema_name, schema in (("none", None), ("declared", declared)):
-                for mode, cap in itertools.product(modes, caps):
+                for mode, cap, split in itertools.product(modes, caps, splits):
                     tstr, tv2, seconds = [], [], []
                     for state in range(fits):
                         started = time.perf_counter()
-                        with warnings.catch_warnings(), coarse_cap(cap):
+                        with warnings.catch_warnings(), coarse_cap(cap), split_levels(split):
                             warnings.simplefilter("ignore")
                             synthetic = fit_once(generator, train, target, schema, mode, state, epsilon)
                         seconds.append(time.perf_counter() - started)
                         tstr.append(metrics.tstr(synthetic, test))
                         tv2.append(metrics.tv(synthetic)["tv2"])
                     rows.append({"table": name, "generator": generator, "schema": schema_name, "mode": mode,
-                                 "cap": cap or tabular.COARSE_LEVELS[1], "fits": fits, "tstr": float(np.mean(tstr)),
+                                 "cap": cap or tabular.COARSE_LEVELS[1], "splits": split, "fits": fits,
+                                 "tstr": float(np.mean(tstr)),
                                  "tv2": float(np.mean(tv2)),
                                  "seconds": float(np.mean(seconds)), "tstr_runs": tstr, "tv2_runs": tv2})
                     print({key: value for key, value in rows[-1].items() if not key.endswith("_runs")}, flush=True)
@@ -139,13 +161,16 @@ def markdown(payload: dict[str, Any]) -> str:
         f"0..{payload['fits'] - 1}); {payload['environment']['device']}, {payload['environment']['date']}. TSTR: "
         "HistGradientBoosting trained on the synthetic rows, AUROC on the held-out real rows (mean over fits, and the "
         "spread min-max); 2-way TV against the training rows; seconds: fit + generation of the training split's size; "
-        "coarse cap: the most coarse levels of a column in the two-way tables (`adapters.tabular.COARSE_LEVELS`).",
-        "", "| table | generator | schema | target | coarse cap | TSTR | TSTR min-max | 2-way TV | s |",
-        "|---|---|---|---|---:|---:|---|---:|---:|",
+        "coarse cap: the most coarse levels of a column in the two-way tables (`adapters.tabular.COARSE_LEVELS`); "
+        "split levels: the anchored pairs' by the package's rule, or off (privacy.md, \"Split levels in the anchored "
+        "pairs\"; rows before the rule: -).",
+        "", "| table | generator | schema | target | coarse cap | split levels | TSTR | TSTR min-max | 2-way TV | s |",
+        "|---|---|---|---|---:|---|---:|---|---:|---:|",
     ]
     for row in payload["rows"]:
         spread = (f"{min(row['tstr_runs']):.3f}-{max(row['tstr_runs']):.3f}" if row["tstr_runs"] else "-")
         lines.append(f"| {row['table']} | {row['generator']} | {row['schema']} | {row['mode']} | {row.get('cap') or '-'} | "
+                     f"{row.get('splits', '-')} | "
                      f"{row['tstr']:.3f} | {spread} | {row['tv2']:.3f} | {row['seconds']:.1f} |")
     return "\n".join(lines) + "\n"
 
@@ -153,7 +178,7 @@ def markdown(payload: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tables", nargs="+", default=["stand_in", "fair", "adult_raw"],
-                        choices=["stand_in", "fair", "adult_raw", *NUMERIC_TARGETS])
+                        choices=["stand_in", "fair", "adult_raw", *NUMERIC_TARGETS, "flights_validation"])
     parser.add_argument("--generators", nargs="+", default=["dpswflow", "dpswflow_r"])
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--fits", type=int, default=5)
@@ -164,10 +189,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--epsilon", type=float, default=EPSILON,
                         help="the budget of every fit (a larger one stands for a table of more rows: the resolution "
                         "rules read n over the noise)")
+    parser.add_argument("--split-levels", nargs="+", choices=SPLIT_LEVELS, default=["rule"],
+                        help="the anchored pairs' split levels: the package's rule, or off (both: compared)")
     parser.add_argument("--name", default="target_validation")
     args = parser.parse_args(argv)
     rows = run(args.tables, args.generators, args.modes, args.fits, args.data_root, tuple(args.coarse_caps or [None]),
-               args.epsilon)
+               args.epsilon, tuple(args.split_levels))
     payload = {"environment": environment(torch.device("cpu")), "fits": args.fits, "epsilon": args.epsilon, "rows": rows}
     write_results(args.out, args.name, payload, markdown(payload))
 
