@@ -13,21 +13,21 @@ schema and with the declared one, at epsilon = 1 (``--epsilon``) and delta = 1e-
                ``recipes.tables.TARGET_CLASSES`` values (a target of more values: its pairs)
 
 each at the package's most coarse levels per column in the two-way tables, or at each of ``--coarse-caps`` (a larger
-``--epsilon`` standing for a table of more rows: the resolution rule reads n over the noise), with the anchored
-pairs' split levels by the package's rule or off (``--split-levels rule off``: privacy.md, "Split levels in the
-anchored pairs"), and scored by the table suite's code (``table_metrics.QuantileCellMetrics``): TSTR (HistGradientBoosting trained on
+``--epsilon`` standing for a table of more rows: the resolution rule reads n over the noise), and scored by the table suite's code (``table_metrics.QuantileCellMetrics``): TSTR (HistGradientBoosting trained on
 the synthetic rows, AUROC on the test rows), 2-way TV against the training rows, and fit + generation seconds, over
 ``--fits`` random states. The real training rows' TSTR is the floor.
 
 Run: ``python benchmarks/target_validation.py --data-root ../shared/data [--fits 5] [--tables fair stand_in adult_raw]
-[--modes frame pairs per_value] [--coarse-caps 16 32] [--split-levels rule off] [--epsilon 1] [--name ...]``. Writes
+[--modes frame pairs per_value] [--coarse-caps 16 32] [--epsilon 1] [--name ...]``. Writes
 ``benchmarks/results/<name>.{md,json}`` (default ``target_validation``).
 
 Earlier files were written by earlier versions of this script, their labels that version's: ``target_validation_small``
 (commit 95dac8c: "named, C <= k" conditioned every target, a numeric one on k runs of its levels),
 ``target_validation`` (76e14cc: "named" conditioned a target of at most 4 values, anchored the others),
 ``target_levels_validation`` (3c2f7ab: "pairs" measured a target of many values at its own finer levels in its pairs,
-``adapters.tabular.anchor_resolution``; "pairs_coarse" at the other columns' levels, as today) and
+``adapters.tabular.anchor_resolution``; "pairs_coarse" at the other columns' levels, as today),
+``split_levels_flights_validation`` (89fc29a: "split levels" by the rule measured the pairs with the target over each
+coarse run cut in two, ``MarginalLayout.split_anchored``; "off" as today) and
 ``target_validation_modes`` (4cb60eb, the DP domain's one-way counts joined: "C <= 1" anchored every target, the pairs
 of today; "C <= 4" conditioned as per_value does today).
 """
@@ -55,7 +55,6 @@ from tables import Target, holdout_split, load_table
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.adapters import tabular
-from synthcity_dpswf.recipes import tables as table_recipes
 
 EPSILON, DELTA = 1.0, 1e-5
 MODES = ("frame", "pairs", "per_value")
@@ -65,8 +64,6 @@ NUMERIC_TARGETS = {
 }
 """Adult's training split with a numeric target named and thresholded (AUROC): the validation tables of a named
 target of many values."""
-SPLIT_LEVELS = ("rule", "off")
-"""The anchored pairs' split levels: by the package's rule (``adapters.tabular.splits_anchored_pairs``), or never."""
 
 
 def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, pd.DataFrame, Target, Any]:
@@ -112,41 +109,30 @@ def coarse_cap(cap: int | None) -> contextlib.AbstractContextManager[Any]:
     return mock.patch.object(tabular, "COARSE_LEVELS", (tabular.COARSE_LEVELS[0], cap))
 
 
-def split_levels(setting: str) -> contextlib.AbstractContextManager[Any]:
-    """Fits with the anchored pairs' split levels by the package's rule (``"rule"``) or never (``"off"``)."""
-    if setting == "rule":
-        return contextlib.nullcontext()
-    return mock.patch.object(table_recipes, "splits_anchored_pairs", lambda n_records, count_noise: False)
-
-
 def run(tables: list[str], generators: list[str], modes: list[str], fits: int, data_root: Path | None,
-        caps: tuple[int | None, ...] = (None,), epsilon: float = EPSILON,
-        splits: tuple[str, ...] = ("rule",)) -> list[dict[str, Any]]:
-    """Every table's floor and cells (module docstring), in each of ``modes``, at each coarse ``caps`` and each of the
-    ``splits`` settings (``SPLIT_LEVELS``)."""
+        caps: tuple[int | None, ...] = (None,), epsilon: float = EPSILON) -> list[dict[str, Any]]:
+    """Every table's floor and cells (module docstring), in each of ``modes`` and at each coarse ``caps``."""
     rows = []
     for name in tables:
         train, test, target, declared = validation_table(name, data_root)
         metrics = QuantileCellMetrics(train, target, 0, test)
-        rows.append({"table": name, "generator": "real training rows", "schema": "-", "mode": "-", "cap": None,
-                     "splits": "-", "fits": 1,
+        rows.append({"table": name, "generator": "real training rows", "schema": "-", "mode": "-", "cap": None, "fits": 1,
                      "tstr": metrics.tstr(train, test), "tv2": metrics.tv(train)["tv2"], "seconds": 0.0,
                      "tstr_runs": [], "tv2_runs": []})
         for generator in generators:
             for schema_name, schema in (("none", None), ("declared", declared)):
-                for mode, cap, split in itertools.product(modes, caps, splits):
+                for mode, cap in itertools.product(modes, caps):
                     tstr, tv2, seconds = [], [], []
                     for state in range(fits):
                         started = time.perf_counter()
-                        with warnings.catch_warnings(), coarse_cap(cap), split_levels(split):
+                        with warnings.catch_warnings(), coarse_cap(cap):
                             warnings.simplefilter("ignore")
                             synthetic = fit_once(generator, train, target, schema, mode, state, epsilon)
                         seconds.append(time.perf_counter() - started)
                         tstr.append(metrics.tstr(synthetic, test))
                         tv2.append(metrics.tv(synthetic)["tv2"])
                     rows.append({"table": name, "generator": generator, "schema": schema_name, "mode": mode,
-                                 "cap": cap or tabular.COARSE_LEVELS[1], "splits": split, "fits": fits,
-                                 "tstr": float(np.mean(tstr)),
+                                 "cap": cap or tabular.COARSE_LEVELS[1], "fits": fits, "tstr": float(np.mean(tstr)),
                                  "tv2": float(np.mean(tv2)),
                                  "seconds": float(np.mean(seconds)), "tstr_runs": tstr, "tv2_runs": tv2})
                     print({key: value for key, value in rows[-1].items() if not key.endswith("_runs")}, flush=True)
@@ -161,16 +147,13 @@ def markdown(payload: dict[str, Any]) -> str:
         f"0..{payload['fits'] - 1}); {payload['environment']['device']}, {payload['environment']['date']}. TSTR: "
         "HistGradientBoosting trained on the synthetic rows, AUROC on the held-out real rows (mean over fits, and the "
         "spread min-max); 2-way TV against the training rows; seconds: fit + generation of the training split's size; "
-        "coarse cap: the most coarse levels of a column in the two-way tables (`adapters.tabular.COARSE_LEVELS`); "
-        "split levels: the anchored pairs' by the package's rule, or off (privacy.md, \"Split levels in the anchored "
-        "pairs\"; rows before the rule: -).",
-        "", "| table | generator | schema | target | coarse cap | split levels | TSTR | TSTR min-max | 2-way TV | s |",
-        "|---|---|---|---|---:|---|---:|---|---:|---:|",
+        "coarse cap: the most coarse levels of a column in the two-way tables (`adapters.tabular.COARSE_LEVELS`).",
+        "", "| table | generator | schema | target | coarse cap | TSTR | TSTR min-max | 2-way TV | s |",
+        "|---|---|---|---|---:|---:|---|---:|---:|",
     ]
     for row in payload["rows"]:
         spread = (f"{min(row['tstr_runs']):.3f}-{max(row['tstr_runs']):.3f}" if row["tstr_runs"] else "-")
         lines.append(f"| {row['table']} | {row['generator']} | {row['schema']} | {row['mode']} | {row.get('cap') or '-'} | "
-                     f"{row.get('splits', '-')} | "
                      f"{row['tstr']:.3f} | {spread} | {row['tv2']:.3f} | {row['seconds']:.1f} |")
     return "\n".join(lines) + "\n"
 
@@ -189,12 +172,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--epsilon", type=float, default=EPSILON,
                         help="the budget of every fit (a larger one stands for a table of more rows: the resolution "
                         "rules read n over the noise)")
-    parser.add_argument("--split-levels", nargs="+", choices=SPLIT_LEVELS, default=["rule"],
-                        help="the anchored pairs' split levels: the package's rule, or off (both: compared)")
     parser.add_argument("--name", default="target_validation")
     args = parser.parse_args(argv)
     rows = run(args.tables, args.generators, args.modes, args.fits, args.data_root, tuple(args.coarse_caps or [None]),
-               args.epsilon, tuple(args.split_levels))
+               args.epsilon)
     payload = {"environment": environment(torch.device("cpu")), "fits": args.fits, "epsilon": args.epsilon, "rows": rows}
     write_results(args.out, args.name, payload, markdown(payload))
 

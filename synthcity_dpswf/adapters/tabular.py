@@ -328,16 +328,6 @@ def check_table(frame: pd.DataFrame, domain: DomainSpec, max_one_hot: int = 20) 
     return pd.DataFrame(found, columns=CHECK_COLUMNS)
 
 
-def splits_anchored_pairs(n_records: float | None, count_noise: float) -> bool:
-    """Whether the pairs with an anchored target are counted over split levels (privacy.md, "Split levels in the
-    anchored pairs"): ``table_resolution``'s cell-signal rule at twice the most coarse levels, a two-way cell of
-    n / (2 K̄)^2 records still holding ``CELL_SIGNAL`` noise stds. Unknown n, or no noise (epsilon = inf, where the
-    levels are the most anyway): no."""
-    if n_records is None or count_noise <= 0:
-        return False
-    return math.floor(math.sqrt(n_records / (CELL_SIGNAL * count_noise))) >= 2 * COARSE_LEVELS[1]
-
-
 def needs_histogram(column: object, bins: int) -> bool:
     """Whether a declared column's levels need its released value histogram: a float column (fine levels at its
     quantiles), or an integer range of more than ``bins`` integers: fine levels at its quantiles where ``bins`` is the

@@ -19,9 +19,7 @@ equal mass).
 Particles live in the unit cube: coordinate :math:`x_j \in [0, 1]` falls in coarse level
 :math:`\lfloor x_j \bar K_j \rfloor`, and a two-way table over coarse levels is read as the piecewise-uniform
 density with mass :math:`p_{ab}` on the rectangle :math:`[a/\bar K_i, (a+1)/\bar K_i) \times [b/\bar K_j,
-(b+1)/\bar K_j)` (``table_quantiles``: its quantile functions along a direction of its plane). *Split* levels cut
-each coarse run of two or more fine levels in two (``split_starts``); a table over split levels is read on the cells
-its levels span inside their coarse levels (``table_quantiles``' ``edges``).
+(b+1)/\bar K_j)` (``table_quantiles``: its quantile functions along a direction of its plane).
 """
 
 from __future__ import annotations
@@ -180,36 +178,6 @@ def coarse_index(
     return torch.where(fine.long() == n_fine - 1, torch.full_like(present, n_coarse - 1), present)
 
 
-def split_starts(n_fine: int, n_coarse: int, missing: bool = False, starts: tuple[int, ...] | None = None) -> tuple[int, ...]:
-    r"""The first fine level of each *split* level: every coarse run (``coarse_index``) of :math:`w \ge 2` fine levels
-    cut into its first :math:`\lceil w / 2 \rceil` fine levels and the rest; a run of one fine level (a missing level
-    among them) stays whole. So each split level lies inside one coarse level, and a coarse level holds one or two.
-    A function of the levels and the runs alone (privacy.md, "Split levels in the anchored pairs")."""
-    groups = coarse_index(torch.arange(n_fine), n_fine, n_coarse, missing, starts)
-    bounds = torch.searchsorted(groups, torch.arange(n_coarse + 1)).tolist()  # run c: fine levels bounds[c]..bounds[c+1]-1
-    cuts: list[int] = []
-    for first, end in zip(bounds[:-1], bounds[1:]):
-        cuts.append(first)
-        if end - first >= 2:
-            cuts.append(first + math.ceil((end - first) / 2))
-    return tuple(cuts)
-
-
-def split_parents(splits: tuple[int, ...], n_fine: int, n_coarse: int, missing: bool = False,
-                  starts: tuple[int, ...] | None = None) -> torch.Tensor:
-    """The coarse level of each split level ``(len(splits),)`` long, after checking that ``splits`` are split starts
-    of those coarse runs: valid starts (``check_starts``), every coarse run's first fine level among them, at most two
-    in any coarse run."""
-    check_starts(splits, n_fine, len(splits), missing)
-    groups = coarse_index(torch.arange(n_fine), n_fine, n_coarse, missing, starts)
-    parents = groups[torch.tensor(splits, dtype=torch.long)]
-    firsts = torch.searchsorted(groups, torch.arange(n_coarse)).tolist()
-    if not set(firsts) <= set(splits) or int(torch.bincount(parents, minlength=n_coarse).max()) > 2:
-        raise ValueError(f"splits {splits!r} must hold the first fine level of every coarse run {tuple(firsts)!r} and "
-                         "at most two levels in any run (split_starts).")
-    return parents
-
-
 def check_starts(starts: tuple[int, ...], n_fine: int, n_coarse: int, missing: bool = False) -> None:
     """Raise unless ``starts`` are the first fine levels of ``n_coarse`` runs covering ``0 .. n_fine - 1``: one per
     run, the first 0, strictly increasing, below ``n_fine``; with ``missing``, the last run the missing level alone."""
@@ -270,33 +238,6 @@ def consensus_margin(estimates: list[torch.Tensor], variances: list[float], tota
     return to_probabilities(combined, total)
 
 
-def nested_consensus_margin(
-    estimates: list[torch.Tensor], variances: list[float], sums: list[torch.Tensor], sum_variances: list[float],
-    parents: torch.Tensor, total: float,
-) -> torch.Tensor:
-    r"""One split margin :math:`c \in \mathbb{R}^{\tilde K}` from independent noisy estimates of it (``estimates``
-    :math:`y_e`, variances :math:`v_e`) and of its sums over the coarse levels (``sums`` :math:`z_f` of
-    :math:`A c`, variances :math:`w_f`; :math:`A_{\bar a i} = 1` where split level i lies in coarse level
-    :math:`\bar a` = ``parents[i]``): the least-squares estimate
-
-    .. math:: \hat c = \Big(\sum_e \frac{I}{v_e} + \sum_f \frac{A^\top A}{w_f}\Big)^{-1}
-              \Big(\sum_e \frac{y_e}{v_e} + \sum_f \frac{A^\top z_f}{w_f}\Big),
-
-    then projected to probabilities (``to_probabilities``). Without ``sums`` it is ``consensus_margin``'s weighted
-    mean."""
-    if not estimates or len(estimates) != len(variances) or len(sums) != len(sum_variances):
-        raise ValueError("nested_consensus_margin needs one variance per estimate and per sum, and at least one estimate.")
-    n_split = int(parents.shape[0])
-    aggregate = torch.zeros(int(parents.max()) + 1, n_split, dtype=torch.float64)
-    aggregate[parents, torch.arange(n_split)] = 1.0
-    normal = torch.eye(n_split, dtype=torch.float64) * sum(1.0 / max(v, 1e-300) for v in variances)
-    right = sum(e.to(torch.float64) / max(v, 1e-300) for e, v in zip(estimates, variances))
-    for z, w in zip(sums, sum_variances):
-        normal = normal + aggregate.T @ aggregate / max(w, 1e-300)
-        right = right + aggregate.T @ z.to(torch.float64) / max(w, 1e-300)
-    return to_probabilities(torch.linalg.solve(normal, right), total)
-
-
 def dependence_score(table: torch.Tensor, rows: torch.Tensor, columns: torch.Tensor, total: float, variance: float) -> float:
     r"""How far a noisy two-way count table ``(K_i, K_j)`` stands from independence, in units of its noise:
     :math:`(\sum_{ab} (c_{ab} - n r_a s_b)^2 / v - K_i K_j) / \sqrt{2 K_i K_j}`, with row and column margins r, s
@@ -334,13 +275,11 @@ def pair_directions(n_angles: int) -> torch.Tensor:
 
 
 def table_quantiles(
-    table: torch.Tensor, directions: torch.Tensor, levels: torch.Tensor, n_points: int, generator: torch.Generator,
-    edges: tuple[torch.Tensor, torch.Tensor] | None = None,
+    table: torch.Tensor, directions: torch.Tensor, levels: torch.Tensor, n_points: int, generator: torch.Generator
 ) -> torch.Tensor:
     r"""Quantile functions ``(A, len(levels))`` of :math:`\langle \theta_a, X\rangle` for X drawn from the
     piecewise-uniform density of a two-way ``table`` of probabilities over the unit square (module docstring),
-    for the plane directions ``(2, A)``. ``edges``: the cells' edges along each side (``(K_i + 1,)`` and
-    ``(K_j + 1,)``, from 0 to 1, non-decreasing; ``None``: equal cells).
+    for the plane directions ``(2, A)``.
 
     Read from ``n_points`` stratified draws: cells at the levels :math:`(k + 1/2) / m` of the table's cumulative
     distribution (every cell gets its share up to one point), uniform positions inside the cell from
@@ -348,22 +287,13 @@ def table_quantiles(
     """
     check_positive_int("n_points", n_points)
     rows, columns = table.shape
-    if edges is not None and (edges[0].shape != (rows + 1,) or edges[1].shape != (columns + 1,)):
-        raise ValueError(f"edges must have shapes ({rows + 1},) and ({columns + 1},) for a {rows} x {columns} table.")
     flat = table.to(torch.float64).reshape(-1)
     cumulative = flat.cumsum(0)
     cumulative = cumulative / cumulative[-1].clamp(min=1e-300)
     strata = (torch.arange(n_points, dtype=torch.float64) + 0.5) / n_points
     cells = torch.searchsorted(cumulative, strata).clamp(max=flat.numel() - 1)
     jitter = torch.rand(n_points, 2, generator=generator, dtype=torch.float64)
-    if edges is None:
-        points = torch.stack([(cells // columns + jitter[:, 0]) / rows, (cells % columns + jitter[:, 1]) / columns], dim=1)
-    else:
-        sides = []
-        for side, index in enumerate((cells // columns, cells % columns)):
-            bounds = edges[side].to(torch.float64)
-            sides.append(bounds[index] + jitter[:, side] * (bounds[index + 1] - bounds[index]))
-        points = torch.stack(sides, dim=1)
+    points = torch.stack([(cells // columns + jitter[:, 0]) / rows, (cells % columns + jitter[:, 1]) / columns], dim=1)
     projections = (points @ directions.to(torch.float64)).T  # (A, m)
     return interpolate_sorted(torch.sort(projections, dim=1).values, levels.to(torch.float64)).to(levels.dtype)
 

@@ -12,22 +12,18 @@ Estimates (``marginal_estimates``), from the releases summed over rounds:
    projection onto the simplex);
 3. every column's coarse margin from all the released tables that contain it, weighted by the inverse of their
    noise variance (the fine one-way table summed over a coarse level: width x s^2; a two-way table's margin:
-   :math:`\bar K_k s^2`), projected onto the simplex (``consensus_margin``); a column of split pairs (privacy.md,
-   "Split levels in the anchored pairs") gets its margin over its split levels instead, the other pairs' margins
-   entering as estimates of its sums over the coarse levels (``nested_consensus_margin``), its coarse margin those
-   sums, and its fine table rescaled inside each split level to that margin;
-4. every two-way table projected onto the simplex, then raked to the two consensus margins (``rake``; a split
-   pair's to the split margins): the tables are non-negative, sum to one and agree on every shared margin.
+   :math:`\bar K_k s^2`), projected onto the simplex (``consensus_margin``);
+4. every two-way table projected onto the simplex, then raked to the two consensus margins (``rake``): the
+   tables are non-negative, sum to one and agree on every shared margin.
 
 The flow (``MarginalReleaseTarget``) moves particles :math:`x \in [0, 1]^d` along directions in the plane of
 each released pair, towards the quantiles of that pair's table (``math.histograms.table_quantiles``), one step
-covering many pairs at once. A split level spans the part of its coarse level that its fine levels take in the map
-back to levels (``MarginalEstimates.cell_edges``), so a split table is read where the particles' levels are.
+covering many pairs at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -38,7 +34,6 @@ from synthcity_dpswf.math.histograms import (
     consensus_margin,
     fine_positions,
     histogram_quantiles,
-    nested_consensus_margin,
     pair_directions,
     rake,
     table_quantiles,
@@ -65,9 +60,8 @@ class MarginalEstimates:
         layout: the public tables.
         fine: fine one-way probabilities per column, ``(K_j,)``.
         coarse: consensus coarse margins per column, ``(K̄_j,)``.
-        pairs: raked two-way probabilities per pair, ``(K̄_j, K̄_k)`` (a split pair's ``(K̃_j, K̃_k)``).
+        pairs: raked two-way probabilities per pair, ``(K̄_j, K̄_k)``.
         n_counted: estimated number of records counted over all releases.
-        split: consensus split margins of the split pairs' columns, ``(K̃_j,)``.
     """
 
     layout: MarginalLayout
@@ -75,34 +69,6 @@ class MarginalEstimates:
     coarse: list[torch.Tensor]
     pairs: dict[tuple[int, int], torch.Tensor]
     n_counted: float
-    split: dict[int, torch.Tensor] = field(default_factory=dict)
-
-    def cell_edges(self, column: int) -> torch.Tensor:
-        r"""The edges in [0, 1] of ``column``'s finest cells in the unit cube: its coarse levels', :math:`\bar a /
-        \bar K_j`, and for a split column each coarse level cut where ``math.histograms.fine_positions`` moves from the
-        first split level's fine levels to the second's, at the share of the first in the fine table (of its width
-        where the coarse level holds no mass). ``(K̃_j + 1,)`` float64."""
-        layout = self.layout
-        n_coarse = layout.coarse_levels[column]
-        coarse_edges = torch.linspace(0.0, 1.0, n_coarse + 1, dtype=torch.float64)
-        if column not in self.split:
-            return coarse_edges
-        n_fine = layout.levels[column]
-        fine = self.fine[column].to(torch.float64).clamp(min=0.0)
-        groups = layout.coarse(torch.arange(n_fine), column)
-        splits = layout.split_index(torch.arange(n_fine), column)
-        parents = layout.split_parents(column)
-        mass = coarsen(fine, n_coarse, layout.has_missing(column), layout.starts(column))
-        width = torch.bincount(groups, minlength=n_coarse).to(torch.float64)
-        within = torch.where(mass[groups] > 0, fine / mass[groups].clamp(min=1e-300), 1.0 / width[groups])
-        share = torch.zeros(len(parents), dtype=torch.float64).index_add_(0, splits, within)
-        # a split level starts where the earlier split levels of its coarse level end
-        before = torch.zeros_like(share)
-        for level in range(1, len(parents)):
-            if parents[level] == parents[level - 1]:
-                before[level] = before[level - 1] + share[level - 1]
-        starts = (parents.to(torch.float64) + before.clamp(max=1.0)) / n_coarse
-        return torch.cat([starts, torch.ones(1, dtype=torch.float64)])
 
 
 def marginal_estimates(pool: ReleasePool) -> MarginalEstimates:
@@ -131,62 +97,23 @@ def _estimate(pool: ReleasePool) -> MarginalEstimates:
     for column, (counts, stds, counted) in pool.one_way.items():
         one_way[column], cell_variances[column] = combine_measurements(one_way[column], variance, counts, stds**2, n_counted / counted)
     fine = [to_probabilities(table, n_counted) for table in one_way]
-    split_columns = {column for pair in layout.split_pairs for column in pair}
-    coarse, split = [], {}
+    coarse = []
     for column, table in enumerate(one_way):
         n_coarse = layout.coarse_levels[column]
         runs = layout.has_missing(column), layout.starts(column)
-        in_split = column in split_columns
-        fine_levels = torch.arange(layout.levels[column])
-        if in_split:  # the fine table summed over the split levels, each cell's noise the sum of its fine cells'
-            index = layout.split_index(fine_levels, column)
-            n_split = layout.split_levels(column)
-            estimates = [torch.zeros(n_split, dtype=torch.float64).index_add_(0, index, table.to(torch.float64))]
-            noise = torch.zeros(n_split, dtype=torch.float64).index_add_(0, index, cell_variances[column].to(torch.float64))
-            variances = [float(noise.max())]
-        else:
-            estimates = [coarsen(table, n_coarse, *runs)]
-            # a coarse cell sums its fine cells' noise: the largest such sum bounds every cell's variance
-            variances = [float(coarsen(cell_variances[column], n_coarse, *runs).max())]
-        sums: list[torch.Tensor] = []
-        sum_variances: list[float] = []
-        for pair, pair_table in two_way.items():
-            if column not in pair:
-                continue
-            side = pair.index(column)
-            margin = pair_table.sum(dim=1 - side)  # summed over the other column
-            other_levels = layout.table_levels(pair)[1 - side]
-            if in_split and pair not in layout.split_pairs:  # over the coarse levels: an estimate of the split sums
-                sums.append(margin)
-                sum_variances.append(variance * other_levels)
-            else:
-                estimates.append(margin)
-                variances.append(variance * other_levels)
-        if in_split:
-            parents = layout.split_parents(column)
-            split[column] = nested_consensus_margin(estimates, variances, sums, sum_variances, parents, n_counted)
-            coarse.append(torch.zeros(n_coarse, dtype=torch.float64).index_add_(0, parents, split[column]))
-            fine[column] = rescaled_within(fine[column], layout.split_index(fine_levels, column), split[column])
-        else:
-            coarse.append(consensus_margin(estimates, variances, n_counted))
-    margins = {column: split.get(column, coarse[column]) for column in range(layout.n_columns)}
-    pairs = {}
-    for pair, table in two_way.items():
-        j, k = pair
-        rows, columns = (margins[j], margins[k]) if pair in layout.split_pairs else (coarse[j], coarse[k])
-        pairs[pair] = rake(to_probabilities(table, n_counted), rows, columns)
-    return MarginalEstimates(layout, fine, coarse, pairs, n_counted, split)
-
-
-def rescaled_within(fine: torch.Tensor, groups: torch.Tensor, margin: torch.Tensor) -> torch.Tensor:
-    r"""Fine probabilities ``(K,)`` rescaled inside each group (``groups``: the group of each fine level) to the group's
-    ``margin``: :math:`p_a \, m_g / \sum_{a' \in g} p_{a'}`, a group of no fine mass spreading its margin evenly over its
-    levels. The result sums to one when ``margin`` does, and keeps the order of the fine levels inside each group."""
-    fine = fine.to(torch.float64).clamp(min=0.0)
-    n_groups = margin.shape[0]
-    mass = torch.zeros(n_groups, dtype=torch.float64).index_add_(0, groups, fine)
-    width = torch.bincount(groups, minlength=n_groups).to(torch.float64)
-    return torch.where(mass[groups] > 0, fine * margin[groups] / mass[groups].clamp(min=1e-300), margin[groups] / width[groups])
+        estimates = [coarsen(table, n_coarse, *runs)]
+        # a coarse cell sums its fine cells' noise: the largest such sum bounds every cell's variance
+        variances = [float(coarsen(cell_variances[column], n_coarse, *runs).max())]
+        for (j, k), pair_table in two_way.items():
+            if column == j:
+                estimates.append(pair_table.sum(dim=1))
+                variances.append(variance * layout.coarse_levels[k])
+            elif column == k:
+                estimates.append(pair_table.sum(dim=0))
+                variances.append(variance * layout.coarse_levels[j])
+        coarse.append(consensus_margin(estimates, variances, n_counted))
+    pairs = {(j, k): rake(to_probabilities(table, n_counted), coarse[j], coarse[k]) for (j, k), table in two_way.items()}
+    return MarginalEstimates(layout, fine, coarse, pairs, n_counted)
 
 
 def combine_measurements(
@@ -247,8 +174,7 @@ class MarginalReleaseTarget:
             block = torch.zeros(layout.n_columns, ANGLES_PER_PAIR, dtype=torch.float64)
             block[j], block[k] = plane[0], plane[1]
             directions.append(block)
-            edges = (estimates.cell_edges(j), estimates.cell_edges(k)) if (j, k) in layout.split_pairs else None
-            quantiles.append(table_quantiles(table, plane, levels, POINTS_PER_TABLE, generator, edges))
+            quantiles.append(table_quantiles(table, plane, levels, POINTS_PER_TABLE, generator))
         covered = {column for pair in estimates.pairs for column in pair}
         for column in range(layout.n_columns):
             if column not in covered:
@@ -291,13 +217,12 @@ class MarginalParticleSpace:
         self.device = torch.device(device)
 
     def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
-        """Each coordinate independent, piecewise uniform on its finest cells (``cell_edges``) with its consensus
-        margin (a split column's over its split levels)."""
+        layout = self.estimates.layout
         columns = []
         for column, margin in enumerate(self.estimates.coarse):
-            margin = self.estimates.split.get(column, margin)
+            edges = torch.linspace(0.0, 1.0, layout.coarse_levels[column] + 1, dtype=torch.float64)
             uniform = torch.rand(count, generator=generator, dtype=torch.float64)
-            columns.append(histogram_quantiles(margin[None, :], self.estimates.cell_edges(column), uniform)[0])
+            columns.append(histogram_quantiles(margin[None, :], edges, uniform)[0])
         return torch.stack(columns, dim=1).to(self.device, torch.float32)
 
     def initial_groups(self, sizes: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -308,19 +233,13 @@ class MarginalParticleSpace:
         r"""``count`` particles, each a flowed particle drawn uniformly at random with its position inside its coarse
         cell drawn anew, uniformly: the coarse joint structure is the flowed particles', and ``to_records`` then draws
         each fine level from the released fine one-way table given its coarse level (the tables measure nothing finer
-        jointly). A split column's particle is redrawn inside its split cell (``cell_edges``), which its split tables
-        measured. Post-processing of the flow's output."""
+        jointly). Post-processing of the flow's output."""
         layout = self.estimates.layout
         chosen = particles.detach().cpu()[torch.randint(len(particles), (count,), generator=generator)].to(torch.float64)
         levels = torch.tensor(layout.coarse_levels, dtype=torch.float64)
         cells = (chosen.clamp(0.0, 1.0) * levels).floor().clamp(max=levels - 1)
         inside = torch.rand(cells.shape, generator=generator, dtype=torch.float64)
-        redrawn = (cells + inside) / levels
-        for column in self.estimates.split:
-            edges = self.estimates.cell_edges(column)
-            cell = (torch.searchsorted(edges, chosen[:, column].clamp(0.0, 1.0), right=True) - 1).clamp(0, len(edges) - 2)
-            redrawn[:, column] = edges[cell] + inside[:, column] * (edges[cell + 1] - edges[cell])
-        return redrawn.to(self.device, torch.float32)
+        return ((cells + inside) / levels).to(self.device, torch.float32)
 
     def to_records(self, particles: torch.Tensor) -> torch.Tensor:
         """Continuous fine positions ``(n, d)`` in :math:`[0, K_j)`: the floor of each is the level code."""

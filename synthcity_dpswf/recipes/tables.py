@@ -16,9 +16,7 @@ import torch
 from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.table_domain import PublicRules
-from synthcity_dpswf.adapters.tabular import (
-    COARSE_LEVELS, FINE_LEVELS, needs_histogram, splits_anchored_pairs, table_resolution,
-)
+from synthcity_dpswf.adapters.tabular import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
 from synthcity_dpswf.models.state import ReleasePlan
 from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
@@ -145,9 +143,6 @@ def settle_table(
     if terms.selection_multiplier is None or n_pairs is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
                                       condition, TARGET_CLASSES, anchor, runs)
-        if anchor is not None and choices.coarse_bins is None and splits_anchored_pairs(*pooled_noise(
-                choices, budget.neighbouring, n_public, released_rows, terms.count_noise, n_columns)):
-            layout = layout.split_anchored(anchor)  # privacy.md, "Split levels in the anchored pairs"
         return SettledTable(domain, codec, layout, terms.budget, terms.noise_multiplier, terms.plan, paid, released_rows,
                             one_way)
     candidates = pair_rule.candidate_layout(codec.levels, coarse_bins, choices.random_state, codec.missing, condition,
@@ -281,25 +276,17 @@ def marginal_resolution(
     of ``classes`` classes of the target, n / ``classes`` on average."""
     if choices.fine_bins is not None and choices.coarse_bins is not None:
         return choices.fine_bins, choices.coarse_bins
-    size, noise = pooled_noise(choices, neighbouring, n_public, released_rows, count_noise, n_columns, n_pairs, classes)
-    fine, coarse = table_resolution(size, noise)
-    return choices.fine_bins or fine, choices.coarse_bins or coarse
-
-
-def pooled_noise(
-    choices: TableChoices, neighbouring: Adjacency, n_public: int | None, released_rows: float | None,
-    count_noise: float, n_columns: int, n_pairs: int | None = None, classes: int = 1,
-) -> tuple[float | None, float]:
-    """The rows a table counts and the noise std of one of its counts, pooled over the release's tables (sensitivity
-    included), as ``marginal_resolution`` reads them: ``(None, 1.0)`` where n is unknown or there is no noise."""
     size = n_public if n_public is not None else released_rows
     if size is None or count_noise == 0:
-        return None, 1.0
-    if n_pairs is None:
-        paired = n_columns - (classes > 1)
-        n_pairs = min(paired * (paired - 1) // 2, choices.max_pairs or n_columns**2)
-    n_tables = n_columns + n_pairs
-    return size / classes, count_noise * neighbouring.one_hot_sensitivity * math.sqrt(n_tables)
+        fine, coarse = table_resolution(None, 1.0)
+    else:
+        size = size / classes
+        if n_pairs is None:
+            paired = n_columns - (classes > 1)
+            n_pairs = min(paired * (paired - 1) // 2, choices.max_pairs or n_columns**2)
+        n_tables = n_columns + n_pairs
+        fine, coarse = table_resolution(size, count_noise * neighbouring.one_hot_sensitivity * math.sqrt(n_tables))
+    return choices.fine_bins or fine, choices.coarse_bins or coarse
 
 
 def warn_about(release: DomainRelease) -> None:

@@ -135,8 +135,6 @@ class ReleaseOptions:
                 tuple(layout["levels"]), tuple(layout["coarse_levels"]), tuple(tuple(p) for p in layout["pairs"]),
                 tuple(layout.get("missing", ())), layout.get("condition"),
                 tuple(None if starts is None else tuple(starts) for starts in layout.get("runs", ())),
-                tuple(None if starts is None else tuple(starts) for starts in layout.get("splits", ())),
-                tuple(tuple(pair) for pair in layout.get("split_pairs", ())),
             )
         return cls(**state, layout=layout)
 

@@ -1,18 +1,17 @@
-"""Which tables a marginal release holds (``MarginalLayout``): fine, coarse and split levels per column and the
-column pairs, all public. Its own module because the release options (``mechanisms.base.ReleaseOptions``) carry a layout
+"""Which tables a marginal release holds (``MarginalLayout``): fine and coarse levels per column and the column
+pairs, all public. Its own module because the release options (``mechanisms.base.ReleaseOptions``) carry a layout
 and the marginal release (``mechanisms.marginal``) reads one: both import it, neither the other."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 from dataclasses import dataclass
 
 import torch
 
 from synthcity_dpswf.math.checks import check_positive_int
-from synthcity_dpswf.math.histograms import check_starts, coarse_index, split_parents, split_starts
+from synthcity_dpswf.math.histograms import check_starts, coarse_index
 
 Pair = tuple[int, int]
 
@@ -25,7 +24,6 @@ class MarginalLayout:
         levels: :math:`K_j`, fine levels of each column (one-way tables).
         coarse_levels: :math:`\\bar K_j \\le K_j`, levels of each column in the two-way tables.
         pairs: the column pairs ``(j, k)``, ``j < k``, of the two-way tables.
-        split_pairs: the pairs among them counted over both columns' split levels (``splits``), not the coarse ones.
     """
 
     levels: tuple[int, ...]
@@ -42,11 +40,6 @@ class MarginalLayout:
     """Per column (empty: none): the first fine level of each of its coarse levels, where its coarse levels are runs of
     about equal released mass (``math.histograms.equal_mass_starts``, read from an earlier release: privacy.md, "Coarse
     levels at released quantiles"); ``None``: runs of equal length (``math.histograms.coarse_index``)."""
-    splits: tuple[tuple[int, ...] | None, ...] = ()
-    """Per column (empty: none): the first fine level of each of its split levels, each coarse run of two or more fine
-    levels cut in two (``math.histograms.split_starts``), for the columns of the ``split_pairs``; ``None`` elsewhere
-    (privacy.md, "Split levels in the anchored pairs")."""
-    split_pairs: tuple[Pair, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.levels or len(self.levels) != len(self.coarse_levels):
@@ -69,19 +62,6 @@ class MarginalLayout:
             for column, starts in enumerate(self.runs):
                 if starts is not None:
                     check_starts(starts, self.levels[column], self.coarse_levels[column], self.has_missing(column))
-        if self.splits and len(self.splits) != len(self.levels):
-            raise ValueError("splits needs one entry per column (or none).")
-        for column, starts in enumerate(self.splits):
-            if starts is not None:
-                split_parents(starts, self.levels[column], self.coarse_levels[column], self.has_missing(column),
-                              self.starts(column))
-        for pair in self.split_pairs:
-            if pair not in self.pairs:
-                raise ValueError(f"split pair {pair!r} is not one of the layout's pairs.")
-            if any(not self.splits or self.splits[column] is None for column in pair):
-                raise ValueError(f"split pair {pair!r}: both its columns need split levels (splits).")
-        if self.split_pairs and self.condition is not None:
-            raise ValueError("a layout counted per class of a condition column has no split pairs.")
         if self.condition is not None:
             if not 0 <= self.condition < len(self.levels):
                 raise ValueError(f"condition {self.condition!r} must be a column index below {len(self.levels)}.")
@@ -101,50 +81,6 @@ class MarginalLayout:
         """The coarse levels of fine level codes of ``column`` (``math.histograms.coarse_index``)."""
         return coarse_index(codes, self.levels[column], self.coarse_levels[column], self.has_missing(column),
                             self.starts(column))
-
-    def split_levels(self, column: int) -> int:
-        """:math:`\tilde K_j`, the split levels of ``column`` (its coarse levels where it has none)."""
-        starts = self.splits[column] if self.splits else None
-        return self.coarse_levels[column] if starts is None else len(starts)
-
-    def split_index(self, codes: torch.Tensor, column: int) -> torch.Tensor:
-        """The split levels of fine level codes of ``column`` (its coarse levels where it has none)."""
-        starts = self.splits[column] if self.splits else None
-        if starts is None:
-            return self.coarse(codes, column)
-        return torch.searchsorted(torch.tensor(starts, dtype=torch.long), codes.long(), right=True) - 1
-
-    def split_parents(self, column: int) -> torch.Tensor:
-        """The coarse level of each split level of ``column`` (``(K̃_j,)`` long)."""
-        starts = self.splits[column] if self.splits else None
-        if starts is None:
-            return torch.arange(self.coarse_levels[column])
-        return split_parents(starts, self.levels[column], self.coarse_levels[column], self.has_missing(column),
-                             self.starts(column))
-
-    def table_levels(self, pair: Pair) -> tuple[int, int]:
-        """The levels a side of the two-way table of ``pair``: split levels for a split pair, else coarse ones."""
-        j, k = pair
-        if pair in self.split_pairs:
-            return self.split_levels(j), self.split_levels(k)
-        return self.coarse_levels[j], self.coarse_levels[k]
-
-    def table_index(self, codes: torch.Tensor, pair: Pair, side: int) -> torch.Tensor:
-        """The levels of fine level codes of column ``pair[side]`` in the two-way table of ``pair``."""
-        column = pair[side]
-        return self.split_index(codes, column) if pair in self.split_pairs else self.coarse(codes, column)
-
-    def split_anchored(self, anchor: int) -> "MarginalLayout":
-        """This layout with every pair containing ``anchor`` a split pair, and split levels (``split_starts``) for the
-        columns of those pairs (privacy.md, "Split levels in the anchored pairs")."""
-        split_pairs = tuple(pair for pair in self.pairs if anchor in pair)
-        columns = {column for pair in split_pairs for column in pair}
-        splits = tuple(
-            split_starts(self.levels[column], self.coarse_levels[column], self.has_missing(column), self.starts(column))
-            if column in columns else None
-            for column in range(self.n_columns)
-        )
-        return dataclasses.replace(self, splits=splits if split_pairs else (), split_pairs=split_pairs)
 
     @property
     def classes(self) -> int:
@@ -231,15 +167,14 @@ class MarginalLayout:
     @property
     def sizes(self) -> list[int]:
         """Cells of each table, one-way tables first, in the order of the released vector."""
-        return list(self.levels) + [math.prod(self.table_levels(pair)) for pair in self.pairs]
+        return list(self.levels) + [self.coarse_levels[j] * self.coarse_levels[k] for j, k in self.pairs]
 
     def split(self, values: torch.Tensor) -> tuple[list[torch.Tensor], dict[Pair, torch.Tensor]]:
-        """The released vector ``(..., cells)`` as one-way tables ``(..., K_j)`` and two-way ``(..., K_j, K_k)`` (a split
-        pair's over split levels: ``table_levels``)."""
+        """The released vector ``(..., cells)`` as one-way tables ``(..., K_j)`` and two-way ``(..., K_j, K_k)``."""
         parts = torch.split(values, self.sizes, dim=-1)
         one_way = list(parts[: self.n_columns])
         two_way = {
-            pair: part.reshape(*part.shape[:-1], *self.table_levels(pair))
-            for pair, part in zip(self.pairs, parts[self.n_columns :])
+            (j, k): part.reshape(*part.shape[:-1], self.coarse_levels[j], self.coarse_levels[k])
+            for (j, k), part in zip(self.pairs, parts[self.n_columns :])
         }
         return one_way, two_way

@@ -107,25 +107,21 @@ class MarginalRelease(ReleaseMechanism):
         sensitivity = "sqrt(2m)" if Adjacency.of(neighbouring).n_is_public else "sqrt(m)"
         per_class = "" if layout.condition is None else (
             f", each counted per class of the named target (column {layout.condition}, {layout.classes} classes)")
-        split = "" if not layout.split_pairs else f", {len(layout.split_pairs)} of them over split levels"
         return (
             f"marginal release: the {layout.n_columns} one-way tables (fine levels) and {len(layout.pairs)} two-way "
-            f"tables (coarse levels{split}) of the level-coded records{per_class} + N(0, s^2) per count, Delta = "
+            f"tables (coarse levels) of the level-coded records{per_class} + N(0, s^2) per count, Delta = "
             f"{sensitivity}, m = {layout.n_tables}"
         )
 
 
 def block_statistic(layout: MarginalLayout, codes: torch.Tensor) -> torch.Tensor:
-    """One block of the release: the exact one-way (fine) and two-way (coarse, or split for a split pair) tables of
-    ``codes`` ``(n, d)``, in the layout's order, float64 (exact integers up to 2^53)."""
+    """One block of the release: the exact one-way (fine) and two-way (coarse) tables of ``codes`` ``(n, d)``, in the
+    layout's order, float64 (exact integers up to 2^53)."""
     tables = [torch.bincount(codes[:, j], minlength=k) for j, k in enumerate(layout.levels)]
     coarse = torch.stack([layout.coarse(codes[:, j], j) for j in range(layout.n_columns)], dim=1)
-    split = {column: layout.split_index(codes[:, column], column) for pair in layout.split_pairs for column in pair}
-    for pair in layout.pairs:
-        j, k = pair
-        rows, columns = layout.table_levels(pair)
-        first, second = (split[j], split[k]) if pair in layout.split_pairs else (coarse[:, j], coarse[:, k])
-        tables.append(torch.bincount(first * columns + second, minlength=rows * columns))
+    for j, k in layout.pairs:
+        cells = coarse[:, j] * layout.coarse_levels[k] + coarse[:, k]
+        tables.append(torch.bincount(cells, minlength=layout.coarse_levels[j] * layout.coarse_levels[k]))
     return torch.cat(tables).to(torch.float64)
 
 
@@ -258,8 +254,7 @@ class PairSelection:
         """Stage A's values of ``layout``'s tables (its one-way tables and its pairs, all candidates), in ``layout``'s
         order (class block after class block with a named target): a measurement of the same counts as a release of
         ``layout`` over all records, at noise std s_A."""
-        if (layout.levels, layout.coarse_levels, layout.runs, layout.splits, layout.split_pairs) != (
-                self.layout.levels, self.layout.coarse_levels, self.layout.runs, self.layout.splits, self.layout.split_pairs):
+        if (layout.levels, layout.coarse_levels, layout.runs) != (self.layout.levels, self.layout.coarse_levels, self.layout.runs):
             raise ValueError("the layout's levels differ from the selection's: it measured other tables.")
         if layout.condition != self.layout.condition:
             raise ValueError("the layout's condition differs from the selection's: it measured other tables.")
