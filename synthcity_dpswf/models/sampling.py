@@ -174,7 +174,9 @@ class Sampling(GeneratorState):
         self, sizes: torch.Tensor, init: torch.Tensor | None, settings: FlowSettings, seed: int
     ) -> torch.Tensor:
         """``sizes[c]`` records of each class c, class after class: all classes flow at once, each to its own
-        target (``run_flow`` with ``group_sizes``; DPSWGen runs its network instead)."""
+        target (``run_flow`` with ``group_sizes``; DPSWGen runs its network instead), at the directions a step of
+        that many particles (``FlowSettings.for_particles``)."""
+        settings = settings.for_particles(int(sizes.sum()))
         generator = torch.Generator().manual_seed(seed + 1)
         if init is None:
             particles = particle_space(self._pool(), self.radius, self.device).initial_groups(sizes, generator)
@@ -195,7 +197,8 @@ class Sampling(GeneratorState):
         self, count: int, class_index: int, init: torch.Tensor | None, settings: FlowSettings, seed: int
     ) -> torch.Tensor:
         """Flow ``count`` particles (from ``init`` or Gaussian) to the target of ``class_index`` (DPSWGen runs its
-        network instead)."""
+        network instead), at the directions a step of that many particles (``FlowSettings.for_particles``)."""
+        settings = settings.for_particles(count)
         generator = torch.Generator().manual_seed(seed + 1)
         particles = self.initial_particles(count, generator) if init is None else init.to(self.device, torch.float32)
         flow_generator = torch.Generator(device=self.device).manual_seed(seed + 2)

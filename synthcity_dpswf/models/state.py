@@ -155,7 +155,8 @@ class FlowSettings:
             release noise. Histogram releases carry their noise in the counts: ``None`` or 0 only.
         flow_batch_size: released rows per flow step for record and projected releases (capped at the pool size;
             ``None``: all rows).
-        n_directions: directions per flow step (released directions subsampled per step for projected kinds).
+        n_directions: directions per flow step (released directions subsampled per step for projected kinds; of a flow
+            of at most ``step_particles`` particles where that is set).
         reuse: ``"pooled"`` (every step draws from all releases) or ``"once"`` (step k uses release k only, in
             order: the paper's way; per-step record and projected releases only).
         particle_cdf: ``"histogram"`` (O(nL)), ``"sort"`` (exact ranks) or ``"grid"`` (quantile grid and
@@ -166,6 +167,9 @@ class FlowSettings:
         flow_particles: particles flowed per ``sample`` call when the kind's particle space can draw more rows from
             them (``ParticleSpace.resample``: the marginal kind redraws a flowed particle's position inside its coarse
             cell, i.e. its fine levels from the released one-way tables); ``None`` flows every row.
+        step_particles: a flow of more particles than this takes fewer directions a step (``directions_for``), so
+            that a step's work, particles x directions, stays that of ``step_particles`` particles at ``n_directions``;
+            ``None``: ``n_directions`` whatever the particles.
     """
 
     n_steps: int = 1500
@@ -178,6 +182,7 @@ class FlowSettings:
     particle_cdf: ParticleCDF = "histogram"
     count_estimator: CountEstimator = "simplex"
     flow_particles: int | None = None
+    step_particles: int | None = None
 
     def __post_init__(self) -> None:
         check_positive_int("n_steps", self.n_steps)
@@ -194,8 +199,18 @@ class FlowSettings:
             raise ValueError(f"particle_cdf must be one of {get_args(ParticleCDF)}, got {self.particle_cdf!r}.")
         if self.flow_particles is not None:
             check_positive_int("flow_particles", self.flow_particles)
+        if self.step_particles is not None:
+            check_positive_int("step_particles", self.step_particles)
         if self.count_estimator not in get_args(CountEstimator):
             raise ValueError(f"count_estimator must be one of {get_args(CountEstimator)}, got {self.count_estimator!r}.")
+
+    def for_particles(self, particles: int) -> "FlowSettings":
+        r"""These settings for a flow of ``particles`` particles: beyond ``step_particles`` (P) of them, the directions
+        a step are :math:`\max(1, \lfloor L P / n \rfloor)` for ``n_directions`` L and n particles, so that a step
+        projects about L P particles in all, whatever n."""
+        if self.step_particles is None or particles <= self.step_particles:
+            return self
+        return dataclasses.replace(self, n_directions=max(1, self.n_directions * self.step_particles // particles))
 
 
 @dataclass

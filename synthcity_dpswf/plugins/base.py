@@ -248,7 +248,7 @@ class SlicedFlowPlugin(Plugin):
             "release": release, "radius": flow.radius, "n_release_directions": flow.release_directions(flow_defaults),
             "n_bins": flow.n_bins, "labelling": image.labelling, "feature_weight": image.feature_weight,
             "accountant": flow.accountant, "neighbouring": self.neighbouring,
-            "settings": flow.settings(flow_defaults.get("n_steps", kind.steps), kind.flow_particles),
+            "settings": flow.settings(flow_defaults.get("n_steps", kind.steps), kind.flow_particles, kind.step_particles),
             "seed": self.random_state,
             "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
         }

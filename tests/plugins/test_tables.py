@@ -113,16 +113,43 @@ def test_many_rows_come_from_few_flowed_particles_quickly_and_may_repeat() -> No
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({name: rng.integers(0, 2, 3000) for name in "abc"})
     plugin = Plugins().get("dpswflow", epsilon=3.0, domain={name: [0, 1] for name in "abc"}).fit(frame)
-    assert plugin.generator_.settings.flow_particles == 10000
+    assert plugin.generator_.settings.flow_particles == 20000
     started = time.perf_counter()
     output = plugin.generate(20000).dataframe()
     assert len(output) == 20000 and time.perf_counter() - started < 60
     for name in "abc":  # the released one-way tables are kept
         assert abs(output[name].mean() - frame[name].mean()) < 0.05
     generator = plugin.generator_
-    drawn = generator.sample(30000, seed=1)  # 10,000 flowed, 20,000 drawn from them
+    drawn = generator.sample(30000, seed=1)  # 20,000 flowed, 10,000 drawn from them
     flowed = generator.sample(30000, seed=1, flow_particles=None)
     torch.testing.assert_close(drawn.floor().mean(dim=0), flowed.floor().mean(dim=0), atol=0.03, rtol=0)
+
+
+def test_a_flow_of_more_particles_takes_fewer_directions_a_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond ``step_particles`` (10,000 for tables) a flow takes n_directions x 10,000 / particles directions a step,
+    so a step's work stays that of 10,000 particles at n_directions: 35 of 70 at the 20,000 a large table flows, 70 up
+    to 10,000, at least one however many; a user's n_directions is scaled the same way."""
+    from synthcity_dpswf.models import sampling
+    from synthcity_dpswf.models.state import FlowSettings
+
+    settings = FlowSettings(n_directions=70, step_particles=10_000)
+    assert [settings.for_particles(n).n_directions for n in (5_000, 10_000, 20_000, 40_000, 10**7)] == [70, 70, 35, 17, 1]
+    assert FlowSettings(n_directions=70).for_particles(10**6).n_directions == 70  # no step_particles: unchanged
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({name: rng.integers(0, 2, 3000) for name in "abc"})
+    seen: list[tuple[int, int]] = []
+    built = sampling.build_target
+
+    def recording(pool: object, settings: FlowSettings, *args: object, **kwargs: object) -> object:
+        seen.append((settings.n_directions, settings.flow_particles or 0))
+        return built(pool, settings, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sampling, "build_target", recording)
+    for directions, count in ((70, 30000), (70, 2000), (140, 30000)):
+        plugin = Plugins().get("dpswflow", epsilon=3.0, n_steps=5, n_directions=directions,
+                               domain={name: [0, 1] for name in "abc"}).fit(frame)
+        plugin.generate(count)
+    assert [n for n, _ in seen] == [35, 70, 70]
 
 
 def test_a_zero_inflated_float_column_keeps_its_exact_zeros() -> None:
