@@ -167,7 +167,7 @@ class FlowSettings:
         flow_particles: particles flowed per ``sample`` call when the kind's particle space can draw more rows from
             them (``ParticleSpace.resample``: the marginal kind redraws a flowed particle's position inside its coarse
             cell, i.e. its fine levels from the released one-way tables); ``None`` flows every row.
-        step_particles: a flow of more particles than this takes fewer directions a step (``directions_for``), so
+        step_particles: a flow of more particles than this takes fewer directions a step (``for_particles``), so
             that a step's work, particles x directions, stays that of ``step_particles`` particles at ``n_directions``;
             ``None``: ``n_directions`` whatever the particles.
     """
