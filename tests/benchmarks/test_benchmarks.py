@@ -150,3 +150,27 @@ def test_one_table_fit_calls_nothing_back_up_into_the_plugin() -> None:
     measured = fit_trace.trace(ROOT)
     assert measured["callbacks"] == []
     assert "recipes/tables.py" in measured["files"] and "plugins/paths.py" in measured["files"]
+
+
+def test_flow_particles_script_scores_each_setting_and_times_them_side_by_side(tmp_path: Path) -> None:
+    """``benchmarks/flow_particles.py`` end to end on fair at toy counts, one fit per cell: every (schema, setting) of
+    the validation table scored with the same random state, the timing rows' ratios against the first setting's, the
+    kinds restored after the run, and a malformed setting refused."""
+    import argparse
+
+    import flow_particles
+
+    from synthcity_dpswf.models import kinds
+
+    before = kinds.KINDS["marginal"]
+    flow_particles.main(["--tables", "fair", "--generators", "dpswflow", "--settings", "1000:70", "2000:35", "--fits", "1",
+                         "--time-tables", "fair", "--repeats", "1", "--out", str(tmp_path)])
+    assert kinds.KINDS["marginal"] is before  # the flowed particles restored after each fit
+    payload = json.loads((tmp_path / "flow_particles.json").read_text())
+    assert [(row["schema"], row["particles"], row["directions"]) for row in payload["rows"]] == [
+        ("none", 1000, 70), ("none", 2000, 35), ("declared", 1000, 70), ("declared", 2000, 35)]
+    assert all(0.4 < row["tstr"] <= 1 and 0 <= row["tv2"] < 1 for row in payload["rows"])
+    assert [row["ratio"] for row in payload["timing"]][0] == 1.0 and len(payload["timing"]) == 2
+    assert "| fair | 5,093 | dpswflow | none | 2,000 | 35 |" in (tmp_path / "flow_particles.md").read_text()
+    with pytest.raises(argparse.ArgumentTypeError, match="PARTICLES:DIRECTIONS"):
+        flow_particles.parse_setting("20000")
