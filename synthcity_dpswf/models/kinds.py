@@ -324,6 +324,8 @@ class KindSpec:
         steps: flow steps the plugins run when ``n_steps`` is not given.
         flow_particles: rows flowed per generation call in the plugins (``FlowSettings.flow_particles``); ``None``:
             every row.
+        rows_per_particle: beyond ``flow_particles`` x this many rows, one flowed particle per this many rows
+            (``FlowSettings.rows_per_particle``); ``None``: at most ``flow_particles``.
         step_particles: beyond this many flowed particles, fewer directions a step (``FlowSettings.step_particles``);
             ``None``: never.
         groups: ``pool -> shares (C,)`` where the pool's particles flow in C groups of those shares without labels
@@ -336,6 +338,7 @@ class KindSpec:
     per_step_directions: int = 1
     steps: int = 1500
     flow_particles: int | None = None
+    rows_per_particle: int | None = None
     step_particles: int | None = None
     groups: Callable[[ReleasePool], torch.Tensor | None] = no_groups
 
@@ -347,11 +350,11 @@ KINDS: dict[str, KindSpec] = {
     # L = 500 for one histogram release, M = 50 for each of 100 per-step ones, 1,500 steps: chosen on a validation
     # split of MNIST (docs/flows.md, "Aggregate releases" and "Per-step histogram releases").
     "projected_histogram": KindSpec(histogram_target, euclidean_space, 500, 50),
-    # 300 steps: docs/flows.md, "Tables" and "Tables as users bring them"; 20,000 flowed rows per call, a flow of
-    # more than 10,000 taking fewer directions a step (35 at 20,000, the work of a step at 10,000): "How many
-    # particles a table flows".
-    "marginal": KindSpec(marginal_target, cube_space, steps=300, flow_particles=20_000, step_particles=10_000,
-                         groups=target_groups),
+    # 300 steps: docs/flows.md, "Tables" and "Tables as users bring them"; 10,000 flowed rows per call, or one per 10
+    # rows beyond 100,000, a flow of more than 10,000 taking fewer directions a step (the work of a step at 10,000):
+    # "How many particles a table flows".
+    "marginal": KindSpec(marginal_target, cube_space, steps=300, flow_particles=10_000, rows_per_particle=10,
+                         step_particles=10_000, groups=target_groups),
 }
 """Every registered release kind (``privacy.MECHANISMS``) as generation sees it."""
 

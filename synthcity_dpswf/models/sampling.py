@@ -78,9 +78,9 @@ class Sampling(GeneratorState):
         space = particle_space(self._pool(), self.radius, self.device)
         flowed = count
         if init is None and settings.flow_particles is not None and space.resamples:
-            flowed = min(count, settings.flow_particles)
+            flowed = settings.flowed(count)
         if class_sizes is not None:
-            flowed_sizes = class_flows(class_sizes, settings.flow_particles)
+            flowed_sizes = class_flows(class_sizes, None if settings.flow_particles is None else settings.flowed(count))
             particles = self._sample_classes(flowed_sizes, None, settings, run_seed)
             if not torch.equal(flowed_sizes, class_sizes):  # each class's rows drawn from its own flowed particles
                 generator = torch.Generator().manual_seed(run_seed + 4)

@@ -167,6 +167,9 @@ class FlowSettings:
         flow_particles: particles flowed per ``sample`` call when the kind's particle space can draw more rows from
             them (``ParticleSpace.resample``: the marginal kind redraws a flowed particle's position inside its coarse
             cell, i.e. its fine levels from the released one-way tables); ``None`` flows every row.
+        rows_per_particle: with ``flow_particles``, a generation of more than ``flow_particles`` x this many rows flows
+            one particle per this many rows instead (``flowed``); ``None``: at most ``flow_particles`` whatever the
+            count.
         step_particles: a flow of more particles than this takes fewer directions a step (``for_particles``), so
             that a step's work, particles x directions, stays that of ``step_particles`` particles at ``n_directions``;
             ``None``: ``n_directions`` whatever the particles.
@@ -182,6 +185,7 @@ class FlowSettings:
     particle_cdf: ParticleCDF = "histogram"
     count_estimator: CountEstimator = "simplex"
     flow_particles: int | None = None
+    rows_per_particle: int | None = None
     step_particles: int | None = None
 
     def __post_init__(self) -> None:
@@ -201,8 +205,18 @@ class FlowSettings:
             check_positive_int("flow_particles", self.flow_particles)
         if self.step_particles is not None:
             check_positive_int("step_particles", self.step_particles)
+        if self.rows_per_particle is not None:
+            check_positive_int("rows_per_particle", self.rows_per_particle)
         if self.count_estimator not in get_args(CountEstimator):
             raise ValueError(f"count_estimator must be one of {get_args(CountEstimator)}, got {self.count_estimator!r}.")
+
+    def flowed(self, count: int) -> int:
+        r"""The particles a generation of ``count`` rows flows: every row without ``flow_particles`` (F), else
+        :math:`\min(n, \max(F, \lceil n / R \rceil))` with R = ``rows_per_particle`` (:math:`\min(n, F)` without it)."""
+        if self.flow_particles is None:
+            return count
+        most = self.flow_particles if self.rows_per_particle is None else max(self.flow_particles, -(-count // self.rows_per_particle))
+        return min(count, most)
 
     def for_particles(self, particles: int) -> "FlowSettings":
         r"""These settings for a flow of ``particles`` particles: beyond ``step_particles`` (P) of them, the directions

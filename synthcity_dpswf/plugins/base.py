@@ -248,7 +248,8 @@ class SlicedFlowPlugin(Plugin):
             "release": release, "radius": flow.radius, "n_release_directions": flow.release_directions(flow_defaults),
             "n_bins": flow.n_bins, "labelling": image.labelling, "feature_weight": image.feature_weight,
             "accountant": flow.accountant, "neighbouring": self.neighbouring,
-            "settings": flow.settings(flow_defaults.get("n_steps", kind.steps), kind.flow_particles, kind.step_particles),
+            "settings": flow.settings(flow_defaults.get("n_steps", kind.steps), kind.flow_particles, kind.step_particles,
+                                      kind.rows_per_particle),
             "seed": self.random_state,
             "device": "cuda" if str(self.device).startswith("cuda") and torch.cuda.is_available() else "cpu",
         }

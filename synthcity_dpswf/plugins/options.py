@@ -97,14 +97,15 @@ class FlowOptions:
         """The flow steps as given, under either name (``None``: not given)."""
         return self.n_steps if self.n_iter is None else self.n_iter
 
-    def settings(self, default_steps: int, flow_particles: int | None, step_particles: int | None = None) -> FlowSettings:
+    def settings(self, default_steps: int, flow_particles: int | None, step_particles: int | None = None,
+                 rows_per_particle: int | None = None) -> FlowSettings:
         """The ``FlowSettings`` of a fit: ``default_steps`` where no steps were given, with the kind's
-        ``flow_particles`` and ``step_particles`` (``models.kinds.KindSpec``)."""
+        ``flow_particles``, ``step_particles`` and ``rows_per_particle`` (``models.kinds.KindSpec``)."""
         return FlowSettings(
             n_steps=default_steps if self.steps is None else self.steps, step_size=self.step_size,
             entropy=self.entropy, smoothing=self.smoothing, flow_batch_size=self.flow_batch_size,
             n_directions=self.n_directions, reuse=self.reuse, flow_particles=flow_particles,  # type: ignore[arg-type]
-            step_particles=step_particles,
+            step_particles=step_particles, rows_per_particle=rows_per_particle,
         )
 
     def release_directions(self, flow_defaults: Mapping[str, int]) -> int | None:

@@ -151,14 +151,14 @@ class TablePath:
         constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
         schema = plugin.training_schema()
         limit = CONSTRAINT_MAX_DRAWS * count
-        flowed = min(count, generator.settings.flow_particles or count)
+        flowed = generator.settings.flowed(count)
         kept: list[pd.DataFrame] = []
         total = drawn = draw = 0
         size = count
         while draw < plugin.sampling_patience:
             draw += 1
             # DPSWGen draws rows from its trained network: no flow to reuse, and it takes no settings override
-            overrides = {} if draw == 1 or isinstance(generator, DPSWGen) else {"flow_particles": flowed}
+            overrides = {} if draw == 1 or isinstance(generator, DPSWGen) else {"flow_particles": flowed, "rows_per_particle": None}
             rows = schema.adapt_dtypes(codec.decode(generator.sample(size, seed=draw_seed(), **overrides)))
             drawn += len(rows)
             if plugin.strict:

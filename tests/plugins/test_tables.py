@@ -113,25 +113,29 @@ def test_many_rows_come_from_few_flowed_particles_quickly_and_may_repeat() -> No
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({name: rng.integers(0, 2, 3000) for name in "abc"})
     plugin = Plugins().get("dpswflow", epsilon=3.0, domain={name: [0, 1] for name in "abc"}).fit(frame)
-    assert plugin.generator_.settings.flow_particles == 20000
+    assert plugin.generator_.settings.flow_particles == 10000
     started = time.perf_counter()
     output = plugin.generate(20000).dataframe()
     assert len(output) == 20000 and time.perf_counter() - started < 60
     for name in "abc":  # the released one-way tables are kept
         assert abs(output[name].mean() - frame[name].mean()) < 0.05
     generator = plugin.generator_
-    drawn = generator.sample(30000, seed=1)  # 20,000 flowed, 10,000 drawn from them
+    drawn = generator.sample(30000, seed=1)  # 10,000 flowed, 20,000 drawn from them
     flowed = generator.sample(30000, seed=1, flow_particles=None)
     torch.testing.assert_close(drawn.floor().mean(dim=0), flowed.floor().mean(dim=0), atol=0.03, rtol=0)
 
 
-def test_a_flow_of_more_particles_takes_fewer_directions_a_step(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Beyond ``step_particles`` (10,000 for tables) a flow takes n_directions x 10,000 / particles directions a step,
-    so a step's work stays that of 10,000 particles at n_directions: 35 of 70 at the 20,000 a large table flows, 70 up
-    to 10,000, at least one however many; a user's n_directions is scaled the same way."""
+def test_a_generation_of_many_rows_flows_more_particles_at_fewer_directions_a_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table's generation flows 10,000 particles, or one per 10 rows beyond 100,000 (``rows_per_particle``), and
+    beyond ``step_particles`` (10,000) a flow takes n_directions x 10,000 / particles directions a step, so a step's
+    work stays that of 10,000 particles at n_directions: 23 of 70 at the 30,000 of 300,000 rows, 70 up to 100,000
+    rows, at least one however many; a user's n_directions is scaled the same way."""
     from synthcity_dpswf.models import sampling
     from synthcity_dpswf.models.state import FlowSettings
 
+    counts = FlowSettings(flow_particles=10_000, rows_per_particle=10)
+    assert [counts.flowed(n) for n in (5_000, 50_000, 100_000, 269_421)] == [5_000, 10_000, 10_000, 26_943]
+    assert FlowSettings(flow_particles=10_000).flowed(269_421) == 10_000 and FlowSettings().flowed(269_421) == 269_421
     settings = FlowSettings(n_directions=70, step_particles=10_000)
     assert [settings.for_particles(n).n_directions for n in (5_000, 10_000, 20_000, 40_000, 10**7)] == [70, 70, 35, 17, 1]
     assert FlowSettings(n_directions=70).for_particles(10**6).n_directions == 70  # no step_particles: unchanged
@@ -145,11 +149,11 @@ def test_a_flow_of_more_particles_takes_fewer_directions_a_step(monkeypatch: pyt
         return built(pool, settings, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(sampling, "build_target", recording)
-    for directions, count in ((70, 30000), (70, 2000), (140, 30000)):
+    for directions, count in ((70, 300_000), (70, 30_000), (140, 300_000)):
         plugin = Plugins().get("dpswflow", epsilon=3.0, n_steps=5, n_directions=directions,
                                domain={name: [0, 1] for name in "abc"}).fit(frame)
         plugin.generate(count)
-    assert [n for n, _ in seen] == [35, 70, 70]
+    assert [n for n, _ in seen] == [23, 70, 46]
 
 
 def test_a_zero_inflated_float_column_keeps_its_exact_zeros() -> None:
