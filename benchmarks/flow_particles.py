@@ -59,8 +59,10 @@ def scored_table(name: str, data_root: Path | None) -> tuple[Any, Any, Any, Any]
 
 @contextlib.contextmanager
 def flowing(particles: int) -> Iterator[None]:
-    """Generation that flows at most ``particles`` particles per call (the marginal kind's ``flow_particles``)."""
-    spec = dataclasses.replace(kinds.KINDS["marginal"], flow_particles=particles)
+    """Generation that flows at most ``particles`` particles per call at the directions a step the setting gives (the
+    marginal kind's ``flow_particles``, its own rules for more rows and fewer directions off)."""
+    spec = dataclasses.replace(kinds.KINDS["marginal"], flow_particles=particles, rows_per_particle=None,
+                               step_particles=None)
     with mock.patch.dict(kinds.KINDS, {"marginal": spec}):
         yield
 
