@@ -1,7 +1,8 @@
 """The named target's choices, on the validation tables only (issue 46: fair, the stand-in, Adult's training split,
 that split with a numeric target named: ``adult_hours``, ``adult_age``, ``NUMERIC_TARGETS``, and
 ``flights_validation``: the flights table's training split alone, split again, the only large validation table whose
-target hangs on a pair of numeric columns).
+target hangs on a pair of numeric columns, and ``randhie_validation``: randhie's training split split again, a count
+target thresholded at zero among weak predictors).
 
 Each table is split into training and test rows (``tables.holdout_split``, seed 0; the stand-in: 4,000 + 1,000 rows
 of ``stand_in.stand_in``); the generators are fitted on the training rows the way a synthcity user would, with no
@@ -29,7 +30,10 @@ Earlier files were written by earlier versions of this script, their labels that
 ``split_levels_flights_validation`` (89fc29a: "split levels" by the rule measured the pairs with the target over each
 coarse run cut in two, ``MarginalLayout.split_anchored``; "off" as today) and
 ``target_validation_modes`` (4cb60eb, the DP domain's one-way counts joined: "C <= 1" anchored every target, the pairs
-of today; "C <= 4" conditioned as per_value does today).
+of today; "C <= 4" conditioned as per_value does today). ``target_validation_randhie_eps1``, ``_eps100`` and ``_caps``
+are today's modes on ``randhie_validation`` (``--tables randhie_validation --fits 3``, with ``--modes pairs``,
+``--epsilon 100`` and ``--coarse-caps 16 32 64 --generators dpswflow --modes pairs frame`` at epsilon 100): what limits
+that table's TSTR.
 """
 
 from __future__ import annotations
@@ -76,8 +80,8 @@ def validation_table(name: str, data_root: Path | None) -> tuple[pd.DataFrame, p
         table = load_table("adult_raw", data_root)
         train, test = holdout_split(table.frame, 0)
         return train, test, NUMERIC_TARGETS[name], table.schema(train)
-    if name == "flights_validation":  # the table suite's training split of flights (seed 0), split again: its test
-        table = load_table("flights", data_root)  # split is never read
+    if name in ("flights_validation", "randhie_validation"):  # the table suite's training split (seed 0), split
+        table = load_table(name.removesuffix("_validation"), data_root)  # again: its test split is never read
         train, test = holdout_split(holdout_split(table.frame, 0)[0], 1)
         return train, test, table.target, table.schema(train)
     table = load_table(name, data_root)
@@ -161,7 +165,8 @@ def markdown(payload: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tables", nargs="+", default=["stand_in", "fair", "adult_raw"],
-                        choices=["stand_in", "fair", "adult_raw", *NUMERIC_TARGETS, "flights_validation"])
+                        choices=["stand_in", "fair", "adult_raw", *NUMERIC_TARGETS, "flights_validation",
+                                 "randhie_validation"])
     parser.add_argument("--generators", nargs="+", default=["dpswflow", "dpswflow_r"])
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--fits", type=int, default=5)

@@ -174,3 +174,26 @@ def test_flow_particles_script_scores_each_setting_and_times_them_side_by_side(t
     assert "| fair | 5,093 | dpswflow | none | 2,000 | 35 |" in (tmp_path / "flow_particles.md").read_text()
     with pytest.raises(argparse.ArgumentTypeError, match="PARTICLES:DIRECTIONS"):
         flow_particles.parse_setting("20000")
+
+
+def test_table_batches_script_reads_each_setting_s_summed_noise_from_the_fits(tmp_path: Path) -> None:
+    """``benchmarks/table_batches.py`` end to end on fair, one fit per cell: DPSWflow's one release beside DPSWflow-r at
+    the package's batches and at half the rows in one pass, each row's noise per record counted r = z / (q sqrt(K))
+    read from its privacy report (DPSWflow-r's above DPSWflow's z under replace-one; fewer, larger batches lower it),
+    and a malformed setting refused."""
+    import argparse
+
+    import table_batches
+
+    table_batches.main(["--tables", "fair", "--settings", "default", "0.5:1", "--fits", "1", "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "table_batches.json").read_text())
+    rows = {(row["schema"], row["setting"]): row for row in payload["rows"]}
+    assert set(rows) == {(schema, setting) for schema in ("none", "declared")
+                         for setting in ("one release", "default", "0.5:1")}
+    for schema in ("none", "declared"):
+        one, default, halves = (rows[schema, setting]["noise"] for setting in ("one release", "default", "0.5:1"))
+        assert one < halves < default
+    assert all(0.4 < row["tstr"] <= 1 and 0 <= row["tv2"] < 1 for row in payload["rows"])
+    assert "| fair | 5,093 | dpswflow_r | none | 0.5:1 |" in (tmp_path / "table_batches.md").read_text()
+    with pytest.raises(argparse.ArgumentTypeError, match="FRACTION:PASSES"):
+        table_batches.parse_setting("0.5")
