@@ -32,7 +32,7 @@ CONFIDENCE = 0.95
 """The two-sided level at which a paired difference is read as an order (Student's t over the seeds)."""
 
 Key = tuple[str, str, str, str, str]
-"""(table, method, schema class, target, adjacency)."""
+"""(table, method, schema class, target, adjacency: ours' ``neighbouring``, a peer's as ``table_runner`` states it)."""
 
 
 def mean_and_error(values: list[float]) -> tuple[float, float]:
@@ -71,7 +71,7 @@ def cells_of(payload: dict[str, Any]) -> dict[Key, dict[str, float]]:
     for row in payload["results"]:
         if row.get("error") or not row.get("scores"):
             continue
-        key = (row["table"], row["method"], schema_class(row), str(row.get("target", "none")), str(row.get("neighbouring") or "-"))
+        key = (row["table"], row["method"], schema_class(row), str(row.get("target", "none")), str(row.get("neighbouring") or row.get("adjacency") or "-"))
         if key in cells:
             raise ValueError(f"run {payload['name']!r} holds two rows of {key}: summarise runs with one row per cell.")
         cells[key] = row["scores"]
@@ -152,14 +152,16 @@ def markdown(payload: dict[str, Any]) -> str:
         f"and generation; runs {', '.join(payload['runs'])}): mean ± standard error over the {len(payload['seeds'])} "
         f"seeds. Against {payload['peer']}: the per-seed TSTR difference (method minus peer, same split; ours without "
         f"a schema and with the categories declared against the peer's end-to-end row, with the declared schema "
-        f"against its reference row), read as "
+        f"against its reference row; the peer at the adjacency its code states, ours at each of theirs: the rows at the "
+        f"peer's adjacency are the comparison at equal adjacency), read as "
         f"an order only where it lies beyond Student's t quantile ({payload['confidence']:.0%}, two-sided, "
         f"{len(payload['seeds']) - 1} degrees of freedom: {t_quantile(len(payload['seeds']), payload['confidence']):.3f}) "
         f"times its standard error. `benchmarks/seed_spread.py`."
     )
-    columns = [("table", False), ("method", False), ("schema", False), ("target", False), ("real TSTR", True),
+    columns = [("table", False), ("method", False), ("schema", False), ("target", False), ("adjacency", False),
+               ("real TSTR", True),
                *((NAMES[metric], True) for metric in METRICS), (f"TSTR minus {payload['peer']}", True), ("order", False)]
-    rows = [[row["table"], row["method"], row["schema"], row["target"], cell(row.get("floor_tstr")),
+    rows = [[row["table"], row["method"], row["schema"], row["target"], row["neighbouring"], cell(row.get("floor_tstr")),
              *(cell(row.get(metric), ".4f" if metric == "tv2" else ".3f") for metric in METRICS),
              cell(row.get("tstr_minus_peer"), ".4f"), order_of(row.get("tstr_minus_peer"), payload["confidence"])]
             for row in payload["rows"]]

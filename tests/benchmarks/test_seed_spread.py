@@ -53,7 +53,7 @@ def test_scores_are_averaged_over_seeds_and_paired_with_the_peer_of_the_same_sch
     assert rows["dpswflow", "declared"]["tstr_minus_peer"]["values"] == pytest.approx([-0.02, 0.01, -0.02])
     assert "tstr_minus_peer" not in rows["dpmm_mst", "none"]
     page = seed_spread.markdown(summary)
-    assert "| toy | dpswflow | none | named | 0.730 ± 0.006 | 0.667 ± 0.004 |" in page
+    assert "| toy | dpswflow | none | named | replace_one | 0.730 ± 0.006 | 0.667 ± 0.004 |" in page
     # 0.020 ± 0.0029 lies beyond t_2 (4.30) errors, -0.010 ± 0.010 does not.
     assert page.count("| above |") == 1 and page.count("| level |") == 1
     assert "- toy / dpmm_aim / none" not in page  # failed in every run: not a cell of any
@@ -62,8 +62,10 @@ def test_scores_are_averaged_over_seeds_and_paired_with_the_peer_of_the_same_sch
     import report
 
     readme = report.seeds_headline(summary)  # the README's lines: ours beside the peer of the same schema class
-    assert "| toy | none | DPSWflow | 0.730 ± 0.006 | 0.667 ± 0.004 | 0.647 ± 0.003 | 0.0200 ± 0.0029 | above |" in readme
-    assert "| toy | declared | DPSWflow | 0.730 ± 0.006 | 0.600 ± 0.006 | 0.610 ± 0.006 | -0.0100 ± 0.0100 | level |" in readme
+    assert ("| toy | none | DPSWflow | replace-one | 0.730 ± 0.006 | 0.667 ± 0.004 | 0.647 ± 0.003 | 0.0200 ± 0.0029 | "
+            "above |") in readme
+    assert ("| toy | declared | DPSWflow | replace-one | 0.730 ± 0.006 | 0.600 ± 0.006 | 0.610 ± 0.006 | -0.0100 ± 0.0100 | "
+            "level |") in readme
 
 
 def test_the_order_takes_students_t_over_the_runs() -> None:
@@ -121,4 +123,25 @@ def test_ours_with_the_categories_declared_is_paired_with_the_peers_end_to_end_r
     summary = seed_spread.spread(runs, "dpmm_mst")
     row = next(row for row in summary["rows"] if (row["method"], row["schema"]) == ("dpswflow", "categories"))
     assert row["tstr_minus_peer"]["values"] == pytest.approx([0.030, 0.018, 0.022])
-    assert "| toy | categories | DPSWflow | 0.700 ± 0.000 | 0.670 ± 0.001 | 0.647 ± 0.003 |" in report.seeds_headline(summary)
+    assert ("| toy | categories | DPSWflow | replace-one | 0.700 ± 0.000 | 0.670 ± 0.001 | 0.647 ± 0.003 |"
+            in report.seeds_headline(summary))
+
+
+def test_ours_under_each_adjacency_is_paired_with_the_peer_at_the_adjacency_its_code_states() -> None:
+    import report
+
+    runs = [json.loads(json.dumps(payload)) for payload in RUNS]
+    for payload, tstr in zip(runs, (0.690, 0.700, 0.695)):
+        for row in payload["results"]:
+            if row["method"] == "dpmm_mst":
+                row["adjacency"] = "add/remove"
+        payload["results"].append({"table": "toy", "method": "dpswflow", "schema": "none", "target": "named",
+                                   "neighbouring": "add_remove", "adjacency": "add/remove",
+                                   "scores": {"tstr": tstr, "performance.xgb.syn_id": tstr, "tv2": 0.1}})
+    summary = seed_spread.spread(runs, "dpmm_mst")
+    keys = {(row["method"], row["schema"], row["neighbouring"]) for row in summary["rows"]}
+    assert {("dpswflow", "none", "replace_one"), ("dpswflow", "none", "add_remove"), ("dpmm_mst", "none", "add/remove")} <= keys
+    readme = report.seeds_headline(summary)
+    assert "dpmm MST's epsilon is stated under add/remove" in readme
+    assert "| toy | none | DPSWflow | add/remove | 0.730 ± 0.006 | 0.695 ± 0.003 | 0.647 ± 0.003 | 0.0483 ± 0.0017 |" in readme
+    assert "| toy | none | DPSWflow | replace-one |" in readme
