@@ -1,12 +1,13 @@
 """How often a DP domain's released range runs far beyond a column's values, and what is generated then (an audit of
-the DP domain's post-processing on the validation tables; seeded noise, so each fit can be replayed).
+the DP domain's post-processing on the validation tables; the DP domain's noise seeded, so each range replays).
 
 A numeric column's range is read from noisy counts over octaves (privacy.md, "The DP domain"): a bin far from every
 value may stand out of its noise by chance (stage 2's tests are set to about 0.1% a column each), and stage 3's value
 histogram over the stretched range then has cells too wide to hold the values apart. This script fits ``dpswflow``
-with no schema on each validation table ``--fits`` times, the release noise seeded from 0, 1, ... (the package's
-``secret_generator`` with a known seed: for audits only, never for a release), at ``--steps`` flow steps (the ranges
-do not depend on the flow), and lists every fit whose released range of some numeric column reaches beyond
+with no schema on each validation table ``--fits`` times, the DP domain's (and a paid pair selection's) noise seeded
+from 0, 1, ... (``recipes.tables``' ``secret_generator`` with a known seed: for audits only, never for a release; the
+flow's own releases keep OS entropy, so the generated rows do not replay), at ``--steps`` flow steps (the ranges do
+not depend on the flow), and lists every fit whose released range of some numeric column reaches beyond
 ``FAR`` times the column's largest magnitude (at least 1): the released range, the real one, and the share of the
 generated rows (the training split's size) outside the real [min, max].
 
@@ -92,8 +93,8 @@ def markdown(payload: dict[str, Any]) -> str:
                        f"{fits} fits" for name, fits in payload["fits"].items())
     return results_page(
         "DP-domain ranges far beyond a column's values (`python benchmarks/domain_wild_ranges.py`)",
-        f"DPSWflow, no schema, epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one, the release noise seeded 0, 1, ... "
-        f"(audit only), {payload['steps']} flow steps; {environment_['device']}, {environment_['date']}. A range is "
+        f"DPSWflow, no schema, epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one, the DP domain's noise seeded "
+        f"0, 1, ... (audit only; the flow's own noise not), {payload['steps']} flow steps; {environment_['device']}, {environment_['date']}. A range is "
         f"wild where an end lies beyond {FAR:g} times the column's largest magnitude (at least 1). {counts}. Outside: "
         "the share of the generated rows (the training split's size) outside the real [min, max].",
         [("table", False), ("seed", True), ("column", False), ("released", False), ("real", False),

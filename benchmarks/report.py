@@ -416,7 +416,7 @@ def target_headline(payload: dict[str, Any]) -> str:
 
 
 def seeds_headline(payload: dict[str, Any]) -> str:
-    """``seed_spread.py``'s summary: per table, schema and flow, TSTR over the seeds beside the peer's of the same
+    """``seed_spread.py``'s summary: per table, schema, flow and adjacency, TSTR over the seeds beside the peer's of the same
     schema class and the paired difference, mean ± standard error."""
     from peer_runs import PEER_LABELS
     from seed_spread import PEER_CLASS, order_of
@@ -428,7 +428,7 @@ def seeds_headline(payload: dict[str, Any]) -> str:
     flows = {"dpswflow": "DPSWflow", "dpswflow_r": "DPSWflow-r", "dpswgen": "DPSWgen"}
     peers = {(row["table"], row["schema"]): row for row in payload["rows"] if row["method"] == payload["peer"]}
     stated = {row["neighbouring"] for row in peers.values() if row["neighbouring"] != "-"}
-    adjacencies = {"replace_one": "replace-one", "add_remove": "add/remove"}
+    adjacencies = ("replace-one", "add/remove")
     lines = [f"| table | schema | method | adjacency | real training split | ours | {peer} | ours minus {peer} | order |",
              "|---|---|---|---|---:|---:|---:|---:|---|"]
     for row in payload["rows"]:
@@ -436,7 +436,7 @@ def seeds_headline(payload: dict[str, Any]) -> str:
             continue
         partner = peers.get((row["table"], PEER_CLASS[row["schema"]]))
         lines.append(f"| {row['table']} | {row['schema']} | {flows.get(row['method'], row['method'])} | "
-                     f"{adjacencies[row['neighbouring']]} | {cell(row.get('floor_tstr'))} | "
+                     f"{row['neighbouring']} | {cell(row.get('floor_tstr'))} | "
                      f"{cell(row['tstr'])} | {cell(None if partner is None else partner['tstr'])} | "
                      f"{cell(row['tstr_minus_peer'], '.4f')} | {order_of(row['tstr_minus_peer'], payload['confidence'])} |")
     seeds = ", ".join(str(seed) for seed in payload["seeds"])
@@ -444,7 +444,8 @@ def seeds_headline(payload: dict[str, Any]) -> str:
         f"**The same suite at {len(payload['seeds'])} seeds, where one run cannot order ours and {peer}**: TSTR with the "
         f"target named over seeds {seeds}, each its own 80/20 split, noise and generation, mean ± standard error; ours "
         f"under each adjacency ({peer}'s epsilon is stated under {' and '.join(sorted(stated)) or 'none recorded'}; "
-        "at one epsilon replace-one is the stricter guarantee); the peer's end-to-end row (categories declared, bounds paid) against ours with no schema "
+        "neither adjacency implies the other at one epsilon, and for these counts replace-one takes sqrt(2) times the "
+        "noise); the peer's end-to-end row (categories declared, bounds paid) against ours with no schema "
         "and with the same categories declared, its reference row against ours with "
         "the declared schema, the difference paired per seed and read as an order beyond Student's t quantile "
         f"({payload['confidence']:.0%}, two-sided) times its standard error. "

@@ -32,7 +32,18 @@ CONFIDENCE = 0.95
 """The two-sided level at which a paired difference is read as an order (Student's t over the seeds)."""
 
 Key = tuple[str, str, str, str, str]
-"""(table, method, schema class, target, adjacency: ours' ``neighbouring``, a peer's as ``table_runner`` states it)."""
+"""(table, method, schema class, target, adjacency as ``table_runner`` states it: ``adjacency_of``)."""
+
+ADJACENCY_LABELS = {"replace_one": "replace-one", "add_remove": "add/remove"}
+"""Ours' ``neighbouring`` as ``table_runner`` labels it in a row's ``adjacency``."""
+
+
+def adjacency_of(row: dict[str, Any]) -> str:
+    """The adjacency a row's epsilon is stated under, as ``table_runner`` labels it (``adjacency``: "replace-one",
+    "add/remove", a peer's own statement), from ours' ``neighbouring`` where a row has no label; "-" where neither."""
+    if row.get("adjacency"):
+        return str(row["adjacency"])
+    return ADJACENCY_LABELS.get(str(row.get("neighbouring")), "-")
 
 
 def mean_and_error(values: list[float]) -> tuple[float, float]:
@@ -71,7 +82,7 @@ def cells_of(payload: dict[str, Any]) -> dict[Key, dict[str, float]]:
     for row in payload["results"]:
         if row.get("error") or not row.get("scores"):
             continue
-        key = (row["table"], row["method"], schema_class(row), str(row.get("target", "none")), str(row.get("neighbouring") or row.get("adjacency") or "-"))
+        key = (row["table"], row["method"], schema_class(row), str(row.get("target", "none")), adjacency_of(row))
         if key in cells:
             raise ValueError(f"run {payload['name']!r} holds two rows of {key}: summarise runs with one row per cell.")
         cells[key] = row["scores"]
@@ -152,7 +163,7 @@ def markdown(payload: dict[str, Any]) -> str:
         f"and generation; runs {', '.join(payload['runs'])}): mean ± standard error over the {len(payload['seeds'])} "
         f"seeds. Against {payload['peer']}: the per-seed TSTR difference (method minus peer, same split; ours without "
         f"a schema and with the categories declared against the peer's end-to-end row, with the declared schema "
-        f"against its reference row; the peer at the adjacency its code states, ours at each of theirs: the rows at the "
+        f"against its reference row; the peer at the adjacency its code states, ours under both: the rows at the "
         f"peer's adjacency are the comparison at equal adjacency), read as "
         f"an order only where it lies beyond Student's t quantile ({payload['confidence']:.0%}, two-sided, "
         f"{len(payload['seeds']) - 1} degrees of freedom: {t_quantile(len(payload['seeds']), payload['confidence']):.3f}) "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -199,10 +200,11 @@ def test_table_batches_script_reads_each_setting_s_summed_noise_from_the_fits(tm
         table_batches.parse_setting("0.5")
 
 
-def test_domain_wild_ranges_script_flags_ranges_far_beyond_the_values(tmp_path: Path) -> None:
-    """``benchmarks/domain_wild_ranges.py``: a released range is wild only beyond ten times the column's largest
-    magnitude (at least 1), ranges are read from ``released_domain()``'s text, and a seeded run on fair writes its page
-    with the fits it ran."""
+def test_domain_wild_ranges_script_flags_ranges_far_beyond_the_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``benchmarks/domain_wild_ranges.py``: a released range is wild only beyond ``FAR`` times the column's largest
+    magnitude (at least 1), ranges are read from ``released_domain()``'s text (categories, written ``x, y``, and an
+    unplaced column are not ranges), and a seeded run on fair at a ``FAR`` below 1 (every range "wild") scores each
+    flagged column's generated rows against its real range."""
     import pandas as pd
 
     import domain_wild_ranges
@@ -210,9 +212,13 @@ def test_domain_wild_ranges_script_flags_ranges_far_beyond_the_values(tmp_path: 
     real = pd.Series([0.0, 3.0, 7.2])
     assert not domain_wild_ranges.wild(0.0, 64.0, real) and domain_wild_ranges.wild(0.0, 128.0, real)
     assert domain_wild_ranges.wild(-20.0, 1.0, pd.Series([0.0, 1.0]))  # a 0/1 column: magnitude 1
-    released = pd.DataFrame({"column": ["a", "b"], "values": ["[0, 1.5e+10]", "['x', 'y']"]})
+    released = pd.DataFrame({"column": ["a", "b", "c", "d"],
+                             "values": ["[0, 1.5e+10]", "x, y", "0, 1", "UNPLACED"]})
     assert domain_wild_ranges.numeric_ranges(released) == {"a": (0.0, 1.5e10)}
-    domain_wild_ranges.main(["--tables", "fair", "--fits", "2", "--steps", "5", "--out", str(tmp_path)])
+    monkeypatch.setattr(domain_wild_ranges, "FAR", 0.5)
+    domain_wild_ranges.main(["--tables", "fair", "--fits", "1", "--steps", "5", "--out", str(tmp_path)])
     payload = json.loads((tmp_path / "domain_wild_ranges.json").read_text())
-    assert payload["fits"] == {"fair": 2} and all(row["table"] == "fair" for row in payload["rows"])
+    assert payload["fits"] == {"fair": 1} and len(payload["rows"]) >= 5
+    assert all(row["table"] == "fair" and 0.0 <= row["outside"] <= 1.0 and math.isfinite(row["generated_max"])
+               for row in payload["rows"])
     assert "fair: " in (tmp_path / "domain_wild_ranges.md").read_text()

@@ -53,7 +53,7 @@ def test_scores_are_averaged_over_seeds_and_paired_with_the_peer_of_the_same_sch
     assert rows["dpswflow", "declared"]["tstr_minus_peer"]["values"] == pytest.approx([-0.02, 0.01, -0.02])
     assert "tstr_minus_peer" not in rows["dpmm_mst", "none"]
     page = seed_spread.markdown(summary)
-    assert "| toy | dpswflow | none | named | replace_one | 0.730 ± 0.006 | 0.667 ± 0.004 |" in page
+    assert "| toy | dpswflow | none | named | replace-one | 0.730 ± 0.006 | 0.667 ± 0.004 |" in page
     # 0.020 ± 0.0029 lies beyond t_2 (4.30) errors, -0.010 ± 0.010 does not.
     assert page.count("| above |") == 1 and page.count("| level |") == 1
     assert "- toy / dpmm_aim / none" not in page  # failed in every run: not a cell of any
@@ -80,8 +80,8 @@ def test_a_cell_missing_from_some_runs_is_listed_not_averaged() -> None:
     runs[1]["results"][0] = {**runs[1]["results"][0], "error": "out of memory", "scores": None}
     summary = seed_spread.spread(runs, "dpmm_mst")
     assert ("dpswflow", "none") not in {(row["method"], row["schema"]) for row in summary["rows"]}
-    assert summary["partial"] == [{"key": ["toy", "dpswflow", "none", "named", "replace_one"], "runs": 2}]
-    assert "- toy / dpswflow / none / named / replace_one: scored in 2 of 3 runs" in seed_spread.markdown(summary)
+    assert summary["partial"] == [{"key": ["toy", "dpswflow", "none", "named", "replace-one"], "runs": 2}]
+    assert "- toy / dpswflow / none / named / replace-one: scored in 2 of 3 runs" in seed_spread.markdown(summary)
 
 
 def test_runs_that_cannot_be_summarised_are_refused() -> None:
@@ -140,7 +140,7 @@ def test_ours_under_each_adjacency_is_paired_with_the_peer_at_the_adjacency_its_
                                    "scores": {"tstr": tstr, "performance.xgb.syn_id": tstr, "tv2": 0.1}})
     summary = seed_spread.spread(runs, "dpmm_mst")
     keys = {(row["method"], row["schema"], row["neighbouring"]) for row in summary["rows"]}
-    assert {("dpswflow", "none", "replace_one"), ("dpswflow", "none", "add_remove"), ("dpmm_mst", "none", "add/remove")} <= keys
+    assert {("dpswflow", "none", "replace-one"), ("dpswflow", "none", "add/remove"), ("dpmm_mst", "none", "add/remove")} <= keys
     readme = report.seeds_headline(summary)
     assert "dpmm MST's epsilon is stated under add/remove" in readme
     assert "| toy | none | DPSWflow | add/remove | 0.730 ± 0.006 | 0.695 ± 0.003 | 0.647 ± 0.003 | 0.0483 ± 0.0017 |" in readme
