@@ -7,6 +7,7 @@ it and nothing above.
 from synthcity_dpswf.privacy.accountant import (
     ACCOUNTANTS,
     RDP_ORDERS,
+    REPLACE_ONE_PLD,
     REPLACE_ONE_RDP,
     Accounting,
     ReleaseAccountant,
@@ -55,6 +56,7 @@ __all__ = [
     "ACCOUNTANTS",
     "MECHANISMS",
     "RDP_ORDERS",
+    "REPLACE_ONE_PLD",
     "REPLACE_ONE_RDP",
     "Accounting",
     "Adjacency",

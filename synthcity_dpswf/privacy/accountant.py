@@ -18,6 +18,10 @@ composition").
   (privacy.md, "Sampling and composition"), not Opacus' pair, so it is the reported accountant
   (``REPLACE_ONE_RDP``) for release kinds for which privacy.md does not prove that pair (sums of per-record
   contributions, e.g. histograms).
+- K releases on Poisson batches under replace-one (every record independently with probability q, n public), of a
+  sum kind whose every record contributes a vector of one norm C: dominated by the antipodal pair (1 - q) N(0) + q N(C)
+  against (1 - q) N(0) + q N(-C) (privacy.md, "Poisson batches under replace-one"), accounted by dp-accounting's
+  privacy loss distribution of exactly that pair (``REPLACE_ONE_PLD``).
 - A one-shot Gaussian mechanism released before the schedule on the same records (a DP domain: ``prior``, its
   multiplier z_0) joins every accounting as one more entry, (z_0, q = 1, one step): its RDP curve is exactly
   :math:`\alpha / (2 z_0^2)`, the Gaussian mechanism's (privacy.md, "One budget"); a single release with a prior is
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import dp_accounting
+from dp_accounting.pld import privacy_loss_distribution
 from opacus.accountants import IAccountant, RDPAccountant, create_accountant
 from opacus.accountants.utils import get_noise_multiplier
 
@@ -63,6 +68,14 @@ REPLACE_ONE_ORDERS: list[float] = [order for order in RDP_ORDERS if order <= 128
 the higher the order, so the orders above 128 would take most of a calibration's time; fewer orders can only raise
 epsilon, so the result stays a valid bound, and orders above 128 matter only for epsilons far below 1."""
 
+REPLACE_ONE_PLD = "replace_one_pld"
+"""dp-accounting's privacy loss distribution of the antipodal pair for Poisson batches under replace-one (privacy.md,
+"Poisson batches under replace-one"): valid for sums whose every record contributes a vector of the same norm C."""
+
+PLD_DISCRETIZATION = 1e-4
+"""The privacy-loss grid of ``REPLACE_ONE_PLD`` (dp-accounting's pessimistic rounding: any grid gives an upper bound,
+a finer one a tighter bound; at 1e-4 an accounting of 100 steps takes about 0.1 s)."""
+
 REPLACE_ONE_RDP = "replace_one_rdp"
 """dp-accounting's replace-one RDP bound for sampling without replacement (Wang, Balle & Kasiviswanathan 2019,
 Theorem 9 with the per-term minimum of their Theorem 27): valid when the base mechanism is a Gaussian mechanism
@@ -73,15 +86,24 @@ of the per-record contributions."""
 @dataclass(frozen=True)
 class Sampling:
     """How each release's batch is drawn: exactly ``batch_size`` of the public ``n_records`` (replace-one), or every
-    record independently with probability ``sample_rate`` (Poisson, add/remove: n private, ``n_records`` None)."""
+    record independently with probability ``sample_rate`` (Poisson: ``batch_size`` None), under add/remove (n private,
+    ``n_records`` None) or under replace-one (``n_records`` public, ``contribution_norm`` the antipodal pair's radius:
+    the norm C every record's contribution has, over the replace-one sensitivity Delta that the multiplier z is in)."""
 
     sample_rate: float
     n_records: int | None = None
     batch_size: int | None = None
+    contribution_norm: float | None = None
 
     @property
     def poisson(self) -> bool:
-        return self.n_records is None
+        """Whether every record is drawn independently (Poisson), under either adjacency."""
+        return self.batch_size is None
+
+    @property
+    def neighbouring(self) -> Adjacency:
+        """The adjacency the sampling is accounted under: replace-one where n is public."""
+        return Adjacency.ADD_REMOVE if self.n_records is None else Adjacency.REPLACE_ONE
 
 
 class AccountingMethod(ABC):
@@ -93,6 +115,11 @@ class AccountingMethod(ABC):
     """What the report's "accountant" line says."""
     poisson_proven: bool = False
     """Whether privacy.md proves the method for Poisson sampling under add/remove ("Add/remove neighbours")."""
+    fixed_size_proven: bool = True
+    """Whether privacy.md proves the method for fixed-size batches of a public n under replace-one."""
+    replace_one_poisson_proven: bool = False
+    """Whether privacy.md proves the method for Poisson sampling under replace-one ("Poisson batches under
+    replace-one")."""
     takes_prior: bool = True
     """Whether a prior release can join the method's history (privacy.md, "One budget")."""
     cacheable: bool = True
@@ -166,6 +193,27 @@ class ReplaceOneRDP(AccountingMethod):
         return high
 
 
+class ReplaceOnePoissonPLD(AccountingMethod):
+    """dp-accounting's privacy loss distribution of the antipodal pair (``REPLACE_ONE_PLD``): Poisson batches of a
+    public n under replace-one, for sums whose every record contributes a vector of one norm (privacy.md, "Poisson
+    batches under replace-one"); a one-shot prior joins as the Gaussian pair N(0, z_0^2) against N(1, z_0^2)."""
+
+    description = ("dp-accounting PLD, replace-one, Poisson batches: the antipodal pair (1 - q) N(0) + q N(C) against "
+                   "(1 - q) N(0) + q N(-C), pessimistic rounding")
+    fixed_size_proven = False
+    replace_one_poisson_proven = True
+
+    def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: PriorLike) -> float:
+        if not sampling.poisson or sampling.n_records is None or sampling.contribution_norm is None:
+            raise ValueError("the antipodal pair accounts Poisson batches of a public n with a contribution norm; got "
+                             f"{sampling}.")
+        entries = Prior.of(prior)
+        if entries is not None and not entries.one_shot:
+            raise ValueError(f"the {REPLACE_ONE_PLD!r} accountant takes one-shot priors only, got {prior}.")
+        return replace_one_poisson_epsilon(sampling.sample_rate, float(noise_multiplier), sampling.contribution_norm,
+                                           float(delta), steps, None if entries is None else entries.gaussian)
+
+
 class ExtensionAccountant(AccountingMethod):
     """An Opacus-style accountant an extension registered (``history`` of (z, q, steps), ``get_epsilon(delta)``):
     fixed-size batches only, no prior, never cached."""
@@ -182,7 +230,9 @@ class ExtensionAccountant(AccountingMethod):
         return float(accountant.get_epsilon(delta=delta))
 
 
-ACCOUNTANTS: dict[str, AccountingMethod] = {"rdp": OpacusRDP(), REPLACE_ONE_RDP: ReplaceOneRDP()}
+ACCOUNTANTS: dict[str, AccountingMethod] = {
+    "rdp": OpacusRDP(), REPLACE_ONE_RDP: ReplaceOneRDP(), REPLACE_ONE_PLD: ReplaceOnePoissonPLD(),
+}
 """Accountants selectable by name (the report shows each one's ``description``). Extensions add to it with
 ``register_accountant`` (``synthcity_dpswf.extensions`` does so for entry points)."""
 
@@ -236,52 +286,84 @@ class Accounting:
 class ReleaseAccountant:
     """Accounts ``steps`` Gaussian releases with multiplier z, each on a uniform batch of ``batch_size`` of
     ``n_records`` records (``batch_size == n_records`` and one step: a single release), under replace-one; or, built
-    with ``ReleaseAccountant.poisson``, on Poisson samples of rate q under add/remove (n private).
+    with ``ReleaseAccountant.poisson``, on Poisson samples of rate q: under add/remove (n private) or, given n and the
+    contribution norm, under replace-one.
 
     Args:
-        n_records: n, the (public) number of private records.
-        batch_size: b, records per release.
-        accountant: a name of ``ACCOUNTANTS``: ``"rdp"`` (default, Opacus' RDP), ``"replace_one_rdp"`` or an
-            extension's; ``"gdp"`` and ``"prv"`` are refused (``WITHDRAWN_ACCOUNTANTS``).
+        n_records: n, the (public) number of private records; ``None`` under add/remove.
+        batch_size: b, records per release; ``None`` for Poisson samples (``sample_rate``).
+        accountant: a name of ``ACCOUNTANTS``: ``"rdp"`` (default, Opacus' RDP), ``"replace_one_rdp"``,
+            ``"replace_one_pld"`` (Poisson batches under replace-one only) or an extension's; ``"gdp"`` and ``"prv"``
+            are refused (``WITHDRAWN_ACCOUNTANTS``).
         prior: the multiplier z_0 of a one-shot Gaussian mechanism on all the records released before the schedule
             (a DP domain, a private codec), or a ``gaussian.Prior`` with sampled schedules too (a DP-SGD codec),
             accounted with it (module docstring); ``None``: none. Extensions' accountants take none.
+        sample_rate: q of Poisson samples (with ``batch_size`` None).
+        contribution_norm: Poisson samples under replace-one: C / Delta, the norm every record's contribution has
+            over the replace-one sensitivity (``ReleaseMechanism.replace_one_contribution_norm``).
     """
 
     def __init__(self, n_records: int | None, batch_size: int | None, accountant: str = "rdp",
-                 prior: PriorLike = None, *, sample_rate: float | None = None) -> None:
+                 prior: PriorLike = None, *, sample_rate: float | None = None,
+                 contribution_norm: float | None = None) -> None:
         check_accountant(accountant)
-        if n_records is None:  # Poisson sampling at ``sample_rate`` (``ReleaseAccountant.poisson``): n private
+        method = ACCOUNTANTS[accountant]
+        if n_records is not None:
+            check_positive_int("n_records", n_records)
+        if n_records is None or sample_rate is not None:  # Poisson sampling at ``sample_rate``
             if isinstance(sample_rate, bool) or not isinstance(sample_rate, (int, float)) or not 0 < sample_rate <= 1:
-                raise ValueError(f"sample_rate must lie in (0, 1] (Poisson sampling, no n_records), got {sample_rate!r}.")
+                raise ValueError(f"sample_rate must lie in (0, 1] (Poisson sampling), got {sample_rate!r}.")
             if batch_size is not None:
                 raise ValueError("Poisson sampling has no batch_size; give n_records and batch_size, or sample_rate.")
-            if not ACCOUNTANTS[accountant].poisson_proven:
+            if n_records is None and not method.poisson_proven:
                 raise ValueError(
                     f"accountant {accountant!r} is not proven for Poisson sampling under add/remove (privacy.md, "
                     "\"Add/remove neighbours\"); use 'rdp'."
                 )
-            sampling = Sampling(float(sample_rate))
+            if n_records is not None and not method.replace_one_poisson_proven:
+                raise ValueError(
+                    f"accountant {accountant!r} is not proven for Poisson sampling under replace-one (privacy.md, "
+                    f"\"Poisson batches under replace-one\"); use {REPLACE_ONE_PLD!r}."
+                )
+            if (n_records is None) != (contribution_norm is None):
+                raise ValueError("Poisson sampling under replace-one (n_records given) needs contribution_norm, and "
+                                 "only it takes one.")
+            if contribution_norm is not None:
+                check_positive("contribution_norm", contribution_norm)
+            sampling = Sampling(float(sample_rate), n_records, None,
+                                None if contribution_norm is None else float(contribution_norm))
         else:
-            check_positive_int("n_records", n_records)
             check_positive_int("batch_size", batch_size)
             assert batch_size is not None
             if batch_size > n_records:
                 raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
+            if not method.fixed_size_proven:
+                raise ValueError(f"accountant {accountant!r} accounts Poisson batches only; give sample_rate, or use "
+                                 f"'rdp' or {REPLACE_ONE_RDP!r} for batches of a fixed size.")
             sampling = Sampling(batch_size / n_records, n_records, batch_size)
-        self.sampling, self.accountant, self.method = sampling, accountant, ACCOUNTANTS[accountant]
+        self.sampling, self.accountant, self.method = sampling, accountant, method
         self.n_records, self.batch_size = sampling.n_records, sampling.batch_size
-        self.neighbouring = Adjacency.ADD_REMOVE if sampling.poisson else Adjacency.REPLACE_ONE
+        self.neighbouring = sampling.neighbouring
         self.prior = _checked_prior(prior, self.method, accountant, sampling)
         self.prior_entries: Prior | None = Prior.of(self.prior)
         """The prior as history entries (``prior`` keeps the form it was given in, for comparisons)."""
 
     @classmethod
-    def poisson(cls, sample_rate: float, accountant: str = "rdp", prior: PriorLike = None) -> "ReleaseAccountant":
-        """Releases on Poisson samples of rate q (every record independently), under add/remove neighbours: n is
-        private and never given. Only an accountant proven for it (``poisson_proven``: Opacus' sampled-Gaussian RDP,
-        privacy.md, "Add/remove neighbours") is accepted."""
-        return cls(None, None, accountant, prior, sample_rate=sample_rate)
+    def poisson(cls, sample_rate: float, accountant: str = "rdp", prior: PriorLike = None, *,
+                n_records: int | None = None, contribution_norm: float | None = None) -> "ReleaseAccountant":
+        """Releases on Poisson samples of rate q (every record independently): under add/remove neighbours (n private
+        and never given; only an accountant with ``poisson_proven``, Opacus' sampled-Gaussian RDP: privacy.md,
+        "Add/remove neighbours"), or under replace-one with the public ``n_records`` and the kind's
+        ``contribution_norm`` (only ``REPLACE_ONE_PLD``: "Poisson batches under replace-one")."""
+        return cls(n_records, None, accountant, prior, sample_rate=sample_rate, contribution_norm=contribution_norm)
+
+    @classmethod
+    def of_sampling(cls, sampling: Sampling, accountant: str, prior: PriorLike = None) -> "ReleaseAccountant":
+        """The accountant of ``sampling``'s releases."""
+        if sampling.poisson:
+            return cls.poisson(sampling.sample_rate, accountant, prior, n_records=sampling.n_records,
+                               contribution_norm=sampling.contribution_norm)
+        return cls(sampling.n_records, sampling.batch_size, accountant, prior)
 
     @property
     def sample_rate(self) -> float:
@@ -293,9 +375,7 @@ class ReleaseAccountant:
         schedule planned before the run's budget was spent (``privacy.budget.Budget.release_terms``). A prior that
         would change the method (a replace-one DP-SGD codec's schedule: ``models.state.ReleaseSchedule.accountant``)
         is refused by the constructor's checks."""
-        if self.sampling.poisson:
-            return ReleaseAccountant.poisson(self.sample_rate, self.accountant, prior)
-        return ReleaseAccountant(self.n_records, self.batch_size, self.accountant, prior)
+        return ReleaseAccountant.of_sampling(self.sampling, self.accountant, prior)
 
     def _single_release(self, steps: int) -> bool:
         return steps == 1 and self.sample_rate == 1
@@ -372,9 +452,13 @@ def _checked_prior(prior: PriorLike, method: AccountingMethod, name: str, sampli
         check_positive("prior", prior)
         return float(prior)
     for schedule in prior.schedules:
-        if schedule.poisson != sampling.poisson:
+        if schedule.poisson != (sampling.n_records is None):
             raise ValueError("a prior schedule must be sampled as the releases are (Poisson under add/remove, fixed-size "
                              f"batches under replace-one), got {schedule}.")
+        if isinstance(method, ReplaceOnePoissonPLD):
+            raise ValueError(f"the {REPLACE_ONE_PLD!r} accountant composes one-shot priors only; a sampled schedule "
+                             f"(a DP-SGD codec's) is accounted with fixed-size batches by {REPLACE_ONE_RDP!r}: give "
+                             "the releases a batch_size.")
         if not schedule.poisson and isinstance(method, OpacusRDP):
             raise ValueError(f"a prior schedule of fixed-size batches under replace-one is accounted by "
                              f"{REPLACE_ONE_RDP!r}, not by Opacus' pair (privacy.md, \"A private image codec trained by "
@@ -401,10 +485,7 @@ def _calibrated(
 ) -> float:
     """``ReleaseAccountant.calibrate`` of a cacheable accountant, a pure function of its arguments, cached: audits and
     benchmarks fit the same schedule many times, and one calibration runs dozens of accountings."""
-    if sampling.poisson:
-        return ReleaseAccountant.poisson(sampling.sample_rate, accountant, prior)._calibrate(epsilon, delta, steps)
-    assert sampling.n_records is not None and sampling.batch_size is not None
-    return ReleaseAccountant(sampling.n_records, sampling.batch_size, accountant, prior)._calibrate(epsilon, delta, steps)
+    return ReleaseAccountant.of_sampling(sampling, accountant, prior)._calibrate(epsilon, delta, steps)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -426,4 +507,27 @@ def replace_one_rdp_epsilon(
     accountant = dp_accounting.rdp.RdpAccountant(list(orders), neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     accountant.compose(event)
     epsilon = float(accountant.get_epsilon(delta))
+    return epsilon if math.isfinite(epsilon) else math.inf
+
+
+@functools.lru_cache(maxsize=4096)
+def replace_one_poisson_epsilon(
+    sample_rate: float, noise_multiplier: float, contribution_norm: float, delta: float, steps: int,
+    prior: float | None = None,
+) -> float:
+    r"""Epsilon of ``steps`` releases on Poisson batches under replace-one (privacy.md, "Poisson batches under
+    replace-one"): the K-fold composition of the antipodal pair :math:`(1 - q) N(0, z^2) + q N(c, z^2)` against
+    :math:`(1 - q) N(0, z^2) + q N(-c, z^2)`, c = ``contribution_norm`` (C / Delta, in the units of the multiplier z),
+    composed with a one-shot Gaussian mechanism at multiplier ``prior`` (its pair N(0, z_0^2) against N(1, z_0^2)),
+    read from dp-accounting's privacy loss distribution with pessimistic rounding at ``delta``. A pure function,
+    cached: calibrations repeat it."""
+    releases = privacy_loss_distribution.from_gaussian_mechanism(
+        noise_multiplier, sensitivity=contribution_norm, sampling_prob=sample_rate,
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE,
+        value_discretization_interval=PLD_DISCRETIZATION,
+    ).self_compose(steps)
+    if prior is not None:
+        releases = releases.compose(privacy_loss_distribution.from_gaussian_mechanism(
+            prior, value_discretization_interval=PLD_DISCRETIZATION))
+    epsilon = float(releases.get_epsilon_for_delta(delta))
     return epsilon if math.isfinite(epsilon) else math.inf

@@ -160,8 +160,9 @@ def test_accountants_that_are_not_bounds_are_refused(name: str) -> None:
         DPSWFlowR(accountant=name)
 
 
-@pytest.mark.parametrize("name", sorted(ACCOUNTANTS))
+@pytest.mark.parametrize("name", sorted(name for name, method in ACCOUNTANTS.items() if method.fixed_size_proven))
 def test_no_accountant_reports_less_than_a_realised_pair(name: str) -> None:
+    # Accountants of fixed-size batches (the Poisson replace-one one has its own pair: test_replace_one_poisson.py).
     # The issue's setting: calibrated to epsilon = 10, Opacus' GDP accountant reported 9.991 where a realised pair
     # of neighbours has 10.53.
     n, b, steps, delta = 2000, 250, 280, 1e-5

@@ -172,6 +172,11 @@ class ReleaseMechanism(ABC):
     replace-one (batches of exactly b). Where it does not, per-step replace-one releases are accounted with the
     replace-one RDP bound (``accountant.REPLACE_ONE_RDP``), which needs only a Gaussian base mechanism. (Under
     add/remove with Poisson sampling the pair is proven for every kind with an add/remove form.)"""
+    replace_one_contribution_norm: ClassVar[float | None] = None
+    """C / Delta for a sum whose every record contributes a vector of the same norm C, Delta its replace-one
+    sensitivity: the radius of the antipodal pair that accounts Poisson batches under replace-one (privacy.md, "Poisson
+    batches under replace-one"), in the units of the release's multiplier; ``None`` where privacy.md proves no such
+    pair (kinds that are not sums: their batches under replace-one have a fixed size)."""
 
     def __init__(self, options: ReleaseOptions | None = None) -> None:
         self.options = options or ReleaseOptions()

@@ -64,6 +64,7 @@ class MarginalRelease(ReleaseMechanism):
     opacus_pair_proven = False
     sums_contributions = True
     takes_level_codes = True
+    replace_one_contribution_norm = 1 / math.sqrt(2.0)  # every record: one count per table, C = sqrt(m) = Delta / sqrt(2)
 
     @property
     def layout(self) -> MarginalLayout:

@@ -45,6 +45,7 @@ class ProjectedHistogramRelease(ReleaseMechanism):
     # for which the Poisson pair's per-order RDP is exceeded (privacy.md, "Per-step releases").
     opacus_pair_proven = False
     sums_contributions = True
+    replace_one_contribution_norm = 1 / math.sqrt(2.0)  # every record: one count per direction, C = sqrt(L) = Delta / sqrt(2)
 
     def statistic(
         self, batch: torch.Tensor, directions: torch.Tensor | None, labels: torch.Tensor | None = None, n_classes: int = 1
