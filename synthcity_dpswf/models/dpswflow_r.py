@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from synthcity_dpswf.models.base import SlicedGenerator
 from synthcity_dpswf.models.state import DEFAULT_PASSES, FlowSettings, ReleaseSchedule
+from synthcity_dpswf.privacy import MECHANISMS
 
 PAPER_PRESET: dict[str, Any] = {
     "release": "projected",
@@ -21,16 +22,18 @@ h = 3, lambda = 0, each release used once by the step that made it."""
 
 class DPSWFlowR(SlicedGenerator):
     """DPSWflow-r: K releases along fresh directions, each of a fresh private batch (independent across steps),
-    composed with an RDP accountant; the flow then runs over them. Under replace-one (the default) a batch is a
-    uniformly random subset of exactly ``batch_size`` records; under add/remove (``neighbouring="add_remove"``) a
-    Poisson sample of rate ``sample_rate``, accounted with Opacus' sampled-Gaussian RDP (privacy.md, "Add/remove
-    neighbours").
+    composed by an accountant; the flow then runs over them. Under replace-one (the default) a batch of the
+    histogram and marginal kinds is a Poisson sample (every record independently with probability q), accounted by
+    the antipodal pair (privacy.md, "Poisson batches under replace-one"), unless ``batch_size`` is given; of the other
+    kinds, a uniformly random subset of exactly ``batch_size`` records; under add/remove (``neighbouring="add_remove"``) a Poisson sample of rate ``sample_rate``, accounted with Opacus'
+    sampled-Gaussian RDP (privacy.md, "Add/remove neighbours").
 
     Args:
-        batch_size: b, records per release (replace-one); ``None`` (default): ``models.state.default_batch_size(n)``, q = 0.1
-            from 10,000 records up, all of them below 1,000.
-        sample_rate: q, the Poisson rate (add/remove); ``None`` (default): ``models.state.DEFAULT_SAMPLE_RATE`` (0.1, the
-            replace-one default's rate on large data, chosen without reading n).
+        batch_size: b, records per release in batches of a fixed size (replace-one); ``None`` (default):
+            Poisson batches for histograms and marginals, ``models.state.default_batch_size(n)`` records otherwise (q =
+            0.1 from 10,000 records up, all of them below 1,000, where every kind takes them all).
+        sample_rate: q, the Poisson rate; ``None`` (default): ``models.state.DEFAULT_SAMPLE_RATE`` (0.1) under
+            add/remove (n private), ``default_batch_size(n) / n`` under replace-one.
         passes: K = ceil(passes * n / b) releases, or ceil(passes / q) under add/remove (ignored when
             ``release_steps`` is given); the default 10 with q = 0.1 makes K = 100.
         release_steps: K directly.
@@ -58,8 +61,10 @@ class DPSWFlowR(SlicedGenerator):
         schedule = ReleaseSchedule(True, batch_size, sample_rate, passes, release_steps)  # validates them
         if batch_size is not None and not self.neighbouring.n_is_public:
             raise ValueError("under add/remove batches are Poisson samples: give sample_rate, not batch_size.")
-        if sample_rate is not None and self.neighbouring.n_is_public:
-            raise ValueError("sample_rate is the Poisson rate of add/remove releases; under replace-one give batch_size.")
+        if sample_rate is not None and self.neighbouring.n_is_public and self.mechanism.replace_one_contribution_norm is None:
+            proven = sorted(name for name, kind in MECHANISMS.items() if kind.replace_one_contribution_norm)
+            raise ValueError(f"Poisson batches under replace-one are proven for sums whose every record contributes one "
+                             f"norm ({proven}), not for {self.release!r}: give batch_size instead.")
         self.batch_size = batch_size
         self.sample_rate = sample_rate
         self.passes = float(schedule.passes)

@@ -83,7 +83,7 @@ def release_batches(
 ) -> ReleasePool:
     r"""``steps`` releases, each of a batch drawn independently of the other steps: a uniformly random subset of
     exactly ``batch_size`` records (``sample_batch``, replace-one) or a Poisson sample of rate ``sample_rate``
-    (``poisson_batch``, add/remove), with fresh public directions :math:`\Theta_k` from ``directions_generator`` for
+    (``poisson_batch``, add/remove or replace-one), with fresh public directions :math:`\Theta_k` from ``directions_generator`` for
     kinds that project, and noise :math:`s_k = z \Delta_k` (the sensitivity under ``neighbouring``), so that every
     step is a Gaussian mechanism with the same multiplier z. Batches and noise come from ``secret``. ``labels``
     (class-conditional kinds) are the private class of every record, in the public range ``0..n_classes-1``.
@@ -190,10 +190,10 @@ class Releasing(GeneratorState):
             bounded = bound_records(self.codec.encode(bounded, release_labels), self.radius, "ball")
             release_labels = None
         accountant, steps = self.checked_plan(plan, self.neighbouring.public_size(bounded.shape[0]), prior)
-        if self.neighbouring.n_is_public:
-            sampling: dict[str, Any] = {"batch_size": accountant.batch_size}
+        if accountant.sampling.poisson:
+            sampling: dict[str, Any] = {"sample_rate": accountant.sample_rate}
         else:
-            sampling = {"sample_rate": accountant.sample_rate}
+            sampling = {"batch_size": accountant.batch_size}
         noise_multiplier = calibrated(accountant, steps, epsilon, delta, noise_multiplier)
         self.pool_ = release_batches(
             bounded, mechanism=self.mechanism, steps=steps, noise_multiplier=noise_multiplier,
@@ -359,7 +359,7 @@ def release_report(
     size = "" if n is None else f"n = {n} records, "  # n is private under add/remove: never printed
     if q == 1 and steps == 1:
         sampling = f"none: one release of all {'' if n is None else f'n = {n} '}records (q = 1, one step)"
-    elif n is None:
+    elif accountant.sampling.poisson:
         sampling = (
             f"Poisson: every record independently with probability q = {q:.6g}, independently across the {steps} "
             "steps (batch sizes vary and are not released)"
@@ -393,7 +393,7 @@ def release_report(
             conservative_epsilon=None, **common,  # type: ignore[arg-type]
         )
     accounting = accountant.epsilon(noise_multiplier, delta, steps)
-    conservative = None if n is None else accountant.conservative_epsilon(noise_multiplier, delta, steps)
+    conservative = None if accountant.sampling.poisson else accountant.conservative_epsilon(noise_multiplier, delta, steps)
     return PrivacyReport(
         epsilon=accounting.epsilon, noise_multiplier=noise_multiplier, noise_std=float(pool.noise_std.max()),
         accountant=accounting.method, conservative_epsilon=conservative,
@@ -408,7 +408,8 @@ def other_adjacency(
 ) -> OtherAdjacency:
     """``model``'s releases under the adjacency they were not calibrated for (privacy.md, "Both adjacencies in the
     report"): exact for a one-shot release of a sum kind (Delta_RO = sqrt(2) Delta_AR), group privacy for Poisson
-    per-step releases, not derived otherwise."""
+    per-step releases under add/remove, Opacus' Poisson pair at z sqrt(2) for Poisson per-step releases under
+    replace-one, not derived otherwise."""
     neighbouring = model.neighbouring
     name = neighbouring.other.label
     if model.mechanism.add_remove_sensitivity(theta) is None:
@@ -422,7 +423,16 @@ def other_adjacency(
         if neighbouring.n_is_public:
             return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)); this run publishes n")
         return OtherAdjacency(name, epsilon, delta, "the same release (Delta x sqrt(2))")
-    if neighbouring.n_is_public:
+    if neighbouring.n_is_public and not accountant.sampling.poisson:
         return OtherAdjacency(name, None, None, "batches of a fixed size assume n public")
+    if neighbouring.n_is_public:  # Poisson batches: the same releases are the add/remove Poisson schedule at z x sqrt(2)
+        if prior is not None and not prior.one_shot:
+            return OtherAdjacency(name, None, None, "a sampled prior is accounted with batches of a fixed size")
+        add_remove = ReleaseAccountant.poisson(
+            accountant.sample_rate, "rdp",
+            None if prior is None or prior.gaussian is None else neighbouring.other_multiplier(prior.gaussian))
+        epsilon = add_remove.epsilon(neighbouring.other_multiplier(noise_multiplier), delta, steps).epsilon
+        return OtherAdjacency(name, epsilon, delta, "the same releases, Opacus' Poisson pair at z x sqrt(2); this run "
+                                                    "publishes n")
     epsilon, inner = group_of_two(lambda at: accountant.epsilon(noise_multiplier, at, steps).epsilon, delta)
     return OtherAdjacency(name, epsilon, delta, f"group privacy of 2 (add/remove at delta' = {inner:.3g})")

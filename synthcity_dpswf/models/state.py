@@ -31,6 +31,7 @@ from synthcity_dpswf.math.histograms import CountEstimator
 from synthcity_dpswf.math.sliced import ParticleCDF
 from synthcity_dpswf.privacy import (
     MECHANISMS,
+    REPLACE_ONE_PLD,
     REPLACE_ONE_RDP,
     Adjacency,
     MarginalLayout,
@@ -73,10 +74,18 @@ def release_steps(n_records: int, batch_size: int, passes: float) -> int:
 
 @dataclass(frozen=True)
 class ReleaseSchedule:
-    """The releases' sampling: ``per_step=False``, one release of all records (q = 1, K = 1); else K releases of
-    ``batch_size`` records each (replace-one; ``None``: ``default_batch_size(n)``) or of Poisson samples at
-    ``sample_rate`` (add/remove; ``None``: ``DEFAULT_SAMPLE_RATE``), K = ``release_steps`` or enough for ``passes``
-    passes."""
+    """The releases' sampling: ``per_step=False``, one release of all records (q = 1, K = 1); else K releases, each of a
+    batch drawn afresh, K = ``release_steps`` or enough for ``passes`` passes:
+    - under add/remove, Poisson samples at ``sample_rate`` (``None``: ``DEFAULT_SAMPLE_RATE``);
+    - under replace-one, for the sum kinds of privacy.md's "Poisson batches under replace-one" (histograms, marginals),
+      Poisson samples at ``sample_rate`` (``None``: q = ``default_batch_size(n) / n``, the rate of the fixed-size
+      default), or, where ``batch_size`` is given, batches of exactly that many records;
+    - under replace-one otherwise, batches of ``batch_size`` records (``None``: ``default_batch_size(n)``): other
+      kinds, a default q of 1 (n up to 1,000: every record in every release, exact without the antipodal pair's
+      slack), and schedules after a sampled prior (a DP-SGD codec's, accounted with fixed-size batches).
+    Poisson batches are the replace-one default for the sum kinds since their accounting (the antipodal pair) takes
+    0.63 to 0.69 of the fixed-size batches' noise at equal epsilon for every q below 1 (docs/flows.md, chosen on the
+    validation tables)."""
 
     per_step: bool = False
     batch_size: int | None = None
@@ -95,6 +104,8 @@ class ReleaseSchedule:
             raise ValueError(f"passes must be a finite number > 0, got {self.passes!r}.")
         if self.release_steps is not None:
             check_positive_int("release_steps", self.release_steps)
+        if self.batch_size is not None and self.sample_rate is not None:
+            raise ValueError("give batch_size (batches of a fixed size) or sample_rate (Poisson batches), not both.")
 
     def batches(self, n_records: int) -> tuple[int, int]:
         """``(b, K)``: records per release and number of releases for ``n_records`` (public) records, replace-one."""
@@ -106,7 +117,7 @@ class ReleaseSchedule:
         return batch_size, self.release_steps or release_steps(n_records, batch_size, self.passes)
 
     def poisson(self) -> tuple[float, int]:
-        """``(q, K)``: the Poisson rate and number of releases under add/remove (never a function of n)."""
+        """``(q, K)``: the Poisson rate and number of releases of Poisson batches (never a function of n)."""
         if not self.per_step:
             return 1.0, 1
         sample_rate = DEFAULT_SAMPLE_RATE if self.sample_rate is None else self.sample_rate
@@ -119,13 +130,26 @@ class ReleaseSchedule:
         Per-step releases of a kind whose Opacus pair privacy.md does not prove (histograms, marginal tables) are
         accounted by the replace-one RDP bound instead of ``accountant`` (stated in the report), and so is every
         schedule after a replace-one DP-SGD codec (its fixed-size batches of gradient sums: privacy.md, "A private image
-        codec trained by DP-SGD")."""
+        codec trained by DP-SGD"). Per-step releases on Poisson batches under replace-one (the sum kinds' default, or
+        ``sample_rate`` given) are accounted by the antipodal pair (``REPLACE_ONE_PLD``: privacy.md, "Poisson batches
+        under replace-one")."""
         if Adjacency.of(neighbouring).n_is_public:
             if n_public is None:
                 raise ValueError("replace-one schedules are functions of the public n; pass n_records.")
+            norm = MECHANISMS[release].replace_one_contribution_norm
+            if self.per_step and self.sample_rate is not None and norm is None:
+                proven = sorted(name for name, kind in MECHANISMS.items() if kind.replace_one_contribution_norm)
+                raise ValueError(f"Poisson batches under replace-one are proven for sums whose every record "
+                                 f"contributes one norm ({proven}), not for {release!r}: give batch_size instead.")
+            sampled_prior = isinstance(prior, Prior) and not prior.one_shot
+            rate = self.sample_rate or default_batch_size(n_public) / n_public
+            by_default = self.batch_size is None and self.sample_rate is None and rate < 1 and not sampled_prior
+            if self.per_step and norm is not None and (self.sample_rate is not None or by_default):
+                sample_rate, steps = dataclasses.replace(self, sample_rate=rate).poisson()
+                return ReleaseAccountant.poisson(sample_rate, REPLACE_ONE_PLD, prior, n_records=n_public,
+                                                 contribution_norm=norm), steps
             batch_size, steps = self.batches(n_public)
             per_step = steps > 1 or batch_size < n_public
-            sampled_prior = isinstance(prior, Prior) and not prior.one_shot
             if (per_step and not MECHANISMS[release].opacus_pair_proven) or sampled_prior:
                 accountant = REPLACE_ONE_RDP
             return ReleaseAccountant(n_public, batch_size, accountant, prior), steps

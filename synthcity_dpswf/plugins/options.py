@@ -336,11 +336,13 @@ class BatchOptions:
     """The per-step releases' batches (``dpswflow_r``, ``dpswgen``), as ``models.state.ReleaseSchedule`` takes them.
 
     Attributes:
-        batch_size: b, records per release (uniform subsets of exactly b, independent across releases); ``None``:
-            ``models.state.default_batch_size(n)``; a given b is capped at n / 2 on small tables (the report states
-            the b used). Replace-one only.
-        sample_rate: q, the Poisson rate of each release under add/remove (``None``: 0.1,
-            ``models.state.DEFAULT_SAMPLE_RATE``). Add/remove only.
+        batch_size: b, records per release in batches of a fixed size (uniform subsets of exactly b, independent
+            across releases); a given b is capped at n / 2 on small tables (the report states the b used).
+            Replace-one only; ``None``: Poisson batches (``sample_rate``).
+        sample_rate: q, the Poisson rate of each release (every record independently): under add/remove ``None`` is
+            0.1 (``models.state.DEFAULT_SAMPLE_RATE``); under replace-one ``None`` is the rate of
+            ``models.state.default_batch_size(n)`` (0.1 from 10,000 rows; all rows below 1,000, which takes them
+            all in every release), accounted by the antipodal pair (privacy.md, "Poisson batches under replace-one").
         passes: K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove); the default 10 with the default
             b (n / 10 from 10,000 rows, all rows below 1,000: ``models.state.default_batch_size``) makes K = 100 on
             large data (the per-step histogram form run on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's
@@ -357,9 +359,6 @@ class BatchOptions:
         ReleaseSchedule(True, self.batch_size, self.sample_rate, self.passes)  # checks the three
         if self.batch_size is not None and not neighbouring.n_is_public:
             raise ValueError("under add/remove batches are Poisson samples: give sample_rate, not batch_size.")
-        if self.sample_rate is not None and neighbouring.n_is_public:
-            raise ValueError("sample_rate is the Poisson rate of add/remove releases; under replace-one give batch_size "
-                             "(or pass neighbouring='add_remove').")
 
 
 @dataclass(frozen=True)

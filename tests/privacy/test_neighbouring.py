@@ -79,8 +79,10 @@ def test_kinds_that_publish_rows_have_no_add_remove_form(kind: str) -> None:
         DPSWFlowR(neighbouring="add_remove", accountant="replace_one_rdp")
     with pytest.raises(ValueError, match="give sample_rate, not batch_size"):
         DPSWFlowR(neighbouring="add_remove", batch_size=10)
-    with pytest.raises(ValueError, match="under replace-one give batch_size"):
-        DPSWFlowR(sample_rate=0.1)
+    with pytest.raises(ValueError, match="Poisson batches under replace-one are proven for sums"):
+        DPSWFlowR(release=kind, sample_rate=0.1)
+    with pytest.raises(ValueError, match="not both"):
+        DPSWFlowR(sample_rate=0.1, batch_size=10)
     with pytest.raises(ValueError, match="neighbouring must be one of"):
         DPSWFlow(neighbouring="add-remove")
 
