@@ -98,8 +98,10 @@ def markdown(payload: dict[str, Any]) -> str:
         + (", then FID (with precision / recall) against as many scored images" if with_fid else "")
         + ". Ceiling: the released private images through the codec. Generators with their defaults besides the "
         "settings column: DPSWflow (one class-conditional projected-histogram release of L directions), DPSWflow-r "
-        "(100 per-step releases of 50 directions each, q = 0.1: fixed-size batches under replace-one, Poisson "
-        "samples under add/remove), DPSWgen (a generator network on the same releases), the DP-SGD GAN baseline "
+        "(100 per-step releases of 50 directions each, q = 0.1: Poisson samples under add/remove; under replace-one "
+        "fixed-size batches in every row measured before docs/flows.md's fact 132, Poisson batches after it, as the "
+        "JSON's `sampling` entry of a cell says where it has one: privacy.md, \"Poisson batches under replace-one\"), "
+        "DPSWgen (a generator network on the same releases), the DP-SGD GAN baseline "
         "(same sampling and accountant); delta = 1e-5; the adjacency column says which neighbours epsilon is stated "
         "for; epsilon inf is the same generator without noise: not private. Pixels: how a linear codec puts a "
         "decoded image on the pixel range (`adapters.pixel_range`: min_max, the rule before 2026-11-27, or clip). "

@@ -610,7 +610,8 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
                 report = composed_report(model.privacy_report, plan.paid)
                 row["epsilons"][str(finite_or_text(epsilon))] = {
                     **scores, "seconds": fit_seconds + scores["sample_seconds"], "fit_seconds": fit_seconds,
-                    "reported_epsilon": finite_or_text(report.epsilon), **facts, **extra,
+                    "reported_epsilon": finite_or_text(report.epsilon), "sampling": report.sampling.split(":")[0],
+                    **facts, **extra,
                 }
                 means = {key: value for key, value in scores.items() if key != "runs"}
                 print(f"[{spec}] {generator} {neighbouring} {choice} epsilon {epsilon:g}: {means} {facts} {extra}, "

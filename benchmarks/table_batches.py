@@ -9,17 +9,20 @@ std sqrt(K) z Delta. Per record counted, the summed tables carry the noise
 
 against z_1 for DPSWflow's one release of all n records at the same (epsilon, delta). Under replace-one, fixed-size
 batches are accounted by the RDP bound for sampling without replacement (privacy.md, "Aggregate releases: marginals";
-Wang, Balle & Kasiviswanathan 2019), whose amplification is weaker than Poisson sampling's under add/remove: at the
-default b = n / 10 and 10 passes (K = 100) r is 2.3 to 2.5 times z_1 on the validation tables. Fewer, larger batches keep more of the budget for
-the counts. Each setting ``FRACTION:PASSES`` of ``--settings`` gives b = ceil(FRACTION n) (the plugin caps it at n / 2)
-and ``passes`` (K = ceil(passes n / b)); ``default`` is the package's own (``models.state.default_batch_size``, 10
-passes). Every fit is as a synthcity user makes it (the target named, no schema and the declared one, epsilon = 1,
+Wang, Balle & Kasiviswanathan 2019), whose amplification is weaker than Poisson sampling's under add/remove: at b = n /
+10 and 10 passes (K = 100) r is 2.3 to 2.5 times z_1 on the validation tables. Fewer, larger batches keep more of the
+budget for the counts; so do Poisson batches, accounted by the antipodal pair (privacy.md, "Poisson batches under
+replace-one"), the package's default since docs/flows.md's fact 132. Each setting ``FRACTION:PASSES`` of ``--settings``
+gives fixed-size batches of b = ceil(FRACTION n) (the plugin caps it at n / 2) and ``passes`` (K = ceil(passes n / b));
+``default`` is the package's own (Poisson batches at q = ``models.state.default_batch_size(n)`` / n, 10 passes, since
+fact 132; before it, fixed-size batches of that b, which ``fixed`` draws); ``poisson`` draws Poisson batches at that
+rate and passes (K = ceil(passes / q)), and ``poisson:FRACTION:PASSES`` at q = FRACTION. Every fit is as a synthcity user makes it (the target named, no schema and the declared one, epsilon = 1,
 delta = 1e-5, replace-one), DPSWflow's one release beside as the reference; scored by the table suite's code (TSTR,
 2-way TV) over ``--fits`` random states; r is read from each fit's privacy report (its z, q and K as drawn, the DP
 domain's and the pair selection's priors included).
 
 Run: ``python benchmarks/table_batches.py --data-root ../shared/data [--tables fair stand_in adult_raw
-randhie_validation flights_validation] [--settings default 0.25:2 0.5:1] [--fits 3] [--name table_batches]``. Writes
+randhie_validation flights_validation] [--settings default 0.25:2 0.5:1 poisson] [--fits 3] [--name table_batches]``. Writes
 ``benchmarks/results/<name>.{md,json}``.
 """
 
@@ -29,6 +32,7 @@ import argparse
 import math
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,33 +44,49 @@ from table_metrics import QuantileCellMetrics
 from target_validation import DELTA, EPSILON, validation_table
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
+from synthcity_dpswf.models.state import default_batch_size
 
 TABLES = ("fair", "stand_in", "adult_raw", "randhie_validation", "flights_validation")
 DEFAULT = "default"
 """The setting of the package's own batches and passes."""
+FIXED, POISSON = "fixed", "poisson"
+"""Fixed-size batches, and Poisson batches, at ``models.state.default_batch_size(n)``'s rate unless a fraction is
+given."""
 
-Setting = tuple[float, float] | None
-"""(batch fraction of n, passes), or ``None``: the package's own."""
+
+@dataclass(frozen=True)
+class Setting:
+    """DPSWflow-r's batches: ``DEFAULT`` (nothing passed: the package's own), ``FIXED`` or ``POISSON``, at ``fraction``
+    of n per release (``None``: ``default_batch_size(n) / n``) and ``passes`` (``None``: the package's)."""
+
+    mode: str = DEFAULT
+    fraction: float | None = None
+    passes: float | None = None
 
 
 def parse_setting(text: str) -> Setting:
-    """``"default"`` or ``"FRACTION:PASSES"`` (``"0.25:2"``): a fraction in (0, 1] and a positive number of passes."""
-    if text == DEFAULT:
-        return None
-    fraction, _, passes = text.partition(":")
+    """``"default"``, ``"fixed"``, ``"FRACTION:PASSES"`` (fixed-size batches, ``"0.25:2"``: a fraction in (0, 1] and a
+    positive number of passes), ``"poisson"`` or ``"poisson:FRACTION:PASSES"``."""
+    if text in (DEFAULT, FIXED, POISSON):
+        return Setting(text)
+    mode, rest = (POISSON, text[len(POISSON) + 1:]) if text.startswith(POISSON + ":") else (FIXED, text)
+    fraction, _, passes = rest.partition(":")
     try:
-        setting = float(fraction), float(passes)
+        setting = Setting(mode, float(fraction), float(passes))
     except ValueError:
-        setting = (math.nan, math.nan)
-    if not (0 < setting[0] <= 1 and setting[1] > 0):
-        raise argparse.ArgumentTypeError(f"a setting is 'default' or FRACTION:PASSES (0 < FRACTION <= 1, PASSES > 0), "
-                                         f"got {text!r}")
+        setting = Setting(mode, math.nan, math.nan)
+    if not (0 < setting.fraction <= 1 and setting.passes > 0):  # type: ignore[operator]
+        raise argparse.ArgumentTypeError(f"a setting is 'default', 'fixed', FRACTION:PASSES (0 < FRACTION <= 1, PASSES "
+                                         f"> 0), 'poisson' or poisson:FRACTION:PASSES, got {text!r}")
     return setting
 
 
 def label(setting: Setting) -> str:
     """The setting as ``--settings`` names it."""
-    return DEFAULT if setting is None else f"{setting[0]:g}:{setting[1]:g}"
+    if setting.fraction is None:
+        return setting.mode
+    own = f"{setting.fraction:g}:{setting.passes:g}"
+    return own if setting.mode == FIXED else f"{POISSON}:{own}"
 
 
 def fit_and_generate(generator: str, train: Any, target: Any, declared: Any, state: int,
@@ -80,8 +100,13 @@ def fit_and_generate(generator: str, train: Any, target: Any, declared: Any, sta
     arguments: dict[str, Any] = {"epsilon": EPSILON, "delta": DELTA, "random_state": state}
     if declared is not None:
         arguments["domain"] = declared
-    if setting is not None:
-        arguments["batch_size"], arguments["passes"] = math.ceil(setting[0] * len(train)), setting[1]
+    rate = default_batch_size(len(train)) / len(train) if setting.fraction is None else setting.fraction
+    if setting.mode == POISSON:
+        arguments["sample_rate"] = rate
+    elif setting.mode == FIXED:
+        arguments["batch_size"] = math.ceil(rate * len(train))
+    if setting.passes is not None:
+        arguments["passes"] = setting.passes
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -98,7 +123,7 @@ def score(tables: list[str], settings: list[Setting], fits: int, data_root: Path
     for name in tables:
         train, test, target, declared = validation_table(name, data_root)
         metrics = QuantileCellMetrics(train, target, 0, test)
-        cells = [("dpswflow", None), *(("dpswflow_r", setting) for setting in settings)]
+        cells = [("dpswflow", Setting()), *(("dpswflow_r", setting) for setting in settings)]
         for schema_name, schema in (("none", None), ("declared", declared)):
             for generator, setting in cells:
                 tstr, tv2, seconds, noise = [], [], [], []
@@ -122,8 +147,11 @@ def markdown(payload: dict[str, Any]) -> str:
         "DPSWflow-r's batches on tables under replace-one (`python benchmarks/table_batches.py`)",
         f"epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one, the target named; {payload['fits']} fits per cell "
         f"(random states 0..{payload['fits'] - 1}); {environment_['device']}, {environment_['cpu_threads']} "
-        f"thread(s), {environment_['date']}. Validation tables only. Setting: FRACTION:PASSES, b = FRACTION x n "
-        "records a release (at most n / 2) and K = passes x n / b releases; `default`: the package's own. Noise r: "
+        f"thread(s), {environment_['date']}. Validation tables only. Setting: FRACTION:PASSES, fixed-size batches of b "
+        "= FRACTION x n records a release (at most n / 2) and K = passes x n / b releases; `fixed`: those of b = "
+        "default_batch_size(n), the package's default before docs/flows.md's fact 132; `poisson`: Poisson batches at "
+        "that b's rate (privacy.md, \"Poisson batches under replace-one\"), the default since; `default`: the "
+        "package's own at the date above. Noise r: "
         "z / (q sqrt(K)) from the fits' privacy reports, the summed tables' noise per record counted in units of "
         "Delta / n (DPSWflow: its z). TSTR: HistGradientBoosting trained on the synthetic rows, AUROC on the held-out "
         "rows (mean over fits, and the spread min-max); 2-way TV against the training rows; seconds: fit + generation "
@@ -141,7 +169,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tables", nargs="+", default=list(TABLES),
                         choices=["stand_in", "fair", "adult_raw", "randhie_validation", "flights_validation"])
     parser.add_argument("--settings", type=parse_setting, nargs="+",
-                        default=[None, (0.25, 2.0), (0.5, 1.0)], help="'default' or FRACTION:PASSES")
+                        default=[Setting(), Setting(FIXED), Setting(FIXED, 0.25, 2.0), Setting(FIXED, 0.5, 1.0)],
+                        help="'default', 'fixed', FRACTION:PASSES, 'poisson' or poisson:FRACTION:PASSES")
     parser.add_argument("--fits", type=int, default=3)
     parser.add_argument("--data-root", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)

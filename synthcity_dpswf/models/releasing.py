@@ -138,11 +138,10 @@ def release_total(
 
 
 def plan_key(plan: ReleasePlan) -> tuple[Any, ...]:
-    """What a release plan fixes: the accountant's method, n (public or ``None``), batch size, sampling rate, prior
-    and adjacency, and the number of releases."""
+    """What a release plan fixes: the accountant's method, its sampling (n, public or ``None``, batch size, rate, the
+    contribution norm of Poisson batches under replace-one), prior and adjacency, and the number of releases."""
     accountant, steps = plan
-    return (accountant.accountant, accountant.n_records, accountant.batch_size, accountant.sample_rate,
-            accountant.prior, accountant.neighbouring, steps)
+    return (accountant.accountant, accountant.sampling, accountant.prior, accountant.neighbouring, steps)
 
 
 class Releasing(GeneratorState):
@@ -276,8 +275,8 @@ class Releasing(GeneratorState):
 
     def plan(self, n_records: int | None, prior: PriorLike = None) -> tuple[ReleaseAccountant, int]:
         """The accountant of this generator's schedule and its number of releases (``ReleaseSchedule.accountant``):
-        fixed-size batches of the public n under replace-one, Poisson batches (n never read, ``None``) under
-        add/remove; ``prior`` as in ``fit``."""
+        under replace-one Poisson or fixed-size batches of the public n, under add/remove Poisson batches (n never
+        read, ``None``); ``prior`` as in ``fit``."""
         return self.schedule.accountant(n_records, self.neighbouring, self.accountant, self.release, prior)
 
     def checked_plan(self, plan: ReleasePlan | None, n_public: int | None, prior: PriorLike) -> ReleasePlan:
@@ -433,6 +432,6 @@ def other_adjacency(
             None if prior is None or prior.gaussian is None else neighbouring.other_multiplier(prior.gaussian))
         epsilon = add_remove.epsilon(neighbouring.other_multiplier(noise_multiplier), delta, steps).epsilon
         return OtherAdjacency(name, epsilon, delta, "the same releases, Opacus' Poisson pair at z x sqrt(2); this run "
-                                                    "publishes n")
+                                                    "publishes n, and its rate q is a function of n")
     epsilon, inner = group_of_two(lambda at: accountant.epsilon(noise_multiplier, at, steps).epsilon, delta)
     return OtherAdjacency(name, epsilon, delta, f"group privacy of 2 (add/remove at delta' = {inner:.3g})")

@@ -5,8 +5,8 @@ persistence (``models.persistence``).
 
 The settings are of two kinds. ``ReleaseSchedule``, fixed at ``fit``: which records each release reads, from public
 numbers only (privacy.md, "Sampling and composition"): one release of all records (DPSWflow), or K per-step batches
-(DPSWflow-r, DPSWgen) of a fixed size b under replace-one or Poisson samples of rate q under add/remove; and the
-accountant of that schedule. A value that exists before any generator is built, so a run's noise is calibrated once,
+(DPSWflow-r, DPSWgen), Poisson samples of rate q (add/remove; replace-one for histograms and marginals) or of a fixed
+size b (replace-one); and the accountant of that schedule. A value that exists before any generator is built, so a run's noise is calibrated once,
 from it (``privacy.budget.Budget.noise_multiplier``), before the tables it decides are laid out. ``FlowSettings``,
 free to change after ``fit``: how generation runs the flow; each run is post-processing of the releases.
 
@@ -146,6 +146,8 @@ class ReleaseSchedule:
             by_default = self.batch_size is None and self.sample_rate is None and rate < 1 and not sampled_prior
             if self.per_step and norm is not None and (self.sample_rate is not None or by_default):
                 sample_rate, steps = dataclasses.replace(self, sample_rate=rate).poisson()
+                if by_default:  # K as the fixed-size default counts it: ceil(passes n / b)
+                    steps = self.release_steps or release_steps(n_public, default_batch_size(n_public), self.passes)
                 return ReleaseAccountant.poisson(sample_rate, REPLACE_ONE_PLD, prior, n_records=n_public,
                                                  contribution_norm=norm), steps
             batch_size, steps = self.batches(n_public)

@@ -338,7 +338,8 @@ class BatchOptions:
     Attributes:
         batch_size: b, records per release in batches of a fixed size (uniform subsets of exactly b, independent
             across releases); a given b is capped at n / 2 on small tables (the report states the b used).
-            Replace-one only; ``None``: Poisson batches (``sample_rate``).
+            Replace-one only; ``None``: Poisson batches (``sample_rate``) for histograms and marginals, except at a
+            default rate of 1 and after a DP-SGD codec, and ``models.state.default_batch_size(n)`` otherwise.
         sample_rate: q, the Poisson rate of each release (every record independently): under add/remove ``None`` is
             0.1 (``models.state.DEFAULT_SAMPLE_RATE``); under replace-one ``None`` is the rate of
             ``models.state.default_batch_size(n)`` (0.1 from 10,000 rows; all rows below 1,000, which takes them

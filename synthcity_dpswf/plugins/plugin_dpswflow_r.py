@@ -10,16 +10,18 @@ from synthcity.plugins.core.distribution import CategoricalDistribution, Distrib
 from synthcity_dpswf.models import DPSWFlowR
 from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 from synthcity_dpswf.plugins.options import BatchOptions
-from synthcity_dpswf.privacy import Adjacency
+from synthcity_dpswf.privacy import MECHANISMS, Adjacency
 
 
 class DPSWFlowRPlugin(SlicedFlowPlugin):
     """DPSWflow-r as a synthcity plugin.
 
     Args:
-        batch_size, sample_rate, passes: the per-step releases' batches (``options.BatchOptions``): b records each
-            under replace-one (``None``: ``models.state.default_batch_size(n)``), Poisson samples at rate q under
-            add/remove (``None``: 0.1), K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove).
+        batch_size, sample_rate, passes: the per-step releases' batches (``options.BatchOptions``): Poisson samples
+            at rate q (under replace-one ``None`` is ``models.state.default_batch_size(n) / n`` for histograms and
+            marginals, privacy.md, "Poisson batches under replace-one"; under add/remove 0.1), or, with
+            ``batch_size``, b records each (replace-one only); K = ceil(passes * n / b) releases (ceil(passes / q) for
+            a given q).
         **kwargs: the ``SlicedFlowPlugin`` arguments (epsilon, delta, domain, flow settings, ...).
 
     Example:
@@ -38,6 +40,11 @@ class DPSWFlowRPlugin(SlicedFlowPlugin):
     ) -> None:
         super().__init__(**kwargs)
         self.batch_options = BatchOptions(batch_size, sample_rate, passes, neighbouring=self.neighbouring)
+        release = self.flow_options.release
+        if sample_rate is not None and self.neighbouring.n_is_public and release is not None \
+                and MECHANISMS[release].replace_one_contribution_norm is None:
+            raise ValueError(f"Poisson batches under replace-one are proven for sums whose every record contributes one "
+                             f"norm ('projected_histogram', 'marginal'), not for release={release!r}: give batch_size.")
 
     @staticmethod
     def name() -> str:

@@ -367,7 +367,7 @@ class ReleaseAccountant:
 
     @property
     def sample_rate(self) -> float:
-        """q: b / n for fixed-size batches, the Poisson rate under add/remove."""
+        """q: b / n for fixed-size batches, the Poisson rate for Poisson batches."""
         return self.sampling.sample_rate
 
     def with_prior(self, prior: PriorLike) -> "ReleaseAccountant":

@@ -12,8 +12,10 @@ run gives for it (``PrivacyReport.other_neighbouring``):
 - a one-shot Gaussian release of a sum of one-hot contributions: :math:`\Delta_{RO} = \sqrt{2}\,\Delta_{AR}`
   exactly, so the same noise is the analytic Gaussian mechanism at multiplier :math:`z\sqrt{2}` (add/remove, from a
   replace-one run) or :math:`z / \sqrt{2}` (replace-one, from an add/remove run): ``Adjacency.other_multiplier``;
-- Poisson per-step releases under replace-one: group privacy of 2, an :math:`(\varepsilon, \delta')` add/remove
-  guarantee being :math:`(2\varepsilon, (1 + e^{\varepsilon})\delta')` under replace-one (``group_of_two``).
+- Poisson per-step releases of an add/remove run, restated under replace-one: group privacy of 2, an
+  :math:`(\varepsilon, \delta')` add/remove guarantee being :math:`(2\varepsilon, (1 + e^{\varepsilon})\delta')`
+  under replace-one (``group_of_two``); those of a replace-one run (Poisson batches of a sum kind), restated under
+  add/remove: the add/remove Poisson schedule at :math:`z\sqrt{2}` (``models.releasing.other_adjacency``).
 """
 
 from __future__ import annotations

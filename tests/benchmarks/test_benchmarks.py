@@ -179,25 +179,29 @@ def test_flow_particles_script_scores_each_setting_and_times_them_side_by_side(t
 
 def test_table_batches_script_reads_each_setting_s_summed_noise_from_the_fits(tmp_path: Path) -> None:
     """``benchmarks/table_batches.py`` end to end on fair, one fit per cell: DPSWflow's one release beside DPSWflow-r at
-    the package's batches and at half the rows in one pass, each row's noise per record counted r = z / (q sqrt(K))
-    read from its privacy report (DPSWflow-r's above DPSWflow's z under replace-one; fewer, larger batches lower it),
-    and a malformed setting refused."""
+    the package's batches (Poisson), at fixed-size batches of their rate (`fixed`) and at half the rows in one pass, each
+    row's noise per record counted r = z / (q sqrt(K)) read from its privacy report (DPSWflow-r's above DPSWflow's z;
+    the Poisson default below 0.7 of the fixed-size batches'; fewer, larger fixed-size batches lower theirs), and a
+    malformed setting refused."""
     import argparse
 
     import table_batches
 
-    table_batches.main(["--tables", "fair", "--settings", "default", "0.5:1", "--fits", "1", "--out", str(tmp_path)])
+    table_batches.main(["--tables", "fair", "--settings", "default", "fixed", "0.5:1", "--fits", "1", "--out",
+                        str(tmp_path)])
     payload = json.loads((tmp_path / "table_batches.json").read_text())
     rows = {(row["schema"], row["setting"]): row for row in payload["rows"]}
     assert set(rows) == {(schema, setting) for schema in ("none", "declared")
-                         for setting in ("one release", "default", "0.5:1")}
+                         for setting in ("one release", "default", "fixed", "0.5:1")}
     for schema in ("none", "declared"):
-        one, default, halves = (rows[schema, setting]["noise"] for setting in ("one release", "default", "0.5:1"))
-        assert one < halves < default
+        one, default, fixed, halves = (rows[schema, setting]["noise"]
+                                       for setting in ("one release", "default", "fixed", "0.5:1"))
+        assert one < default < 0.7 * fixed and halves < fixed  # the default's Poisson batches at fixed's rate
     assert all(0.4 < row["tstr"] <= 1 and 0 <= row["tv2"] < 1 for row in payload["rows"])
     assert "| fair | 5,093 | dpswflow_r | none | 0.5:1 |" in (tmp_path / "table_batches.md").read_text()
     with pytest.raises(argparse.ArgumentTypeError, match="FRACTION:PASSES"):
         table_batches.parse_setting("0.5")
+    assert table_batches.label(table_batches.parse_setting("poisson:0.1:10")) == "poisson:0.1:10"
 
 
 def test_domain_wild_ranges_script_flags_ranges_far_beyond_the_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -222,3 +226,15 @@ def test_domain_wild_ranges_script_flags_ranges_far_beyond_the_values(tmp_path: 
     assert all(row["table"] == "fair" and 0.0 <= row["outside"] <= 1.0 and math.isfinite(row["generated_max"])
                for row in payload["rows"])
     assert "fair: " in (tmp_path / "domain_wild_ranges.md").read_text()
+
+
+def test_replace_one_accounting_script_compares_fixed_size_and_poisson_batches(tmp_path: Path) -> None:
+    """``benchmarks/replace_one_accounting.py`` at two rates: Poisson batches take less noise than fixed-size ones
+    below q = 1 and more at q = 1 (the antipodal pair's slack), r is z / (q sqrt(K)), and the table names both."""
+    import replace_one_accounting
+
+    replace_one_accounting.main(["--rates", "0.2", "1", "--epsilons", "1", "--out", str(tmp_path)])
+    rows = {row["rate"]: row for row in json.loads((tmp_path / "replace_one_accounting.json").read_text())["rows"]}
+    assert rows[0.2]["steps"] == 50 and rows[0.2]["ratio"] < 0.7 and rows[1.0]["ratio"] > 1
+    assert rows[0.2]["poisson_r"] == pytest.approx(rows[0.2]["poisson_z"] / (0.2 * math.sqrt(50)))
+    assert "| 1 | 0.2 | 50 |" in (tmp_path / "replace_one_accounting.md").read_text()

@@ -70,6 +70,7 @@ BAD = [
     ("dpswflow_r", {"batch_size": 0}, "batch_size must be a positive integer"),
     ("dpswflow_r", {"sample_rate": 2.0, "neighbouring": "add_remove"}, r"sample_rate must lie in \(0, 1\]"),
     ("dpswflow_r", {"sample_rate": 0.1, "batch_size": 100}, "give batch_size .* or sample_rate .*, not both"),
+    ("dpswflow_r", {"sample_rate": 0.1, "release": "record"}, "Poisson batches under replace-one are proven for sums"),
     ("dpswflow_r", {"batch_size": 100, "neighbouring": "add_remove"}, "give sample_rate, not batch_size"),
     ("dpswflow_r", {"passes": 0}, "passes must be a finite number > 0"),
     ("dpswgen", {"noise_dim": 0}, "noise_dim must be a positive integer"),

@@ -121,6 +121,49 @@ def test_the_accountant_accounts_its_own_sampling_only() -> None:
 LAYOUT = MarginalLayout.build((4, 4), coarse_bins=4)
 
 
+@pytest.mark.parametrize("mutation", ["sound", "radius halved"])
+def test_the_reported_epsilon_is_the_pair_of_the_realised_noise_and_contributions(
+    mutation: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report's epsilon recomputed from what the fit released, not from the accountant's inputs: the noise std
+    stored with the releases and the norm of one record's counts. The realised pair of two records in different cells
+    of every table (projected on their difference: the antipodal pair at radius ||f(c) - f(c')|| / 2) bounds it from
+    below; an accountant that took the radius at half its value falls below that bound."""
+    if mutation == "radius halved":
+        monkeypatch.setattr(MECHANISMS["marginal"], "replace_one_contribution_norm", ONE_HOT / 2)
+    records = torch.randint(0, 4, (400, 2)).float()
+    model = DPSWFlowR(release="marginal", marginals=LAYOUT, sample_rate=0.25, release_steps=12).fit(records, 2.0, DELTA)
+    report, std = model.privacy_report, float(model.pool_.noise_std[0])
+    norm = float(model.mechanism.statistic(torch.zeros(1, 2), None).norm())
+    gap = float((model.mechanism.statistic(torch.zeros(1, 2), None)
+                 - model.mechanism.statistic(torch.full((1, 2), 3.0), None)).norm())
+    lower = pld_epsilon(std, gap / 2, 0.25, 12, NeighboringRelation.REPLACE_ONE, pessimistic=False)
+    if mutation == "radius halved":
+        assert report.epsilon < lower
+        return
+    assert report.epsilon == pytest.approx(pld_epsilon(std, norm, 0.25, 12, NeighboringRelation.REPLACE_ONE, True), rel=1e-9)
+    assert lower <= report.epsilon <= 2.0
+
+
+def test_histograms_and_marginals_draw_poisson_batches_by_default_where_the_rate_is_below_one() -> None:
+    """The default's choice (``models.state.ReleaseSchedule.accountant``): Poisson batches at q = b(n) / n and K =
+    ceil(10 n / b) for n = 3,000 (b = 1,000); every record at every step for n = 500 (q = 1, exact with fixed
+    batches); fixed-size batches after a sampled prior (a replace-one DP-SGD codec's schedule), and for kinds that are
+    not sums."""
+    schedule = DPSWFlowR(release="marginal", marginals=LAYOUT).schedule
+    accountant, steps = schedule.accountant(3000, "replace_one", "rdp", "marginal")
+    assert accountant.accountant == REPLACE_ONE_PLD and accountant.sample_rate == pytest.approx(1 / 3) and steps == 30
+    accountant, steps = schedule.accountant(500, "replace_one", "rdp", "marginal")
+    assert accountant.batch_size == 500 and steps == 10 and not accountant.sampling.poisson
+    codec = Prior(None, (SampledGaussian(1.5, 0.25, 30, 3000, 750),))
+    accountant, _ = schedule.accountant(3000, "replace_one", "rdp", "projected_histogram", codec)
+    assert accountant.batch_size == 1000 and accountant.accountant == "replace_one_rdp"
+    accountant, _ = schedule.accountant(3000, "replace_one", "rdp", "record")
+    assert accountant.batch_size == 1000 and accountant.accountant == "rdp"
+    with pytest.raises(ValueError, match="one-shot priors only"):
+        DPSWFlowR(sample_rate=0.2).schedule.accountant(3000, "replace_one", "rdp", "projected_histogram", codec)
+
+
 def test_a_replace_one_fit_with_a_sample_rate_draws_poisson_batches_and_reports_them(monkeypatch: pytest.MonkeyPatch) -> None:
     rates: list[float] = []
     monkeypatch.setattr(releasing, "poisson_batch", lambda n, q, generator: rates.append(q) or poisson_batch(n, q, generator))
