@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--epsilon", type=float, default=10.0)
     images.add_argument("--neighbouring", choices=["replace_one", "add_remove"], default="replace_one",
                         help="the adjacency epsilon is calibrated for: replace-one (n public, the default) or "
-                        "add/remove (n private, Poisson-sampled releases, Opacus' RDP; docs/privacy.md)")
+                        "add/remove (n private too, per-step releases accounted with Opacus' RDP; docs/privacy.md)")
     images.add_argument("--out", default="dpswf_images", help="output folder (default: %(default)s)")
     images.add_argument("--generator", choices=["dpswflow", "dpswflow_r", "dpswgen"], default="dpswflow")
     images.add_argument("--release", default="projected_histogram",

@@ -61,11 +61,14 @@ class SlicedGenerator(Releasing, Sampling, Persistence, ABC):
             support it: exact labels) or ``"joint"`` (the label joined into each record by ``LabelledCodec``;
             always used by kinds without class-conditional releases).
         feature_weight: the features' weight in a joint record (``LabelledCodec``).
-        accountant: ``"rdp"`` (Opacus' RDP), ``"replace_one_rdp"`` or an extension's name, composes the releases;
-            ``"gdp"`` and ``"prv"`` are refused (privacy.md, "Accountants").
-        neighbouring: ``"replace_one"`` (default: n public, batches of a fixed size) or ``"add_remove"`` (n private,
-            Poisson-sampled batches, Opacus' sampled-Gaussian RDP; only for kinds whose release is a sum of per-record
-            contributions: privacy.md, "Add/remove neighbours").
+        accountant: ``"rdp"`` (Opacus' RDP), ``"replace_one_rdp"``, ``"replace_one_pld"`` or an extension's name,
+            composes the releases; the schedule overrides it where privacy.md proves another (per-step histograms and
+            marginals: ``"replace_one_pld"`` on Poisson batches, ``"replace_one_rdp"`` on fixed-size ones under
+            replace-one); ``"gdp"`` and ``"prv"`` are refused (privacy.md, "Accountants").
+        neighbouring: ``"replace_one"`` (default: n public; per-step batches Poisson samples for histograms and
+            marginals, of a fixed size otherwise) or ``"add_remove"`` (n private, Poisson-sampled batches, Opacus'
+            sampled-Gaussian RDP; only for kinds whose release is a sum of per-record contributions: privacy.md,
+            "Add/remove neighbours").
         n_levels: points of the quantile grid of the flow targets.
         settings: generation-time ``FlowSettings``.
         seed: public seed of the directions and of generation (never of the release noise).

@@ -34,8 +34,9 @@ class DPSWFlowR(SlicedGenerator):
             0.1 from 10,000 records up, all of them below 1,000, where every kind takes them all).
         sample_rate: q, the Poisson rate; ``None`` (default): ``models.state.DEFAULT_SAMPLE_RATE`` (0.1) under
             add/remove (n private), ``default_batch_size(n) / n`` under replace-one.
-        passes: K = ceil(passes * n / b) releases, or ceil(passes / q) under add/remove (ignored when
-            ``release_steps`` is given); the default 10 with q = 0.1 makes K = 100.
+        passes: K = ceil(passes * n / b) releases (the default rate's b under replace-one), or ceil(passes / q) for a
+            given ``sample_rate`` and under add/remove (ignored when ``release_steps`` is given); the default 10 with
+            q = 0.1 makes K = 100.
         release_steps: K directly.
         **kwargs: the ``SlicedGenerator`` arguments (release, radius, settings, seed, neighbouring, ...).
 

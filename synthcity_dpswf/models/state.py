@@ -125,14 +125,13 @@ class ReleaseSchedule:
 
     def accountant(self, n_public: int | None, neighbouring: Adjacency | str, accountant: str, release: str,
                    prior: PriorLike = None) -> ReleasePlan:
-        """The accountant of this schedule of ``release`` releases and their number: fixed-size batches of the public n
-        under replace-one, Poisson batches (n never read) under add/remove; ``prior`` as in ``ReleaseAccountant``.
-        Per-step releases of a kind whose Opacus pair privacy.md does not prove (histograms, marginal tables) are
-        accounted by the replace-one RDP bound instead of ``accountant`` (stated in the report), and so is every
-        schedule after a replace-one DP-SGD codec (its fixed-size batches of gradient sums: privacy.md, "A private image
-        codec trained by DP-SGD"). Per-step releases on Poisson batches under replace-one (the sum kinds' default, or
-        ``sample_rate`` given) are accounted by the antipodal pair (``REPLACE_ONE_PLD``: privacy.md, "Poisson batches
-        under replace-one")."""
+        """The accountant of this schedule of ``release`` releases and their number (the class docstring says which
+        batches), ``prior`` as in ``ReleaseAccountant``. Under add/remove: Poisson batches (n never read), ``accountant``.
+        Under replace-one, the schedule overrides ``accountant`` where privacy.md proves another (stated in the report):
+        Poisson batches by the antipodal pair (``REPLACE_ONE_PLD``: "Poisson batches under replace-one"); fixed-size
+        per-step batches of a kind whose Opacus pair privacy.md does not prove (histograms, marginal tables) by the
+        replace-one RDP bound, and so every schedule after a replace-one DP-SGD codec (its fixed-size batches of
+        gradient sums: "A private image codec trained by DP-SGD")."""
         if Adjacency.of(neighbouring).n_is_public:
             if n_public is None:
                 raise ValueError("replace-one schedules are functions of the public n; pass n_records.")

@@ -82,7 +82,7 @@ class SlicedFlowPlugin(Plugin):
     Args:
         epsilon, delta, neighbouring: the total budget (``privacy.budget.Budget``); ``delta=None`` uses
             ``default_delta(n)`` = min(1e-5, n^-1.1) (stated in the report); ``neighbouring``: ``"replace_one"``
-            (default, n public) or ``"add_remove"`` (n private: Poisson-sampled releases accounted with Opacus' RDP,
+            (default, n public) or ``"add_remove"`` (n private: per-step releases accounted with Opacus' RDP,
             the defaults that depend on n take their large-table values, and the row count synthcity generates by
             default is the released estimate of n; privacy.md, "Add/remove neighbours").
         release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions, step_size, entropy,

@@ -354,7 +354,7 @@ class BatchOptions:
     sample_rate: float | None
     passes: float
     neighbouring: InitVar[Adjacency]
-    """The budget's adjacency, which says whether batches are of a size (replace-one) or Poisson samples."""
+    """The budget's adjacency, which says whether a batch size may be given (replace-one only)."""
 
     def __post_init__(self, neighbouring: Adjacency) -> None:
         ReleaseSchedule(True, self.batch_size, self.sample_rate, self.passes)  # checks the three

@@ -1,5 +1,5 @@
-r"""Accounting for K Gaussian releases on uniform batches of b out of n records (privacy.md, "Sampling and
-composition").
+r"""Accounting for K Gaussian releases on uniform batches of b out of n records or on Poisson samples (privacy.md,
+"Sampling and composition").
 
 - One release of all n records (q = 1, K = 1, DPSWflow): the exact analytic Gaussian mechanism
   (``gaussian.analytic_gaussian_epsilon``), tighter than the RDP conversion; both are computed and the tighter is
@@ -16,8 +16,8 @@ composition").
   one of their Theorem 27 for the subsampled Gaussian mechanism), a looser bound for exactly this scheme. It
   assumes only that the base mechanism is a Gaussian mechanism of replace-one sensitivity Delta and noise z Delta
   (privacy.md, "Sampling and composition"), not Opacus' pair, so it is the reported accountant
-  (``REPLACE_ONE_RDP``) for release kinds for which privacy.md does not prove that pair (sums of per-record
-  contributions, e.g. histograms).
+  (``REPLACE_ONE_RDP``) of fixed-size batches for release kinds for which privacy.md does not prove that pair (sums of
+  per-record contributions, e.g. histograms).
 - K releases on Poisson batches under replace-one (every record independently with probability q, n public), of a
   sum kind whose every record contributes a vector of one norm C: dominated by the antipodal pair (1 - q) N(0) + q N(C)
   against (1 - q) N(0) + q N(-C) (privacy.md, "Poisson batches under replace-one"), accounted by dp-accounting's

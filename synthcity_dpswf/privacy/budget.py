@@ -175,7 +175,7 @@ class Budget:
         :math:`z_D = z / \sqrt{s}` (``share``); the threshold is proved for the whole run, at this epsilon. ``spend``
         the part's ``noise_multiplier`` and ``threshold_delta``: the releases are then calibrated to (epsilon,
         :math:`\delta_G`) with :math:`z_D` as their accountant's prior, one release of all records at
-        :math:`z / \sqrt{1 - s}` exactly, per-step releases at what RDP leaves."""
+        :math:`z / \sqrt{1 - s}` exactly, per-step releases at what their schedule's accountant leaves."""
         threshold_delta = THRESHOLD_DELTA_SHARE * self.release_delta if keyed else 0.0
         return DomainCalibration(self.share(share, threshold_delta), self.release_delta - threshold_delta, self.epsilon,
                                  threshold_delta, share)

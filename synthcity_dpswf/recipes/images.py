@@ -83,7 +83,7 @@ class ImageRunConfig:
     validation split, K = 12 with L = 4,000, G = 32, 3,000 steps at epsilon = 1: docs/flows.md). ``device``:
     where the autoencoder trains, the flow runs and the CAS classifiers train: ``"auto"`` (CUDA when torch sees
     it, else the CPU), ``"cpu"`` or ``"cuda"``. ``neighbouring``: the adjacency the releases are calibrated for
-    (``"replace_one"``, the default, or ``"add_remove"``: Poisson-sampled per-step releases accounted with Opacus'
+    (``"replace_one"``, the default, or ``"add_remove"``: n private too, per-step releases accounted with Opacus'
     RDP; privacy.md, "Add/remove neighbours").
     """
 

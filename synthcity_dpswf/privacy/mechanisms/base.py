@@ -3,9 +3,9 @@ batch of bounded records, its exact replace-one sensitivity, and Gaussian noise 
 :math:`s = z \Delta` on it; and the steps every release takes, here and nowhere else.
 
 A release maps records onto the ball (or sphere) of radius r (``bound_records``), draws its batch independently at
-every step: under replace-one, a uniformly random subset of exactly b indices (``sample_batch``); under add/remove, a
-Poisson sample of rate q (``poisson_batch``): the sampling that each adjacency's subsampled-Gaussian accountant
-assumes; and adds noise from ``gaussian_noise``. The batch indices and the noise must stay secret (an adversary who
+every step: a Poisson sample of rate q (``poisson_batch``: under add/remove, and under replace-one for the sums of
+privacy.md's "Poisson batches under replace-one") or a uniformly random subset of exactly b indices (``sample_batch``,
+replace-one): the sampling that each accountant assumes; and adds noise from ``gaussian_noise``. The batch indices and the noise must stay secret (an adversary who
 could regenerate the noise would subtract it; one who knew the batches would defeat the amplification by
 subsampling), so they are drawn from ``secret_generator``: seeded from the operating system's entropy, never stored,
 unless a caller asks for a reproducible seed in a test. The DP-SGD codec's noisy gradient sums (``privacy.dpsgd``)
@@ -169,8 +169,8 @@ class ReleaseMechanism(ABC):
     """Whether records are integer level codes of a table (marginal kinds) rather than points of a ball."""
     opacus_pair_proven: ClassVar[bool] = True
     """Whether privacy.md proves that Opacus' subsampled-Gaussian pair bounds per-step releases of this kind under
-    replace-one (batches of exactly b). Where it does not, per-step replace-one releases are accounted with the
-    replace-one RDP bound (``accountant.REPLACE_ONE_RDP``), which needs only a Gaussian base mechanism. (Under
+    replace-one (batches of exactly b). Where it does not, per-step replace-one releases on fixed-size batches are
+    accounted with the replace-one RDP bound (``accountant.REPLACE_ONE_RDP``), which needs only a Gaussian base mechanism. (Under
     add/remove with Poisson sampling the pair is proven for every kind with an add/remove form.)"""
     replace_one_contribution_norm: ClassVar[float | None] = None
     """C / Delta for a sum whose every record contributes a vector of the same norm C, Delta its replace-one
