@@ -29,6 +29,7 @@ from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderCodec
 from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
 from synthcity_dpswf.privacy import PrivacyPart, secret_generator
 from synthcity_dpswf.privacy.budget import Budget
+from synthcity_dpswf.privacy.gaussian import SampledGaussian
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 DCT_FREQUENCIES = 12
@@ -216,6 +217,10 @@ class ImageCodecEntry:
     flow_defaults: Mapping[tuple[str, str], Mapping[str, int]] = field(default_factory=lambda: MappingProxyType({}))
     public_images: PublicImages = "none"
     codec_share: float = CODEC_SHARE
+    planned_schedule: Callable[[int, CodecRequest], SampledGaussian] | None = None
+    """For a codec that spends a sampled schedule (DP-SGD): that schedule for n private images at multiplier 1, known
+    before the codec reads an image, so that a release plan its accountant cannot compose with is refused before
+    training (``recipes.images.plan_images``)."""
 
     def share(self, given: float | None) -> float:
         """The codec's share of mu^2: ``given``, or where it is ``None`` the one chosen for this codec."""
@@ -276,6 +281,7 @@ PRIVATE_AUTOENCODER = ImageCodecEntry(
     private_autoencoder_codec, paid=True,
     assumption="a convolutional autoencoder trained by DP-SGD on the private images and paid for: no public data",
     codec_share=AUTOENCODER_CODEC_SHARE,
+    planned_schedule=lambda n, request: request.private_autoencoder.schedule(n, request.neighbouring, 1.0).history(),
 )
 """The registry's ``"private-autoencoder"`` entry (``extensions.BuiltinCodecs``)."""
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 from pathlib import Path
 
 import torch
@@ -24,9 +24,9 @@ from torch.nn import functional
 
 from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.adapters.image_latent import check_images
-from synthcity_dpswf.privacy import PrivacyPart, ReleaseAccountant, REPLACE_ONE_RDP, secret_generator
+from synthcity_dpswf.privacy import PrivacyPart, ReleaseAccountant, REPLACE_ONE_PLD, REPLACE_ONE_RDP, secret_generator
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.dpsgd import DPSGDSchedule, steps_for, train_dpsgd
+from synthcity_dpswf.privacy.dpsgd import CLIPPED_GRADIENT_RADIUS, DPSGDSchedule, steps_for, train_dpsgd
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 
 
@@ -41,8 +41,11 @@ touches the training), chosen among 1, 2, 4 and 8 by FID on MNIST's validation s
 @dataclass(frozen=True)
 class PrivateAutoencoderSettings:
     """The codec's public settings: its latent size d and width (channels of the first convolution), DP-SGD's
-    expected passes over the images (``epochs``), batch size b (replace-one; under add/remove the Poisson rate is
-    ``sample_rate`` and b the nominal size the sums are divided by), clipping norm C and Adam's learning rate; and
+    expected passes over the images (``epochs``), batch size b (under add/remove the Poisson rate is ``sample_rate``
+    and b the nominal size the sums are divided by), under replace-one how batches are drawn (``replace_one_sampling``:
+    ``"poisson"``, every image with probability q = b / n, accounted by the antipodal pair at 0.45 of the noise of
+    ``"fixed"`` at MNIST's numbers, exactly b images, accounted by the replace-one RDP bound; privacy.md, "A private image codec trained
+    by DP-SGD"), clipping norm C and Adam's learning rate; and
     how generated codes are decoded (``decode_temperature``, ``DECODE_TEMPERATURE``), which is not part of the
     training: it is left out of the settings a checkpoint is bound to (``training``) and of the repr its cache name
     is hashed from."""
@@ -54,6 +57,7 @@ class PrivateAutoencoderSettings:
     clip: float = 1.0
     learning_rate: float = 2e-3
     sample_rate: float = 0.01
+    replace_one_sampling: Literal["poisson", "fixed"] = "poisson"
     seed: int = 0
     decode_temperature: float = field(default=DECODE_TEMPERATURE, repr=False)
 
@@ -67,6 +71,8 @@ class PrivateAutoencoderSettings:
         check_positive("decode_temperature", self.decode_temperature)
         if not 0 < self.sample_rate <= 1:
             raise ValueError(f"sample_rate must lie in (0, 1], got {self.sample_rate!r}.")
+        if self.replace_one_sampling not in ("poisson", "fixed"):
+            raise ValueError(f"replace_one_sampling must be 'poisson' or 'fixed', got {self.replace_one_sampling!r}.")
 
     def training(self) -> dict[str, Any]:
         """The settings the training reads (all but ``decode_temperature``): what a checkpoint is bound to."""
@@ -76,8 +82,9 @@ class PrivateAutoencoderSettings:
         """The DP-SGD schedule for ``n_images`` private images (n read only under replace-one, where it is public)."""
         if Adjacency.of(neighbouring).n_is_public:
             batch = min(self.batch_size, n_images)
-            return DPSGDSchedule(neighbouring, steps_for(self.epochs, batch / n_images), self.clip, noise_multiplier,
-                                 batch, n_records=n_images)
+            rate = batch / n_images
+            return DPSGDSchedule(neighbouring, steps_for(self.epochs, rate), self.clip, noise_multiplier, batch,
+                                 n_records=n_images, sample_rate=rate if self.replace_one_sampling == "poisson" else None)
         return DPSGDSchedule(neighbouring, steps_for(self.epochs, self.sample_rate), self.clip, noise_multiplier,
                              self.batch_size, sample_rate=self.sample_rate)
 
@@ -128,14 +135,18 @@ def record_loss(module: nn.Module, parameters: dict[str, torch.Tensor], image: t
 
 
 def dpsgd_noise_multiplier(schedule: DPSGDSchedule, epsilon: float, delta: float) -> float:
-    """The smallest z (to the calibration's tolerance) at which ``schedule``'s releases alone are (epsilon, delta)-DP:
-    the replace-one RDP bound for fixed-size batches (privacy.md, "A private image codec trained by DP-SGD"), Opacus'
-    RDP for Poisson batches."""
+    """The smallest z (to the calibration's tolerance) at which ``schedule``'s releases alone are (epsilon, delta)-DP
+    (``schedule_accountant``)."""
     return schedule_accountant(schedule).calibrate(epsilon, delta, schedule.steps)
 
 
 def schedule_accountant(schedule: DPSGDSchedule) -> ReleaseAccountant:
-    """The accountant of a DP-SGD schedule alone (``dpsgd_noise_multiplier``)."""
+    """The accountant of a DP-SGD schedule alone (``dpsgd_noise_multiplier``; privacy.md, "A private image codec trained
+    by DP-SGD"): under replace-one the antipodal pair for Poisson batches, the replace-one RDP bound for fixed-size
+    ones; Opacus' RDP for Poisson batches under add/remove."""
+    if schedule.neighbouring.n_is_public and schedule.poisson:
+        return ReleaseAccountant.poisson(schedule.rate, REPLACE_ONE_PLD, n_records=schedule.n_records,
+                                         contribution_norm=CLIPPED_GRADIENT_RADIUS)
     if schedule.neighbouring.n_is_public:
         return ReleaseAccountant(schedule.n_records, schedule.batch_size, REPLACE_ONE_RDP)
     return ReleaseAccountant.poisson(schedule.rate, "rdp")
@@ -177,7 +188,8 @@ class PrivateAutoencoderCodec:
     def public_description(self) -> str:
         s = self.settings
         return (f"a convolutional autoencoder (latent {s.latent_dim}, width {s.width}) trained by DP-SGD on the private "
-                f"images at epsilon = {self.epsilon:.4g}, delta = {self.delta:.3g} ({self.schedule.steps} steps, "
+                f"images at epsilon = {self.epsilon:.4g}, delta = {self.delta:.3g} ({self.schedule.steps} steps on "
+                f"{'Poisson' if self.schedule.poisson else 'fixed-size'} batches, "
                 f"clip {s.clip:g}, z = {self.noise_multiplier:.3g}), decoded at logit temperature "
                 f"{s.decode_temperature:g}; no public image")
 
@@ -189,7 +201,7 @@ class PrivateAutoencoderCodec:
             "private codec", self.epsilon, self.delta,
             f"DP-SGD, {s.steps} releases of clipped gradient sums (C = {s.clip:g}, Delta = "
             f"{s.noise_std / s.noise_multiplier if s.noise_multiplier else 0:.3g}, z = {s.noise_multiplier:.3g}) on "
-            f"batches at q = {s.rate:.3g} (privacy.md, \"A private image codec trained by DP-SGD\")",
+            f"{'Poisson' if s.poisson else 'fixed-size'} batches at q = {s.rate:.3g} (privacy.md, \"A private image codec trained by DP-SGD\")",
         )
 
     def spend(self, budget: Budget) -> Budget:

@@ -28,6 +28,7 @@ from synthcity_dpswf.privacy import (
     OtherAdjacency,
     PrivacyReport,
     ReleaseAccountant,
+    REPLACE_ONE_PLD,
     ReleaseMechanism,
     analytic_gaussian_epsilon,
     bound_records,
@@ -36,7 +37,7 @@ from synthcity_dpswf.privacy import (
     secret_generator,
 )
 from synthcity_dpswf.privacy.budget import check_delta, check_privacy_target
-from synthcity_dpswf.privacy.gaussian import PriorLike, composed_multiplier
+from synthcity_dpswf.privacy.gaussian import Prior, PriorLike, SampledGaussian, composed_multiplier
 from synthcity_dpswf.privacy.neighbouring import group_of_two
 
 Fitted = TypeVar("Fitted", bound="Releasing")
@@ -392,7 +393,8 @@ def release_report(
             conservative_epsilon=None, **common,  # type: ignore[arg-type]
         )
     accounting = accountant.epsilon(noise_multiplier, delta, steps)
-    conservative = None if accountant.sampling.poisson else accountant.conservative_epsilon(noise_multiplier, delta, steps)
+    conservative = None if accountant.sampling.poisson or accountant.accountant == REPLACE_ONE_PLD else \
+        accountant.conservative_epsilon(noise_multiplier, delta, steps)
     return PrivacyReport(
         epsilon=accounting.epsilon, noise_multiplier=noise_multiplier, noise_std=float(pool.noise_std.max()),
         accountant=accounting.method, conservative_epsilon=conservative,
@@ -408,7 +410,7 @@ def other_adjacency(
     """``model``'s releases under the adjacency they were not calibrated for (privacy.md, "Both adjacencies in the
     report"): exact for a one-shot release of a sum kind (Delta_RO = sqrt(2) Delta_AR), group privacy for Poisson
     per-step releases under add/remove, Opacus' Poisson pair at z sqrt(2) for Poisson per-step releases under
-    replace-one, not derived otherwise."""
+    replace-one (with a DP-SGD codec's Poisson schedule at 2 z_c: ``as_add_remove``), not derived otherwise."""
     neighbouring = model.neighbouring
     name = neighbouring.other.label
     if model.mechanism.add_remove_sensitivity(theta) is None:
@@ -423,15 +425,28 @@ def other_adjacency(
             return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)); this run publishes n")
         return OtherAdjacency(name, epsilon, delta, "the same release (Delta x sqrt(2))")
     if neighbouring.n_is_public and not accountant.sampling.poisson:
+        if prior is not None and not prior.one_shot and accountant.batch_size == accountant.n_records:
+            return OtherAdjacency(name, None, None, "releases of all records after a sampled codec's schedule")
         return OtherAdjacency(name, None, None, "batches of a fixed size assume n public")
     if neighbouring.n_is_public:  # Poisson batches: the same releases are the add/remove Poisson schedule at z x sqrt(2)
-        if prior is not None and not prior.one_shot:
-            return OtherAdjacency(name, None, None, "a sampled prior is accounted with batches of a fixed size")
-        add_remove = ReleaseAccountant.poisson(
-            accountant.sample_rate, "rdp",
-            None if prior is None or prior.gaussian is None else neighbouring.other_multiplier(prior.gaussian))
+        other_prior: PriorLike = None
+        if prior is not None:
+            gaussian = None if prior.gaussian is None else neighbouring.other_multiplier(prior.gaussian)
+            schedules = tuple(as_add_remove(schedule) for schedule in prior.schedules)
+            other_prior = Prior(gaussian, schedules) if schedules else gaussian
+        add_remove = ReleaseAccountant.poisson(accountant.sample_rate, "rdp", other_prior)
         epsilon = add_remove.epsilon(neighbouring.other_multiplier(noise_multiplier), delta, steps).epsilon
         return OtherAdjacency(name, epsilon, delta, "the same releases, Opacus' Poisson pair at z x sqrt(2); this run "
                                                     "publishes n, and its rate q is a function of n")
     epsilon, inner = group_of_two(lambda at: accountant.epsilon(noise_multiplier, at, steps).epsilon, delta)
     return OtherAdjacency(name, epsilon, delta, f"group privacy of 2 (add/remove at delta' = {inner:.3g})")
+
+
+def as_add_remove(schedule: SampledGaussian) -> SampledGaussian:
+    """A Poisson schedule under replace-one (a DP-SGD codec's) as the same releases under add/remove: one record's
+    contribution has norm at most C = c Delta_RO (c its ``contribution_norm``), the add/remove sensitivity, so the noise
+    z Delta_RO is the multiplier z / c of it (2 z for clipped gradients), Opacus' Poisson pair (privacy.md, "Both
+    adjacencies in the report")."""
+    if not schedule.replace_one_poisson:
+        raise ValueError(f"only a Poisson schedule under replace-one has an add/remove reading here, got {schedule}.")
+    return SampledGaussian(schedule.noise_multiplier / schedule.contribution_norm, schedule.sample_rate, schedule.steps)  # type: ignore[operator]

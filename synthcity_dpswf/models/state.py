@@ -82,7 +82,10 @@ class ReleaseSchedule:
       default), or, where ``batch_size`` is given, batches of exactly that many records;
     - under replace-one otherwise, batches of ``batch_size`` records (``None``: ``default_batch_size(n)``): other
       kinds, a default q of 1 (n up to 1,000: every record in every release, exact without the antipodal pair's
-      slack), and schedules after a sampled prior (a DP-SGD codec's, accounted with fixed-size batches).
+      slack), and schedules after a sampled prior of fixed-size batches (a DP-SGD codec's trained with
+      ``replace_one_sampling="fixed"``, accounted by the replace-one RDP bound). After a sampled prior of Poisson
+      batches (the DP-SGD codec's default) the releases take Poisson batches or all records in each release: a
+      fixed-size batch of fewer records is refused (the antipodal pair composes no such batch).
     Poisson batches are the replace-one default for the sum kinds since their accounting (the antipodal pair) takes
     0.63 to 0.69 of the fixed-size batches' noise at equal epsilon for every q below 1 (docs/flows.md, chosen on the
     validation tables)."""
@@ -130,8 +133,9 @@ class ReleaseSchedule:
         Under replace-one, the schedule overrides ``accountant`` where privacy.md proves another (stated in the report):
         Poisson batches by the antipodal pair (``REPLACE_ONE_PLD``: "Poisson batches under replace-one"); fixed-size
         per-step batches of a kind whose Opacus pair privacy.md does not prove (histograms, marginal tables) by the
-        replace-one RDP bound, and so every schedule after a replace-one DP-SGD codec (its fixed-size batches of
-        gradient sums: "A private image codec trained by DP-SGD")."""
+        replace-one RDP bound, and so every schedule after a replace-one DP-SGD codec trained on fixed-size batches
+        ("A private image codec trained by DP-SGD"); releases of all records after one trained on Poisson batches by
+        the antipodal pair, where they are the Gaussian mechanism."""
         if Adjacency.of(neighbouring).n_is_public:
             if n_public is None:
                 raise ValueError("replace-one schedules are functions of the public n; pass n_records.")
@@ -140,9 +144,11 @@ class ReleaseSchedule:
                 proven = sorted(name for name, kind in MECHANISMS.items() if kind.replace_one_contribution_norm)
                 raise ValueError(f"Poisson batches under replace-one are proven for sums whose every record "
                                  f"contributes one norm ({proven}), not for {release!r}: give batch_size instead.")
-            sampled_prior = isinstance(prior, Prior) and not prior.one_shot
+            schedules = prior.schedules if isinstance(prior, Prior) else ()
+            fixed_prior = any(not schedule.poisson for schedule in schedules)
+            poisson_prior = any(schedule.replace_one_poisson for schedule in schedules)
             rate = self.sample_rate or default_batch_size(n_public) / n_public
-            by_default = self.batch_size is None and self.sample_rate is None and rate < 1 and not sampled_prior
+            by_default = self.batch_size is None and self.sample_rate is None and rate < 1 and not fixed_prior
             if self.per_step and norm is not None and (self.sample_rate is not None or by_default):
                 sample_rate, steps = dataclasses.replace(self, sample_rate=rate).poisson()
                 if by_default:  # K as the fixed-size default counts it: ceil(passes n / b)
@@ -150,8 +156,17 @@ class ReleaseSchedule:
                 return ReleaseAccountant.poisson(sample_rate, REPLACE_ONE_PLD, prior, n_records=n_public,
                                                  contribution_norm=norm), steps
             batch_size, steps = self.batches(n_public)
+            if poisson_prior:
+                if batch_size < n_public:
+                    raise ValueError(
+                        f"the {release!r} release on batches of {batch_size} of the {n_public} records cannot be "
+                        "composed with a DP-SGD codec trained on Poisson batches under replace-one (its antipodal pair "
+                        "composes Poisson batches and releases of all records only): release histograms or marginals "
+                        "without batch_size (Poisson batches), or all records in each release (batch_size=n), or train "
+                        "the codec with PrivateAutoencoderSettings(replace_one_sampling='fixed').")
+                return ReleaseAccountant(n_public, batch_size, REPLACE_ONE_PLD, prior), steps
             per_step = steps > 1 or batch_size < n_public
-            if (per_step and not MECHANISMS[release].opacus_pair_proven) or sampled_prior:
+            if (per_step and not MECHANISMS[release].opacus_pair_proven) or fixed_prior:
                 accountant = REPLACE_ONE_RDP
             return ReleaseAccountant(n_public, batch_size, accountant, prior), steps
         sample_rate, steps = self.poisson()

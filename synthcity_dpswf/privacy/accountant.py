@@ -29,7 +29,9 @@ r"""Accounting for K Gaussian releases on uniform batches of b out of n records 
 - A sampled schedule released before (a DP-SGD codec's training: ``gaussian.SampledGaussian`` in a ``Prior``) joins
   the history as its own entry (z_c, q_c, K_c) (Opacus) or its own sampled event (dp-accounting); under replace-one
   its fixed-size batches of per-record sums are accounted by the replace-one bound only (privacy.md, "A private image
-  codec trained by DP-SGD"), so Opacus' pair refuses such a prior.
+  codec trained by DP-SGD"), so Opacus' pair refuses such a prior, and its Poisson batches by the antipodal pair only
+  (its own privacy loss distribution, composed with the releases' in ``REPLACE_ONE_PLD``), which then accounts releases
+  on Poisson batches or of all records (q = 1, where the pair at radius 1/2 is exactly the Gaussian mechanism).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.privacy.gaussian import (
     Prior,
     PriorLike,
+    SampledGaussian,
     analytic_gaussian_epsilon,
     analytic_gaussian_noise_multiplier,
     composed_multiplier,
@@ -117,6 +120,9 @@ class AccountingMethod(ABC):
     """Whether privacy.md proves the method for Poisson sampling under add/remove ("Add/remove neighbours")."""
     fixed_size_proven: bool = True
     """Whether privacy.md proves the method for fixed-size batches of a public n under replace-one."""
+    all_records_proven: bool = True
+    """Whether privacy.md proves the method for releases of all n records (b = n: every release the Gaussian
+    mechanism)."""
     replace_one_poisson_proven: bool = False
     """Whether privacy.md proves the method for Poisson sampling under replace-one ("Poisson batches under
     replace-one")."""
@@ -201,17 +207,25 @@ class ReplaceOnePoissonPLD(AccountingMethod):
     description = ("dp-accounting PLD, replace-one, Poisson batches: the antipodal pair (1 - q) N(0) + q N(C) against "
                    "(1 - q) N(0) + q N(-C), pessimistic rounding")
     fixed_size_proven = False
+    all_records_proven = True
     replace_one_poisson_proven = True
 
     def epsilon(self, sampling: Sampling, noise_multiplier: float, delta: float, steps: int, prior: PriorLike) -> float:
-        if not sampling.poisson or sampling.n_records is None or sampling.contribution_norm is None:
-            raise ValueError("the antipodal pair accounts Poisson batches of a public n with a contribution norm; got "
-                             f"{sampling}.")
+        """Epsilon of the composition: the releases' pair (Poisson batches at the kind's radius, or all records: the
+        Gaussian mechanism, the pair at q = 1 and radius 1/2), each sampled prior schedule's own pair, and the one-shot
+        prior's Gaussian."""
+        if sampling.n_records is None or not (sampling.poisson and sampling.contribution_norm is not None
+                                              or sampling.batch_size == sampling.n_records):
+            raise ValueError("the antipodal pair accounts Poisson batches of a public n with a contribution norm, or "
+                             f"releases of all records; got {sampling}.")
+        rate, norm = (sampling.sample_rate, sampling.contribution_norm) if sampling.poisson else (1.0, 0.5)
         entries = Prior.of(prior)
-        if entries is not None and not entries.one_shot:
-            raise ValueError(f"the {REPLACE_ONE_PLD!r} accountant takes one-shot priors only, got {prior}.")
-        return replace_one_poisson_epsilon(sampling.sample_rate, float(noise_multiplier), sampling.contribution_norm,
-                                           float(delta), steps, None if entries is None else entries.gaussian)
+        if entries is not None and not all(schedule.replace_one_poisson for schedule in entries.schedules):
+            raise ValueError(f"the {REPLACE_ONE_PLD!r} accountant composes one-shot priors and Poisson schedules under "
+                             f"replace-one only, got {prior}.")
+        return replace_one_poisson_epsilon(
+            rate, float(noise_multiplier), float(norm), float(delta), steps,  # type: ignore[arg-type]
+            None if entries is None else entries.gaussian, () if entries is None else entries.schedules)
 
 
 class ExtensionAccountant(AccountingMethod):
@@ -337,9 +351,9 @@ class ReleaseAccountant:
             assert batch_size is not None
             if batch_size > n_records:
                 raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
-            if not method.fixed_size_proven:
-                raise ValueError(f"accountant {accountant!r} accounts Poisson batches only; give sample_rate, or use "
-                                 f"'rdp' or {REPLACE_ONE_RDP!r} for batches of a fixed size.")
+            if not method.fixed_size_proven and not (batch_size == n_records and method.all_records_proven):
+                raise ValueError(f"accountant {accountant!r} accounts Poisson batches and releases of all records only; "
+                                 f"give sample_rate, or use 'rdp' or {REPLACE_ONE_RDP!r} for batches of a fixed size.")
             sampling = Sampling(batch_size / n_records, n_records, batch_size)
         self.sampling, self.accountant, self.method = sampling, accountant, method
         self.n_records, self.batch_size = sampling.n_records, sampling.batch_size
@@ -440,10 +454,10 @@ class ReleaseAccountant:
 
 
 def _checked_prior(prior: PriorLike, method: AccountingMethod, name: str, sampling: Sampling) -> PriorLike:
-    """``prior`` checked: a positive float (kept a float) or a ``Prior`` whose schedules were sampled as this
-    accountant's releases are (Poisson under add/remove, fixed-size batches under replace-one). A method that does not
-    ``take_prior`` (an extension's: its history is its own) is refused one, and Opacus' pair a replace-one schedule of
-    fixed-size batches (privacy.md, "A private image codec trained by DP-SGD": the replace-one bound accounts it)."""
+    """``prior`` checked: a positive float (kept a float) or a ``Prior`` whose schedules the accountant can compose:
+    Poisson under add/remove for add/remove releases; under replace-one, Poisson schedules by the antipodal pair
+    (``REPLACE_ONE_PLD``) only, fixed-size ones by the replace-one bound only (privacy.md, "A private image codec trained
+    by DP-SGD"). A method that does not ``take_prior`` (an extension's: its history is its own) is refused one."""
     if prior is None:
         return None
     if not method.takes_prior:
@@ -452,13 +466,16 @@ def _checked_prior(prior: PriorLike, method: AccountingMethod, name: str, sampli
         check_positive("prior", prior)
         return float(prior)
     for schedule in prior.schedules:
-        if schedule.poisson != (sampling.n_records is None):
-            raise ValueError("a prior schedule must be sampled as the releases are (Poisson under add/remove, fixed-size "
-                             f"batches under replace-one), got {schedule}.")
-        if isinstance(method, ReplaceOnePoissonPLD):
-            raise ValueError(f"the {REPLACE_ONE_PLD!r} accountant composes one-shot priors only; a sampled schedule "
-                             f"(a DP-SGD codec's) is accounted with fixed-size batches by {REPLACE_ONE_RDP!r}: give "
-                             "the releases a batch_size.")
+        if (schedule.n_records is None) != (sampling.n_records is None):
+            raise ValueError("a prior schedule must be accounted under the releases' adjacency (n public under "
+                             f"replace-one only), got {schedule}.")
+        if schedule.replace_one_poisson != isinstance(method, ReplaceOnePoissonPLD):
+            raise ValueError(
+                f"a prior schedule on Poisson batches under replace-one is accounted by the {REPLACE_ONE_PLD!r} "
+                "accountant only, which composes no schedule of fixed-size batches: the releases after such a "
+                "codec take Poisson batches (sample_rate, or the default batches of histograms and marginals) or one "
+                "release of all records, and after a codec trained on fixed-size batches, batches of a fixed size "
+                f"(batch_size); got {schedule} with {method.description!r}.")
         if not schedule.poisson and isinstance(method, OpacusRDP):
             raise ValueError(f"a prior schedule of fixed-size batches under replace-one is accounted by "
                              f"{REPLACE_ONE_RDP!r}, not by Opacus' pair (privacy.md, \"A private image codec trained by "
@@ -513,21 +530,35 @@ def replace_one_rdp_epsilon(
 @functools.lru_cache(maxsize=4096)
 def replace_one_poisson_epsilon(
     sample_rate: float, noise_multiplier: float, contribution_norm: float, delta: float, steps: int,
-    prior: float | None = None,
+    prior: float | None = None, schedules: tuple[SampledGaussian, ...] = (),
 ) -> float:
     r"""Epsilon of ``steps`` releases on Poisson batches under replace-one (privacy.md, "Poisson batches under
     replace-one"): the K-fold composition of the antipodal pair :math:`(1 - q) N(0, z^2) + q N(c, z^2)` against
     :math:`(1 - q) N(0, z^2) + q N(-c, z^2)`, c = ``contribution_norm`` (C / Delta, in the units of the multiplier z),
-    composed with a one-shot Gaussian mechanism at multiplier ``prior`` (its pair N(0, z_0^2) against N(1, z_0^2)),
-    read from dp-accounting's privacy loss distribution with pessimistic rounding at ``delta``. A pure function,
-    cached: calibrations repeat it."""
-    releases = privacy_loss_distribution.from_gaussian_mechanism(
-        noise_multiplier, sensitivity=contribution_norm, sampling_prob=sample_rate,
-        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE,
-        value_discretization_interval=PLD_DISCRETIZATION,
-    ).self_compose(steps)
+    composed with a one-shot Gaussian mechanism at multiplier ``prior`` (its pair N(0, z_0^2) against N(1, z_0^2)) and
+    with each of ``schedules`` (Poisson schedules under replace-one, a DP-SGD codec's: their own pairs, composed their
+    number of steps), read from dp-accounting's privacy loss distribution with pessimistic rounding at ``delta``. A pure
+    function, cached: calibrations repeat it."""
+    releases = antipodal_pair(sample_rate, noise_multiplier, contribution_norm).self_compose(steps)
+    for schedule in schedules:
+        if not schedule.replace_one_poisson:
+            raise ValueError(f"the antipodal pair composes Poisson schedules under replace-one only, got {schedule}.")
+        releases = releases.compose(antipodal_pair(schedule.sample_rate, schedule.noise_multiplier,
+                                                   schedule.contribution_norm).self_compose(schedule.steps))  # type: ignore[arg-type]
     if prior is not None:
         releases = releases.compose(privacy_loss_distribution.from_gaussian_mechanism(
             prior, value_discretization_interval=PLD_DISCRETIZATION))
     epsilon = float(releases.get_epsilon_for_delta(delta))
     return epsilon if math.isfinite(epsilon) else math.inf
+
+
+def antipodal_pair(sample_rate: float, noise_multiplier: float, contribution_norm: float
+                   ) -> "privacy_loss_distribution.PrivacyLossDistribution":
+    r"""dp-accounting's privacy loss distribution of one step's antipodal pair, :math:`(1 - q) N(0, z^2) + q N(c, z^2)`
+    against :math:`(1 - q) N(0, z^2) + q N(-c, z^2)` (its ``REPLACE_ONE`` Gaussian), pessimistic on the grid
+    ``PLD_DISCRETIZATION``."""
+    return privacy_loss_distribution.from_gaussian_mechanism(
+        noise_multiplier, sensitivity=contribution_norm, sampling_prob=sample_rate,
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE,
+        value_discretization_interval=PLD_DISCRETIZATION,
+    )

@@ -1,9 +1,9 @@
 r"""DP-SGD: a network trained on the private records by releases of noisy clipped gradient sums (privacy.md, "A
 private image codec trained by DP-SGD"; Abadi et al. 2016).
 
-Step k draws a batch :math:`B_k` from the n private records (exactly b of the public n without replacement under
-replace-one, ``mechanisms.base.sample_batch``; each record with probability q under add/remove,
-``mechanisms.base.poisson_batch``), computes each record's gradient :math:`g_i` of its own loss at the current
+Step k draws a batch :math:`B_k` from the n private records (each record with probability q,
+``mechanisms.base.poisson_batch``, under either adjacency; under replace-one, or exactly b of the public n without
+replacement, ``mechanisms.base.sample_batch``), computes each record's gradient :math:`g_i` of its own loss at the current
 parameters, clips it to norm C, :math:`\bar g_i = g_i \min(1, C / \|g_i\|)`, and releases
 
 .. math:: G_k = \sum_{i \in B_k} \bar g_i + \mathcal{N}(0, \sigma^2 I), \qquad \sigma = z \Delta, \quad
@@ -12,7 +12,9 @@ parameters, clips it to norm C, :math:`\bar g_i = g_i \min(1, C / \|g_i\|)`, and
 the exact L2 sensitivities of the clipped sum on one batch (a replaced record moves it by :math:`\bar g - \bar g'`,
 of norm at most 2C, attained by opposite gradients; an added one by :math:`\bar g`, at most C). The parameters then
 take an Adam step on :math:`G_k / b` (b the public nominal batch size): post-processing of the releases. The K
-releases are the history entry ``gaussian.SampledGaussian(z, q, K)``.
+releases are the history entry ``gaussian.SampledGaussian(z, q, K)``; under replace-one on Poisson batches its
+antipodal pair has radius ``CLIPPED_GRADIENT_RADIUS`` = C / Delta_RO = 1/2 (privacy.md, "A private image codec trained
+by DP-SGD": every clipped gradient, lifted to norm exactly C in one more coordinate, is a contribution of norm C).
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ from synthcity_dpswf.math.checks import check_positive, check_positive_int
 from synthcity_dpswf.privacy.gaussian import SampledGaussian
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.mechanisms.base import gaussian_noise, poisson_batch, sample_batch
+
+CLIPPED_GRADIENT_RADIUS = 0.5
+"""C / Delta_RO of a clipped gradient sum: the antipodal pair's radius in the multiplier's units for DP-SGD on Poisson
+batches under replace-one (``accountant.REPLACE_ONE_PLD``)."""
 
 RecordLoss = Callable[[nn.Module, dict[str, torch.Tensor], torch.Tensor], torch.Tensor]
 """The loss of one record: ``(module, parameters, record) -> scalar``, with the parameters passed to
@@ -63,9 +69,10 @@ def noisy_clipped_sum(gradients: torch.Tensor, clip: float, noise_std: float, se
 
 @dataclass(frozen=True)
 class DPSGDSchedule:
-    """A DP-SGD run's public numbers: the adjacency, the batches (exactly ``batch_size`` of the public ``n_records``
-    under replace-one; Poisson at ``sample_rate`` under add/remove, n never read), the number of ``steps``, the
-    clipping norm and the noise multiplier z (0: no noise, not private)."""
+    """A DP-SGD run's public numbers: the adjacency, the batches (Poisson at ``sample_rate``, under add/remove with n
+    never read, under replace-one with the public ``n_records``; or, under replace-one without a ``sample_rate``,
+    exactly ``batch_size`` of the public ``n_records``), the nominal ``batch_size`` b the sums are divided by, the
+    number of ``steps``, the clipping norm and the noise multiplier z (0: no noise, not private)."""
 
     neighbouring: Adjacency
     steps: int
@@ -84,13 +91,22 @@ class DPSGDSchedule:
             raise ValueError(f"noise_multiplier must be >= 0, got {self.noise_multiplier!r}.")
         if self.neighbouring.n_is_public and (self.n_records is None or self.batch_size > self.n_records):
             raise ValueError(f"replace-one batches take batch_size <= n_records, got {self.batch_size} of {self.n_records}.")
-        if not self.neighbouring.n_is_public and (self.sample_rate is None or not 0 < self.sample_rate <= 1):
-            raise ValueError(f"add/remove batches are Poisson: give sample_rate in (0, 1], got {self.sample_rate!r}.")
+        if not self.neighbouring.n_is_public and self.sample_rate is None:
+            raise ValueError("add/remove batches are Poisson: give sample_rate in (0, 1].")
+        if not self.neighbouring.n_is_public and self.n_records is not None:
+            raise ValueError("n is private under add/remove: give no n_records.")
+        if self.sample_rate is not None and not 0 < self.sample_rate <= 1:
+            raise ValueError(f"sample_rate must lie in (0, 1], got {self.sample_rate!r}.")
+
+    @property
+    def poisson(self) -> bool:
+        """Whether every record is drawn independently (a ``sample_rate`` given)."""
+        return self.sample_rate is not None
 
     @property
     def rate(self) -> float:
-        """q: b / n under replace-one, the Poisson rate under add/remove."""
-        return self.batch_size / self.n_records if self.neighbouring.n_is_public else float(self.sample_rate)  # type: ignore[operator, arg-type]
+        """q: the Poisson rate, or b / n for fixed-size batches under replace-one."""
+        return float(self.sample_rate) if self.poisson else self.batch_size / self.n_records  # type: ignore[arg-type, operator]
 
     @property
     def noise_std(self) -> float:
@@ -99,19 +115,22 @@ class DPSGDSchedule:
 
     def history(self) -> SampledGaussian:
         """The releases as one entry of an accountant's history."""
-        if self.neighbouring.n_is_public:
-            return SampledGaussian(self.noise_multiplier, self.rate, self.steps, self.n_records, self.batch_size)
-        return SampledGaussian(self.noise_multiplier, self.rate, self.steps)
+        if not self.neighbouring.n_is_public:
+            return SampledGaussian(self.noise_multiplier, self.rate, self.steps)
+        if self.poisson:
+            return SampledGaussian(self.noise_multiplier, self.rate, self.steps, self.n_records,
+                                   contribution_norm=CLIPPED_GRADIENT_RADIUS)
+        return SampledGaussian(self.noise_multiplier, self.rate, self.steps, self.n_records, self.batch_size)
 
     def batches(self, n_records: int, secret: torch.Generator) -> Iterator[torch.Tensor]:
         """The ``steps`` batches' indices, drawn from ``secret``."""
         if self.neighbouring.n_is_public and n_records != self.n_records:
             raise ValueError(f"the schedule was planned for n = {self.n_records} records, got {n_records}.")
         for _ in range(self.steps):
-            if self.neighbouring.n_is_public:
-                yield sample_batch(n_records, self.batch_size, secret)
-            else:
+            if self.poisson:
                 yield poisson_batch(n_records, self.rate, secret)
+            else:
+                yield sample_batch(n_records, self.batch_size, secret)
 
 
 def per_record_gradients(module: nn.Module, loss: RecordLoss, records: torch.Tensor) -> torch.Tensor:

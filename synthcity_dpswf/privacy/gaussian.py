@@ -112,36 +112,63 @@ def remaining_multiplier(total: float, prior: float) -> float:
 @dataclass(frozen=True)
 class SampledGaussian:
     r"""One entry of an accountant's history: ``steps`` Gaussian mechanisms at multiplier z (noise z times the exact
-    sensitivity of each), each on a batch drawn afresh from the records: exactly ``batch_size`` of the public
-    ``n_records`` without replacement (replace-one), or every record with probability ``sample_rate`` (Poisson,
-    add/remove: ``n_records`` and ``batch_size`` are ``None``). A DP-SGD training is one (privacy.md, "A private image
-    codec trained by DP-SGD")."""
+    sensitivity of each), each on a batch drawn afresh from the records, in one of three samplings:
+
+    - exactly ``batch_size`` of the public ``n_records`` without replacement (replace-one);
+    - every record with probability ``sample_rate`` under add/remove (Poisson; ``n_records``, ``batch_size`` and
+      ``contribution_norm`` are ``None``);
+    - every record with probability ``sample_rate`` under replace-one (``n_records`` public, ``batch_size`` ``None``),
+      of a sum whose every record contributes at most the norm C, ``contribution_norm`` = C / Delta_RO (the antipodal
+      pair's radius in the multiplier's units: 1/2 for clipped gradients; privacy.md, "Poisson batches under
+      replace-one"); only ``accountant.REPLACE_ONE_PLD`` accounts it.
+
+    A DP-SGD training is one (privacy.md, "A private image codec trained by DP-SGD")."""
 
     noise_multiplier: float
     sample_rate: float
     steps: int
     n_records: int | None = None
     batch_size: int | None = None
+    contribution_norm: float | None = None
 
     def __post_init__(self) -> None:
         if not self.noise_multiplier > 0 or not 0 < self.sample_rate <= 1 or self.steps < 1:
             raise ValueError(f"a sampled Gaussian needs z > 0, 0 < q <= 1 and steps >= 1, got {self!r}.")
-        if (self.n_records is None) != (self.batch_size is None):
-            raise ValueError("give both n_records and batch_size (fixed-size batches) or neither (Poisson sampling).")
-        if self.n_records is not None and abs(self.sample_rate - self.batch_size / self.n_records) > 1e-12:  # type: ignore[operator]
+        if self.n_records is None and (self.batch_size is not None or self.contribution_norm is not None):
+            raise ValueError("batch_size (fixed-size batches) and contribution_norm (Poisson under replace-one) need "
+                             f"the public n_records, got {self!r}.")
+        if self.n_records is not None and (self.batch_size is None) == (self.contribution_norm is None):
+            raise ValueError("under replace-one give batch_size (fixed-size batches) or contribution_norm (Poisson "
+                             f"batches), exactly one, got {self!r}.")
+        if self.batch_size is not None and abs(self.sample_rate - self.batch_size / self.n_records) > 1e-12:  # type: ignore[operator]
             raise ValueError(f"fixed-size batches have q = b / n = {self.batch_size}/{self.n_records}, got {self.sample_rate}.")
+        if self.contribution_norm is not None and not self.contribution_norm > 0:
+            raise ValueError(f"contribution_norm must be positive, got {self.contribution_norm!r}.")
 
     @property
     def poisson(self) -> bool:
-        return self.n_records is None
+        """Whether every record is drawn independently (under either adjacency)."""
+        return self.batch_size is None
+
+    @property
+    def replace_one_poisson(self) -> bool:
+        """Whether the batches are Poisson under replace-one (accounted by the antipodal pair only)."""
+        return self.contribution_norm is not None
 
     def opacus_entry(self) -> tuple[float, float, int]:
         """The entry of Opacus' ``history``: (z, q, steps)."""
+        self._check_not_replace_one_poisson("Opacus' history")
         return (self.noise_multiplier, self.sample_rate, self.steps)
+
+    def _check_not_replace_one_poisson(self, where: str) -> None:
+        if self.replace_one_poisson:
+            raise ValueError(f"Poisson batches under replace-one are accounted by the antipodal pair (the "
+                             f"'replace_one_pld' accountant) only, not as an entry of {where}: got {self!r}.")
 
     def dp_event(self) -> "dp_accounting.DpEvent":
         """The entry as dp-accounting's event: the Gaussian, sampled without replacement (fixed-size batches) or by
         Poisson, composed ``steps`` times."""
+        self._check_not_replace_one_poisson("an RDP history")
         event: dp_accounting.DpEvent = dp_accounting.GaussianDpEvent(self.noise_multiplier)
         if self.poisson and self.sample_rate < 1:
             event = dp_accounting.PoissonSampledDpEvent(self.sample_rate, event)

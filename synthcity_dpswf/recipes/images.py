@@ -35,7 +35,7 @@ from synthcity_dpswf.models import DPSWFlow, DPSWFlowR, DPSWGen, FlowSettings, S
 from synthcity_dpswf.models.state import ReleasePlan
 from synthcity_dpswf.privacy import Adjacency, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.gaussian import PriorLike
+from synthcity_dpswf.privacy.gaussian import Prior, PriorLike
 
 GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
 
@@ -286,6 +286,8 @@ def plan_images(
     budget = budget.for_records(n_public)
     paid = None
     if isinstance(codec, CodecOrder):
+        if codec.entry.planned_schedule is not None and math.isfinite(budget.epsilon):  # refused before training
+            spec.plan(n_public, Prior(None, (codec.entry.planned_schedule(len(images), codec.request),)))
         built = codec.build(images, budget)
         if codec.entry.paid:
             part: PrivacyPart = built.privacy_part  # type: ignore[attr-defined]

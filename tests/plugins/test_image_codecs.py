@@ -102,3 +102,18 @@ def test_a_paid_codec_takes_its_own_share_unless_one_is_given() -> None:
     for codec, share in (("private-pca", 0.2), ("private-autoencoder", 0.5)):
         assert codec_release(ImageRunConfig(codec=codec), budget) == budget.share_guarantee(share)
         assert codec_release(ImageRunConfig(codec=codec, codec_share=0.3), budget) == budget.share_guarantee(0.3)
+
+
+def test_a_release_plan_the_dpsgd_codec_cannot_compose_with_is_refused_before_training(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under replace-one the DP-SGD codec draws Poisson batches, whose antipodal pair composes Poisson releases and
+    releases of all records only: per-step record releases on batches of 50 of 300 are refused before any image is
+    read by the training (privacy.md, "A private image codec trained by DP-SGD")."""
+    from synthcity_dpswf.adapters import private_autoencoder
+
+    monkeypatch.setattr(private_autoencoder, "train_dpsgd", lambda *args, **kwargs: pytest.fail("the codec was trained"))
+    plugin = Plugins().get("dpswflow_r", epsilon=2.0, delta=1e-5, image_codec="private-autoencoder", release="record",
+                           batch_size=50, **FAST)
+    with pytest.raises(ValueError, match="cannot be composed with a DP-SGD codec trained on Poisson batches"):
+        plugin.fit(digits())

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 import dp_accounting
+from dp_accounting.pld import privacy_loss_distribution
 import numpy as np
 import pytest
 import torch
@@ -23,10 +24,17 @@ from synthcity_dpswf import extensions
 from synthcity_dpswf.adapters import private_autoencoder
 from synthcity_dpswf.adapters.image_codecs import AutoencoderRequest, CodecRequest
 from synthcity_dpswf.adapters.private_autoencoder import DECODE_TEMPERATURE, PrivateAutoencoderCodec, PrivateAutoencoderSettings
+from synthcity_dpswf.models import releasing
 from synthcity_dpswf.models.state import ReleaseSchedule
 from synthcity_dpswf.privacy import PrivacyAuditError, analytic_gaussian_epsilon, dpsgd
-from synthcity_dpswf.privacy.accountant import REPLACE_ONE_ORDERS, REPLACE_ONE_RDP, RDP_ORDERS, ReleaseAccountant
-from synthcity_dpswf.privacy.audit import ScheduleAuditResult, audit_sampled_schedule
+from synthcity_dpswf.privacy.accountant import (
+    REPLACE_ONE_ORDERS,
+    REPLACE_ONE_PLD,
+    REPLACE_ONE_RDP,
+    RDP_ORDERS,
+    ReleaseAccountant,
+)
+from synthcity_dpswf.privacy.audit import ScheduleAuditResult, audit_gaussian_scores, audit_sampled_schedule
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.gaussian import Prior, SampledGaussian
 from synthcity_dpswf.privacy.dpsgd import (
@@ -117,16 +125,20 @@ def test_replace_one_batches_are_k_sets_of_exactly_b_distinct_records_drawn_unif
         next(schedule.batches(13, torch.Generator().manual_seed(SEED)))
 
 
-def test_add_remove_batches_are_poisson_samples_of_mean_size_q_n() -> None:
+@pytest.mark.parametrize("neighbouring", ["add_remove", "replace_one"])
+def test_poisson_batches_are_poisson_samples_of_mean_size_q_n(neighbouring: str) -> None:
+    """Under add/remove, and under replace-one with a sample_rate (the codec's default): sizes vary as Binomial(n, q),
+    which batches of a fixed size (the sampling the antipodal pair does not cover) would not."""
     n_records, rate, steps = 1000, 0.05, 400
-    schedule = DPSGDSchedule("add_remove", steps, 1.0, 1.0, 50, sample_rate=rate)
+    public = {"n_records": n_records} if neighbouring == "replace_one" else {}
+    schedule = DPSGDSchedule(neighbouring, steps, 1.0, 1.0, 50, sample_rate=rate, **public)  # type: ignore[arg-type]
     batches = list(schedule.batches(n_records, torch.Generator().manual_seed(SEED)))
     sizes = np.array([len(batch) for batch in batches], dtype=float)
     assert len(batches) == steps and all(len(set(batch.tolist())) == len(batch) for batch in batches)
     variance = n_records * rate * (1 - rate)
     assert abs(sizes.mean() - n_records * rate) < 5 * math.sqrt(variance / steps)
     assert 0.7 < sizes.std(ddof=1) / math.sqrt(variance) < 1.3  # binomial sizes, not a fixed b
-    assert schedule.rate == rate and schedule.n_records is None
+    assert schedule.rate == rate and schedule.n_records == public.get("n_records") and schedule.poisson
 
 
 def test_bad_schedules_and_modules_with_batch_statistics_are_refused() -> None:
@@ -136,8 +148,12 @@ def test_bad_schedules_and_modules_with_batch_statistics_are_refused() -> None:
         DPSGDSchedule("replace_one", 3, 1.0, 1.0, 5)
     with pytest.raises(ValueError, match="give sample_rate"):
         DPSGDSchedule("add_remove", 3, 1.0, 1.0, 5)
-    with pytest.raises(ValueError, match="give sample_rate"):
+    with pytest.raises(ValueError, match=r"sample_rate must lie in \(0, 1\]"):
         DPSGDSchedule("add_remove", 3, 1.0, 1.0, 5, sample_rate=1.5)
+    with pytest.raises(ValueError, match=r"sample_rate must lie in \(0, 1\]"):
+        DPSGDSchedule("replace_one", 3, 1.0, 1.0, 5, n_records=10, sample_rate=0.0)
+    with pytest.raises(ValueError, match="n is private under add/remove"):
+        DPSGDSchedule("add_remove", 3, 1.0, 1.0, 5, n_records=10, sample_rate=0.5)
     with pytest.raises(ValueError, match="noise_multiplier must be >= 0"):
         DPSGDSchedule("replace_one", 3, 1.0, -1.0, 5, n_records=10)
     module = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
@@ -192,9 +208,9 @@ def test_priors_sampled_otherwise_than_their_releases_or_fixed_size_under_opacus
     poisson = Prior(None, (SampledGaussian(CODEC_Z, 0.1, CODEC_STEPS),))
     with pytest.raises(ValueError, match="not by Opacus' pair"):
         ReleaseAccountant(N_RECORDS, CODEC_BATCH, "rdp", prior=fixed)
-    with pytest.raises(ValueError, match="sampled as the releases are"):
+    with pytest.raises(ValueError, match="accounted under the releases' adjacency"):
         ReleaseAccountant(N_RECORDS, CODEC_BATCH, REPLACE_ONE_RDP, prior=poisson)
-    with pytest.raises(ValueError, match="sampled as the releases are"):
+    with pytest.raises(ValueError, match="accounted under the releases' adjacency"):
         ReleaseAccountant.poisson(0.1, "rdp", prior=fixed)
     # the schedule of a run after the codec switches to the replace-one bound by itself
     accountant, steps = ReleaseSchedule(per_step=True, batch_size=CODEC_BATCH, release_steps=5).accountant(
@@ -268,13 +284,24 @@ def canary_scores(records: torch.Tensor, schedule: DPSGDSchedule, first_seed: in
     return scores, included
 
 
-def audit_training(seed: int) -> tuple[ScheduleAuditResult | None, float]:
-    """The audit of the sound or mutated training on D and D' against the claim built from ``schedule.history()``;
-    returns the result (``PrivacyAuditError`` propagates) and the claim."""
-    schedule = DPSGDSchedule("replace_one", AUDIT_STEPS, AUDIT_CLIP, AUDIT_Z, AUDIT_N, n_records=AUDIT_N)
-    history = schedule.history()
-    claim = ReleaseAccountant(history.n_records, history.batch_size, REPLACE_ONE_RDP).epsilon(
-        history.noise_multiplier, DELTA, history.steps).epsilon
+def history_claim(history: SampledGaussian) -> float:
+    """The epsilon the accountant states for a schedule's history entry alone: the replace-one RDP bound for fixed-size
+    batches, the antipodal pair at the entry's radius for Poisson batches under replace-one."""
+    if history.replace_one_poisson:
+        accountant = ReleaseAccountant.poisson(history.sample_rate, REPLACE_ONE_PLD, n_records=history.n_records,
+                                               contribution_norm=history.contribution_norm)
+    else:
+        accountant = ReleaseAccountant(history.n_records, history.batch_size, REPLACE_ONE_RDP)
+    return accountant.epsilon(history.noise_multiplier, DELTA, history.steps).epsilon
+
+
+def audit_training(seed: int, sampling: str = "fixed") -> tuple[ScheduleAuditResult | None, float]:
+    """The audit of the sound or mutated training on D and D' against the claim built from ``schedule.history()``
+    (batches of all n records, drawn as fixed-size batches or as Poisson batches at q = 1); returns the result
+    (``PrivacyAuditError`` propagates) and the claim."""
+    schedule = DPSGDSchedule("replace_one", AUDIT_STEPS, AUDIT_CLIP, AUDIT_Z, AUDIT_N, n_records=AUDIT_N,
+                             sample_rate=1.0 if sampling == "poisson" else None)
+    claim = history_claim(schedule.history())
     scores_in, included = canary_scores(audit_records(1.0), schedule, seed * 10**6)
     scores_out, _ = canary_scores(audit_records(-1.0), schedule, seed * 10**6 + 10**5)
     result = audit_sampled_schedule(scores_in, scores_out, included, DELTA, claimed_epsilon=claim,
@@ -282,10 +309,15 @@ def audit_training(seed: int) -> tuple[ScheduleAuditResult | None, float]:
     return result, claim
 
 
-@pytest.mark.parametrize("mutation", ["sound", "noise halved", "clipping off", "step left out"])
+@pytest.mark.parametrize("sampling", ["fixed", "poisson"])
+@pytest.mark.parametrize("mutation", ["sound", "noise halved", "clipping off", "step left out", "radius halved"])
 def test_dpsgd_training_passes_the_canary_audit_and_fails_its_mutants(
-    mutation: str, monkeypatch: pytest.MonkeyPatch
+    mutation: str, sampling: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Under replace-one, on batches of all records drawn either way; the Poisson schedule's claim is the antipodal
+    pair's, whose radius halved (C / Delta_RO taken as 1/4: a factor-2 mistake) must fail too."""
+    if mutation == "radius halved" and sampling == "fixed":
+        pytest.skip("a fixed-size schedule's accountant has no radius")
     if mutation == "noise halved":
         noise = dpsgd.gaussian_noise
         monkeypatch.setattr(dpsgd, "gaussian_noise",
@@ -295,15 +327,100 @@ def test_dpsgd_training_passes_the_canary_audit_and_fails_its_mutants(
     elif mutation == "step left out":
         history = DPSGDSchedule.history
         monkeypatch.setattr(DPSGDSchedule, "history", lambda self: dataclasses.replace(history(self), steps=self.steps - 1))
+    elif mutation == "radius halved":
+        monkeypatch.setattr(dpsgd, "CLIPPED_GRADIENT_RADIUS", dpsgd.CLIPPED_GRADIENT_RADIUS / 2)
     if mutation != "sound":
         with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
-            audit_training(SEED)
+            audit_training(SEED, sampling)
         return
-    result, claim = audit_training(SEED)
+    result, claim = audit_training(SEED, sampling)
     step_claim = analytic_gaussian_epsilon(AUDIT_Z, DELTA)
     assert result is not None and result.predictable_steps == AUDIT_STEPS
     assert result.step is not None and 0.5 * step_claim < result.step.epsilon_lower_bound < step_claim
     assert 0.5 * claim < result.schedule_epsilon_lower_bound < claim
+
+
+
+@pytest.mark.parametrize("mutation", ["sound", "noise halved", "clipping off"])
+def test_poisson_batches_under_replace_one_release_the_claimed_step(mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At q = 1/2 the steps that held the canary's position (c on D, its opposite c' on D'; the coin is the position's,
+    the same law on both) score (1 - q)-free Gaussians C and -C apart under noise z 2C: separation 1 / z, the base pair
+    the accountant composes at q = 1 (radius 1/2: the Gaussian at z). Noise halved or clipping off fails it."""
+    if mutation == "noise halved":
+        noise = dpsgd.gaussian_noise
+        monkeypatch.setattr(dpsgd, "gaussian_noise",
+                            lambda shape, std, generator, like: noise(shape, std / 2, generator, like))
+    elif mutation == "clipping off":
+        monkeypatch.setattr(dpsgd, "clip_rows", lambda gradients, clip: gradients.to(torch.float64))
+    schedule = DPSGDSchedule("replace_one", AUDIT_STEPS, AUDIT_CLIP, AUDIT_Z, AUDIT_N // 2, n_records=AUDIT_N,
+                             sample_rate=0.5)
+    scores_in, included_in = canary_scores(audit_records(1.0), schedule, SEED * 10**6)
+    scores_out, included_out = canary_scores(audit_records(-1.0), schedule, SEED * 10**6 + 10**5)
+    assert 0.4 < included_in.mean() < 0.6 and 0.4 < included_out.mean() < 0.6  # Poisson coins at q = 1/2
+    claim = ReleaseAccountant.poisson(1.0, REPLACE_ONE_PLD, n_records=AUDIT_N,
+                                      contribution_norm=dpsgd.CLIPPED_GRADIENT_RADIUS).composed_epsilon(AUDIT_Z, DELTA, 1)
+    assert claim == pytest.approx(analytic_gaussian_epsilon(AUDIT_Z, DELTA), rel=0.01)  # the pair at q = 1 is the Gaussian
+    audit = lambda: audit_gaussian_scores(scores_in[included_in], scores_out[included_out], DELTA, claim, CONFIDENCE)  # noqa: E731
+    if mutation != "sound":
+        with pytest.raises(PrivacyAuditError, match="PRIVACY AUDIT FAILED"):
+            audit()
+        return
+    assert 0.5 * claim < audit().epsilon_lower_bound < claim
+
+
+@pytest.mark.parametrize(("rate", "steps", "epsilon"), [(0.01, 1000, 1.0), (0.25, 40, 4.0)])
+def test_the_poisson_codec_claim_holds_a_realised_pair_and_a_halved_radius_falls_below_it(
+    rate: float, steps: int, epsilon: float
+) -> None:
+    """The canary pair of the audit above at any q: its score is exactly (1 - q) N(0) + q N(+-C) under noise z 2C, so
+    the optimistic PLD at radius 1/2 bounds epsilon from below; the claim (pessimistic, same radius) is at least that,
+    and a claim at radius 1/4 (a factor-2 mistake: Delta_RO taken as 4C, or noise z 2C against a sensitivity of C
+    read as 2C twice) falls below it."""
+    def pld(radius: float, pessimistic: bool, z: float) -> float:
+        pair = privacy_loss_distribution.from_gaussian_mechanism(
+            z, sensitivity=radius, sampling_prob=rate, pessimistic_estimate=pessimistic,
+            neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-4)
+        return float(pair.self_compose(steps).get_epsilon_for_delta(DELTA))
+    schedule = DPSGDSchedule("replace_one", steps, 1.0, 1.0, max(1, round(rate * 1000)), n_records=1000, sample_rate=rate)
+    z = private_autoencoder.dpsgd_noise_multiplier(schedule, epsilon, DELTA)
+    history = dataclasses.replace(schedule, noise_multiplier=z).history()
+    claim = history_claim(history)
+    lower = pld(0.5, False, z)
+    assert lower <= claim <= epsilon and claim >= 0.98 * epsilon
+    assert history_claim(dataclasses.replace(history, contribution_norm=0.25)) < lower
+
+
+def test_a_poisson_codec_composes_with_the_releases_in_the_antipodal_pair() -> None:
+    """The codec's entry and the releases' composed by dp-accounting's PLD directly: Poisson releases of a one-hot
+    kind (radius 1/sqrt(2)), and one release of all records (the Gaussian: radius 1/2 at q = 1); the codec's entry is
+    paid for; the whole history calibrated within 1% of the budget; and the same releases under add/remove read the
+    codec at 2 z_c (Opacus' pair)."""
+    entry = SampledGaussian(CODEC_Z, 0.05, CODEC_STEPS, N_RECORDS, contribution_norm=0.5)
+    prior = Prior(None, (entry,))
+    def direct(rate: float, radius: float, z: float, steps: int) -> float:
+        def pair(q: float, r: float, multiplier: float) -> "privacy_loss_distribution.PrivacyLossDistribution":
+            return privacy_loss_distribution.from_gaussian_mechanism(
+                multiplier, sensitivity=r, sampling_prob=q, value_discretization_interval=1e-4,
+                neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+        whole = pair(rate, radius, z).self_compose(steps).compose(pair(0.05, 0.5, CODEC_Z).self_compose(CODEC_STEPS))
+        return float(whole.get_epsilon_for_delta(DELTA))
+    poisson = ReleaseAccountant.poisson(0.1, REPLACE_ONE_PLD, prior, n_records=N_RECORDS, contribution_norm=2**-0.5)
+    assert poisson.epsilon(3.0, DELTA, 40).epsilon == pytest.approx(direct(0.1, 2**-0.5, 3.0, 40), rel=1e-9)
+    every = ReleaseAccountant(N_RECORDS, N_RECORDS, REPLACE_ONE_PLD, prior)
+    assert every.epsilon(3.0, DELTA, 1).epsilon == pytest.approx(direct(1.0, 0.5, 3.0, 1), rel=1e-9)
+    alone = ReleaseAccountant(N_RECORDS, N_RECORDS).epsilon(3.0, DELTA, 1).epsilon
+    assert every.epsilon(3.0, DELTA, 1).epsilon > 1.2 * alone
+    budget = Budget(4.0, DELTA).spend_schedule(entry)
+    for schedule in (ReleaseSchedule(), ReleaseSchedule(per_step=True)):
+        accountant, steps = schedule.accountant(N_RECORDS, "replace_one", "rdp", "projected_histogram", budget.prior)
+        assert accountant.accountant == REPLACE_ONE_PLD
+        z = budget.noise_multiplier(accountant, steps)
+        assert 0.99 * 4.0 <= accountant.epsilon(z, DELTA, steps).epsilon <= 4.0
+    assert releasing.as_add_remove(entry) == SampledGaussian(2 * CODEC_Z, 0.05, CODEC_STEPS)
+    with pytest.raises(ValueError, match="antipodal pair"):
+        entry.opacus_entry()
+    with pytest.raises(ValueError, match="antipodal pair"):
+        entry.dp_event()
 
 
 # -------------------------------------------------------------------------------------------- the codec itself
@@ -322,10 +439,20 @@ def codec() -> PrivateAutoencoderCodec:
 
 
 def test_the_codec_is_calibrated_to_its_own_epsilon_and_spends_exactly_its_schedule(codec: PrivateAutoencoderCodec) -> None:
+    """Under replace-one the default draws Poisson batches at q = b / n, accounted by the antipodal pair at radius
+    C / Delta_RO = 1/2; ``replace_one_sampling="fixed"`` draws exactly b, accounted by the replace-one RDP bound."""
     schedule = codec.schedule
     assert (schedule.neighbouring, schedule.batch_size, schedule.n_records, schedule.steps) == ("replace_one", 32, 64, 4)
-    alone = ReleaseAccountant(64, 32, REPLACE_ONE_RDP).epsilon(codec.noise_multiplier, DELTA, schedule.steps).epsilon
+    assert schedule.poisson and schedule.rate == 0.5
+    assert schedule.history() == SampledGaussian(codec.noise_multiplier, 0.5, 4, 64, contribution_norm=0.5)
+    alone = ReleaseAccountant.poisson(0.5, REPLACE_ONE_PLD, n_records=64, contribution_norm=0.5).epsilon(
+        codec.noise_multiplier, DELTA, schedule.steps).epsilon
     assert 0.98 * CODEC_EPSILON <= alone <= CODEC_EPSILON
+    fixed = dataclasses.replace(SETTINGS, replace_one_sampling="fixed").schedule(64, "replace_one", 1.0)
+    assert not fixed.poisson and fixed.history() == SampledGaussian(1.0, 0.5, 4, 64, 32)
+    assert private_autoencoder.schedule_accountant(fixed).accountant == REPLACE_ONE_RDP
+    with pytest.raises(ValueError, match="replace_one_sampling"):
+        dataclasses.replace(SETTINGS, replace_one_sampling="uniform")
     spent = codec.spend(Budget(10.0, DELTA))
     assert isinstance(spent.prior, Prior) and spent.prior.schedules == (schedule.history(),) and spent.prior.gaussian is None
     after_pca = codec.spend(Budget(10.0, DELTA).spend(4.0))  # a one-shot part spent before stays
@@ -333,7 +460,7 @@ def test_the_codec_is_calibrated_to_its_own_epsilon_and_spends_exactly_its_sched
     part = codec.privacy_part
     assert (part.name, part.epsilon, part.delta) == ("private codec", CODEC_EPSILON, DELTA)
     assert "DP-SGD" in part.detail and f"{schedule.steps} releases of clipped gradient sums" in part.detail
-    assert "Delta = 2" in part.detail  # replace-one: 2C
+    assert "Delta = 2" in part.detail and "Poisson batches" in part.detail  # replace-one: 2C
 
 
 def test_codes_lie_on_the_sphere_and_decode_to_images_in_the_unit_range(codec: PrivateAutoencoderCodec) -> None:

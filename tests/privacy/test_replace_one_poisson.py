@@ -14,6 +14,7 @@ from dp_accounting import NeighboringRelation
 from dp_accounting.pld import privacy_loss_distribution
 
 from synthcity_dpswf.models import DPSWFlowR, releasing
+from synthcity_dpswf.models.state import ReleaseSchedule
 from synthcity_dpswf.privacy import (
     MECHANISMS,
     REPLACE_ONE_PLD,
@@ -102,7 +103,7 @@ def test_the_accountant_meets_its_target_and_respects_a_realised_pairs_lower_bou
 
 
 def test_the_accountant_accounts_its_own_sampling_only() -> None:
-    with pytest.raises(ValueError, match="accounts Poisson batches only"):
+    with pytest.raises(ValueError, match="accounts Poisson batches and releases of all records only"):
         ReleaseAccountant(1000, 100, REPLACE_ONE_PLD)
     with pytest.raises(ValueError, match="not proven for Poisson sampling under add/remove"):
         ReleaseAccountant.poisson(0.1, REPLACE_ONE_PLD)
@@ -111,7 +112,7 @@ def test_the_accountant_accounts_its_own_sampling_only() -> None:
     with pytest.raises(ValueError, match="needs contribution_norm"):
         ReleaseAccountant.poisson(0.1, REPLACE_ONE_PLD, n_records=1000)
     codec = Prior(None, (SampledGaussian(1.5, 0.25, 30, 100, 25),))  # a replace-one DP-SGD codec's schedule
-    with pytest.raises(ValueError, match="one-shot priors only"):
+    with pytest.raises(ValueError, match="composes no schedule of fixed-size batches"):
         ReleaseAccountant.poisson(0.1, REPLACE_ONE_PLD, codec, n_records=1000, contribution_norm=ONE_HOT)
     for name, kind in MECHANISMS.items():  # the radius every kind states is its own C / Delta_RO, or none
         assert kind.replace_one_contribution_norm == (ONE_HOT if kind.sums_contributions else None), name
@@ -160,8 +161,17 @@ def test_histograms_and_marginals_draw_poisson_batches_by_default_where_the_rate
     assert accountant.batch_size == 1000 and accountant.accountant == "replace_one_rdp"
     accountant, _ = schedule.accountant(3000, "replace_one", "rdp", "record")
     assert accountant.batch_size == 1000 and accountant.accountant == "rdp"
-    with pytest.raises(ValueError, match="one-shot priors only"):
+    with pytest.raises(ValueError, match="composes no schedule of fixed-size batches"):
         DPSWFlowR(sample_rate=0.2).schedule.accountant(3000, "replace_one", "rdp", "projected_histogram", codec)
+    # after a codec trained on Poisson batches (the DP-SGD codec's default): Poisson batches or all records, composed
+    # by the antipodal pair; a fixed-size batch of fewer records is refused
+    poisson_codec = Prior(None, (SampledGaussian(1.5, 0.25, 30, 3000, contribution_norm=0.5),))
+    accountant, steps = schedule.accountant(3000, "replace_one", "rdp", "projected_histogram", poisson_codec)
+    assert accountant.accountant == REPLACE_ONE_PLD and accountant.sampling.poisson and steps == 30
+    accountant, steps = ReleaseSchedule().accountant(3000, "replace_one", "rdp", "projected_histogram", poisson_codec)
+    assert accountant.accountant == REPLACE_ONE_PLD and accountant.batch_size == 3000 and steps == 1
+    with pytest.raises(ValueError, match="replace_one_sampling=.fixed."):
+        schedule.accountant(3000, "replace_one", "rdp", "record", poisson_codec)
 
 
 def test_a_replace_one_fit_with_a_sample_rate_draws_poisson_batches_and_reports_them(monkeypatch: pytest.MonkeyPatch) -> None:
