@@ -71,6 +71,8 @@ def setting_text(row: dict[str, Any]) -> str:
     temperature = decode_temperature_of(row)
     if temperature is not None:
         text += f", decoded at t = {temperature:g}"
+    if row.get("codec_sampling") == "poisson":  # a DP-SGD codec under replace-one on Poisson batches
+        text += ", codec on Poisson batches"
     return (f"{setting['label']}: " if setting.get("label") else "") + text
 
 
@@ -153,7 +155,7 @@ def pixels_of(spec: str, written_before: bool = False) -> str:
 
 ROW_KEYS = {"codec": None, "directions": None, "bins": None, "steps": None, "samples": None, "generator": "dpswflow",
             "neighbouring": "replace_one", "setting": None, "refiner_epochs": 0, "seed": 0, "fid_samples": 0, "gan": None,
-            "generation_runs": 1, "public_images": None, "private_images": None}
+            "generation_runs": 1, "public_images": None, "private_images": None, "codec_sampling": "fixed"}
 """What makes two rows the same row, with the value a row written before the key existed had."""
 
 

@@ -584,6 +584,8 @@ def run_codec(grid: ImageGrid, spec: str, choice: FlowChoice, epsilons: list[flo
         cell_epsilons = epsilons if generator == "dpsgd_gan" else choice.epsilons_of(epsilons)
         for neighbouring in grid.neighbourings if cell_epsilons else ():
             row = {**common, "generator": generator, "neighbouring": neighbouring, "epsilons": {}}
+            if kind == "dpae" and neighbouring == "replace_one":  # how the codec's DP-SGD drew its batches
+                row["codec_sampling"] = codec_fields(spec, grid)["private_autoencoder"].replace_one_sampling
             if generator == "dpsgd_gan":
                 row.update(directions=None, bins=None, steps=None, setting=None,
                            gan={"batch_size": grid.gan_batch_size, "epochs": grid.gan_epochs})

@@ -173,14 +173,17 @@ def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path]) -> st
         setting = row["setting"]
         flow = (f"{setting.get('directions') or 'default'}, {setting['bins']}, {setting['steps']}, "
                 f"{row.get('decode_temperature', 1.0):g}")  # rows written before it was recorded: t = 1
-        lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}) | {method} | {flow} | {epsilon:g} | {fid} | "
+        batches = "Poisson" if row.get("codec_sampling") == "poisson" else "fixed-size"  # the codec's DP-SGD batches
+        lines.append(f"| {row['public']} | {row['codec']} (d = {row['dim']}), {batches} | {method} | {flow} | {epsilon:g} | {fid} | "
                      f"{cell['mlp']:.1%} / {cell['cnn']:.1%} | "
                      + (f"{ceiling['mlp']:.1%} / {ceiling['cnn']:.1%}" if ceiling else "-")
                      + f" | {beside} | {row.get('device', 'cpu')} | {seconds:.0f} |")
     return (
         f"**Images without public data, a codec trained by DP-SGD on the CPU, {DATASET_NAMES[dataset]} test set, "
         "replace-one, delta = 1e-5**: a convolutional autoencoder trained on the private images by DP-SGD "
-        "(`image_codec=\"private-autoencoder\"`; privacy.md, \"A private image codec trained by DP-SGD\"), its share of the "
+        "(`image_codec=\"private-autoencoder\"`; privacy.md, \"A private image codec trained by DP-SGD\") on fixed-size "
+        "batches accounted by the replace-one RDP bound, or on Poisson batches accounted with the releases by the "
+        "antipodal pair (the codec column says which; Poisson is the default since docs/flows.md's fact 136), its share of the "
         f"budget chosen on {chosen_on} at epsilon 10 and used at every epsilon, all 60,000 training images private, "
         "wall seconds on 2 CPU cores shared with other jobs; FID on 10,000 "
         "generated vs the 10,000 test images where measured, CAS of classifiers trained on 10,000 generated pairs. "

@@ -238,3 +238,17 @@ def test_replace_one_accounting_script_compares_fixed_size_and_poisson_batches(t
     assert rows[0.2]["steps"] == 50 and rows[0.2]["ratio"] < 0.7 and rows[1.0]["ratio"] > 1
     assert rows[0.2]["poisson_r"] == pytest.approx(rows[0.2]["poisson_z"] / (0.2 * math.sqrt(50)))
     assert "| 1 | 0.2 | 50 |" in (tmp_path / "replace_one_accounting.md").read_text()
+
+
+def test_dpsgd_codec_accounting_script_compares_the_codec_s_two_samplings(tmp_path: Path) -> None:
+    """``benchmarks/dpsgd_codec_accounting.py`` for 5,120 images at epsilon 1: q = 512 / 5,120, K = 50, the codec's
+    half of mu^2 as its own epsilon, and the Poisson batches' z (antipodal pair) below the fixed-size batches' (the
+    replace-one RDP bound), with the add/remove z of the same schedule beside them."""
+    import dpsgd_codec_accounting
+
+    dpsgd_codec_accounting.main(["--images", "5120", "--epsilons", "1", "--out", str(tmp_path)])
+    (row,) = json.loads((tmp_path / "dpsgd_codec_accounting.json").read_text())["rows"]
+    assert row["rate"] == pytest.approx(0.1) and row["steps"] == 50 and row["codec_epsilon"] < 1
+    assert row["poisson_z"] < 0.8 * row["fixed_z"] and row["ratio"] == pytest.approx(row["poisson_z"] / row["fixed_z"])
+    assert row["add_remove_z"] > 0
+    assert "| 5,120 | 1 |" in (tmp_path / "dpsgd_codec_accounting.md").read_text()
