@@ -212,7 +212,8 @@ class ImageGrid:
     private_images: int | None = None
     figures: bool = False
     dpsgd: dict[str, Any] = dataclasses.field(default_factory=dict)
-    """The ``dpae`` codecs' other ``PrivateAutoencoderSettings`` (``batch_size``, ``clip``, ``learning_rate``)."""
+    """The ``dpae`` codecs' other ``PrivateAutoencoderSettings`` (``batch_size``, ``clip``, ``learning_rate``,
+    ``replace_one_sampling``, ``decode_temperature``)."""
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -300,7 +301,7 @@ def check_setting(grid: ImageGrid, choice: FlowChoice) -> None:
 
 def codec_kind(spec: str) -> tuple[str, list[int]]:
     """The kind and numbers of a codec spec (``ae:LATENT:EPOCHS``, ``other:LATENT:EPOCHS``, ``dct:K``, ``pca:K``,
-    ``dpae:LATENT:WIDTH:EPOCHS``: the DP-SGD autoencoder, its batch, clip and learning rate the grid's ``dpsgd``)."""
+    ``dpae:LATENT:WIDTH:EPOCHS``: the DP-SGD autoencoder, its other settings the grid's ``dpsgd``)."""
     kind, *numbers = spec.split(":")
     arity = {"ae": 2, "other": 2, "dct": 1, "pca": 1, "dpae": 3}
     if kind not in arity or len(numbers) != arity[kind] or not all(number.isdigit() and int(number) > 0 for number in numbers):

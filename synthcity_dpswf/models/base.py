@@ -64,7 +64,9 @@ class SlicedGenerator(Releasing, Sampling, Persistence, ABC):
         accountant: ``"rdp"`` (Opacus' RDP), ``"replace_one_rdp"``, ``"replace_one_pld"`` or an extension's name,
             composes the releases; the schedule overrides it where privacy.md proves another (per-step histograms and
             marginals: ``"replace_one_pld"`` on Poisson batches, ``"replace_one_rdp"`` on fixed-size ones under
-            replace-one); ``"gdp"`` and ``"prv"`` are refused (privacy.md, "Accountants").
+            replace-one; after a replace-one DP-SGD codec, ``"replace_one_pld"`` after its Poisson batches, one release of
+            all records included, and ``"replace_one_rdp"`` after fixed-size ones); ``"gdp"`` and ``"prv"`` are refused
+            (privacy.md, "Accountants").
         neighbouring: ``"replace_one"`` (default: n public; per-step batches Poisson samples for histograms and
             marginals, of a fixed size otherwise) or ``"add_remove"`` (n private, Poisson-sampled batches, Opacus'
             sampled-Gaussian RDP; only for kinds whose release is a sum of per-record contributions: privacy.md,

@@ -163,7 +163,9 @@ class ReleaseSchedule:
                         "composed with a DP-SGD codec trained on Poisson batches under replace-one (its antipodal pair "
                         "composes Poisson batches and releases of all records only): release histograms or marginals "
                         "without batch_size (Poisson batches), or all records in each release (batch_size=n), or train "
-                        "the codec with PrivateAutoencoderSettings(replace_one_sampling='fixed').")
+                        "the codec with PrivateAutoencoderSettings(replace_one_sampling='fixed') (ImageRunConfig's "
+                        "private_autoencoder, or a runner grid's dpsgd; the plugins and the CLI train it on Poisson "
+                        "batches).")
                 return ReleaseAccountant(n_public, batch_size, REPLACE_ONE_PLD, prior), steps
             per_step = steps > 1 or batch_size < n_public
             if (per_step and not MECHANISMS[release].opacus_pair_proven) or fixed_prior:

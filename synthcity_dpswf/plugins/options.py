@@ -339,7 +339,9 @@ class BatchOptions:
         batch_size: b, records per release in batches of a fixed size (uniform subsets of exactly b, independent
             across releases); a given b is capped at n / 2 on small tables (the report states the b used).
             Replace-one only; ``None``: Poisson batches (``sample_rate``) for histograms and marginals, except at a
-            default rate of 1 and after a DP-SGD codec, and ``models.state.default_batch_size(n)`` otherwise.
+            default rate of 1 and after a DP-SGD codec trained on fixed-size batches, and
+            ``models.state.default_batch_size(n)`` otherwise; after the DP-SGD codec's default Poisson batches a
+            ``batch_size`` below n is refused.
         sample_rate: q, the Poisson rate of each release (every record independently): under add/remove ``None`` is
             0.1 (``models.state.DEFAULT_SAMPLE_RATE``); under replace-one ``None`` is the rate of
             ``models.state.default_batch_size(n)`` (0.1 from 10,000 rows; all rows below 1,000, which takes them

@@ -73,7 +73,9 @@ epsilon, so the result stays a valid bound, and orders above 128 matter only for
 
 REPLACE_ONE_PLD = "replace_one_pld"
 """dp-accounting's privacy loss distribution of the antipodal pair for Poisson batches under replace-one (privacy.md,
-"Poisson batches under replace-one"): valid for sums whose every record contributes a vector of the same norm C."""
+"Poisson batches under replace-one"): valid for sums whose every record contributes a vector of the same norm C, or
+of norm at most C (lifted: clipped gradients, "A private image codec trained by DP-SGD"), and for releases of all
+records (the pair at q = 1 and radius 1/2: the Gaussian mechanism)."""
 
 PLD_DISCRETIZATION = 1e-4
 """The privacy-loss grid of ``REPLACE_ONE_PLD`` (dp-accounting's pessimistic rounding: any grid gives an upper bound,
@@ -111,7 +113,8 @@ class Sampling:
 
 class AccountingMethod(ABC):
     """One accountant of the registry (``ACCOUNTANTS``): the epsilon of ``steps`` Gaussian releases of multiplier z on
-    a ``Sampling``'s batches (with a one-shot Gaussian ``prior`` on all records, for a method that ``takes_prior``),
+    a ``Sampling``'s batches (with a ``prior``, one-shot Gaussians on all records and sampled schedules, for a method
+    that ``takes_prior``),
     and the smallest z that meets a target."""
 
     description: str
@@ -202,10 +205,12 @@ class ReplaceOneRDP(AccountingMethod):
 class ReplaceOnePoissonPLD(AccountingMethod):
     """dp-accounting's privacy loss distribution of the antipodal pair (``REPLACE_ONE_PLD``): Poisson batches of a
     public n under replace-one, for sums whose every record contributes a vector of one norm (privacy.md, "Poisson
-    batches under replace-one"); a one-shot prior joins as the Gaussian pair N(0, z_0^2) against N(1, z_0^2)."""
+    batches under replace-one"), and releases of all records (the Gaussian: the pair at q = 1, radius 1/2); a one-shot
+    prior joins as the Gaussian pair N(0, z_0^2) against N(1, z_0^2), and a DP-SGD codec's Poisson schedule as its own
+    pair composed its number of steps."""
 
-    description = ("dp-accounting PLD, replace-one, Poisson batches: the antipodal pair (1 - q) N(0) + q N(C) against "
-                   "(1 - q) N(0) + q N(-C), pessimistic rounding")
+    description = ("dp-accounting PLD, replace-one: the antipodal pair (1 - q) N(0) + q N(C) against "
+                   "(1 - q) N(0) + q N(-C) (Poisson batches; q = 1 for all records), pessimistic rounding")
     fixed_size_proven = False
     all_records_proven = True
     replace_one_poisson_proven = True
@@ -307,7 +312,8 @@ class ReleaseAccountant:
         n_records: n, the (public) number of private records; ``None`` under add/remove.
         batch_size: b, records per release; ``None`` for Poisson samples (``sample_rate``).
         accountant: a name of ``ACCOUNTANTS``: ``"rdp"`` (default, Opacus' RDP), ``"replace_one_rdp"``,
-            ``"replace_one_pld"`` (Poisson batches under replace-one only) or an extension's; ``"gdp"`` and ``"prv"``
+            ``"replace_one_pld"`` (Poisson batches under replace-one, or releases of all records) or an extension's;
+            ``"gdp"`` and ``"prv"``
             are refused (``WITHDRAWN_ACCOUNTANTS``).
         prior: the multiplier z_0 of a one-shot Gaussian mechanism on all the records released before the schedule
             (a DP domain, a private codec), or a ``gaussian.Prior`` with sampled schedules too (a DP-SGD codec),

@@ -2,8 +2,8 @@ r"""DP-SGD: a network trained on the private records by releases of noisy clippe
 private image codec trained by DP-SGD"; Abadi et al. 2016).
 
 Step k draws a batch :math:`B_k` from the n private records (each record with probability q,
-``mechanisms.base.poisson_batch``, under either adjacency; under replace-one, or exactly b of the public n without
-replacement, ``mechanisms.base.sample_batch``), computes each record's gradient :math:`g_i` of its own loss at the current
+``mechanisms.base.poisson_batch``, under either adjacency, n public under replace-one; or, under replace-one without a
+sample rate, exactly b of the public n without replacement, ``mechanisms.base.sample_batch``), computes each record's gradient :math:`g_i` of its own loss at the current
 parameters, clips it to norm C, :math:`\bar g_i = g_i \min(1, C / \|g_i\|)`, and releases
 
 .. math:: G_k = \sum_{i \in B_k} \bar g_i + \mathcal{N}(0, \sigma^2 I), \qquad \sigma = z \Delta, \quad

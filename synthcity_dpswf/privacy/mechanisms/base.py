@@ -87,7 +87,8 @@ def sample_batch(n_records: int, batch_size: int, generator: torch.Generator) ->
 
 def poisson_batch(n_records: int, sample_rate: float, generator: torch.Generator) -> torch.Tensor:
     """Poisson sampling: every one of the ``n_records`` indices independently with probability q = ``sample_rate``
-    (the sampling of add/remove per-step releases, privacy.md, "Add/remove neighbours"); the batch's size varies and
+    (per-step releases under add/remove, privacy.md, "Add/remove neighbours"; under replace-one the histogram and
+    marginal releases and the DP-SGD codec by default, "Poisson batches under replace-one"); the batch's size varies and
     is never released."""
     check_positive_int("n_records", n_records)
     if not 0 < sample_rate <= 1:
