@@ -284,6 +284,17 @@ def canary_scores(records: torch.Tensor, schedule: DPSGDSchedule, first_seed: in
     return scores, included
 
 
+def mutate_release(mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The releases' mutants: ``"noise halved"`` (every noise draw at half its std) or ``"clipping off"`` (gradients
+    summed unclipped); any other name leaves the releases sound."""
+    if mutation == "noise halved":
+        noise = dpsgd.gaussian_noise
+        monkeypatch.setattr(dpsgd, "gaussian_noise",
+                            lambda shape, std, generator, like: noise(shape, std / 2, generator, like))
+    elif mutation == "clipping off":
+        monkeypatch.setattr(dpsgd, "clip_rows", lambda gradients, clip: gradients.to(torch.float64))
+
+
 def history_claim(history: SampledGaussian) -> float:
     """The epsilon the accountant states for a schedule's history entry alone: the replace-one RDP bound for fixed-size
     batches, the antipodal pair at the entry's radius for Poisson batches under replace-one."""
@@ -318,13 +329,8 @@ def test_dpsgd_training_passes_the_canary_audit_and_fails_its_mutants(
     pair's, whose radius halved (C / Delta_RO taken as 1/4: a factor-2 mistake) must fail too."""
     if mutation == "radius halved" and sampling == "fixed":
         pytest.skip("a fixed-size schedule's accountant has no radius")
-    if mutation == "noise halved":
-        noise = dpsgd.gaussian_noise
-        monkeypatch.setattr(dpsgd, "gaussian_noise",
-                            lambda shape, std, generator, like: noise(shape, std / 2, generator, like))
-    elif mutation == "clipping off":
-        monkeypatch.setattr(dpsgd, "clip_rows", lambda gradients, clip: gradients.to(torch.float64))
-    elif mutation == "step left out":
+    mutate_release(mutation, monkeypatch)
+    if mutation == "step left out":
         history = DPSGDSchedule.history
         monkeypatch.setattr(DPSGDSchedule, "history", lambda self: dataclasses.replace(history(self), steps=self.steps - 1))
     elif mutation == "radius halved":
@@ -340,18 +346,12 @@ def test_dpsgd_training_passes_the_canary_audit_and_fails_its_mutants(
     assert 0.5 * claim < result.schedule_epsilon_lower_bound < claim
 
 
-
 @pytest.mark.parametrize("mutation", ["sound", "noise halved", "clipping off"])
 def test_poisson_batches_under_replace_one_release_the_claimed_step(mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """At q = 1/2 the steps that held the canary's position (c on D, its opposite c' on D'; the coin is the position's,
-    the same law on both) score (1 - q)-free Gaussians C and -C apart under noise z 2C: separation 1 / z, the base pair
-    the accountant composes at q = 1 (radius 1/2: the Gaussian at z). Noise halved or clipping off fails it."""
-    if mutation == "noise halved":
-        noise = dpsgd.gaussian_noise
-        monkeypatch.setattr(dpsgd, "gaussian_noise",
-                            lambda shape, std, generator, like: noise(shape, std / 2, generator, like))
-    elif mutation == "clipping off":
-        monkeypatch.setattr(dpsgd, "clip_rows", lambda gradients, clip: gradients.to(torch.float64))
+    the same law on both) score Gaussians at C and -C under noise z 2C: separation 1 / z, the base pair the accountant
+    composes at q = 1 (radius 1/2: the Gaussian at z). Noise halved or clipping off fails it."""
+    mutate_release(mutation, monkeypatch)
     schedule = DPSGDSchedule("replace_one", AUDIT_STEPS, AUDIT_CLIP, AUDIT_Z, AUDIT_N // 2, n_records=AUDIT_N,
                              sample_rate=0.5)
     scores_in, included_in = canary_scores(audit_records(1.0), schedule, SEED * 10**6)
