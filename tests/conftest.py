@@ -38,6 +38,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture
+def seeded_release_noise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every release a plugin makes draws its batches and noise from generators seeded 1, 2, ... in the order they are
+    asked for, so that a test whose outcome reads a noisy release (a released share, a published category) does not
+    hang on a rare draw."""
+    calls = iter(range(1, 10_000))
+
+    def seeded(seed: int | None = None) -> torch.Generator:
+        return torch.Generator().manual_seed(next(calls) if seed is None else seed)
+
+    for module in ("synthcity_dpswf.models.releasing", "synthcity_dpswf.recipes.tables"):
+        monkeypatch.setattr(f"{module}.secret_generator", seeded)
+
+
+@pytest.fixture
 def shared_dir() -> Path:
     """The folder with the offline data and weights (``../shared`` beside the checkout, or $DPSWF_SHARED)."""
     if not SHARED.exists():

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -73,16 +73,8 @@ def fixture_table(rows: int = 300) -> pd.DataFrame:
 
 
 @pytest.fixture(autouse=True)
-def fixed_release_noise(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every release draws its batches and noise from generators seeded 1, 2, ... in the order they are asked for."""
-    calls = iter(range(1, 10_000))
-
-    def seeded(seed: int | None = None) -> torch.Generator:
-        return torch.Generator().manual_seed(next(calls) if seed is None else seed)
-
-    for module in ("synthcity_dpswf.models.releasing", "synthcity_dpswf.recipes.tables"):
-        monkeypatch.setattr(f"{module}.secret_generator", seeded)
-    yield
+def fixed_release_noise(seeded_release_noise: None) -> None:
+    """Every release draws its batches and noise from generators seeded 1, 2, ... (conftest's ``seeded_release_noise``)."""
 
 
 def checksums(values: torch.Tensor) -> dict[str, Any]:

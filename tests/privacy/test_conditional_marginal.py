@@ -273,7 +273,10 @@ def test_a_dp_domain_s_one_way_counts_join_every_class_by_least_squares_and_leav
     assert torch.count_nonzero(corrections[:, 3:]) == 0  # the target's table
 
 
-def test_cond_refuses_values_outside_an_integer_target_and_warns_of_a_class_with_almost_no_rows() -> None:
+def test_cond_refuses_values_outside_an_integer_target_and_warns_of_a_class_with_almost_no_rows(
+        seeded_release_noise: None) -> None:
+    """The class of value 2 holds 0.2% of the rows; at epsilon 1 its released share exceeds 1% on a rare draw (CI
+    drew one), so the noise is seeded."""
     from synthcity.plugins import Plugins
     from synthcity.plugins.core.dataloader import GenericDataLoader
 
