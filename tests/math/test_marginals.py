@@ -159,7 +159,7 @@ def _coarse(codes: torch.Tensor, layout: MarginalLayout) -> torch.Tensor:
     return torch.stack([coarse_index(codes[:, j], layout.levels[j], layout.coarse_levels[j]) for j in range(codes.shape[1])], 1)
 
 
-def test_the_flow_reproduces_two_way_tables_far_better_than_independent_columns() -> None:
+def test_the_flow_reproduces_two_way_tables_far_better_than_independent_columns(seeded_release_noise: None) -> None:
     codec = MarginalTableCodec(DOMAIN, fine_bins=100)
     frame, holdout = _table(20000, seed=0), _table(20000, seed=1)
     codes = codec.encode(frame)

@@ -31,7 +31,7 @@ DOMAIN = {
 
 @pytest.mark.filterwarnings("ignore::UserWarning", "ignore::FutureWarning")
 @pytest.mark.parametrize("schema", ["none", "declared"])
-def test_missing_rates_and_their_pattern_survive_at_epsilon_1(schema: str) -> None:
+def test_missing_rates_and_their_pattern_survive_at_epsilon_1(schema: str, seeded_release_noise: None) -> None:
     real = survey()
     plugin = Plugins().get("dpswflow", epsilon=1.0, domain=None if schema == "none" else DOMAIN)
     plugin.fit(GenericDataLoader(real))

@@ -48,7 +48,8 @@ def fitted(plugin: object, data: object) -> object:
         return plugin.fit(data)  # type: ignore[attr-defined]
 
 
-def test_dpswflow_fits_a_dask_dataframe_and_a_parquet_dataset(cluster: None, tmp_path: Path) -> None:
+def test_dpswflow_fits_a_dask_dataframe_and_a_parquet_dataset(cluster: None, tmp_path: Path,
+                                                            seeded_release_noise: None) -> None:
     frame = survey()
     plugin = fitted(Plugins().get("dpswflow", **FAST), dd.from_pandas(frame, npartitions=5))
     rows = plugin.generate(200).dataframe()

@@ -144,7 +144,7 @@ def test_output_dtypes_come_from_the_released_domain_not_from_the_private_frame(
 
 
 @pytest.mark.parametrize("release", ["marginal", "projected_histogram"])
-def test_data_dependent_conditions_give_a_model_not_an_error(release: str) -> None:
+def test_data_dependent_conditions_give_a_model_not_an_error(release: str, seeded_release_noise: None) -> None:
     """A constant column, and a categorical column none of whose categories survives the noise (all values
     distinct), are inside the domain of valid datasets: fit must return a model (an error is an output one record
     can change); what the DP domain could not place is output as missing entries only, never a placeholder

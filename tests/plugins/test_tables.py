@@ -52,7 +52,7 @@ def test_a_category_of_ten_percent_of_4000_rows_survives_the_default_domain() ->
     assert all(release.needed_rows < 400 for release in releases)
 
 
-def test_rare_categories_are_grouped_named_in_a_warning_and_reported() -> None:
+def test_rare_categories_are_grouped_named_in_a_warning_and_reported(seeded_release_noise: None) -> None:
     frame = wide_table()[["x0", "wide", "colour"]]
     with pytest.warns(UserWarning, match=r"published no category below about \d+ rows: .*'wide' \(an estimated \d+ rows, noise std \d+\).*"
                                          r"\(other categories\).*Declare those columns"):
@@ -107,7 +107,7 @@ def test_resolution_follows_the_table_size_and_the_budget() -> None:
     assert table_resolution(150, 14.0)[1] <= 8 and table_resolution(None, 1.0) == (100, 16)
 
 
-def test_many_rows_come_from_few_flowed_particles_quickly_and_may_repeat() -> None:
+def test_many_rows_come_from_few_flowed_particles_quickly_and_may_repeat(seeded_release_noise: None) -> None:
     """A table of three binary columns has 8 distinct rows: synthcity's own loop, which dropped duplicates, could never
     make 20,000; ours keeps them. Rows beyond ``flow_particles`` are drawn from the flowed ones."""
     rng = np.random.default_rng(0)
@@ -156,7 +156,7 @@ def test_a_generation_of_many_rows_flows_more_particles_at_fewer_directions_a_st
     assert [n for n, _ in seen] == [23, 70, 46]
 
 
-def test_a_zero_inflated_float_column_keeps_its_exact_zeros() -> None:
+def test_a_zero_inflated_float_column_keeps_its_exact_zeros(seeded_release_noise: None) -> None:
     """Two thirds exact zeros, the rest spread over (0, 50]: the value histogram's bin at zero decodes to 0, so a rule
     such as ``amount > 0`` sees the real share (uniform decoding inside that bin gave 4% zeros)."""
     rng = np.random.default_rng(3)

@@ -128,7 +128,8 @@ def _fit_xor(train: pd.DataFrame, named: bool = True, **arguments: object) -> ob
         return plugin.fit(GenericDataLoader(train, target_column="y") if named else train)
 
 
-def test_tables_per_value_keep_a_target_s_dependence_on_two_columns_at_once_and_pairs_do_not() -> None:
+def test_tables_per_value_keep_a_target_s_dependence_on_two_columns_at_once_and_pairs_do_not(
+        seeded_release_noise: None) -> None:
     train = _xor_table(3000, 0)
     named = _fit_xor(train, target_tables="per_value")
     paired = _fit_xor(train)
@@ -158,7 +159,7 @@ def test_a_target_column_that_is_not_in_the_table_or_on_dpswgen_is_refused_befor
         Plugins().get("dpswflow", epsilon=1.0, target_column="y", target_tables="none")
 
 
-def test_generate_with_cond_gives_each_row_its_target_value_drawn_from_that_class() -> None:
+def test_generate_with_cond_gives_each_row_its_target_value_drawn_from_that_class(seeded_release_noise: None) -> None:
     train = _xor_table(3000, 2)
     plugin = _fit_xor(train, target_tables="per_value")
     plain = _fit_xor(train, named=False)
