@@ -425,9 +425,20 @@ def target_headline(payload: dict[str, Any]) -> str:
     )
 
 
-def seeds_headline(payload: dict[str, Any]) -> str:
-    """``seed_spread.py``'s summary: per table, schema, flow and adjacency, TSTR over the seeds beside the peer's of the same
-    schema class and the paired difference, mean ± standard error."""
+SEED_TABLES: tuple[tuple[str, str | None], ...] = (
+    ("fair_seeds", None),
+    ("flights_seeds", "Flights' level cell rerun at more seeds: DPSWflow-r with no schema under add/remove against "
+                      "dpmm MST's end-to-end row, seeds added after the table above read it level (the added seeds "
+                      "alone, a replication the decision did not see: `benchmarks/results/flights_seeds_new.md`)"),
+)
+"""The ``seed_spread.py`` summaries the README shows (results file stem, and the lead of its paragraph; ``None``: the
+whole suite's)."""
+
+
+def seeds_headline(payload: dict[str, Any], source: str = "fair_seeds", lead: str | None = None) -> str:
+    """``seed_spread.py``'s summary ``source``: per table, schema, flow and adjacency, TSTR over the seeds beside the
+    peer's of the same schema class and the paired difference, mean ± standard error, under ``lead`` (default: the
+    whole suite at its seeds)."""
     from peer_runs import PEER_LABELS
     from seed_spread import PEER_CLASS, order_of
 
@@ -450,16 +461,16 @@ def seeds_headline(payload: dict[str, Any]) -> str:
                      f"{cell(row['tstr'])} | {cell(None if partner is None else partner['tstr'])} | "
                      f"{cell(row['tstr_minus_peer'], '.4f')} | {order_of(row['tstr_minus_peer'], payload['confidence'])} |")
     seeds = ", ".join(str(seed) for seed in payload["seeds"])
+    lead = lead or f"The same suite at {len(payload['seeds'])} seeds, where one run cannot order ours and {peer}"
     return (
-        f"**The same suite at {len(payload['seeds'])} seeds, where one run cannot order ours and {peer}**: TSTR with the "
-        f"target named over seeds {seeds}, each its own 80/20 split, noise and generation, mean ± standard error; ours "
+        f"**{lead}**: TSTR with the target named over seeds {seeds}, each its own 80/20 split, noise and generation, mean ± standard error; ours "
         f"under each adjacency ({peer}'s epsilon is stated under {' and '.join(sorted(stated)) or 'none recorded'}; "
         "neither adjacency implies the other at one epsilon, and for these counts replace-one takes sqrt(2) times the "
         "noise); the peer's end-to-end row (categories declared, bounds paid) against ours with no schema "
         "and with the same categories declared, its reference row against ours with "
         "the declared schema, the difference paired per seed and read as an order beyond Student's t quantile "
         f"({payload['confidence']:.0%}, two-sided) times its standard error. "
-        "Every row: `benchmarks/results/fair_seeds.md` (`benchmarks/seed_spread.py`).\n\n" + "\n".join(lines) + "\n"
+        f"Every row: `benchmarks/results/{source}.md` (`benchmarks/seed_spread.py`).\n\n" + "\n".join(lines) + "\n"
     )
 
 
@@ -487,9 +498,10 @@ def headline() -> str:
     if fair.exists():
         parts.append(fair_peers_headline(json.loads(fair.read_text())))
         parts.append(target_headline(json.loads(fair.read_text())))
-    seeds = RESULTS / "fair_seeds.json"
-    if seeds.exists():
-        parts.append(seeds_headline(json.loads(seeds.read_text())))
+    for source, lead in SEED_TABLES:
+        seeds = RESULTS / f"{source}.json"
+        if seeds.exists():
+            parts.append(seeds_headline(json.loads(seeds.read_text()), source, lead))
     return "\n".join(parts)
 
 

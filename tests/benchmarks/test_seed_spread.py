@@ -66,6 +66,9 @@ def test_scores_are_averaged_over_seeds_and_paired_with_the_peer_of_the_same_sch
             "above |") in readme
     assert ("| toy | declared | DPSWflow | replace-one | 0.730 ± 0.006 | 0.600 ± 0.006 | 0.610 ± 0.006 | -0.0100 ± 0.0100 | "
             "level |") in readme
+    assert readme.startswith("**The same suite at 3 seeds,") and "`benchmarks/results/fair_seeds.md`" in readme
+    extended = report.seeds_headline(summary, "toy_seeds", "One cell at more seeds")  # a second summary, its own lead
+    assert extended.startswith("**One cell at more seeds**: ") and "`benchmarks/results/toy_seeds.md`" in extended
 
 
 def test_the_order_takes_students_t_over_the_runs() -> None:
