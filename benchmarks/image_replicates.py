@@ -62,7 +62,8 @@ def summarise(payload: dict[str, Any]) -> list[dict[str, Any]]:
 
 def setting_text(setting: dict[str, Any]) -> str:
     """The flow's settings as the image tables show them, with what differs from the runner's defaults."""
-    text = f"{setting['directions']}, {setting['bins']}, {setting['steps']}"
+    directions = "default" if setting["directions"] is None else setting["directions"]  # the generator's own L
+    text = f"{directions}, {setting['bins']}, {setting['steps']}"
     if setting.get("flow_directions", 70) != 70:
         text += f", {setting['flow_directions']} directions a step"
     return text

@@ -111,7 +111,7 @@ class SlicedFlowPlugin(Plugin):
         release: str | None = None,
         radius: float = 1.0,
         n_release_directions: int | None = None,
-        n_bins: int = 16,
+        n_bins: int | None = None,
         coarse_bins: int | None = None,
         fine_bins: int | None = None,
         max_pairs: int | None = 120,
@@ -246,7 +246,7 @@ class SlicedFlowPlugin(Plugin):
         kind, flow, image = KINDS[release], self.flow_options, self.image_options
         return {
             "release": release, "radius": flow.radius, "n_release_directions": flow.release_directions(flow_defaults),
-            "n_bins": flow.n_bins, "labelling": image.labelling, "feature_weight": image.feature_weight,
+            "n_bins": flow.bins(flow_defaults), "labelling": image.labelling, "feature_weight": image.feature_weight,
             "accountant": flow.accountant, "neighbouring": self.neighbouring,
             "settings": flow.settings(flow_defaults.get("n_steps", kind.steps), kind.flow_particles, kind.step_particles,
                                       kind.rows_per_particle),

@@ -36,6 +36,10 @@ TARGET_TABLES = ("pairs", "per_value", "none")
 """What the marginal release measures of a named target (``TableOptions.target_tables``)."""
 
 
+DEFAULT_BINS = 16
+"""Bins per direction of a histogram release when neither the plugin nor the image codec sets them: the generators'
+own default (``models.base``)."""
+
 @dataclass(frozen=True)
 class FlowOptions:
     """How the records are released, accounted and flowed.
@@ -47,7 +51,8 @@ class FlowOptions:
         radius: records are encoded into the ball of this radius.
         n_release_directions: directions per release (``None``: the image codec's measured value, else the
             generator's default for the kind).
-        n_bins: bins per direction of histogram releases.
+        n_bins: bins per direction of histogram releases (``None``: the image codec's measured value, else
+            ``DEFAULT_BINS``).
         accountant: ``"rdp"``, ``"replace_one_rdp"`` or an extension's name (``"gdp"`` and ``"prv"`` are refused:
             privacy.md, "Accountants"); under add/remove, one proven for Poisson sampling.
         n_steps: flow steps (for DPSWgen the network's training steps); ``None``: the image codec's measured value,
@@ -60,7 +65,7 @@ class FlowOptions:
     release: str | None
     radius: float
     n_release_directions: int | None
-    n_bins: int
+    n_bins: int | None
     accountant: str
     n_steps: int | None
     n_iter: int | None
@@ -85,7 +90,8 @@ class FlowOptions:
         check_positive("radius", self.radius)
         if self.n_release_directions is not None:
             check_positive_int("n_release_directions", self.n_release_directions)
-        check_positive_int("n_bins", self.n_bins)
+        if self.n_bins is not None:
+            check_positive_int("n_bins", self.n_bins)
         load_accountants()  # an extension's accountant is selectable by name from here on
         check_accountant(self.accountant)
         if not neighbouring.n_is_public and not ACCOUNTANTS[self.accountant].poisson_proven:
@@ -107,6 +113,12 @@ class FlowOptions:
             n_directions=self.n_directions, reuse=self.reuse, flow_particles=flow_particles,  # type: ignore[arg-type]
             step_particles=step_particles, rows_per_particle=rows_per_particle,
         )
+
+    def bins(self, flow_defaults: Mapping[str, int]) -> int:
+        """``n_bins``, or where it is ``None`` the codec's measured value (else ``DEFAULT_BINS``)."""
+        if self.n_bins is not None:
+            return self.n_bins
+        return flow_defaults.get("n_bins", DEFAULT_BINS)
 
     def release_directions(self, flow_defaults: Mapping[str, int]) -> int | None:
         """``n_release_directions``, or where it is ``None`` the codec's measured value (``None``: the kind's)."""

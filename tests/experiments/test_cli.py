@@ -75,6 +75,8 @@ class _Captured(Exception):
         (["--codec", "private-pca", "--release", "record"], (None, 16, 1500)),  # and its histogram release only
         ([], (None, 16, 1500)),  # the public autoencoder keeps the generator's defaults
         (["--codec", "dct", "--directions", "8000"], (8000, 16, 1500)),
+        (["--codec", "private-autoencoder"], (4000, 32, 3000)),  # the DP-SGD codec's, chosen on validation data
+        (["--codec", "private-autoencoder", "--generator", "dpswflow_r"], (None, 16, 1500)),
     ],
 )
 def test_images_applies_the_flow_settings_chosen_for_the_codec(

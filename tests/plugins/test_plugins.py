@@ -259,6 +259,22 @@ def test_synthcity_s_n_iter_is_the_number_of_flow_or_training_steps(name: str) -
     assert Plugins().get(name, n_iter=7).generator_spec(TablePath()).arguments["settings"].n_steps == 7
 
 
+@pytest.mark.parametrize(("codec", "arguments", "expected"), [
+    ("private-autoencoder", {}, (4000, 32, 3000)),  # the DP-SGD codec's settings, chosen on validation data
+    ("private-autoencoder", {"n_bins": 16, "n_steps": 500}, (4000, 16, 500)),  # what is given wins
+    ("private-pca", {}, (2000, 16, 3000)),
+    ("dct", {}, (None, 16, 1500)),  # a codec without measured settings: the generator's and the kind's defaults
+])
+def test_an_image_codec_s_measured_flow_settings_fill_what_the_plugin_leaves_unset(
+        codec: str, arguments: dict[str, int], expected: tuple[int | None, int, int]) -> None:
+    from synthcity_dpswf.plugins.image_path import ImagePath
+
+    spec = Plugins().get("dpswflow", image_codec=codec, **arguments).generator_spec(ImagePath()).arguments
+    assert (spec["n_release_directions"], spec["n_bins"], spec["settings"].n_steps) == expected
+    table = Plugins().get("dpswflow", **arguments).generator_spec(TablePath()).arguments
+    assert table["n_bins"] == arguments.get("n_bins", 16)  # tables take no codec's settings
+
+
 def test_a_cuda_device_that_is_not_there_warns_and_runs_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.warns(UserWarning, match="torch sees no CUDA device: running on the CPU"):
