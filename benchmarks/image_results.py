@@ -159,17 +159,25 @@ ROW_KEYS = {"codec": None, "directions": None, "bins": None, "steps": None, "sam
 """What makes two rows the same row, with the value a row written before the key existed had."""
 
 
+def row_identity(row: dict[str, Any], with_label: bool = True) -> str:
+    """What makes ``row`` the row it is, as sorted JSON: its ``ROW_KEYS``, pixel rule, refiner's adversarial weight
+    (read from the codec's description) and a DP-SGD codec's decode temperature; ``with_label=False`` leaves out the
+    setting's label, which only names a replicate (``image_replicates.py``)."""
+    identity = {key: row.get(key, default) for key, default in ROW_KEYS.items()}
+    if not with_label and identity["setting"] is not None:
+        identity["setting"] = {key: value for key, value in identity["setting"].items() if key != "label"}
+    identity.update(pixels=row.get("pixels", pixels_of(row["codec"], written_before=True)),
+                    refiner_weight=refiner_weight_in(row.get("description", "")), temperature=decode_temperature_of(row))
+    return json.dumps(identity, sort_keys=True)
+
+
 def replace_row(rows: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
-    """``rows`` with ``row`` in place of any row of the same codec and settings (its refiner's adversarial weight
-    included, read from the codec's description, and a DP-SGD codec's decode temperature): the epsilons ``row`` measured replace theirs, the others are kept,
-    and so are the ``--set`` overrides of both runs; the row is marked chosen on validation only if ``row`` was."""
+    """``rows`` with ``row`` in place of any row of the same codec and settings (``row_identity``): the epsilons
+    ``row`` measured replace theirs, the others are kept, and so are the ``--set`` overrides of both runs; the row is
+    marked chosen on validation only if ``row`` was."""
     kept, merged = [], dict(row)
     for old in rows:
-        if any(old.get(key, default) != row.get(key, default) for key, default in ROW_KEYS.items()) or (
-            old.get("pixels", pixels_of(old["codec"], written_before=True)) != row.get("pixels", pixels_of(row["codec"], True))
-        ) or refiner_weight_in(old.get("description", "")) != refiner_weight_in(row.get("description", "")) or (
-            decode_temperature_of(old) != decode_temperature_of(row)
-        ):
+        if row_identity(old) != row_identity(row):
             kept.append(old)
             continue
         merged = {**old, **row, "epsilons": {**old["epsilons"], **row["epsilons"]}}

@@ -207,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--directions", type=int, default=None,
                         help="L, directions of the histogram release (default: the generator's: 500 for dpswflow's one "
                         "release, 50 for each per-step release of dpswflow_r and dpswgen; 2000 for "
-                        "dpswflow with --codec private-pca, chosen on MNIST's validation split); with --codec "
+                        "dpswflow with --codec private-pca, 4000 with --codec private-autoencoder, chosen on MNIST's "
+                        "validation split); with --codec "
                         "dct, measured best on validation data (docs/flows.md): --dct-frequencies 16 --directions 8000 "
                         "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
     images.add_argument("--dct-frequencies", type=int, default=12,
@@ -227,12 +228,13 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--device", default="auto",
                         help="where the autoencoder trains, the flow runs and the CAS classifiers train: auto "
                         "(default: CUDA when present), cpu or cuda")
-    images.add_argument("--bins", type=int, default=None, help="G, bins per direction (default: 16)")
+    images.add_argument("--bins", type=int, default=None, help="G, bins per direction (default: 16, or the codec's "
+                        "measured value where it has one)")
     images.add_argument("--latent-dim", type=int, default=None,
                         help="latent size of the autoencoder codecs (default: ImageRunConfig's, docs/flows.md)")
     images.add_argument("--steps", type=int, default=None,
                         help="flow steps (training steps for dpswgen; default: 1500, 3000 for dpswflow's histogram "
-                        "release with --codec private-pca)")
+                        "release with --codec private-pca or private-autoencoder)")
     images.add_argument("--step-size", type=float, default=1.0, help="h (default measured on MNIST, see docs)")
     images.add_argument("--seed", type=int, default=0)
     images.add_argument("--quiet", action="store_true")

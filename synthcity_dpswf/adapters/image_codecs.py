@@ -60,14 +60,14 @@ AUTOENCODER_CODEC_SHARE = 0.5
 mean CAS of both classifiers (``benchmarks/results/dpsgd_codec_mnist_validation.md``; docs/flows.md, "No public data:
 a nonlinear codec trained by DP-SGD on the CPU"); its schedule an entry of the same accounting (privacy.md, "A private
 image codec trained by DP-SGD")."""
-AUTOENCODER_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 4000, "n_bins": 32, "n_steps": 3000})
-"""DPSWflow's release and flow settings for the ``"private-autoencoder"`` codec, chosen on MNIST's validation split at
-epsilon 10: L = 4,000 directions and 3,000 steps by CAS (``benchmarks/results/dpsgd_codec_mnist_validation.md``), G =
-32 bins by FID at the codec's default decode temperature (``benchmarks/results/dpsgd_flow_settings.md``), the CAS of 16
-and 32 bins tying (``benchmarks/results/dpsgd_flow_replicates_mnist_validation_spread.md``). The generator's own
-defaults (L = 500, 16 bins, 1,500 steps), chosen for the public autoencoder, score 1.7 points lower by the mean CAS of
-the MLP and the CNN at epsilon 10 on this codec and within 0.3 of it at epsilon 1, where no flow setting moves the
-CNN beyond one fit's spread (docs/flows.md, facts 106, 139 and 141)."""
+AUTOENCODER_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 4000, "n_bins": 16, "n_steps": 3000})
+"""DPSWflow's release and flow settings for the ``"private-autoencoder"`` codec, chosen by CAS on MNIST's validation
+split at epsilon 10 (``benchmarks/results/dpsgd_codec_mnist_validation.md``; four fits of it in
+``benchmarks/results/dpsgd_flow_replicates_mnist_validation_spread.md``). The generator's own defaults (L = 500, 1,500
+steps), chosen for the public autoencoder, score 2.5 / 0.9 points lower (MLP / CNN) at epsilon 10 on this codec and
+within one fit's spread at epsilon 1, where no flow setting moves the CNN beyond it (docs/flows.md, facts 139 and
+141). 32 bins gave a lower FID at epsilon 10 (fact 106) but one fit of it a lower MLP CAS, and none was run at
+epsilon 1: pass ``n_bins=32`` for images to look at."""
 
 
 class ImageCodec(Codec, Protocol):

@@ -40,6 +40,7 @@ DEFAULT_BINS = 16
 """Bins per direction of a histogram release when neither the plugin nor the image codec sets them: the generators'
 own default (``models.base``)."""
 
+
 @dataclass(frozen=True)
 class FlowOptions:
     """How the records are released, accounted and flowed.
@@ -245,8 +246,10 @@ class ImageOptions:
             ``"private-autoencoder"`` (a convolutional autoencoder trained by DP-SGD, paid the same way), or an
             extension's name; ``codec_share=None`` takes the codec's own (``ImageCodecEntry.codec_share``). Every
             image passed to ``fit`` is then private, and the codec's measured release and flow
-            settings apply where ``n_release_directions`` and ``n_steps`` are left ``None`` (DPSWflow through
-            ``"private-pca"``: L = 2,000 directions, 3,000 steps). Only for one-channel images; ``None``:
+            settings apply where ``n_release_directions``, ``n_bins`` and ``n_steps`` are left ``None`` (DPSWflow
+            through ``"private-pca"``: L = 2,000 directions, 16 bins, 3,000 steps, ``PCA_FLOW_SETTINGS``; through
+            ``"private-autoencoder"``: L = 4,000, 16 bins, 3,000 steps, ``AUTOENCODER_FLOW_SETTINGS``). Only for
+            one-channel images; ``None``:
             ``image_autoencoder`` or the public split.
         refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
             0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md, "FashionMNIST's refiner at its own weight"). The plugin cannot tell which

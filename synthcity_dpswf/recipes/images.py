@@ -67,8 +67,9 @@ class ImageRunConfig:
 
     Defaults: one class-conditional projected-histogram release (DPSWflow, L = 500 directions, G = 16 bins)
     and the plain flow (h = 1, 1,500 steps), chosen on a validation split of the MNIST training set
-    (docs/flows.md, "Flow settings for histogram releases") with the public autoencoder; the ``"private-pca"``
-    codec has its own (``PCA_FLOW_SETTINGS``, applied by ``flow_defaults`` and ``dpswf images``). ``None`` for
+    (docs/flows.md, "Flow settings for histogram releases") with the public autoencoder; the ``"private-pca"`` and
+    ``"private-autoencoder"`` codecs have their own (``PCA_FLOW_SETTINGS``, ``AUTOENCODER_FLOW_SETTINGS``, applied by
+    ``flow_defaults`` and ``dpswf images``). ``None`` for
     ``n_release_directions`` and ``batch_size`` takes the generator's defaults. With ``release="record"``, h = 3
     and 3,000 steps measured best (CAS 59.4% at epsilon = 10 against 25.7% at h = 1). ``codec`` is one of ``codec_names()`` (each registry entry's
     ``assumption`` says what it assumes public); ``latent_dim`` and ``autoencoder_epochs`` shape its autoencoder:
@@ -132,8 +133,8 @@ def resolved_device(device: str) -> str:
 def flow_defaults(codec: str, generator: str, release: str = "projected_histogram") -> dict[str, int]:
     """The ``ImageRunConfig`` fields that ``dpswf images`` sets when none is given: the registry entry's
     ``flow_defaults`` for the (generator, release) where they were measured (``adapters.image_codecs.
-    PCA_FLOW_SETTINGS``: DPSWflow's projected-histogram release through the ``"private-pca"`` codec), else none
-    (``ImageRunConfig``'s defaults apply)."""
+    PCA_FLOW_SETTINGS`` and ``AUTOENCODER_FLOW_SETTINGS``: DPSWflow's projected-histogram release through the
+    ``"private-pca"`` and ``"private-autoencoder"`` codecs), else none (``ImageRunConfig``'s defaults apply)."""
     entry = codec_entry(codec)
     if generator not in GENERATORS:
         raise ValueError(f"generator must be one of {sorted(GENERATORS)}, got {generator!r}.")

@@ -75,7 +75,7 @@ class _Captured(Exception):
         (["--codec", "private-pca", "--release", "record"], (None, 16, 1500)),  # and its histogram release only
         ([], (None, 16, 1500)),  # the public autoencoder keeps the generator's defaults
         (["--codec", "dct", "--directions", "8000"], (8000, 16, 1500)),
-        (["--codec", "private-autoencoder"], (4000, 32, 3000)),  # the DP-SGD codec's, chosen on validation data
+        (["--codec", "private-autoencoder"], (4000, 16, 3000)),  # the DP-SGD codec's, chosen on validation data
         (["--codec", "private-autoencoder", "--generator", "dpswflow_r"], (None, 16, 1500)),
     ],
 )

@@ -260,8 +260,8 @@ def test_synthcity_s_n_iter_is_the_number_of_flow_or_training_steps(name: str) -
 
 
 @pytest.mark.parametrize(("codec", "arguments", "expected"), [
-    ("private-autoencoder", {}, (4000, 32, 3000)),  # the DP-SGD codec's settings, chosen on validation data
-    ("private-autoencoder", {"n_bins": 16, "n_steps": 500}, (4000, 16, 500)),  # what is given wins
+    ("private-autoencoder", {}, (4000, 16, 3000)),  # the DP-SGD codec's settings, chosen on validation data
+    ("private-autoencoder", {"n_bins": 32, "n_steps": 500}, (4000, 32, 500)),  # what is given wins
     ("private-pca", {}, (2000, 16, 3000)),
     ("dct", {}, (None, 16, 1500)),  # a codec without measured settings: the generator's and the kind's defaults
 ])
