@@ -626,7 +626,9 @@ def plan_of(grid: ImageGrid, out: Path) -> dict[tuple[str, FlowChoice], list[flo
     """Which epsilons each (codec, setting) runs: the whole grid, or with ``select_from`` the validation choice at
     each epsilon."""
     if grid.select_from is None:
-        return {(spec, choice): list(grid.epsilons) for spec in grid.codecs for choice in grid.settings}
+        whole = {(spec, choice): list(grid.epsilons) for spec in grid.codecs for choice in grid.settings}
+        check_plan_runs(grid, whole)
+        return whole
     validation = json.loads((out / f"{grid.select_from}.json").read_text())
     plan: dict[tuple[str, FlowChoice], list[float]] = {}
     for epsilon in grid.epsilons:
@@ -634,7 +636,23 @@ def plan_of(grid: ImageGrid, out: Path) -> dict[tuple[str, FlowChoice], list[flo
                                              grid.generators, grid.neighbourings)
         print(f"epsilon {epsilon:g}: {spec} {choice} chosen (validation mean CAS {best:.1%})", flush=True)
         plan.setdefault((spec, choice), []).append(epsilon)
+    check_plan_runs(grid, plan)
     return plan
+
+
+def check_plan_runs(grid: ImageGrid, plan: dict[tuple[str, FlowChoice], list[float]]) -> None:
+    """Raise ``ValueError`` when ``plan`` holds no cell: no setting runs with any of the grid's generators at any of
+    its epsilons (a ``--set generators=...`` that every setting's own ``generators`` list excludes), which would
+    otherwise run nothing, write nothing and exit 0."""
+    for (_, choice), epsilons in plan.items():
+        for generator in row_generators(grid, choice):
+            if epsilons if generator == "dpsgd_gan" else choice.epsilons_of(epsilons):  # as run_codec's cell epsilons
+                return
+    restricted = sorted({f"{choice}: {list(choice.generators) or 'all'}, epsilons {list(choice.epsilons) or 'all'}"
+                         for choice in grid.settings})
+    raise ValueError(f"the grid {grid.name} runs no cell: its generators {list(grid.generators)} at epsilons "
+                     f"{list(grid.epsilons)} match none of its settings' own generators and epsilons ({'; '.join(restricted)}). "
+                     "Override the settings too (--set 'settings=[...]'), or name a generator a setting runs with.")
 
 
 def run_grid(grid: ImageGrid, data_root: Path, out: Path, inception: Path | None = None, device: str = "cpu",

@@ -403,3 +403,15 @@ def test_one_codec_s_ceiling_is_scored_once_across_the_grid_s_settings(
     again = dataclasses.replace(grid, name="again", epsilons=(10.0, 5.0))
     image_runner.run_grid(again, tmp_path, tmp_path, cache=tmp_path / "cache")
     assert len(scored) == 3 + 4 + 2  # four generations, a ceiling for each epsilon's codec
+
+
+def test_a_grid_that_runs_no_cell_is_refused_before_it_reads_an_image(tmp_path: Path) -> None:
+    """A ``--set generators=...`` that every setting's own generator list excludes planned no cell: the runner
+    printed nothing, wrote nothing and exited 0. It now says so and what to override."""
+    from image_runner import plan_of
+
+    config = image_runner.CONFIGS / "dpsgd_codec_mnist_test_low.toml"  # each setting names its one flow
+    grid = load_grid(config, ['generators=["dpswgen"]'])
+    with pytest.raises(ValueError, match="runs no cell.*--set 'settings="):
+        plan_of(grid, tmp_path)
+    assert plan_of(load_grid(config, ['generators=["dpswflow"]']), tmp_path)  # one setting still runs
