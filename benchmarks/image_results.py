@@ -51,7 +51,7 @@ def scores_text(scores: dict[str, Any]) -> str:
 
 def setting_text(row: dict[str, Any]) -> str:
     """A row's setting column: its label, then L, G and steps of a histogram release, or the release kind, its
-    batches (per-step generators) and the flow's steps and step size; the paper's convention named."""
+    batches (per-step generators) and the flow's steps and step size; the paper's and the noiseless conventions named."""
     generator = row.get("generator", "dpswflow")
     if generator == "dpsgd_gan":
         return "-"
@@ -66,6 +66,8 @@ def setting_text(row: dict[str, Any]) -> str:
         text += f", {flow} of h = {setting.get('step_size', 1.0):g}"
     if setting["convention"] == "paper":
         text += ", the paper's convention"
+    elif setting["convention"] == "noiseless":
+        text += ", flow without noise (not private)"
     if setting["codec_share"] != RELEASE_DEFAULTS["codec_share"]:
         text += f", codec share {setting['codec_share']:g}"
     temperature = decode_temperature_of(row)

@@ -97,9 +97,11 @@ class FlowChoice:
     kind (``release``, one of ``privacy.MECHANISMS`` on records), the records per per-step release (``batch_size``;
     ``None``: the generator's default) and the ``passes`` that set their number; ``reuse``: ``"pooled"`` (every step
     draws from all releases) or ``"once"`` (step k uses release k: the paper's way, per-step record and projected
-    releases); ``convention``: ``"sound"`` (the noise calibrated to epsilon) or ``"paper"`` (the paper's noise for
+    releases); ``convention``: ``"sound"`` (the noise calibrated to epsilon), ``"paper"`` (the paper's noise for
     epsilon, the row stating the sound epsilon of it: ``paper_protocol``; projected releases, replace-one, finite
-    epsilons). ``generators`` and ``epsilons`` restrict the grid's flows and epsilons the setting runs with (empty:
+    epsilons) or ``"noiseless"`` (a diagnostic, not private: the flow's release without noise, a private codec still
+    released at its share of the cell's epsilon, so that a row tells the flow's own loss from its noise's; finite
+    epsilons, the row's reported epsilon inf). ``generators`` and ``epsilons`` restrict the grid's flows and epsilons the setting runs with (empty:
     all of them). ``codec_share``: the private codec's share of the budget (``ImageRunConfig.codec_share``; codecs
     that release nothing ignore it, though a setting that sets it is still a row of its own). ``label`` names the
     row where one study varies more than L, G and steps."""
@@ -159,7 +161,7 @@ class FlowChoice:
         """Those of ``epsilons`` the setting runs at (the paper's convention: the finite ones; at inf no noise is
         added and both conventions are the same row)."""
         return [epsilon for epsilon in epsilons if (not self.epsilons or epsilon in self.epsilons)
-                and (self.convention == "sound" or math.isfinite(epsilon))]
+                and (self.convention == "sound" or math.isfinite(epsilon))]  # at inf every convention is the sound row
 
     def stored(self) -> dict[str, Any]:
         """What a row records of the setting: every field that changes its numbers (``generators`` and ``epsilons``
@@ -280,8 +282,11 @@ def check_setting(grid: ImageGrid, choice: FlowChoice) -> None:
         raise ValueError(f"setting {choice}: unknown flows {unknown} in its generators; choose among {list(GENERATORS)}.")
     if any(not epsilon > 0 for epsilon in choice.epsilons):
         raise ValueError(f"setting {choice}: epsilons must be positive, got {list(choice.epsilons)}.")
-    if choice.reuse not in ("pooled", "once") or choice.convention not in ("sound", "paper"):
-        raise ValueError(f"setting {choice}: reuse is 'pooled' or 'once', convention 'sound' or 'paper'.")
+    if choice.reuse not in ("pooled", "once") or choice.convention not in ("sound", "paper", "noiseless"):
+        raise ValueError(f"setting {choice}: reuse is 'pooled' or 'once', convention 'sound', 'paper' or 'noiseless'.")
+    if choice.convention == "noiseless" and "dpsgd_gan" in grid.generators and choice == grid.settings[0]:
+        raise ValueError(f"setting {choice}: the noiseless convention is the flows' diagnostic; the DP-SGD GAN runs "
+                         "beside the grid's first setting, so put another setting first.")
     if choice.release not in MECHANISMS or MECHANISMS[choice.release].takes_level_codes:
         raise ValueError(f"setting {choice}: release must be a kind on records, one of "
                          f"{sorted(name for name, kind in MECHANISMS.items() if not kind.takes_level_codes)}.")
@@ -472,11 +477,15 @@ def fit_model(choice: FlowChoice, config: ImageRunConfig, model: Generator, plan
               device: str) -> tuple[Generator, dict[str, float]]:
     """The cell's generator ``model`` fitted on the plan's encoded private set: a flow by the plan (``fit_releases``:
     its release plan and noise, the private codec as its accountant's prior), the GAN (public codecs only) at the whole
-    budget, or, under the paper's convention, with the noise that convention adds (``paper_protocol``); returns it and
-    what the row states about that noise (nothing under the sound convention)."""
+    budget, under the paper's convention with the noise that convention adds (``paper_protocol``), or under the
+    noiseless one released without noise (epsilon inf) through the plan's codec, private or not; returns it and what
+    the row states about that noise (nothing under the sound convention)."""
     if choice.convention == "sound" and isinstance(model, SlicedGenerator):
         return fit_releases(model, plan), {}
     budget = plan.budget
+    if choice.convention == "noiseless":
+        latents, labels = plan.records.to(device), plan.labels.to(device)
+        return model.fit(latents, math.inf, budget.release_delta, labels=labels, n_classes=plan.n_classes), {"flow_noise": "none"}
     if budget.prior is not None:  # the grids refuse it (check_setting); a spent codec would be left out of the report
         raise ValueError("the GAN and the paper's convention take public codecs only: a private codec's release is not "
                          "in their accounting.")

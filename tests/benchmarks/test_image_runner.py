@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -415,3 +416,39 @@ def test_a_grid_that_runs_no_cell_is_refused_before_it_reads_an_image(tmp_path: 
     with pytest.raises(ValueError, match="runs no cell.*--set 'settings="):
         plan_of(grid, tmp_path)
     assert plan_of(load_grid(config, ['generators=["dpswflow"]']), tmp_path)  # one setting still runs
+
+
+def test_a_noiseless_row_fits_the_flow_without_noise_through_the_private_codec_and_says_so(
+    shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ``noiseless`` convention (a diagnostic of the flow's own loss): the private codec is still released at its
+    share of the cell's epsilon, the flow's release has no noise, the row reports epsilon inf and names itself not
+    private, and a test grid never chooses it."""
+    from synthcity_dpswf.datasets import load_mnist
+
+    training = load_mnist(shared_dir / "data", train=True)
+    monkeypatch.setitem(image_runner.IMAGE_LOADERS, "mnist",
+                        lambda root, train=True, download=False: (training[0][:6000], training[1][:6000]))
+    monkeypatch.setattr(image_runner, "score", lambda grid, scoring, generated, labels, device: {"mlp": 0.5, "cnn": 0.5})
+    fitted: list[float | None] = []
+    fit = image_runner.SlicedGenerator.fit
+
+    def recorded(self, records, epsilon, *args, **kwargs):  # type: ignore[no-untyped-def]
+        fitted.append(epsilon)
+        return fit(self, records, epsilon, *args, **kwargs)
+
+    monkeypatch.setattr(image_runner.SlicedGenerator, "fit", recorded)
+    settings = (FlowChoice(50, 8, 10), FlowChoice.of({"directions": 50, "bins": 8, "steps": 10, "convention": "noiseless"}))
+    grid = ImageGrid("noiseless", "mnist", "validation", ("pca:8",), epsilons=(10.0, float("inf")), settings=settings,
+                     samples=200)
+    rows = image_runner.run_grid(grid, tmp_path, tmp_path, cache=tmp_path / "cache")["rows"]
+    sound, noiseless = rows
+    assert set(sound["epsilons"]) == {"10.0", "inf"} and set(noiseless["epsilons"]) == {"10.0"}  # at inf: the sound row
+    cell = noiseless["epsilons"]["10.0"]
+    assert cell["reported_epsilon"] == "inf" and cell["flow_noise"] == "none" and "codec" in cell  # the codec still paid
+    assert sound["epsilons"]["10.0"]["reported_epsilon"] == pytest.approx(10.0, rel=1e-6)
+    assert fitted == [None, None, math.inf]  # the sound cells by their release plan's noise, the noiseless at inf
+    assert "flow without noise (not private)" in (tmp_path / "noiseless.md").read_text()
+    spec, choice, _ = select_settings(json.loads((tmp_path / "noiseless.json").read_text()), ("pca:8",), 10.0, "mnist",
+                                      200, ("dpswflow",), ("replace_one",))
+    assert choice.convention == "sound"
