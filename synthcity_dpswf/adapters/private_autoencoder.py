@@ -48,11 +48,16 @@ class PrivateAutoencoderSettings:
     by DP-SGD"), clipping norm C and Adam's learning rate; and
     how generated codes are decoded (``decode_temperature``, ``DECODE_TEMPERATURE``), which is not part of the
     training: it is left out of the settings a checkpoint is bound to (``training``) and of the repr its cache name
-    is hashed from."""
+    is hashed from.
+
+    The defaults are those every measured row ran with (``dpae:32:16:5`` in the image benchmarks; docs/flows.md facts
+    93, 136 and 142 to 145): latent 32, width 16, 5 expected epochs, batch 512, clip 1, Adam at 2e-3, each of latent,
+    batch, clip and budget share chosen on a validation split; a wider codec or more epochs would take the training
+    beyond issue 45's 20 minutes on 2 cores (``benchmarks/dpsgd_codec_speed.py``)."""
 
     latent_dim: int = 32
     width: int = 16
-    epochs: float = 10.0
+    epochs: float = 5.0
     batch_size: int = 512
     clip: float = 1.0
     learning_rate: float = 2e-3

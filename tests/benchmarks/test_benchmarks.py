@@ -252,3 +252,20 @@ def test_dpsgd_codec_accounting_script_compares_the_codec_s_two_samplings(tmp_pa
     assert row["poisson_z"] < 0.8 * row["fixed_z"] and row["ratio"] == pytest.approx(row["poisson_z"] / row["fixed_z"])
     assert row["add_remove_z"] > 0
     assert "| 5,120 | 1 |" in (tmp_path / "dpsgd_codec_accounting.md").read_text()
+
+
+def test_dpsgd_codec_speed_script_projects_the_full_schedule_from_a_timed_fraction(shared_dir: Path, tmp_path: Path) -> None:
+    """``benchmarks/dpsgd_codec_speed.py`` on 256 MNIST images at one and two threads: the default codec's schedule
+    (5 epochs, every image in each batch: q = 1, 5 steps), a fifth of it timed (1 epoch, 1 step) and scaled by its
+    steps, each count's ratio to one thread, and the 20-minute budget named."""
+    import dpsgd_codec_speed
+
+    dpsgd_codec_speed.main(["--data-root", str(shared_dir / "data"), "--images", "256", "--fraction", "0.2",
+                            "--rounds", "1", "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "dpsgd_codec_speed.json").read_text())
+    assert payload["full_steps"] == 5 and payload["timed_epochs"] == 1 and payload["settings"]["epochs"] == 5
+    one, two = payload["threads"]["1"], payload["threads"]["2"]
+    assert one["ratio_to_first"] == [1.0] and two["ratio_to_first"][0] == pytest.approx(two["median"] / one["median"])
+    assert all(value > 0 for entry in (one, two) for value in entry["projected_seconds"])
+    assert "| 1 |" in (tmp_path / "dpsgd_codec_speed.md").read_text() and "Budget (issue 45): 1200 s" in (
+        tmp_path / "dpsgd_codec_speed.md").read_text()
