@@ -50,6 +50,13 @@ def environment(device: torch.device) -> dict[str, Any]:
     }
 
 
+def sound_convention(row: dict[str, Any]) -> bool:
+    """Whether an image-runner row's noise is calibrated to its epsilon (the ``"sound"`` convention): rows of the
+    paper's convention spend a larger epsilon than their column's, and noiseless rows (the flow without noise, a
+    diagnostic) are not private, so neither is chosen for a test grid or shown in a table of private rows."""
+    return (row.get("setting") or {}).get("convention", "sound") == "sound"
+
+
 def finite_or_text(value: float | None) -> float | str | None:
     """JSON has no infinity: inf becomes the string "inf"."""
     if value is None or math.isfinite(value):

@@ -45,13 +45,16 @@ def time_training(images: torch.Tensor, settings: PrivateAutoencoderSettings, th
 
 def measure(images: torch.Tensor, settings: PrivateAutoencoderSettings, fraction: float, threads: list[int],
             rounds: int) -> dict[str, Any]:
-    """``rounds`` rounds, each training at every count of ``threads`` for ``fraction`` of the settings' epochs; per
-    count the projected seconds of the full schedule in each round, and per round the counts' ratios to the first."""
+    """``rounds`` rounds, each training at every count of ``threads`` for ``fraction`` of the settings' epochs (after
+    one untimed training of one step, which takes the one-off costs of a first call; the counts in reverse order every
+    other round); per count the projected seconds of the full schedule in each round, and per round the counts'
+    ratios to the first."""
     full_steps = settings.schedule(len(images), "replace_one", 1.0).steps
     short = dataclasses.replace(settings, epochs=settings.epochs * fraction)
+    time_training(images, dataclasses.replace(settings, epochs=settings.epochs / full_steps), threads[0])  # warm-up
     projected: dict[int, list[float]] = {count: [] for count in threads}
-    for _ in range(rounds):
-        for count in threads:
+    for round_index in range(rounds):
+        for count in threads if round_index % 2 == 0 else threads[::-1]:
             timed = time_training(images, short, count)
             projected[count].append(timed["seconds"] / timed["steps"] * full_steps)
             print(f"{count} thread(s): {timed['steps']} steps in {timed['seconds']:.1f} s, full schedule "

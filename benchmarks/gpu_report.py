@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from common import METHOD_NAMES, mean_std
+from common import METHOD_NAMES, mean_std, sound_convention
 
 FLOOR_SHAPE = (1_000_000, 1_000)
 FLOOR_TARGET = 2.0
@@ -244,9 +244,10 @@ TABLE_DATASETS = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
 
 def runner_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
     """The public-half rows of an image-runner results file (``benchmarks/image_runner.py``, e.g.
-    ``full_table_mnist.json``): the codec's ceiling once, then each generator at each epsilon."""
+    ``full_table_mnist.json``): the codec's ceiling once, then each generator at each epsilon; rows of the sound
+    convention only (``common.sound_convention``)."""
     rows: list[dict[str, Any]] = []
-    for index, row in enumerate(payload["rows"]):
+    for index, row in enumerate(row for row in payload["rows"] if sound_convention(row)):
         refiner = f", refiner {row['refiner_epochs']} epochs" if row.get("refiner_epochs") else ""
         public = f"{row['public']}: {row['codec']}{refiner}"
         if index == 0 and row.get("ceiling"):

@@ -50,7 +50,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from common import DELTA, RESULTS, environment, finite_or_text, read_config
+from common import DELTA, RESULTS, environment, finite_or_text, read_config, sound_convention
 from image_results import RELEASE_DEFAULTS, markdown, merge_rows, pixels_of, replace_row, write
 from paper_protocol import SampleGrids, fid_cas_figure, method_label, paper_noise_multiplier
 from baselines.dpsgd_gan import DPSGDGAN
@@ -158,8 +158,8 @@ class FlowChoice:
         return not self.generators or generator in self.generators
 
     def epsilons_of(self, epsilons: list[float]) -> list[float]:
-        """Those of ``epsilons`` the setting runs at (the paper's convention: the finite ones; at inf no noise is
-        added and both conventions are the same row)."""
+        """Those of ``epsilons`` the setting runs at (the paper's and the noiseless conventions: the finite ones; at
+        inf no noise is added and every convention is the sound row)."""
         return [epsilon for epsilon in epsilons if (not self.epsilons or epsilon in self.epsilons)
                 and (self.convention == "sound" or math.isfinite(epsilon))]  # at inf every convention is the sound row
 
@@ -284,6 +284,9 @@ def check_setting(grid: ImageGrid, choice: FlowChoice) -> None:
         raise ValueError(f"setting {choice}: epsilons must be positive, got {list(choice.epsilons)}.")
     if choice.reuse not in ("pooled", "once") or choice.convention not in ("sound", "paper", "noiseless"):
         raise ValueError(f"setting {choice}: reuse is 'pooled' or 'once', convention 'sound', 'paper' or 'noiseless'.")
+    if choice.convention == "noiseless" and grid.split != "validation":
+        raise ValueError(f"setting {choice}: the noiseless convention (not private) is a diagnostic for validation "
+                         "grids; a test grid's rows are reported as private.")
     if choice.convention == "noiseless" and "dpsgd_gan" in grid.generators and choice == grid.settings[0]:
         raise ValueError(f"setting {choice}: the noiseless convention is the flows' diagnostic; the DP-SGD GAN runs "
                          "beside the grid's first setting, so put another setting first.")
@@ -347,7 +350,7 @@ def select_settings(
         if row["codec"] in specs and key in row["epsilons"] and row["samples"] == samples
         and row.get("generator", "dpswflow") in generators and row.get("neighbouring", "replace_one") in neighbourings
         and row.get("pixels", pixels_of(row["codec"], written_before=True)) == pixels_of(row["codec"])
-        and (row.get("setting") or {}).get("convention", "sound") == "sound"  # the paper's rows spend a larger epsilon
+        and sound_convention(row)  # the paper's rows spend a larger epsilon, noiseless rows are not private
     ]
     if not scored:
         raise ValueError(f"the validation results hold no row of codecs {list(specs)} at epsilon {key} with {samples} "

@@ -176,7 +176,7 @@ def paper_table(payload: dict[str, Any]) -> str:
     for generator, paper in PAPER_FID[payload["dataset"]].items():
         convention = find(generator, release="projected", convention="paper")
         scheme = find(generator, release="projected", reuse="once", convention="sound")
-        default = find(generator, release="projected_histogram")
+        default = find(generator, release="projected_histogram", convention="sound")
         for key, paper_fid in zip(PAPER_EPSILONS, paper):
             cell = convention["epsilons"].get(key) if convention is not None else None
             shown = "-" if cell is None else f"{fid(convention, key)} (epsilon = {cell['reported_epsilon']:.3g})"

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from common import METHOD_NAMES, RESULTS, refiner_weight_in
+from common import METHOD_NAMES, RESULTS, refiner_weight_in, sound_convention
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
@@ -53,7 +53,7 @@ def image_headline(payload: dict[str, Any]) -> str:
     ``codecs_mnist_test``): the public-half autoencoder with its refiner, both generators and adjacencies, and the
     private codec with no public data, chosen on the validation split at each epsilon. Only rows of the configs at
     their own sizes: a quick check with ``--set`` overrides, or rows of another size, stay in the full table."""
-    rows = [row for row in payload["rows"] if row.get("samples") == 10000 and not row.get("overrides")]
+    rows = [row for row in payload["rows"] if row.get("samples") == 10000 and not row.get("overrides") and sound_convention(row)]
     rows = sorted(rows, key=lambda row: not row["codec"].startswith("ae:"))
     lines = ["| public data | codec | generator | adjacency | ceiling | epsilon 10 | epsilon 1 |",
              "|---|---|---|---|---:|---:|---:|"]
@@ -154,7 +154,8 @@ def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path]) -> st
     chosen_on = "the validation split" if dataset == "mnist" else "MNIST's validation split (not FashionMNIST's)"
     linear = {(row["method"], float(row["epsilon"])): row for row in gpu_rows(dataset, gpu_folders)
               if row["public"].startswith("none")}
-    rows = [row for row in payload["rows"] if row.get("samples") == 10000 and row.get("private_images") is None]
+    rows = [row for row in payload["rows"]
+            if row.get("samples") == 10000 and row.get("private_images") is None and sound_convention(row)]
     lines = ["| public data | codec | method | flow (L, G, steps), decode t | epsilon | FID | CAS MLP / CNN | codec alone (ceiling) | "
              "linear codec, same epsilon: FID, CAS | device | seconds (codec + fit + sample) |",
              "|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]

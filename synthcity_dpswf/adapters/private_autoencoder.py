@@ -51,7 +51,7 @@ class PrivateAutoencoderSettings:
     is hashed from.
 
     The defaults are those every measured row ran with (``dpae:32:16:5`` in the image benchmarks; docs/flows.md facts
-    93, 136 and 142 to 145): latent 32, width 16, 5 expected epochs, batch 512, clip 1, Adam at 2e-3, each of latent,
+    93, 136, 142, 144 and 145): latent 32, width 16, 5 expected epochs, batch 512, clip 1, Adam at 2e-3, each of latent,
     batch, clip and budget share chosen on a validation split; a wider codec or more epochs would take the training
     beyond issue 45's 20 minutes on 2 cores (``benchmarks/dpsgd_codec_speed.py``)."""
 

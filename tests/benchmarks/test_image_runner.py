@@ -429,8 +429,13 @@ def test_a_noiseless_row_fits_the_flow_without_noise_through_the_private_codec_a
     training = load_mnist(shared_dir / "data", train=True)
     monkeypatch.setitem(image_runner.IMAGE_LOADERS, "mnist",
                         lambda root, train=True, download=False: (training[0][:6000], training[1][:6000]))
-    monkeypatch.setattr(image_runner, "score", lambda grid, scoring, generated, labels, device: {"mlp": 0.5, "cnn": 0.5})
     fitted: list[float | None] = []
+
+    def scored(grid: ImageGrid, scoring: object, generated: torch.Tensor, labels: torch.Tensor, device: str) -> dict[str, float]:
+        best = 0.9 if fitted and fitted[-1] == math.inf else 0.5  # the noiseless flow would win a choice by CAS
+        return {"mlp": best, "cnn": best}
+
+    monkeypatch.setattr(image_runner, "score", scored)
     fit = image_runner.SlicedGenerator.fit
 
     def recorded(self, records, epsilon, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -445,10 +450,13 @@ def test_a_noiseless_row_fits_the_flow_without_noise_through_the_private_codec_a
     sound, noiseless = rows
     assert set(sound["epsilons"]) == {"10.0", "inf"} and set(noiseless["epsilons"]) == {"10.0"}  # at inf: the sound row
     cell = noiseless["epsilons"]["10.0"]
-    assert cell["reported_epsilon"] == "inf" and cell["flow_noise"] == "none" and "codec" in cell  # the codec still paid
+    assert cell["reported_epsilon"] == "inf" and cell["flow_noise"] == "none" and cell["mlp"] == 0.9
+    assert cell["codec"] == sound["epsilons"]["10.0"]["codec"]  # the codec released at its share of 10, as the sound row's
     assert sound["epsilons"]["10.0"]["reported_epsilon"] == pytest.approx(10.0, rel=1e-6)
     assert fitted == [None, None, math.inf]  # the sound cells by their release plan's noise, the noiseless at inf
     assert "flow without noise (not private)" in (tmp_path / "noiseless.md").read_text()
     spec, choice, _ = select_settings(json.loads((tmp_path / "noiseless.json").read_text()), ("pca:8",), 10.0, "mnist",
                                       200, ("dpswflow",), ("replace_one",))
-    assert choice.convention == "sound"
+    assert choice.convention == "sound"  # the noiseless row's higher CAS is never a test grid's choice
+    with pytest.raises(ValueError, match="diagnostic for validation"):
+        dataclasses.replace(grid, split="test")
