@@ -52,8 +52,9 @@ class PrivateAutoencoderSettings:
 
     The defaults are those every measured row ran with (``dpae:32:16:5`` in the image benchmarks; docs/flows.md facts
     93, 136, 142, 144 and 145): latent 32, width 16, 5 expected epochs, batch 512, clip 1, Adam at 2e-3, each of latent,
-    batch, clip and budget share chosen on a validation split; a wider codec or more epochs would take the training
-    beyond issue 45's 20 minutes on 2 cores (``benchmarks/dpsgd_codec_speed.py``)."""
+    batch, clip and budget share chosen on a validation split; its training on MNIST's 55,000 validation images takes
+    a projected 675 s on 2 quiet cores (``benchmarks/dpsgd_codec_speed.py``), so twice the epochs or the width would
+    pass issue 45's budget of 20 minutes."""
 
     latent_dim: int = 32
     width: int = 16
