@@ -145,15 +145,20 @@ def gpu_table_headline(folders: list[Path]) -> str:
     return text
 
 
-def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path]) -> str:
+def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path], cpu_folders: tuple[Path, ...] = ()) -> str:
     """No public data, on the CPU: the DP-SGD codec's test rows (``dpsgd_codec_<dataset>_test``: its share of the
-    budget chosen on the validation split) beside the linear codec's at equal epsilon and method (the GPU table's
-    no-public-data rows, FID on the same 10,000 vs 10,000 protocol). Full-size rows only (10,000 samples, every
-    private image). Another dataset than MNIST takes MNIST's validation choice (its config says so)."""
+    budget chosen on the validation split) beside the linear codec's at equal epsilon and method: the GPU table's
+    no-public-data rows, and the same command's rows run on the CPU (``cpu_folders``, laid out as the GPU folders:
+    the epsilons the GPU table has none of), FID on the same 10,000 vs 10,000 protocol. A GPU row wins where both
+    have one. Full-size rows only (10,000 samples, every private image). Another dataset than MNIST takes MNIST's
+    validation choice (its config says so)."""
     dataset = payload["dataset"]
     chosen_on = "the validation split" if dataset == "mnist" else "MNIST's validation split (not FashionMNIST's)"
-    linear = {(row["method"], float(row["epsilon"])): row for row in gpu_rows(dataset, gpu_folders)
-              if row["public"].startswith("none")}
+    gpu_linear = {(row["method"], float(row["epsilon"])): row for row in gpu_rows(dataset, gpu_folders)
+                  if row["public"].startswith("none")}
+    cpu_linear = {key: row for row in gpu_rows(dataset, list(cpu_folders)) if row["public"].startswith("none")
+                  and (key := (row["method"], float(row["epsilon"]))) not in gpu_linear}
+    linear = gpu_linear | cpu_linear
     rows = [row for row in payload["rows"]
             if row.get("samples") == 10000 and row.get("private_images") is None and sound_convention(row)]
     lines = ["| public data | codec | method | flow (L, G, steps), decode t | epsilon | FID | CAS MLP / CNN | codec alone (ceiling) | "
@@ -179,6 +184,7 @@ def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path]) -> st
                      f"{cell['mlp']:.1%} / {cell['cnn']:.1%} | "
                      + (f"{ceiling['mlp']:.1%} / {ceiling['cnn']:.1%}" if ceiling else "-")
                      + f" | {beside} | {row.get('device', 'cpu')} | {seconds:.0f} |")
+    cpu_epsilons = [f"{epsilon:g}" for epsilon in sorted({epsilon for _, epsilon in cpu_linear}, reverse=True)]
     return (
         f"**Images without public data, a codec trained by DP-SGD on the CPU, {DATASET_NAMES[dataset]} test set, "
         "replace-one, delta = 1e-5**: a convolutional autoencoder trained on the private images by DP-SGD "
@@ -189,7 +195,9 @@ def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path]) -> st
         "wall seconds on 2 CPU cores shared with other jobs; FID on 10,000 "
         "generated vs the 10,000 test images where measured, CAS of classifiers trained on 10,000 generated pairs. "
         "Beside each row, the linear private codec's (`private-pca`) at the same epsilon and method from the GPU table "
-        f"above. Full table: `benchmarks/results/{payload['name']}.md`.\n\n" + "\n".join(lines) + "\n"
+        "above" + (f" (epsilon {', '.join(cpu_epsilons)}: the same command on a CPU, "
+                   + ", ".join(f"`benchmarks/results/{folder.name}/`" for folder in cpu_folders) + ")" if cpu_epsilons else "")
+        + f". Full table: `benchmarks/results/{payload['name']}.md`.\n\n" + "\n".join(lines) + "\n"
     )
 
 
@@ -484,8 +492,9 @@ def headline() -> str:
     gpu_folders = [RESULTS / name for name in ("gpu_table", "gpu_private") if (RESULTS / name / "env.json").exists()]
     if gpu_folders and (gpu_folders[0] / "table_mnist").is_dir():
         parts.append(gpu_table_headline(gpu_folders))
+    cpu_folders = (RESULTS / "cpu_private",) if (RESULTS / "cpu_private").is_dir() else ()
     for dpsgd in sorted(RESULTS.glob("dpsgd_codec_*_test.json")):
-        parts.append(dpsgd_codec_headline(json.loads(dpsgd.read_text()), gpu_folders))
+        parts.append(dpsgd_codec_headline(json.loads(dpsgd.read_text()), gpu_folders, cpu_folders))
     cli_fid = sorted(RESULTS.glob("dpswf_images_*_fid10k.json"))
     if cli_fid:
         parts.append(cli_fid_headline(cli_fid))

@@ -55,6 +55,27 @@ def test_the_fid_table_names_each_run_s_adjacency_and_delta(tmp_path: Path) -> N
     assert "| public half (refiner at weight 0.2, last weights) | DPSWflow-r |" in table
 
 
+def test_the_dpsgd_table_takes_the_linear_codec_s_cpu_rows_where_the_gpu_table_has_none(tmp_path: Path) -> None:
+    import json
+
+    payload = json.loads((ROOT / "benchmarks" / "results" / "dpsgd_codec_mnist_test.json").read_text())
+    gpu = [ROOT / "benchmarks" / "results" / "gpu_table", ROOT / "benchmarks" / "results" / "gpu_private"]
+    private = tmp_path / "cpu_private" / "table_mnist" / "private"
+    private.mkdir(parents=True)
+    for epsilon, fid in ((5.0, 77.7), (10.0, 11.1)):  # a GPU row at epsilon 10 wins over the CPU's
+        (private / f"results_mnist_dpswflow_eps{epsilon:g}.json").write_text(json.dumps({
+            "config": {"generator": "dpswflow", "epsilon": epsilon}, "epsilon": epsilon, "fid": fid,
+            "cas": {"mlp": 0.9, "cnn": 0.925}, "seconds": {"fit": 1.0}}))
+    table = report.dpsgd_codec_headline(payload, gpu, (tmp_path / "cpu_private",))
+    rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| no public data")]
+    beside = {(row[2], row[4]): row[8] for row in rows}
+    assert beside[("DPSWflow", "5")] == "77.7, 90.0% / 92.5%"
+    assert beside[("DPSWflow", "10")] == "122.8, 92.2% / 94.3%"  # the GPU table's
+    assert beside[("DPSWflow-r", "5")] == "-"  # no row of that method at epsilon 5
+    assert "(epsilon 5: the same command on a CPU, `benchmarks/results/cpu_private/`)" in table
+    assert "epsilon 5" not in report.dpsgd_codec_headline(payload, gpu).split("Full table")[0].split("Beside")[1]
+
+
 NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+|\d+\.\d+)%?")
 """A measured number as the docs write it: a decimal (``0.219``, ``92.8%``) or a count grouped by commas (``38,394``)."""
 DOCS = (README, ROOT / "docs" / "guide.md", ROOT / "docs" / "flows.md")
