@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from common import METHOD_NAMES, RESULTS, refiner_weight_in, sound_convention
@@ -89,9 +90,9 @@ def image_headline(payload: dict[str, Any]) -> str:
 METHOD_ORDER = ("DPSWflow", "DPSWflow-r", "DPSWgen", "DP-SGD GAN")
 
 
-def gpu_rows(dataset: str, folders: list[Path]) -> list[dict[str, Any]]:
-    """The generator rows of ``table_<dataset>/`` in each GPU results folder (the table stage's, then the private
-    stage's), a codec's ceiling left out: public-half rows first, then no public data, each by epsilon (10 before 1)
+def gpu_rows(dataset: str, folders: Sequence[Path]) -> list[dict[str, Any]]:
+    """The generator rows of ``table_<dataset>/`` in each results folder laid out as ``benchmarks/gpu.sh`` writes
+    them (the table stage's, then the private stage's), a codec's ceiling left out: public-half rows first, then no public data, each by epsilon (10 before 1)
     and method."""
     from gpu_report import table_rows
 
@@ -145,20 +146,23 @@ def gpu_table_headline(folders: list[Path]) -> str:
     return text
 
 
-def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path], cpu_folders: tuple[Path, ...] = ()) -> str:
+def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: Sequence[Path], cpu_folders: Sequence[Path] = ()) -> str:
     """No public data, on the CPU: the DP-SGD codec's test rows (``dpsgd_codec_<dataset>_test``: its share of the
     budget chosen on the validation split) beside the linear codec's at equal epsilon and method: the GPU table's
-    no-public-data rows, and the same command's rows run on the CPU (``cpu_folders``, laid out as the GPU folders:
-    the epsilons the GPU table has none of), FID on the same 10,000 vs 10,000 protocol. A GPU row wins where both
-    have one. Full-size rows only (10,000 samples, every private image). Another dataset than MNIST takes MNIST's
-    validation choice (its config says so)."""
+    no-public-data rows, and for the (method, epsilon) pairs the GPU folders have none of, the same command's rows run
+    on a CPU (``cpu_folders``, laid out as the GPU folders), FID on the same 10,000 vs 10,000 protocol. Full-size rows
+    only (10,000 samples, every private image). Another dataset than MNIST takes MNIST's validation choice (its config
+    says so)."""
     dataset = payload["dataset"]
     chosen_on = "the validation split" if dataset == "mnist" else "MNIST's validation split (not FashionMNIST's)"
-    gpu_linear = {(row["method"], float(row["epsilon"])): row for row in gpu_rows(dataset, gpu_folders)
-                  if row["public"].startswith("none")}
-    cpu_linear = {key: row for row in gpu_rows(dataset, list(cpu_folders)) if row["public"].startswith("none")
-                  and (key := (row["method"], float(row["epsilon"]))) not in gpu_linear}
-    linear = gpu_linear | cpu_linear
+    linear = {(row["method"], float(row["epsilon"])): row for row in gpu_rows(dataset, gpu_folders)
+              if row["public"].startswith("none")}
+    from_cpu: set[tuple[str, float]] = set()
+    for row in gpu_rows(dataset, cpu_folders):
+        key = (row["method"], float(row["epsilon"]))
+        if row["public"].startswith("none") and key not in linear:
+            linear[key] = row
+            from_cpu.add(key)
     rows = [row for row in payload["rows"]
             if row.get("samples") == 10000 and row.get("private_images") is None and sound_convention(row)]
     lines = ["| public data | codec | method | flow (L, G, steps), decode t | epsilon | FID | CAS MLP / CNN | codec alone (ceiling) | "
@@ -166,11 +170,14 @@ def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path], cpu_f
              "|---|---|---|---|---:|---:|---:|---:|---:|---|---:|"]
     cells = sorted(((row, float(key), cell) for row in rows for key, cell in row["epsilons"].items()),
                    key=lambda item: (-item[1], METHOD_ORDER.index(METHOD_NAMES[item[0]["generator"]])))
+    cpu_epsilons: set[float] = set()  # the epsilons of the CPU rows shown beside a DP-SGD row
     for row, epsilon, cell in cells:
         method = METHOD_NAMES[row["generator"]]
         fid = "-" if cell.get("fid") is None else f"{cell['fid']:.1f}"
         ceiling = cell.get("ceiling") or {}
         other = linear.get((method, epsilon))
+        if (method, epsilon) in from_cpu:
+            cpu_epsilons.add(epsilon)
         beside = "-" if other is None else (
             f"{'-' if other['fid'] is None else format(other['fid'], '.1f')}, "
             f"{100 * other['cas_mlp']:.1f}% / {100 * other['cas_cnn']:.1f}%")
@@ -184,7 +191,6 @@ def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path], cpu_f
                      f"{cell['mlp']:.1%} / {cell['cnn']:.1%} | "
                      + (f"{ceiling['mlp']:.1%} / {ceiling['cnn']:.1%}" if ceiling else "-")
                      + f" | {beside} | {row.get('device', 'cpu')} | {seconds:.0f} |")
-    cpu_epsilons = [f"{epsilon:g}" for epsilon in sorted({epsilon for _, epsilon in cpu_linear}, reverse=True)]
     return (
         f"**Images without public data, a codec trained by DP-SGD on the CPU, {DATASET_NAMES[dataset]} test set, "
         "replace-one, delta = 1e-5**: a convolutional autoencoder trained on the private images by DP-SGD "
@@ -195,7 +201,8 @@ def dpsgd_codec_headline(payload: dict[str, Any], gpu_folders: list[Path], cpu_f
         "wall seconds on 2 CPU cores shared with other jobs; FID on 10,000 "
         "generated vs the 10,000 test images where measured, CAS of classifiers trained on 10,000 generated pairs. "
         "Beside each row, the linear private codec's (`private-pca`) at the same epsilon and method from the GPU table "
-        "above" + (f" (epsilon {', '.join(cpu_epsilons)}: the same command on a CPU, "
+        "above" + (f" (epsilon {', '.join(f'{epsilon:g}' for epsilon in sorted(cpu_epsilons, reverse=True))}: the same "
+                   "command on a CPU, "
                    + ", ".join(f"`benchmarks/results/{folder.name}/`" for folder in cpu_folders) + ")" if cpu_epsilons else "")
         + f". Full table: `benchmarks/results/{payload['name']}.md`.\n\n" + "\n".join(lines) + "\n"
     )
