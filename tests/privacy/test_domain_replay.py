@@ -428,6 +428,8 @@ def replayed(name: str) -> tuple[DomainRelease, DomainRelease, Seam, Seam]:
 
 @pytest.mark.parametrize("name", list(BY_NAME))
 def test_a_neighbour_on_the_same_released_counts_gets_the_same_domain(name: str) -> None:
+    """The case's neighbour, its noise replayed from the table's release (module docstring), gets the same release in
+    every field: a real neighbour (some exact count differs), whose table published no key the neighbour lacks."""
     first, second, seam, neighbour = replayed(name)
     assert any(drawn.counts != again.counts or drawn.keys != again.keys
                for drawn, again in zip(seam.draws, neighbour.draws))  # the exact counts differ: a real neighbour
@@ -445,7 +447,7 @@ def test_the_cases_reach_every_rule_the_release_has() -> None:
     assert {value for domain in releases for value in domain.placed.values()} == {True, False}
     assert {value for domain in releases for value in domain.located.values()} == {True, False}
     assert {kind for domain in releases for kind in domain.kinds.values()} == {"integer", "float", "categorical"}
-    one_sided = set()  # (stage, whether the key is D's): keys of one table only
+    one_sided: set[tuple[str, bool]] = set()  # (stage, whether the key is D's): keys of one table only
     for name in BY_NAME:
         _, _, seam, neighbour = replayed(name)
         for drawn, again in zip(seam.draws, neighbour.draws):
