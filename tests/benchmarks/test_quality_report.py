@@ -124,3 +124,24 @@ def test_the_markdown_shows_every_column_of_the_suite_in_its_own_cell(metrics: Q
     cells = [len(line.replace(r"\|", "").split("|")) for line in lines]
     assert len(set(cells)) == 1, lines
     assert "| privbayes | read from data (synthcity's fit, not paid for) |" in lines[3]
+
+
+@pytest.mark.parametrize("name", ["fair_3k", "computers_3k", "credit_card", "credit_data", "hmda", "mlc_churn"])
+def test_the_small_tables_load_offline_with_a_schema_that_holds_their_training_rows(name: str) -> None:
+    """Each small table (the Adult ones need the data root) has its target column, no ``rownames``, and a declared
+    schema that names every column and holds every training value (missing ones where it allows them)."""
+    from tables import holdout_split, load_table
+
+    table = load_table(name, None)
+    assert table.target.column in table.frame and "rownames" not in table.frame
+    train, _ = holdout_split(table.frame, 0)
+    schema = table.schema(train)
+    assert list(schema) == list(train.columns)
+    for column, entry in schema.items():
+        values = train[column]
+        assert entry.get("missing", False) or values.notna().all(), column
+        known = values.dropna()
+        if entry["type"] == "numeric":
+            assert known.between(entry["low"], entry["high"]).all(), column
+        else:
+            assert known.isin(entry["categories"]).all(), column
