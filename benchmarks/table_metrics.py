@@ -41,7 +41,9 @@ same way (TSTR trained on the real training split).
                   the 3 pairs of numerical columns (``column_kind``) with the largest real |Pearson r| on the
                   training split (``top_pairs``: each pair's names, its real and its synthetic r, on the rows where
                   both are numbers); the largest |real - synthetic| of the three. A synthetic r is NaN where a
-                  column is constant or empty; then the summary is NaN too, with the pair in ``quality_note``
+                  column is constant or empty; then the summary is NaN too, with the pair in ``quality_note``; so
+                  is it, with the reason, where a table has fewer than two numerical columns (fair: its ages and
+                  years are coded)
   coded share     per coded column (a number with at most ``CODED_LEVELS`` distinct real values: income brackets,
                   size classes, rates such as 3.2 and 10.6), the share of the generated entries that equal one of
                   the real column's values (as floats, within 1e-9 relative; missing entries out of numerator and
@@ -501,7 +503,7 @@ class QualityReportMetrics(QuantileCellMetrics):
 
     def correlations(self, frame: pd.DataFrame) -> dict[str, Any]:
         """The strongest real pairs' real and synthetic correlations (``top_pairs``) and the largest |real -
-        synthetic| of them (``worst_corr_gap``: NaN without a pair, or where a synthetic r is NaN, said under
+        synthetic| of them (``worst_corr_gap``: NaN without a pair, or where a synthetic r is NaN; either said under
         ``QUALITY_NOTE``)."""
         frame = self.aligned(frame)
         pairs = [{"columns": [first, second], "real": real,
@@ -513,6 +515,9 @@ class QualityReportMetrics(QuantileCellMetrics):
         if undefined:
             out[QUALITY_NOTE] = "no synthetic correlation (a constant or empty column) for " + ", ".join(
                 f"{first} / {second}" for first, second in undefined)
+        if not pairs:
+            out[QUALITY_NOTE] = (f"no pair of numerical columns (numbers with more than {CODED_LEVELS} distinct values) "
+                                 "in the real training split")
         return out
 
     def coded_shares(self, frame: pd.DataFrame) -> dict[str, Any]:

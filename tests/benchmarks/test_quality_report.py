@@ -108,6 +108,9 @@ def test_the_coded_share_counts_real_values_and_the_precision_share_counts_decim
     assert result["precision"]["rate"] == {"real_decimals": 1, "share": 0.0} and result["precision_share"] == 0.0
     without = QualityReportMetrics(metrics.train[["x", "y", "colour"]], Target("y", 0.0, "y > 0"), 0)
     assert math.isnan(without.coded_shares(metrics.test)["coded_share"])  # "-": no coded column
+    alone = QualityReportMetrics(metrics.train[["x", "rate"]], Target("x", 0.0, "x > 0"), 0)
+    assert math.isnan(alone.correlations(metrics.test)["worst_corr_gap"])  # "-": no numerical pair, and why
+    assert "no pair of numerical columns" in alone.correlations(metrics.test)[QUALITY_NOTE]
 
 
 def test_the_markdown_shows_every_column_of_the_suite_in_its_own_cell(metrics: QualityReportMetrics) -> None:
