@@ -245,6 +245,11 @@ def _atom_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, tuple[
 
 
 @in_partition
+def _decimal_counts(part: pd.DataFrame, table: list[str], columns: list[str]) -> dict[str, np.ndarray]:
+    return FrameCounts(checked(part, table)).decimal_counts(columns)
+
+
+@in_partition
 def _encodes(part: pd.DataFrame, table: list[str], codec: MarginalTableCodec) -> bool:
     codec.encode(checked(part, table))
     return True
@@ -303,6 +308,9 @@ class DaskCounts:
 
     def atom_counts(self, plan: Mapping[str, tuple[float, float]]) -> dict[str, dict[float, int]]:
         return self._sum(self._each(_atom_counts, dict(plan)), merge_atoms)
+
+    def decimal_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
+        return self._sum(self._each(_decimal_counts, list(columns)), merge_arrays)
 
     def n_rows(self) -> int:
         """n, the partitions' row counts summed (one column read): public under replace-one only (under add/remove

@@ -126,18 +126,45 @@ ATOM_DIGITS = 4
 """A float column's numbers with at most this many significant decimal digits are counted by exact value (the DP
 domain's stage 4, its atoms: privacy.md, "The DP domain"): coded floats such as 17.5, 22, 0.31 or 3.95 are, a
 measured float such as 0.123456789 is not. A per-record test of the value alone."""
-
-
 def atom_mask(numbers: np.ndarray, digits: int = ATOM_DIGITS) -> np.ndarray:
-    """Which finite ``numbers`` have at most ``digits`` significant decimal digits: the number equals itself rounded
-    to that many (0 does); a test of each value alone."""
+    """Which finite ``numbers`` are counted by exact value (stage 4), a test of each value alone: a number with at most
+    ``digits`` significant digits (it equals itself rounded to that many; 0 does), or the single-precision image of
+    such a number (3.200000047683716, the float32 3.2 a table stored in float32 and read back as float64 holds)."""
+    numbers = np.asarray(numbers, dtype=float)
     with np.errstate(all="ignore"):
         magnitude = np.abs(numbers)
         exponent = np.floor(np.log10(np.where(magnitude > 0, magnitude, 1.0)))
         places = digits - 1 - exponent  # decimal places kept (negative: tens, hundreds, ...)
         scale = 10.0 ** np.abs(places)
         rounded = np.where(places >= 0, np.round(numbers * scale) / scale, np.round(numbers / scale) * scale)
-        return (rounded == numbers) | (numbers == 0)
+        short = (rounded == numbers) | (numbers == 0)
+        return short | (rounded.astype(np.float32).astype(np.float64) == numbers)
+
+
+MAX_DECIMALS = 10
+"""The precision partition (the DP domain's stage 4, privacy.md) tells apart numbers of 0 to this many decimals; a
+number with more is in its last cell. Ten: a ratio printed to seven significant digits (0.0001090909) still has a
+cell of its own, so its column is rounded where it ends rather than left at 17 digits."""
+DECIMAL_CELLS = 2 * MAX_DECIMALS + 2
+"""The precision partition's cells: d = 0..``MAX_DECIMALS`` decimals exactly (cells 0..10), the single-precision
+image of a number of d = 1..``MAX_DECIMALS`` decimals (cells 11..20: 3.200000047683716 is float32's 3.2), more
+decimals (cell 21)."""
+
+
+def decimal_cells(numbers: np.ndarray) -> np.ndarray:
+    """Each finite number's cell of the precision partition (``DECIMAL_CELLS``), a test of the value alone: the fewest
+    d <= ``MAX_DECIMALS`` with round(x, d) within two units in the last place of x (cell d: 0.30000000000000004, the
+    sum 0.1 + 0.2, has one decimal); else the fewest d with float32(round(x, d)) == x (cell ``MAX_DECIMALS`` + d); else
+    the last cell."""
+    numbers = np.asarray(numbers, dtype=float)
+    cells = np.full(len(numbers), DECIMAL_CELLS - 1, dtype=np.int64)
+    with np.errstate(all="ignore"):
+        for places in range(MAX_DECIMALS, 0, -1):  # the fewest decimals win: written last
+            cells[np.round(numbers, places).astype(np.float32).astype(np.float64) == numbers] = MAX_DECIMALS + places
+        for places in range(MAX_DECIMALS, -1, -1):
+            near = np.abs(np.round(numbers, places) - numbers) <= 2 * np.spacing(np.abs(numbers))
+            cells[near] = places  # a decimal is never counted as an image
+    return cells
 
 
 def numbers_of(values: pd.Series) -> np.ndarray:
@@ -178,8 +205,11 @@ class TableCounts(Protocol):
         """Stage 3, per column of ``plan``: its numbers clipped into the edges' range, counted in their cells."""
 
     def atom_counts(self, plan: Mapping[str, tuple[float, float]]) -> dict[str, dict[float, int]]:
-        """Stage 4, per column of ``plan``: its numbers inside the range ``(low, high)`` with at most ``ATOM_DIGITS``
-        significant digits (``atom_mask``), counted by exact value (keys in increasing order)."""
+        """Stage 4, per column of ``plan``: its numbers inside the range ``(low, high)`` that ``atom_mask`` counts,
+        counted by exact value (keys in increasing order)."""
+
+    def decimal_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
+        """Stage 4's precision partition, per column: its numbers counted by ``decimal_cells``."""
 
 
 class FrameCounts:
@@ -235,3 +265,7 @@ class FrameCounts:
             values, found = np.unique(inside[atom_mask(inside)] + 0.0, return_counts=True)  # + 0.0: -0.0 is 0.0
             counts[column] = {float(value): int(count) for value, count in zip(values, found)}
         return counts
+
+    def decimal_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
+        return {column: np.bincount(decimal_cells(numbers_of(self.frame[column])), minlength=DECIMAL_CELLS).astype(np.int64)
+                for column in columns}

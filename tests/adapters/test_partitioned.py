@@ -71,6 +71,8 @@ def test_the_domain_counts_equal_the_in_memory_ones_whatever_the_partitioning(cu
         ranges = {"age": (18.0, 89.0), "income": (0.0, 2e5)}  # stage 4: counts by exact value, in increasing order
         for column, counts in memory.atom_counts(ranges).items():
             assert list(spread.atom_counts(ranges)[column].items()) == list(counts.items()), column
+        for column, counts in memory.decimal_counts(["age", "income"]).items():  # stage 4's precision partition
+            assert np.array_equal(spread.decimal_counts(["age", "income"])[column], counts), column
         assert spread.n_rows() == len(frame)
 
 
