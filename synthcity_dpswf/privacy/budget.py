@@ -282,7 +282,8 @@ def default_domain_share(
     - Else the smallest of ``SHARES`` at which a category and a float column's atom each holding 10% of the rows are
       published with probability 95% (``privacy.domain.rows_needed``; an atom needs ``ATOM_NOISE_RATIO`` times a
       category's rows) when half the undeclared columns are categorical and the other half float (their kinds are
-      private until released); the largest if none is. The atoms are asked for because where coded floats are most
+      private until released; each float column with its atoms and precision partition: stage 4 of privacy.md,
+      "The DP domain"); the largest if none is. The atoms are asked for because where coded floats are most
       of a table (fair), the share that publishes its categories leaves its frequent float values unpublished and
       its no-schema 2-way TV worse than the larger share that publishes both (``benchmarks/domain_share.py``,
       ``benchmarks/results/domain_share.md``; docs/flows.md, "Coded floats: a float column's atoms").
@@ -298,7 +299,8 @@ def default_domain_share(
     budget = Budget(epsilon, delta, neighbouring)
     for share in SHARES:
         domain = budget.domain_part(share)
-        needed = rows_needed(domain, categorical, numeric, n_histograms, neighbouring, n_atoms=numeric)
+        needed = rows_needed(domain, categorical, numeric, n_histograms, neighbouring, n_atoms=numeric,
+                             n_precision=numeric)
         if ATOM_NOISE_RATIO * needed <= 0.1 * n_records:
             return share
     return SHARES[-1]

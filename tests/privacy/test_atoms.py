@@ -16,7 +16,9 @@ from scipy.stats import norm
 from synthcity_dpswf.adapters.table_domain import NumericColumn, onto_atoms
 from synthcity_dpswf.privacy import analytic_gaussian_noise_multiplier, release_domain, secret_generator
 from synthcity_dpswf.privacy.counts import FrameCounts, atom_mask
-from synthcity_dpswf.privacy.domain.calibration import ATOM_NOISE_RATIO, HISTOGRAM_NOISE_RATIO, RANGE_NOISE_RATIO, TYPE_WEIGHT
+from synthcity_dpswf.privacy.domain.calibration import (
+    ATOM_NOISE_RATIO, DECIMAL_NOISE_RATIO, HISTOGRAM_NOISE_RATIO, RANGE_NOISE_RATIO, TYPE_WEIGHT,
+)
 
 
 def test_numbers_with_at_most_four_significant_digits_are_counted_by_value() -> None:
@@ -38,13 +40,14 @@ def test_atom_counts_are_exact_values_inside_the_range_in_increasing_order() -> 
 
 
 def test_the_key_threshold_counts_categorical_and_float_columns_and_atoms_take_their_own_noise() -> None:
-    """s_c and tau recomputed from privacy.md's formulas: C_key = C_cat + C_atom = 2 partitions keyed by private values."""
+    """s_c and tau recomputed from privacy.md's formulas: C_key = C_cat + C_atom = 2 partitions keyed by private values;
+    the float column's precision partition (C_prec = 1) adds its own term."""
     epsilon, delta = 2.0, 1e-5
     frame = pd.DataFrame({"c": ["a"] * 150 + ["b"] * 150, "x": [17.5] * 200 + [22.25] * 100})
     release = release_domain(frame, epsilon, delta, secret_generator(3))
     assert release.kinds == {"c": "categorical", "x": "float"}
     z = analytic_gaussian_noise_multiplier(epsilon, delta / 2)
-    later = 1 + 1 / RANGE_NOISE_RATIO**2 + 1 / HISTOGRAM_NOISE_RATIO**2 + 1 / ATOM_NOISE_RATIO**2
+    later = 1 + 1 / RANGE_NOISE_RATIO**2 + 1 / HISTOGRAM_NOISE_RATIO**2 + 1 / ATOM_NOISE_RATIO**2 + 1 / DECIMAL_NOISE_RATIO**2
     category_std = z * math.sqrt(2 * (1 + TYPE_WEIGHT**2) * later)
     assert release.category_std == pytest.approx(category_std, rel=1e-9)
     eta = (delta / 2) / (2 * (1 + math.exp(epsilon)))

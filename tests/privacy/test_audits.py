@@ -32,6 +32,7 @@ from synthcity_dpswf.privacy import (
     sample_batch,
     secret_generator,
 )
+from synthcity_dpswf.privacy.counts import DECIMAL_CELLS
 from synthcity_dpswf.privacy.domain import calibration as domain_calibration, columns as domain_columns
 from synthcity_dpswf.privacy.domain import release as domain_release
 from synthcity_dpswf.privacy.audit import (
@@ -245,11 +246,12 @@ def test_dp_domain_type_bin_and_histogram_counts_pass_the_audit_and_fail_their_m
         types, counts, histogram = [], [], []
         for vectors, release in runs:
             low, high = release.bounds["x"]  # (-0.5, 8.5), now and then wider by a noise bin: 3 and 2 stay unit cells
+            # Three draws: type counts, bins and the value histogram (its overflow cells first and last).
             assert len(vectors) == 3 and release.kinds == {"x": "integer"} and low <= -0.5 and high >= 8.5
-            edges = np.asarray(release.histograms["x"][0])
+            zero = int(np.flatnonzero(vectors[2][0] == 20)[0])  # the histogram's cell of 0 (unit cells from there on)
             types.append(vectors[0][1][0] - vectors[0][1][1])  # integer minus float cell
             counts.append(vectors[1][1][cell(bins, 3)] - vectors[1][1][cell(bins, 2)])
-            histogram.append(vectors[2][1][cell(edges, 3)] - vectors[2][1][cell(edges, 2)])
+            histogram.append(vectors[2][1][zero + 3] - vectors[2][1][zero + 2])
         parts.append((np.array(types), np.array(counts), np.array(histogram)))
     # The canary attains the column's whole sensitivity: most of the claim is certified.
     audit_domain_parts(parts, mutation, 0.7)
@@ -395,9 +397,9 @@ def plugin_noise(name: str, domain: dict | None, monkeypatch: pytest.MonkeyPatch
         generator = plugin.generator_
         assert generator.pool_ is not None and generator.release == "marginal" and drawn
         domain_noise = claimed_domain_noise(drawn, releases[-1], plugin.domain_part_)
-        # The last vector drawn: the declared "c"'s atoms (stage 4), audited with the rest (with no schema, 40 rows
-        # rarely place "c" where its values are: its atom vector is then empty).
-        assert domain is None or len(drawn[-1][0]) > 0
+        # The last two vectors drawn: the declared "c"'s atoms and its precision partition (stage 4), audited with the
+        # rest (with no schema, 40 rows rarely place "c" where its values are: its atom vector is then empty).
+        assert domain is None or (len(drawn[-2][0]) > 0 and len(drawn[-1][0]) == DECIMAL_CELLS)
         records, pool = plugin.encoder_.encode(frame), generator.pool_
         assert len(batches) == pool.n_releases and all(len(batch) == len(frame) for batch in batches)  # q = 1 below 1,000 rows
         exact = torch.stack([generator.mechanism.statistic(records[batch], None) for batch in batches])
@@ -416,18 +418,21 @@ def claimed_domain_noise(
     drawn: list[tuple[np.ndarray, float]], release: domain_release.DomainRelease, part: object
 ) -> list[tuple[np.ndarray, float]]:
     """The domain's noise vectors (in the order the release draws them: type counts per typed column, then each
-    column's categories or bins, then the value histograms, then the float columns' atoms) each divided by the std
-    its stage's claim implies, with the separation sqrt(2) w / s a pair attains in it, squared."""
+    column's categories or bins, then the value histograms, then the float columns' atoms, then their precision
+    partitions) each divided by the std its stage's claim implies, with the separation sqrt(2) w / s a pair attains in
+    it, squared."""
     z = CLAIM_MULTIPLIER(part.epsilon, part.delta - part.threshold_delta)  # type: ignore[attr-defined]  # z_D, its own claim
     kinds = list(release.kinds.values())
     n_categorical = kinds.count("categorical")
     n_atoms = kinds.count("float") + sum(not integer for _, _, integer in release.declared.values())
+    n_precision = n_atoms  # the float columns, typed or declared
     s, s_c = domain_calibration.stage_noise(z, len(kinds), n_categorical, len(kinds) - n_categorical, len(release.declared),
-                                   "replace_one", n_atoms)
+                                   "replace_one", n_atoms, n_precision)
     stds = [s] * len(kinds)
     stds += [s_c if kind == "categorical" else domain_calibration.range_ratio(n_categorical) * s_c for kind in kinds]
     stds += [domain_calibration.HISTOGRAM_NOISE_RATIO * s_c] * (len(release.histograms))
     stds += [domain_calibration.ATOM_NOISE_RATIO * s_c] * n_atoms
+    stds += [domain_calibration.DECIMAL_NOISE_RATIO * s_c] * n_precision
     assert len(stds) == len(drawn)
     return [(noise / std, 2 * weight**2 / std**2) for (noise, weight), std in zip(drawn, stds)]
 
@@ -461,26 +466,33 @@ def audit_end_to_end(noise: np.ndarray, separation: float, claimed: float, mutat
 
 
 @pytest.mark.parametrize("mutation", ["sound", "noise halved", "sensitivity halved"])
-def test_dp_domain_atom_counts_pass_the_audit_with_their_bins_and_histogram_and_fail_their_mutants(
+def test_dp_domain_atom_and_precision_counts_pass_the_audit_with_their_bins_and_histogram_and_fail_their_mutants(
     mutation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A float column's canary, 17.5 or 40.5 (both counted by value, stage 4), moves one unit between two stage-2 bins,
-    two stage-3 cells and two atoms: the three parts together attain the whole sensitivity of stages 2 to 4."""
+    """A float column's canary, 17.5 or 40.25 (both counted by value, stage 4; one decimal against two), moves one unit
+    between two stage-2 bins, two stage-3 cells, two atoms and two cells of the precision partition: the four parts
+    together attain the whole sensitivity of stages 2 to 4 (the worst pair of the sensitivity lemma: one unit out of
+    one cell and into another in each partition of the column)."""
     mutate_the_domain(mutation, monkeypatch)
     bins = domain_columns.log_bin_edges()
     parts = []
-    for value in (17.5, 40.5):
-        runs = domain_vectors(pd.DataFrame({"x": [17.5] * 40 + [40.5] * 20 + [value]}), monkeypatch, DOMAIN_RUNS)
-        counts, histogram, atoms = [], [], []
+    for value in (17.5, 40.25):
+        runs = domain_vectors(pd.DataFrame({"x": [17.5] * 40 + [40.25] * 20 + [value]}), monkeypatch, DOMAIN_RUNS)
+        counts, histogram, atoms, decimals = [], [], [], []
         for vectors, release in runs:
             edges = np.asarray(release.histograms["x"][0])  # stage 3's cells: stage 2's range, before any trimming
-            assert len(vectors) == 4 and release.kinds == {"x": "float"} and edges[0] <= 16 and edges[-1] >= 64
-            assert list(vectors[3][0]) in ([41, 20], [40, 21])  # the atoms 17.5 and 40.5, in increasing order
-            counts.append(vectors[1][1][cell(bins, 17.5)] - vectors[1][1][cell(bins, 40.5)])
-            histogram.append(vectors[2][1][cell(edges, 17.5)] - vectors[2][1][cell(edges, 40.5)])
+            assert len(vectors) == 5 and release.kinds == {"x": "float"} and edges[0] <= 16 and edges[-1] >= 64
+            assert list(vectors[3][0]) in ([41, 20], [40, 21])  # the atoms 17.5 and 40.25, in increasing order
+            assert list(vectors[4][0][:3]) in ([0, 41, 20], [0, 40, 21])  # no, one and two decimals
+            held = np.flatnonzero(vectors[2][0])  # the two stage-3 cells (the overflow cells first and last: empty)
+            assert len(held) == 2
+            counts.append(vectors[1][1][cell(bins, 17.5)] - vectors[1][1][cell(bins, 40.25)])
+            histogram.append(vectors[2][1][held[0]] - vectors[2][1][held[1]])
             atoms.append(vectors[3][1][0] - vectors[3][1][1])
-        parts.append((np.array(counts), np.array(histogram), np.array(atoms)))
-    audit_domain_parts(parts, mutation, 0.6)  # stages 2 to 4 carry mu^2 / (1 + w^2) of the claim: most is certified
+            decimals.append(vectors[4][1][1] - vectors[4][1][2])
+        parts.append((np.array(counts), np.array(histogram), np.array(atoms), np.array(decimals)))
+    # Stages 2 to 4 carry mu^2 / (1 + w^2) of the claim, in four parts: most of it is certified.
+    audit_domain_parts(parts, mutation, 0.55)
 
 
 @pytest.mark.parametrize("mutation", ["sound", "threshold without its tail quantile"])
@@ -509,23 +521,33 @@ def test_dp_domain_publishes_an_atom_held_by_one_record_with_probability_at_most
     assert hits > 0  # the threshold is attained, not vacuous: about delta / (2 (1 + e)) of the runs
 
 
-@pytest.mark.parametrize("mutation", ["sound", "atoms' noise at s_c"])
-def test_dp_domain_atom_noise_has_the_std_its_calibration_claims(mutation: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The realised noise of the atom counts (released minus exact) over many releases, in units of the claimed
-    r_a s_c: std 1, where atoms drawn at s_c (the calibration still counting them at r_a) give 1 / r_a."""
+STAGE_FOUR = {"atoms": (3, "ATOM_NOISE_RATIO"), "precision": (4, "DECIMAL_NOISE_RATIO")}
+"""Stage 4's vectors of a one-float-column table (its draws: type counts, bins, histogram, atoms, precision): their
+place among the draws and the name of their noise ratio."""
+
+
+@pytest.mark.parametrize("mutation", ["sound", "at s_c"])
+@pytest.mark.parametrize("part", list(STAGE_FOUR))
+def test_dp_domain_stage_four_noise_has_the_std_its_calibration_claims(part: str, mutation: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The realised noise of the atom counts, and of the precision partition's, (released minus exact) over many
+    releases, in units of the claimed r_a s_c (r_p s_c): std 1, where the part drawn at s_c (the calibration still
+    counting it at its ratio) gives 1 / r_a (1 / r_p)."""
+    place, name = STAGE_FOUR[part]
+    ratio = getattr(domain_calibration, name)
     noisy = domain_release.noisy_counts
-    if mutation != "sound":  # stage 4 is the last draw of a one-column table: type counts, bins, histogram, atoms
+    if mutation != "sound":
         calls = {"n": 0}
 
-        def atoms_at_s_c(counts: np.ndarray, noise_std: float, secret: torch.Generator, weight: float = 1.0) -> np.ndarray:
+        def part_at_s_c(counts: np.ndarray, noise_std: float, secret: torch.Generator, weight: float = 1.0) -> np.ndarray:
             calls["n"] += 1
-            return noisy(counts, noise_std / (domain_calibration.ATOM_NOISE_RATIO if calls["n"] % 4 == 0 else 1.0), secret, weight)
+            return noisy(counts, noise_std / (ratio if (calls["n"] - 1) % 5 == place else 1.0), secret, weight)
 
-        monkeypatch.setattr(domain_release, "noisy_counts", atoms_at_s_c)
+        monkeypatch.setattr(domain_release, "noisy_counts", part_at_s_c)
     runs = domain_vectors(pd.DataFrame({"x": [17.5] * 400 + [40.5] * 200}), monkeypatch, 300)
-    scaled = np.concatenate([(vectors[3][1] - vectors[3][0]) / (domain_calibration.ATOM_NOISE_RATIO * release.category_std)
+    scaled = np.concatenate([(vectors[place][1] - vectors[place][0]) / (ratio * release.category_std)
                              for vectors, release in runs])
-    assert len(scaled) == 600
+    assert len(scaled) == 300 * (2 if part == "atoms" else DECIMAL_CELLS)
     if mutation != "sound":
         assert np.std(scaled) < 0.75
         return

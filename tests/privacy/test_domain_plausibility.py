@@ -182,8 +182,8 @@ def test_a_binary_numeric_column_keeps_both_values_measured() -> None:
     """flchain's ``mgus`` (115 ones in 7,874 rows; the bin of 1 within the noise at epsilon 1) got the range [0, 0]
     in most releases (21 of 30 here), the ones clipped into 0 by stage 3 and unmeasured: its range now holds 0 and 1,
     each counted by the value histogram (the one-way measurement has both, the ones' count centred on 115), in every
-    release but those where noise keeps a stage-2 bin far below (one in 30 here: the range then ends at 0, as
-    before)."""
+    release but those where noise keeps a stage-2 bin far below (one in 30 here: the range then ends at 0 or, where the
+    numbers above it stand out of their overflow cell, is widened over the unit bins above, to 14 here)."""
     rng = np.random.default_rng(2)
     n = 7874
     frame = pd.DataFrame({"mgus": (rng.random(n) < 115 / n).astype(int), "age": rng.integers(50, 102, n),
@@ -194,7 +194,7 @@ def test_a_binary_numeric_column_keeps_both_values_measured() -> None:
         low, high = release.bounds["mgus"]
         if (low, high) != (-0.5, 1.5):
             far += 1
-            assert high == 0.5 and low < -1, (low, high)
+            assert high >= 0.5 and low < -1, (low, high)
             continue
         ones.append({level: count for level, count, _ in release.one_way["mgus"]}[1])
     assert far <= 2 and abs(np.mean(ones) - 115) < 40, (far, np.mean(ones))

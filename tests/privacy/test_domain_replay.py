@@ -29,11 +29,14 @@ of ``DomainRelease``, recursively, types included (1, 1.0 and True are three cat
 number instead is caught where that number differs between D and D' and changes what the rule gives: at once where
 the rule publishes it (an estimate), at the edge of a decision where it decides (one record moves a count by one).
 
-The cases cover numeric, categorical and mixed-kind columns, missing entries, coded floats (atoms), a partial
-declared schema whose declared columns get histograms only, both adjacencies, tables of 40 rows where kinds, ranges
+The cases cover numeric, categorical and mixed-kind columns, missing entries, coded floats (atoms), coded integers
+(one stage-3 cell per integer, a range widened by its overflow cell, coded columns), the precision partition (decimals and float32
+images), a partial declared schema whose declared columns get histograms only (and atoms, and a precision partition),
+both adjacencies, tables of 40 rows where kinds, ranges
 and placements stand in the noise, and three built at the edge of a decision. Three mutants there show the test can
 fail: the placement decision reading stage 1's exact type counts (an independent review's, which survived every other
-domain test), the range trim reading the exact value histogram, and the range reading the exact stage-2 bins.
+domain test), the range trim reading the exact value histogram, the range reading the exact stage-2 bins, and the
+range's extension reading the exact counts beyond it.
 """
 
 from __future__ import annotations
@@ -57,12 +60,15 @@ from synthcity_dpswf.privacy.domain import DomainCalibration, DomainRelease, rel
 from synthcity_dpswf.privacy.domain import release as release_module
 from synthcity_dpswf.privacy.domain.calibration import ATOM_NOISE_RATIO, HISTOGRAM_NOISE_RATIO, stage_noise
 from synthcity_dpswf.privacy.domain.columns import (
+    EXTEND_LEVEL,
+    EXTEND_SHARE,
     TRIM_LEVEL,
     TRIM_SHARE,
     numeric_bounds,
     placement,
     stage_two_edges,
     trimmed_span,
+    widened,
 )
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 
@@ -136,6 +142,12 @@ class Seam:
         counts = self.exact.atom_counts(plan)
         self.pending.extend(("atoms", column, tuple(counts[column]), tuple(map(float, counts[column].values())))
                             for column in plan)
+        return counts
+
+    def decimal_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
+        counts = self.exact.decimal_counts(columns)
+        self.pending.extend(("decimals", column, tuple(range(len(counts[column]))), tuple(map(float, counts[column])))
+                            for column in columns)
         return counts
 
     def noisy_counts(self, counts: np.ndarray, noise_std: float, secret: torch.Generator,
@@ -331,6 +343,20 @@ def small_table(n: int = 40) -> pd.DataFrame:
                          "species": rng.choice(["Adelie", "Gentoo"], n)})
 
 
+def coded_integers_table(n: int = 2000) -> pd.DataFrame:
+    """Coded integers: a history code 1..6 with a quarter of its rows above 2 (beyond a stage-2 range of [1, 2]: its
+    overflow cell widens it), speeds coded as 25, 33, 50, 66 and 100 (one stage-3 cell each), prices to the cent (a precision
+    partition) and rates stored in float32 (its images' cells), beside a yes/no column."""
+    rng = np.random.default_rng(12)
+    return pd.DataFrame({
+        "history": rng.choice([1, 2, 3, 4, 5, 6], n, p=[0.57, 0.19, 0.05, 0.03, 0.08, 0.08]),
+        "speed": rng.choice([25, 33, 50, 66, 100], n, p=[0.1, 0.35, 0.2, 0.3, 0.05]),
+        "price": np.round(rng.lognormal(3.0, 0.5, n), 2),
+        "rate": rng.choice([3.2, 3.1, 10.6, 2.0], n).astype(np.float32).astype(np.float64),
+        "denied": rng.choice(["yes", "no"], n, p=[0.2, 0.8]),
+    })
+
+
 def even_table(n: int = 600) -> pd.DataFrame:
     """The placement mutant's edge: a column of as many numbers as strings. Placement reads stage 1's counts of
     numbers and of other entries; exact, one record turning a string into a number flips their order."""
@@ -344,17 +370,17 @@ EDGE_EPSILON, EDGE_DELTA, EDGE_ROWS = 2.0, 1e-5, 2000
 
 
 def one_float_column_std() -> float:
-    """s_c of a release of one float column (typed, with atoms) at the edge cases' budget: a public function of the
-    budget and the kinds (``stage_noise``)."""
+    """s_c of a release of one float column (typed, with atoms and a precision partition) at the edge cases' budget: a
+    public function of the budget and the kinds (``stage_noise``)."""
     z = DomainCalibration.alone(EDGE_EPSILON, EDGE_DELTA).noise_multiplier
-    return stage_noise(z, 1, 0, 1, 0, Adjacency.REPLACE_ONE, n_atoms=1)[1]
+    return stage_noise(z, 1, 0, 1, 0, Adjacency.REPLACE_ONE, n_atoms=1, n_precision=1)[1]
 
 
 def tail_table() -> pd.DataFrame:
     """The trim mutant's edge: a float column in [32, 64) whose top histogram cell holds as many records as an end
-    cell may hold and still be trimmed, counted exactly (``trimmed_span``: min(z s, f n - s), s the histogram's noise
-    std); one record more there keeps it."""
-    std = HISTOGRAM_NOISE_RATIO * one_float_column_std()
+    cell may hold and still be trimmed, counted exactly (``trimmed_span``: min(z s, f n - s), s the noise std of the
+    end cell, into which its overflow cell is folded: sqrt(2) times the histogram's); one record more there keeps it."""
+    std = math.sqrt(2.0) * HISTOGRAM_NOISE_RATIO * one_float_column_std()
     values = np.random.default_rng(9).uniform(40.0, 50.0, EDGE_ROWS)
     values[: math.floor(min(TRIM_LEVEL * std, TRIM_SHARE * EDGE_ROWS - std))] = 63.0
     return pd.DataFrame({"x": values})
@@ -369,6 +395,25 @@ def outlier_table() -> pd.DataFrame:
     values = np.random.default_rng(11).uniform(40.0, 50.0, EDGE_ROWS)
     values[: math.floor(level)] = 1000.0
     return pd.DataFrame({"x": values})
+
+
+GAP_EPSILON = 0.5
+"""The extension mutant's budget: noise enough that the overflow's edge, EXTEND_LEVEL stds, is above EXTEND_SHARE of
+the rows and below what a stage-2 bin needs to stand out alone."""
+
+
+def gap_table() -> pd.DataFrame:
+    """The extension mutant's edge: a float column in [32, 64) (beside a categorical column, so that the stage-2 bins'
+    noise is r s_c = the histogram's) with a group of records in [128, 256), an empty bin apart, as large as the
+    overflow cell above the range may hold and not widen it, counted exactly (``extension``: max(z s_q, f n), s_q the
+    histogram's noise std); one record more there widens it."""
+    z = DomainCalibration.alone(GAP_EPSILON, EDGE_DELTA).noise_multiplier
+    histogram_std = HISTOGRAM_NOISE_RATIO * stage_noise(z, 2, 1, 1, 0, Adjacency.REPLACE_ONE, n_atoms=1,
+                                                        n_precision=1)[1]
+    rng = np.random.default_rng(13)
+    values = rng.uniform(40.0, 50.0, EDGE_ROWS)
+    values[: math.floor(max(EXTEND_LEVEL * histogram_std, EXTEND_SHARE * EDGE_ROWS))] = 200.0
+    return pd.DataFrame({"x": values, "label": rng.choice(["p", "q"], EDGE_ROWS)})
 
 
 CASES = [
@@ -407,6 +452,13 @@ CASES = [
          epsilon=EDGE_EPSILON, delta=EDGE_DELTA),
     Case("outliers at the range's edge", outlier_table, lambda frame: replaced(frame, len(frame) - 1, x=1000.0),
          epsilon=EDGE_EPSILON, delta=EDGE_DELTA),
+    Case("a group beyond the range at the extension's edge", gap_table,
+         lambda frame: replaced(frame, len(frame) - 1, x=200.0), epsilon=GAP_EPSILON, delta=EDGE_DELTA),
+    Case("coded integers, a new speed and a longer price", coded_integers_table,
+         lambda frame: replaced(frame, 0, history=60, speed=34, price=12.345678, rate=3.3)),
+    Case("coded integers declared by bounds", coded_integers_table,
+         lambda frame: replaced(frame, 1, speed=199, price=0.5, rate=1e6), epsilon=2.0,
+         declared=(("speed", (0.0, 200.0, True)), ("price", (0.0, 500.0, False)))),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -470,12 +522,15 @@ def exact_placement(seam: Seam) -> dict[str, object]:
 
 def exact_trim(seam: Seam) -> dict[str, object]:
     """A range rule reading the exact value histogram: ``trimmed_span`` fed the column's exact histogram counts (its
-    stage-3 draw's, just made) instead of the noisy ones."""
+    stage-3 draw's, just made: the range's cells, each overflow cell folded into its end cell as ``widened`` folds an
+    overflow that widens nothing) instead of the noisy ones."""
 
-    def mutant(counts: np.ndarray, noise_std: float, trimmable: np.ndarray) -> tuple[int, int]:
+    def mutant(counts: np.ndarray, noise_std: np.ndarray, trimmable: np.ndarray) -> tuple[int, int]:
         drawn = seam.draws[-1]
-        assert drawn.stage == "histogram" and len(drawn.counts) == len(counts)
-        return trimmed_span(np.array(drawn.counts), noise_std, trimmable)
+        assert drawn.stage == "histogram" and len(drawn.counts) == len(counts) + 2, "the range was widened"
+        exact = np.array(drawn.counts[1:-1])
+        exact[0], exact[-1] = exact[0] + drawn.counts[0], exact[-1] + drawn.counts[-1]
+        return trimmed_span(exact, noise_std, trimmable)
 
     return {"trimmed_span": mutant}
 
@@ -493,6 +548,18 @@ def exact_range(seam: Seam) -> dict[str, object]:
     return {"numeric_bounds": mutant}
 
 
+def exact_overflow(seam: Seam) -> dict[str, object]:
+    """A range rule reading the exact overflow: ``widened`` fed the column's exact counts beyond its stage-2 range (its
+    stage-3 draw's first and last cells, just made) instead of the noisy ones."""
+
+    def mutant(edges: np.ndarray, counts: np.ndarray, below: float, above: float, *rest: Any) -> tuple[np.ndarray, ...]:
+        drawn = seam.draws[-1]
+        assert drawn.stage == "histogram" and len(drawn.counts) == len(counts) + 2
+        return widened(edges, counts, drawn.counts[0], drawn.counts[-1], *rest)
+
+    return {"widened": mutant}
+
+
 def detected(case: Case, mutant: Callable[[Seam], dict[str, object]]) -> list[str]:
     """What tells ``case``'s table and its neighbour apart under ``mutant`` on the same released counts: the fields of
     the release that differ, or the draw at which the neighbour's release asked for other cells (``Diverged``)."""
@@ -507,6 +574,7 @@ def detected(case: Case, mutant: Callable[[Seam], dict[str, object]]) -> list[st
     (exact_placement, "as many numbers as strings", "release.placed['value']"),
     (exact_trim, "a tail at the trim's edge", "release.bounds['x']"),
     (exact_range, "outliers at the range's edge", "diverged at call 2: histogram of 'x'"),  # its cells follow the range
+    (exact_overflow, "a group beyond the range at the extension's edge", "release.bounds['x']"),
 ])
 def test_the_replay_catches_rules_that_read_exact_counts(mutant: Callable[[Seam], dict[str, object]], name: str,
                                                           sign: str) -> None:

@@ -127,7 +127,8 @@ def test_calibration_with_a_prior_is_the_smallest_multiplier_that_meets_the_budg
 
 def test_the_threshold_is_proved_for_the_whole_run() -> None:
     """eta = delta_T / (C_key (1 + e^epsilon)) with the run's epsilon, not the domain's own smaller one; C_key counts
-    the categorical and the float columns (categories and atoms are private keys)."""
+    the categorical and the float columns (categories and atoms are private keys); the float columns' precision
+    partitions take their own term of s_c."""
     calibration = Budget(EPSILON, DELTA).domain_part(0.2)
     release = release_domain_at(small_table(), calibration, secret_generator(1))
     kinds = list(release.kinds.values())
@@ -136,7 +137,7 @@ def test_the_threshold_is_proved_for_the_whole_run() -> None:
     eta = calibration.threshold_delta / ((n_categorical + n_float) * (1 + math.exp(EPSILON)))
     assert release.threshold == pytest.approx(release.category_std * norm.isf(eta))
     _, category_std = stage_noise(calibration.noise_multiplier, len(kinds), n_categorical, len(kinds) - n_categorical, 0,
-                                  "replace_one", n_float)
+                                  "replace_one", n_float, n_float)
     assert release.category_std == pytest.approx(category_std)  # the stages carry exactly z_D
     assert calibration.epsilon < EPSILON  # the domain alone: what its part prints
     assert calibration.threshold_delta_at(EPSILON) == pytest.approx(calibration.threshold_delta)
@@ -232,14 +233,22 @@ def test_a_partial_schema_s_declared_columns_are_in_the_drawn_multiplier(neighbo
     assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
 
 
-def test_the_drawn_noise_catches_atoms_left_out_of_the_calibration(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The mutant: the stages' noise calibrated without the atoms' term (``stage_noise`` told of no atom column) still
-    reports the budget, but the noise drawn is below it: the recomputed multiplier is smaller than the claim and the
-    whole run's epsilon exceeds the budget, which the test above would refuse."""
+@pytest.mark.parametrize("left_out", ["n_atoms", "n_precision"])
+def test_the_drawn_noise_catches_stage_four_left_out_of_the_calibration(left_out: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutants: the stages' noise calibrated without the atoms' term, or without the precision partitions'
+    (``stage_noise`` told of no such column), still report the budget, but the noise drawn is below it: the
+    recomputed multiplier is smaller than the claim and the whole run's epsilon exceeds the budget, which the test
+    above would refuse."""
     from synthcity_dpswf.privacy.domain import release as domain_module
 
     calibrate = domain_module.stage_noise
-    monkeypatch.setattr(domain_module, "stage_noise", lambda *args, **kwargs: calibrate(*args[:6], **{**kwargs, "n_atoms": 0}))
+
+    def mutant(*args: object) -> tuple[float, float]:
+        counts = dict(zip(("n_atoms", "n_precision"), args[6:]))
+        return calibrate(*args[:6], **{**counts, left_out: 0})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(domain_module, "stage_noise", mutant)
     plugin, drawn = fit_recording_domain_noise("dpswflow", "replace_one", coded_table(), monkeypatch)
     report, part = plugin.privacy_report(), plugin.domain_part_
     gaussian_delta = DELTA - part.threshold_delta

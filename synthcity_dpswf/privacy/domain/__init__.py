@@ -22,14 +22,21 @@ Gaussian stages:
    stage 2's) exceeds ``MISSING_THRESHOLD`` of its noise stds (post-processing; missing entries are counted in no
    other cell).
 3. *Value histograms* of every numeric column (and of the numeric columns a public domain declares with bounds
-   only, ``declared``): its numbers, clipped into the range of stage 2 (or the declared one), counted in the stage-2
-   bins inside the range, each split into ``SUB_BINS`` geometric sub-bins (linear where a bin touches zero, none
-   for the unit integer bins), noise std :math:`r_q s_c` (``HISTOGRAM_NOISE_RATIO``). The codecs place their fine
-   levels at its quantiles (post-processing): resolution where the data are, not uniform over a skewed range.
+   only, ``declared``): its numbers in the range of stage 2 (or the declared one), counted one cell per integer in an
+   integer range of at most ``columns.UNIT_INTEGERS`` integers, else in the stage-2 bins inside the range, each split
+   into ``SUB_BINS`` geometric sub-bins (linear where a bin touches zero, none for the unit integer bins), a typed
+   column's numbers beyond its range in two overflow cells (a declared column's clipped into its range), noise std
+   :math:`r_q s_c` (``HISTOGRAM_NOISE_RATIO``). A range is widened where its overflow stands out and trimmed where
+   its ends do not (post-processing); the codecs place their fine levels at its quantiles: resolution where the data
+   are, not uniform over a skewed range.
 4. *Atoms* of every float column (typed or declared; only when the key threshold has a delta): its numbers inside
-   its range with at most ``privacy.counts.ATOM_DIGITS`` significant digits, counted by exact value, noise std
-   :math:`r_a s_c` (``ATOM_NOISE_RATIO``), published above :math:`r_a \tau`: a coded float's frequent values,
-   which decoding restores (``adapters.table_domain.onto_atoms``).
+   its range with at most ``privacy.counts.ATOM_DIGITS`` significant digits (or their float32 images), counted by
+   exact value, noise std :math:`r_a s_c` (``ATOM_NOISE_RATIO``), published above :math:`r_a \tau`: a coded float's
+   frequent values, which decoding restores (``adapters.table_domain.onto_atoms``); and its *precision counts*:
+   its numbers by their decimals (``privacy.counts.decimal_cells``), noise std :math:`r_p s_c`
+   (``DECIMAL_NOISE_RATIO``), from which the output's rounding is read (``columns.output_decimals``). A numeric
+   column whose published values (atoms, or integers whose cells stand out) hold nearly all its numbers is *coded*
+   (``columns.coded_values``): its output holds those values only.
 
 Three modules: ``columns`` (each column's fixed partitions, the bins of stages 2 and 3, and what is read back of it
 from the released counts: its kind and missing level, a categorical column's categories, a numeric column's range:

@@ -3,9 +3,11 @@ publishes private keys (privacy.md, "The DP domain").
 
 Replacing one record moves at most one count by -1 and one by +1 in each partition of each column (adding one
 adds one count: add/remove, m = 1 instead of m = 2 below). With C columns in stage 1, of which C_cat categorical
-and C_num numeric after it, C_dec declared numeric columns and C_atom float columns given atoms, the stages are
-Gaussian mechanisms with :math:`\mu_1^2 = m C w^2 / s^2` and, given stage 1's output (which fixes the kinds),
-:math:`\mu_{23}^2 = m (C_{cat} + C_{num} / r^2 + (C_{num} + C_{dec}) / r_q^2 + C_{atom} / r_a^2) / s_c^2`. The noise
+and C_num numeric after it, C_dec declared numeric columns, C_atom float columns given atoms and C_prec float columns
+given a precision partition (C_prec = C_atom: the typed float columns and the declared ones), the stages are Gaussian
+mechanisms with :math:`\mu_1^2 = m C w^2 / s^2` and, given stage 1's output (which fixes the kinds),
+:math:`\mu_{23}^2 = m (C_{cat} + C_{num} / r^2 + (C_{num} + C_{dec}) / r_q^2 + C_{atom} / r_a^2 + C_{prec} / r_p^2)
+/ s_c^2`. The noise
 is set so that :math:`\mu_1^2 = \frac{w^2}{1 + w^2}\mu^2` and :math:`\mu_{23}^2 = \frac{1}{1 + w^2}\mu^2` whatever
 the kinds, with :math:`\mu = 1/z` and z the ``DomainCalibration``'s: alone, from the analytic Gaussian mechanism at
 :math:`(\varepsilon, \delta/2)`; in a plugin, :math:`z/\sqrt{s}` of the run's budget shared with the releases
@@ -54,8 +56,14 @@ ATOM_NOISE_RATIO = 2.0
 """r_a, the atom counts' noise relative to the category counts' (stage 4): an atom worth restoring (a coded value of a
 float column) holds a large share of its column's rows, so it may stand out of more noise, and the other stages' noise
 pays less for it (s_c grows by sqrt(1 + C_atom / (r_a^2 S)), S the stages' other terms). Chosen on the validation
-tables only (``benchmarks/atom_ratio.py``, ``benchmarks/results/atom_ratio.md``; docs/flows.md): a smaller ratio
-costs the categories of a table without frequent values their survival, a larger one the atoms of coded floats."""
+tables only (``benchmarks/atom_ratio.py``, ``benchmarks/results/atom_ratio.md``, and again with coded columns:
+``benchmarks/coded_numbers.py``; docs/flows.md): a smaller ratio costs the categories of a table without frequent
+values their survival, a larger one the atoms of coded floats."""
+DECIMAL_NOISE_RATIO = 2.0
+"""r_p, the precision partition's noise relative to the category counts' (stage 4: a float column's numbers counted by
+their number of decimals, ``privacy.counts.decimal_cells``): the output's rounding reads only cells that hold a clear
+share of the column (``columns.output_decimals``), so they may stand out of more noise; each float column adds
+1 / r_p^2 to the stages' sum, as a value histogram does."""
 SURVIVAL_QUANTILE = 1.645
 """A category with tau + 1.645 s_c records is published with probability 95% (``DomainRelease.needed_rows``)."""
 
@@ -118,17 +126,19 @@ def range_ratio(n_categorical: int) -> float:
 
 def stage_noise(
     z: float, n_typed: int, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Adjacency | str,
-    n_atoms: int = 0,
+    n_atoms: int = 0, n_precision: int = 0,
 ) -> tuple[float, float]:
     r"""The noise stds ``(s, s_c)`` of stage 1 (type counts of ``n_typed`` columns, weight w) and of stages 2 to 4
-    (category counts s_c, numeric bins r s_c, histograms r_q s_c, the atoms of ``n_atoms`` float columns r_a s_c) for
-    multiplier z (module docstring): :math:`s = z\sqrt{m C (1 + w^2)}`,
-    :math:`s_c = z\sqrt{m (1 + w^2)(C_{cat} + C_{num}/r^2 + (C_{num} + C_{dec})/r_q^2 + C_{atom}/r_a^2)}`
-    with m = 2 (replace-one) or 1 (add/remove); stage 1's share of the budget is 0 when no column is typed."""
+    (category counts s_c, numeric bins r s_c, histograms r_q s_c, the atoms of ``n_atoms`` float columns r_a s_c,
+    the precision partitions of ``n_precision`` float columns r_p s_c) for multiplier z (module docstring):
+    :math:`s = z\sqrt{m C (1 + w^2)}`,
+    :math:`s_c = z\sqrt{m (1 + w^2)(C_{cat} + C_{num}/r^2 + (C_{num} + C_{dec})/r_q^2 + C_{atom}/r_a^2
+    + C_{prec}/r_p^2)}` with m = 2 (replace-one) or 1 (add/remove); stage 1's share of the budget is 0 when no column
+    is typed."""
     moved = 2 if Adjacency.of(neighbouring).n_is_public else 1  # units moved per partition by one neighbour
     ratio = range_ratio(n_categorical)
     later = (n_categorical + n_numeric / ratio**2 + (n_numeric + n_declared) / HISTOGRAM_NOISE_RATIO**2
-             + n_atoms / ATOM_NOISE_RATIO**2)
+             + n_atoms / ATOM_NOISE_RATIO**2 + n_precision / DECIMAL_NOISE_RATIO**2)
     share = 1 + TYPE_WEIGHT**2 if n_typed > 0 else 1.0  # mu_23^2 = mu^2 / (1 + w^2) when stage 1 runs
     return z * math.sqrt(moved * n_typed * (1 + TYPE_WEIGHT**2)), z * math.sqrt(moved * share * max(later, 1e-12))
 
@@ -143,14 +153,14 @@ def category_threshold(category_std: float, threshold_epsilon: float, threshold_
 
 def rows_needed(
     calibration: DomainCalibration, n_categorical: int, n_numeric: int, n_declared: int, neighbouring: Adjacency | str,
-    n_atoms: int = 0,
+    n_atoms: int = 0, n_precision: int = 0,
 ) -> float:
     """About how many records a category needs to be published with probability 95% by a domain release of this
     calibration with these column counts (tau + 1.645 s_c): a function of public numbers, for choosing a budget share
     before any release."""
     _, category_std = stage_noise(
         calibration.noise_multiplier, n_categorical + n_numeric, n_categorical, n_numeric, n_declared, neighbouring,
-        n_atoms,
+        n_atoms, n_precision,
     )
     threshold = category_threshold(category_std, calibration.threshold_epsilon, calibration.threshold_delta,
                                    n_categorical + n_atoms)

@@ -33,13 +33,19 @@ an integer column, the integers inside them, widened before stage 3 to [k, k + 1
 where k - 1's noisy bin exceeds k + 1's by ``ROUGH_LEVEL`` stds of their difference: ``two_integers``, so that stage
 3 counts both values: a function of stage 2's output, as every stage-3 range).
 
-After stage 3 a numeric column's range is trimmed at each end by its value histogram (``trimmed_span``): the longest
-end-run of cells each of whose runs from that end (first k cells) sums to at most min(``TRIM_LEVEL`` s_q sqrt(k),
-``TRIM_SHARE`` of the histogram's total) is dropped (s_q = r_q s_c; unit bins of an integer column never are), so a
-range ends where its numbers do, not on the octave's edge nor on a bin noise added beside it; atoms outside the
-trimmed range are not published. A numeric column is placed only when its range holds its numbers
+After stage 3 a typed column's range is widened beyond an end whose overflow cell (its numbers beyond the stage-2
+range, counted by stage 3) stands out, over the stage-2 bins that best account for it (``extension``, ``widened``),
+and trimmed at each end by its value histogram (``trimmed_span``): the longest end-run of cells each of whose runs
+from that end (first k cells) sums to at most min(``TRIM_LEVEL`` s_k, ``TRIM_SHARE`` of the histogram's total), s_k
+the noise std of their sum, is dropped (unit bins of an integer column from -16 to 16 never are), so a range keeps its
+numbers and ends where they do, not on the octave's edge nor on a bin noise added beside it; atoms are counted inside
+the final range. A numeric column is placed only when its range holds its numbers
 (``holds_the_numbers``: ``HELD_SHARE`` of its stage-1 count of numbers exceeds the noisy sum of the range's stage-2
 bins by at most ``ROUGH_LEVEL`` stds).
+
+**Coded numbers and precision**: a numeric column's published values (a float column's atoms, an integer column's
+integers whose stage-3 cells stand out: ``published_values``) code it when they hold nearly all its numbers
+(``coded_values``), and a float column's output is rounded to what its precision counts show (``output_decimals``).
 
 **A categorical column**: its stated default categories, and the estimate of its rows in categories below the key
 threshold (``calibration``). The rows of a categorical column in categories below the threshold are estimated from
@@ -58,6 +64,8 @@ from typing import Literal
 
 import numpy as np
 from scipy.stats import norm
+
+from synthcity_dpswf.privacy.counts import MAX_DECIMALS
 
 Kind = Literal["integer", "float", "categorical"]
 """A typed column's kind, decided from its stage-1 counts (``decide_kind``)."""
@@ -132,15 +140,28 @@ def stage_two_edges(kind: Kind) -> np.ndarray:
     return integer_bin_edges() if kind == "integer" else log_bin_edges()
 
 
-def histogram_edges(low: float, high: float, integer: bool) -> np.ndarray:
-    """The edges of a value histogram over [low, high] (stage 3): the kind's stage-2 bins inside the range, each split
-    into ``SUB_BINS`` sub-bins, geometric where the bin lies on one side of zero, linear where it touches zero; an
-    integer column's unit bins stay whole. A float range that holds zero (across it, or from it as a declared
+UNIT_INTEGERS = 128
+"""An integer range of at most this many integers gets one stage-3 cell per integer (``histogram_edges``): its coded
+values (speeds of 25, 33, 50, 66 and 100 in [17, 128)) are counted one by one, without a key, and read back as its
+published values where they stand out (``published_values``). A wider range keeps the stage-2 bins' sub-bins: one cell
+per integer there would spread the noise of hundreds of cells over the quantiles its levels are placed at."""
+
+
+def histogram_edges(low: float, high: float, integer: bool, closed: bool = False) -> np.ndarray:
+    """The edges of a value histogram over [low, high] (stage 3): an integer range of at most ``UNIT_INTEGERS``
+    integers, one cell per integer (inner edges at the half-integers; the integers of [low, high), or of [low, high]
+    where ``closed``: a declared range); else the kind's stage-2 bins inside the range, each split into ``SUB_BINS``
+    sub-bins, geometric where the bin lies on one side of zero, linear where it touches zero; an integer column's unit
+    bins stay whole. A float range that holds zero (across it, or from it as a declared
     ``(0, 60)``) has the octaves within 1/64 of its largest magnitude merged into one bin beside zero, split
     linearly, and keeps zero's atom, the bins between 0 and +-2^-16 (``adapters.table_domain.snapped_to_zero``: the
     exact zeros of an amount). A public function of the (released or declared) range. Without the merge, a declared
     range from zero would keep every octave down to 2^-16, most of its cells below 1, where no value of a count, a
     duration or an amount lies: cells of pure noise (docs/flows.md)."""
+    first, stop = math.ceil(low) + 0.5, high - (0.0 if closed else 0.5)  # the inner half-integer edges: [first, stop)
+    if integer and math.ceil(stop - first) + 1 <= UNIT_INTEGERS:  # at most UNIT_INTEGERS integers
+        halves = np.arange(first, stop, 1.0)
+        return np.unique(np.concatenate([[low], halves[halves > low], [high]]))
     edges = integer_bin_edges() if integer else log_bin_edges()
     inner = edges[(edges > low) & (edges < high)]
     finest = 2.0**LOG2_MIN
@@ -172,7 +193,10 @@ TRIM_LEVEL = 2.5
 """A released range's ends lose the runs of value-histogram cells that do not stand this many noise stds out of the
 noise (``trimmed_span``) ..."""
 TRIM_SHARE = 0.05
-"""... and hold an estimated share of the column's numbers at most this (``trimmed_span``)."""
+"""... and hold an estimated share of the column's numbers at most this (``trimmed_span``) ..."""
+TRIM_ALONE = 0.001
+"""... and hold no cell whose count stands Phi^{-1}(1 - TRIM_ALONE / B) of its noise stds out by itself, B the
+histogram's cells (``trimmed_span``): an empty cell does in 0.1% of releases."""
 HELD_SHARE = 0.4
 """A numeric column's released range must be consistent with holding this share of its numbers (``holds_the_numbers``):
 a range that holds fewer is a window of noise or of a minority of its values, not its range. Chosen between windows of
@@ -270,32 +294,121 @@ def two_integers(
 
 def split_bins(edges: np.ndarray, integer: bool) -> np.ndarray:
     """Which cells of a value histogram (``histogram_edges``) may be trimmed: all but an integer column's unit bins
-    (one integer each, measured alone by stage 2, and the cells of its one-way measurement)."""
+    from -16 to 16 (one integer each, measured alone by stage 2, and the cells of its one-way measurement); the
+    cells of one integer beyond them are stage 3's only, and trimmed as any other."""
     widths = np.diff(np.ceil(edges)) if integer else np.full(len(edges) - 1, np.inf)
     return ~(integer & (widths <= 1) & (np.abs(edges[:-1]) < 17) & (np.abs(edges[1:]) < 17))
 
 
-def trimmed_span(counts: np.ndarray, noise_std: float, trimmable: np.ndarray) -> tuple[int, int]:
-    r"""The first and last cell of a value histogram (noisy ``counts``, each of noise std ``noise_std``) that a released
-    range keeps: from each end, the longest run of ``trimmable`` cells each of whose runs from that end (its first k
-    cells) sums to at most :math:`\min(z s \sqrt{k}, f \sum c - s \sqrt{k})` is dropped: an end-run that does not
-    stand ``TRIM_LEVEL`` = z stds out of its noise and holds ``TRIM_SHARE`` = f of the column's numbers at most, one
-    noise std above its estimate (so a histogram too noisy to tell, a few hundred rows, is not trimmed)
-    (the histogram counts them all: stage 3 clips those outside the range into its end cells, so an end that cuts
-    into the data stands out there and stays). A stage-2 range ends on whole octaves, so it may reach twice a column's
-    largest value, and a bin that noise adds beside it (0.6% per side) doubles that again (the cases before and after:
+def trimmed_span(counts: np.ndarray, noise_std: float | np.ndarray, trimmable: np.ndarray) -> tuple[int, int]:
+    r"""The first and last cell of a value histogram (noisy ``counts``, of noise std ``noise_std``: one for every cell,
+    or one per cell) that a released range keeps: from each end, the longest run of ``trimmable`` cells each of whose
+    runs from that end (its first k cells) sums to at most :math:`\min(z s_k, f \sum c - s_k)` is dropped, s_k the
+    noise std of those k cells' sum (:math:`s\sqrt{k}` for equal stds): an end-run that does not stand
+    ``TRIM_LEVEL`` = z stds out of its noise and holds ``TRIM_SHARE`` = f of the column's numbers at most, one noise
+    std above its estimate (so a histogram too noisy to tell, a few hundred rows, is not trimmed) (the histogram counts
+    them all: a typed column's numbers beyond its range are in its end cells, ``widened``, so an end that cuts into the
+    data stands out there and stays). A stage-2 range ends on whole octaves, so it may reach twice a column's largest
+    value, and a bin that noise adds beside it (0.6% per side) doubles that again (the cases before and after:
     ``benchmarks/results/domain_plausibility.md``). The share bounds what a thin tail, each of its cells within the
-    noise, can lose (its values are placed at the new end, as values beyond a range are). Post-processing of the
-    released counts."""
+    noise, can lose (its values are placed at the new end, as values beyond a range are). A cell whose count stands
+    ``TRIM_ALONE``'s Phi^{-1}(1 - 0.001 / B) stds out by itself (B cells) ends the run: after a long run of empty cells
+    of one integer (a range of 17..127 whose ages end at 90), the run's sum is too noisy to show it. Post-processing of
+    the released counts."""
     counts = np.asarray(counts, dtype=float)
-    scale = noise_std * np.sqrt(np.arange(1, len(counts) + 1))
-    allowed = np.minimum(TRIM_LEVEL * scale, TRIM_SHARE * float(counts.sum()) - scale)
+    variances = np.broadcast_to(np.asarray(noise_std, dtype=float) ** 2, counts.shape)
+    alone = float(norm.isf(TRIM_ALONE / len(counts)))  # a cell standing out by itself ends the run
     ends = []
-    for ordered, movable in ((counts, trimmable), (counts[::-1], trimmable[::-1])):
-        quiet = np.cumsum(ordered) <= allowed
+    for ordered, movable, spread in ((counts, trimmable, variances), (counts[::-1], trimmable[::-1], variances[::-1])):
+        scale = np.sqrt(np.cumsum(spread))
+        allowed = np.minimum(TRIM_LEVEL * scale, TRIM_SHARE * float(counts.sum()) - scale)
+        quiet = (np.cumsum(ordered) <= allowed) & (ordered <= alone * np.sqrt(spread))
         ends.append(min(int(np.cumprod(quiet & movable).sum()), len(ordered) - 1))  # the end-run that may go
     first, last = ends[0], len(counts) - 1 - ends[1]
     return (first, last) if first <= last else (0, len(counts) - 1)
+
+
+EXTEND_LEVEL = 2.5
+"""A typed column's released range is extended beyond an end whose overflow cell (stage 3 counts the numbers beyond
+each end of the stage-2 range in a cell of their own) stands this many noise stds out of the noise (``extension``:
+an empty overflow passes with probability 0.6%; at 2 stds, 2.3%, too often for a float column, whose extension runs
+over empty octaves towards zero) ..."""
+EXTEND_SHARE = 0.02
+"""... and holds more than this share of the column's numbers. Set on the validation tables (docs/flows.md): the
+integer ranges of a few values whose rarer ones each stand within the noise (a count of 0 to 14 reports on 1,319 rows
+released as [0, 1], an integer 1..6 with a quarter of its rows above 2 as [1, 2]) kept a fifth of their rows at their
+end value before."""
+EXTEND_PENALTY = 2.0
+"""What each stage-2 bin appended beyond an end pays in ``extension``'s criterion (-2 log-likelihood) for its mass, a
+parameter of the model: Akaike's 2. An empty bin left out would have lowered the criterion by 1/2 on average (its
+positive excess squared), so each empty bin appended costs 3/2 net and a run of them is seldom taken; at 1, a noisy
+overflow was followed over six empty octaves on a small wide table (breast cancer's 569 rows at epsilon 1.5: a range
+to 4 for numbers below 0.14), with CreditCard's spread-out columns no better kept (docs/flows.md)."""
+UNIT_EXTEND_PENALTY = 0.75
+"""The same for a unit bin of an integer column (one integer, -16..16): an empty one appended is one empty level, which
+the coded rule drops (``coded_values``), where an empty octave doubles a float column's range. Set on a table built
+like the issue's (an integer 1..6, 57% at 1, 19% at 2, each of 3..6 within two noise stds; ``tests/privacy/
+test_coded_numbers.py``): its 6 was left out of the range in 12% of releases at 1, 8% at 0.75, 2% at 0.5, where an
+empty unit bin costs nothing net (1/2 on average) and a range wandered over ten empty integers now and then."""
+
+
+def extension(overflow: float, overflow_std: float, beyond: np.ndarray, bins_std: float, total: float,
+              penalties: np.ndarray) -> int:
+    r"""How many stage-2 bins a typed column's range takes beyond one end. None unless the end's noisy ``overflow`` o
+    (noise std ``overflow_std`` :math:`s_o`) exceeds ``EXTEND_LEVEL`` stds and ``EXTEND_SHARE`` of the column's noisy
+    ``total``; else the k >= 1 that fits best the model "the numbers beyond the end are those of its next k bins": the
+    bins ``beyond`` it (noisy counts :math:`b_i`, nearest first, noise std ``bins_std`` s' each) up to bin k hold the
+    overflow and those after hold nothing, so k minimises
+
+    .. math:: \frac{(o - \sum_{i \le k} b_i)^2}{s_o^2 + k s'^2} + \sum_{i > k} \frac{\max(b_i, 0)^2}{s'^2}
+              + \sum_{i \le k} \lambda_i,
+
+    the first term -2 log-likelihood of the overflow's count and the first k bins' at their best masses (which share
+    what the overflow and the bins' sum disagree on), the second that of the bins left out being empty (a bin left out
+    whose count is negative is as likely empty as not: only a positive excess argues for it), :math:`\lambda_i` the
+    ``penalties`` (``EXTEND_PENALTY``, ``UNIT_EXTEND_PENALTY``), one per bin's mass. The overflow's count and the bins'
+    counts are read together: a column whose numbers spread thinly over many bins beyond (a count of 0 to 46 over
+    1,319 rows, each integer within the noise; amounts over twelve octaves beyond a zero), none of which would pass
+    alone, is followed to where the overflow is accounted for. Post-processing of released counts (stages 2 and 3)."""
+    beyond = np.asarray(beyond, dtype=float)
+    if len(beyond) == 0 or overflow <= max(EXTEND_LEVEL * overflow_std, EXTEND_SHARE * total):
+        return 0
+    k = np.arange(1, len(beyond) + 1)
+    fit = (overflow - np.cumsum(beyond)) ** 2 / (overflow_std**2 + k * bins_std**2)
+    excess = np.maximum(beyond, 0.0) ** 2
+    rest = (float(np.sum(excess)) - np.cumsum(excess)) / bins_std**2
+    return int(np.argmin(fit + rest + np.cumsum(penalties))) + 1
+
+
+def widened(
+    edges: np.ndarray, counts: np.ndarray, below: float, above: float, histogram_std: float, bins: np.ndarray,
+    bin_counts: np.ndarray, bins_std: float, extend: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A typed column's value histogram with its two overflow cells read (stage 3: the cells ``edges`` inside the
+    stage-2 range, noisy ``counts``; the numbers ``below`` and ``above`` it, all of noise std ``histogram_std``): at each
+    end, the stage-2 bins ``extension`` takes (``bins``' cells, noisy ``bin_counts`` of std ``bins_std``; none unless
+    ``extend``: a range the release could not locate is a stated default, not widened) are appended whole, and what
+    they leave of the overflow (the overflow less their counts: numbers beyond the new end) is added to the outermost
+    cell, where the codecs clip those numbers. Returns the edges, the counts and each cell's noise std.
+    Post-processing of released counts."""
+    edges, counts = np.asarray(edges, dtype=float), np.asarray(counts, dtype=float).copy()
+    stds = np.full(len(counts), histogram_std)
+    total = float(counts.sum() + below + above)
+    lower = np.flatnonzero(bins[1:] <= edges[0])[::-1] if extend else np.array([], dtype=int)  # nearest first
+    upper = np.flatnonzero(bins[:-1] >= edges[-1]) if extend else np.array([], dtype=int)
+    penalties = np.where(np.diff(bins) <= 1.0, UNIT_EXTEND_PENALTY, EXTEND_PENALTY)  # a unit bin, or a wider one
+    taken = [lower[: extension(below, histogram_std, bin_counts[lower], bins_std, total, penalties[lower])],
+             upper[: extension(above, histogram_std, bin_counts[upper], bins_std, total, penalties[upper])]]
+    spread = [math.sqrt(histogram_std**2 + len(run) * bins_std**2) for run in taken]  # each remainder's noise
+    remainders = [below - float(bin_counts[taken[0]].sum()), above - float(bin_counts[taken[1]].sum())]
+    low_run, high_run = taken[0][::-1], taken[1]  # in increasing order of value
+    edges = np.concatenate([bins[low_run], edges, bins[high_run + 1]])
+    counts = np.concatenate([bin_counts[low_run], counts, bin_counts[high_run]])
+    stds = np.concatenate([np.full(len(low_run), bins_std), stds, np.full(len(high_run), bins_std)])
+    for end, remainder, noise in ((0, remainders[0], spread[0]), (-1, remainders[1], spread[1])):
+        counts[end] += remainder
+        stds[end] = math.sqrt(stds[end] ** 2 + noise**2)
+    return edges, counts, stds
 
 
 def holds_the_numbers(range_mass: float, range_std: float, number_count: float, count_std: float) -> bool:
@@ -328,6 +441,75 @@ def placement(
     if number_count <= other_count or not holds_the_numbers(range_mass, range_std, number_count, count_std):
         return False
     return located or number_count > math.sqrt(2.0) * count_std
+
+
+CODED_TAIL = 0.2
+"""An integer of a column's unit cells (one stage-3 cell per integer, ``histogram_edges``) is one of its published
+values when its noisy count exceeds Phi^{-1}(1 - CODED_TAIL / k) noise stds, k the column's unit cells
+(``published_values``): an empty range of any size gains a value with probability at most 20%, a value whose noisy
+count is combined with the marginal release's own measurement of it, about 0, by inverse variance (docs/privacy.md,
+"One budget", 7), so that it takes a few rows of the output. At 5%, a speed held by 8% of 3,000 rows (3.8 stds) was missed in a third of releases and its column
+left uncoded, a tenth of its output off the real values (docs/flows.md)."""
+CODED_SHARE = 0.05
+"""A numeric column is *coded* when its published values (its atoms and the integers of its unit cells that stand out)
+hold all of its numbers but at most this share, by the released counts (``coded_values``): its output then holds
+those values only. Set on the validation tables (docs/flows.md)."""
+
+
+def published_values(
+    atoms: tuple[tuple[float, float], ...], atom_std: float, units: list[tuple[int, float, float]],
+) -> list[tuple[float, float, float]]:
+    """A numeric column's values whose counts the release published, ``(value, noisy count, noise std)`` in increasing
+    order: a float column's ``atoms`` (stage 4, each above its threshold, noise std ``atom_std``), an integer column's
+    integers among its unit cells ``units`` (``(integer, noisy count, std)`` of its value histogram's cells of one
+    integer inside its range) whose counts exceed Phi^{-1}(1 - ``CODED_TAIL`` / k) stds, k the number of those cells.
+    Post-processing of released counts: the unit cells are a fixed partition of the released range, no key."""
+    level = float(norm.isf(CODED_TAIL / max(len(units), 1)))
+    found = [(float(value), float(count), atom_std) for value, count in atoms]
+    found += [(float(value), float(count), std) for value, count, std in units if count > level * std]
+    return sorted(found)
+
+
+def coded_values(values: list[tuple[float, float, float]], numbers: float) -> tuple[tuple[float, float, float], ...]:
+    """``values`` (``published_values``) when there are two or more and they hold all of the column's estimated
+    ``numbers`` but at most ``CODED_SHARE`` of them (the column is coded: its levels are these values), else none. A
+    rule on released counts only: the rows of unpublished values are then mapped to the nearest published value, one
+    record at a time, and their share is at most ``CODED_SHARE`` by the estimate. One published value does not code a
+    column: a binary column whose rarer value is within the noise keeps both values measured (``two_integers``) rather
+    than coming back constant."""
+    if len(values) < 2 or numbers - sum(count for _, count, _ in values) > CODED_SHARE * numbers:
+        return ()
+    return tuple(values)
+
+
+DECIMAL_LEVEL = 3.5
+"""A cell of the precision partition holds values when its noisy count exceeds this many noise stds
+(``output_decimals``): an empty cell passes with probability 0.13%, one of the 21 in 3% of releases. A cell held by
+fewer rows than that is rounded away (a tenth of 4-decimal incomes, at two decimals) rather than the output given
+more decimals than the data have."""
+MORE_LEVEL = 3.0
+"""The cell of numbers with more decimals than the partition tells apart blocks rounding when its noisy count exceeds
+this many noise stds (``output_decimals``): a column with a clear share of such numbers keeps its full precision."""
+
+
+def output_decimals(counts: np.ndarray, noise_std: float) -> tuple[int, bool] | None:
+    """The decimals a float column's output is rounded to, and whether to single precision, from its noisy precision
+    counts (``privacy.counts.decimal_cells``' cells, noise std ``noise_std``): none when its cell of more decimals
+    exceeds ``MORE_LEVEL`` stds or no cell exceeds ``DECIMAL_LEVEL`` stds; else the most decimals of a cell above
+    ``DECIMAL_LEVEL`` stds, to single precision when the cells of float32 images (3.200000047683716) hold more than
+    the cells of exact decimals with one or more decimals, by ``DECIMAL_LEVEL`` stds of the difference of their noisy
+    sums (a float64 column's images cells hold nothing but noise). Numbers in cells below the level (within the noise)
+    lose their extra decimals. Post-processing of released counts."""
+    counts = np.asarray(counts, dtype=float)
+    if counts[-1] > MORE_LEVEL * noise_std:
+        return None
+    held = np.flatnonzero(counts[:-1] > DECIMAL_LEVEL * noise_std)
+    if len(held) == 0:
+        return None
+    places = np.where(held > MAX_DECIMALS, held - MAX_DECIMALS, held)
+    images, exact = counts[MAX_DECIMALS + 1 : -1].sum(), counts[1 : MAX_DECIMALS + 1].sum()
+    single = images - exact > DECIMAL_LEVEL * math.sqrt(2 * MAX_DECIMALS) * noise_std
+    return int(places.max()), bool(single)
 
 
 NO_CATEGORY = "(no category released)"

@@ -17,6 +17,7 @@ from scipy.stats import norm
 from synthcity_dpswf.privacy.counts import FrameCounts, TableCounts
 from synthcity_dpswf.privacy.domain.calibration import (
     ATOM_NOISE_RATIO,
+    DECIMAL_NOISE_RATIO,
     HISTOGRAM_NOISE_RATIO,
     SURVIVAL_QUANTILE,
     TYPE_WEIGHT,
@@ -33,16 +34,20 @@ from synthcity_dpswf.privacy.domain.columns import (
     WINDOW,
     Kind,
     category_value,
+    coded_values,
     decide_kind,
     histogram_edges,
     missing_level,
     numeric_bounds,
+    output_decimals,
     placement,
+    published_values,
     split_bins,
     stage_two_edges,
     trimmed_span,
     two_integers,
     unpublished_estimate,
+    widened,
 )
 from synthcity_dpswf.privacy.gaussian import analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.neighbouring import Adjacency
@@ -125,6 +130,12 @@ class DomainRelease:
     order of value, each count above the atom threshold ``ATOM_NOISE_RATIO * threshold``."""
     atom_columns: tuple[str, ...] = ()
     """The float columns whose values stage 4 counted (empty when it did not run: no threshold delta)."""
+    decimals: dict[str, tuple[int, bool]] = field(default_factory=dict)
+    """Per float column (typed or declared) whose precision partition (stage 4) says how many decimals nearly all of
+    its numbers have: that number, and whether they are single-precision images (``columns.output_decimals``)."""
+    coded: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    """Per numeric column (typed and placed, or declared) whose published values hold nearly all its numbers
+    (``columns.coded_values``): those values, in increasing order; its output holds them only."""
 
     @property
     def atom_needed_rows(self) -> float:
@@ -236,17 +247,21 @@ def release_domain_at(
         if other_count > clear and number_count > clear * math.sqrt(2.0):  # both kinds stand out of the noise
             odd = number_count if kinds[column] == "categorical" else other_count
             mixed[column] = float(odd / max(number_count + other_count, 1.0))
+    rows = max(float(np.mean(list(type_totals.values()))), 0.0) if type_totals else None
+    table_rows = float(exact_types[typed[0]].sum()) if neighbouring.n_is_public and typed else rows  # n, or its estimate
     # The kinds fix stages 2 to 4: their noise is set so that their total mu does not depend on them.
     n_categorical = sum(kind == "categorical" for kind in kinds.values())
+    numeric_columns = [column for column in typed if kinds[column] != "categorical"] + list(declared)
     float_columns = [column for column in typed if kinds[column] == "float"]
     float_columns += [column for column, (_, _, integer) in declared.items() if not integer]
-    n_atoms = len(float_columns) if calibration.threshold_delta > 0 else 0  # atoms are keyed: they need the threshold
+    atom_columns = float_columns if calibration.threshold_delta > 0 else []  # atoms are keyed: they need the threshold
     _, category_std = stage_noise(
-        z, len(typed), n_categorical, len(typed) - n_categorical, len(declared), neighbouring, n_atoms
+        z, len(typed), n_categorical, len(typed) - n_categorical, len(declared), neighbouring, len(atom_columns),
+        len(float_columns),
     )
     bins_std, histogram_std = range_ratio(n_categorical) * category_std, HISTOGRAM_NOISE_RATIO * category_std
     threshold = category_threshold(category_std, calibration.threshold_epsilon, calibration.threshold_delta,
-                                   n_categorical + n_atoms)
+                                   n_categorical + len(atom_columns))
 
     bounds: dict[str, tuple[float, float]] = {}
     categories: dict[str, tuple[object, ...]] = {}
@@ -256,6 +271,7 @@ def release_domain_at(
     hidden_missing: dict[str, float] = {}
     one_way: dict[str, tuple[tuple[object, float, float], ...]] = {}
     missing_estimates: dict[str, float] = {}
+    stage_two: dict[str, np.ndarray] = {}
     plan = {column: None if kinds[column] == "categorical" else stage_two_edges(kinds[column]) for column in typed}
     exact_values = counts.value_counts(plan)
     for column in typed:  # stage 2: categories, or the numeric bins; each with the column's missing cell last
@@ -295,6 +311,7 @@ def release_domain_at(
             assert edges is not None and exact_values[column].bins is not None
             released = noisy_counts(np.append(exact_values[column].bins.astype(float), n_missing), bins_std, secret)
             missing[column], estimate = missing_level(missing_counts[column], noise_std / TYPE_WEIGHT, released[-1], bins_std)
+            stage_two[column] = released[:-1]
             bounds[column], located[column] = numeric_bounds(released[:-1], edges[:-1], edges[1:], bins_std)
             if kinds[column] == "integer":  # a range of one integer keeps a neighbour, counted apart by stage 3
                 bounds[column] = two_integers(bounds[column], released[:-1], edges, bins_std)
@@ -308,40 +325,76 @@ def release_domain_at(
             hidden_missing[column] = estimate
     histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
     ranges = {**{column: (*bounds[column], kinds[column] == "integer") for column in bounds}, **declared}
-    cells = {column: histogram_edges(low, high, integer) for column, (low, high, integer) in ranges.items()}
-    exact_histograms = counts.histogram_counts(cells)  # numbers only: missing entries are counted in no histogram
+    cells = {column: histogram_edges(low, high, integer, closed=column in declared)
+             for column, (low, high, integer) in ranges.items()}
+    # A typed column's numbers beyond its stage-2 range fall in two more cells (below, above); a declared column's are
+    # clipped into its declared range, which the user states.
+    overflowing = {column: np.concatenate([[-np.inf], edges, [np.inf]]) if column in bounds else edges
+                   for column, edges in cells.items()}
+    exact_histograms = counts.histogram_counts(overflowing)  # numbers only: missing entries are counted in no histogram
+    units: dict[str, list[tuple[int, float, float]]] = {}  # per integer column: its cells of one integer in its range
+    # Per numeric column, its estimated numbers (the coded rule's denominator): n where it is public and the column has
+    # neither a missing level nor a clear share of other entries (at least its numbers, so the rule errs towards not
+    # coding), else its stage-1 count of numbers; a declared column's: n, or the released estimate of the rows.
+    totals: dict[str, float] = {}
     for column, (low, high, integer) in ranges.items():  # stage 3: the value histograms inside the ranges
-        edges = cells[column]
         noisy = noisy_counts(exact_histograms[column].astype(float), histogram_std, secret)
+        edges, stds = cells[column], np.full(len(cells[column]) - 1, histogram_std)
+        if column in bounds:  # the overflow cells: a range widened where its numbers go on, else clipped at its ends
+            edges, noisy, stds = widened(edges, noisy[1:-1], noisy[0], noisy[-1], histogram_std, plan[column],
+                                         stage_two[column], bins_std, located[column])
+            if located[column]:  # a released range's ends, trimmed to what its cells show
+                first, last = trimmed_span(noisy, stds, split_bins(edges, integer))
+                bounds[column] = (float(edges[first]), float(edges[last + 1]))
+            exact_n = neighbouring.n_is_public and not missing[column] and column not in mixed
+            totals[column] = float(table_rows) if exact_n and table_rows is not None else number_counts[column]
+        else:
+            totals[column] = float(table_rows) if table_rows is not None else float(noisy.sum())
         histograms[column] = (tuple(float(edge) for edge in edges), tuple(float(count) for count in noisy))
-        if column in bounds and located[column]:  # a released range's ends, trimmed to what its sub-bins show
-            first, last = trimmed_span(noisy, histogram_std, split_bins(edges, integer))
-            bounds[column] = (float(edges[first]), float(edges[last + 1]))
+        low, high = bounds.get(column, (low, high))
+        inside = (edges[:-1] >= low) & (edges[1:] <= high) & (np.diff(np.ceil(edges)) == 1)
+        if integer:
+            units[column] = [(int(math.ceil(left)), float(count), float(std))
+                             for left, count, std, unit in zip(edges, noisy, stds, inside) if unit]
         if integer and column in kinds and np.all(np.diff(np.ceil(edges)) == 1):  # unit bins: one integer each
-            one_way[column] = tuple((int(math.ceil(left)), float(count), histogram_std) for left, count in zip(edges, noisy))
+            one_way[column] = tuple((int(math.ceil(left)), float(count), float(std))
+                                    for left, count, std in zip(edges, noisy, stds))
     atoms: dict[str, tuple[tuple[float, float], ...]] = {}
-    if n_atoms:  # stage 4: a float column's frequent exact values inside its range, published above r_a tau
-        exact_atoms = counts.atom_counts({column: ranges[column][:2] for column in float_columns})
-        for column in float_columns:
+    atom_std = ATOM_NOISE_RATIO * category_std
+    if atom_columns:  # stage 4: a float column's frequent exact values inside its (final) range, published above r_a tau
+        exact_atoms = counts.atom_counts({column: bounds.get(column, ranges[column][:2]) for column in atom_columns})
+        for column in atom_columns:
             observed = exact_atoms[column]  # keys in increasing order: the noise's order is a public one
-            noisy = noisy_counts(np.array(list(observed.values()), dtype=float), ATOM_NOISE_RATIO * category_std, secret)
-            low, high = bounds.get(column, ranges[column][:2])  # inside the (trimmed) range only
+            noisy = noisy_counts(np.array(list(observed.values()), dtype=float), atom_std, secret)
             published = tuple((value, float(count)) for value, count in zip(observed, noisy)
-                              if count > ATOM_NOISE_RATIO * threshold and low <= value <= high)
+                              if count > ATOM_NOISE_RATIO * threshold)
             if published:
                 atoms[column] = published
+    decimals: dict[str, tuple[int, bool]] = {}
+    precision_std = DECIMAL_NOISE_RATIO * category_std
+    exact_decimals = counts.decimal_counts(float_columns)
+    for column in float_columns:  # stage 4: a float column's numbers by their decimals (the output's precision)
+        rounding = output_decimals(noisy_counts(exact_decimals[column].astype(float), precision_std, secret), precision_std)
+        if rounding is not None:
+            decimals[column] = rounding
+    # A table whose rows, all in one bin, would not reach the run's threshold has no numeric column that stands out
+    # of the noise but by noise: none is placed (n where it is public, replace-one; else its released estimate).
+    if (table_rows or 0.0) < bins_std * float(norm.isf(0.01 / WINDOW)):
+        placed.update({column: False for column in placed if kinds[column] != "categorical"})
+    coded: dict[str, tuple[float, ...]] = {}
+    for column in numeric_columns:  # a column whose published values hold nearly all its numbers: those values only
+        values = coded_values(published_values(atoms.get(column, ()), atom_std, units.get(column, [])), totals[column])
+        if values and (column not in kinds or placed[column]):
+            coded[column] = tuple(value for value, _, _ in values)
+            if column in kinds:  # its levels are measured one by one: the domain's counts of them are reused
+                one_way[column] = tuple((int(value) if ranges[column][2] else value, count, std)
+                                        for value, count, std in values)
     for column in one_way:  # a column's missing level is measured too: stage 1's and stage 2's counts, combined
         if missing[column]:
             one_way[column] += ((None, missing_estimates[column], 0.0),)
-    rows = max(float(np.mean(list(type_totals.values()))), 0.0) if type_totals else None
-    # A table whose rows, all in one bin, would not reach the run's threshold has no numeric column that stands out
-    # of the noise but by noise: none is placed (n where it is public, replace-one; else its released estimate).
-    table_rows = float(exact_types[typed[0]].sum()) if neighbouring.n_is_public and typed else (rows or 0.0)
-    if table_rows < bins_std * float(norm.isf(0.01 / WINDOW)):
-        placed.update({column: False for column in placed if kinds[column] != "categorical"})
     return DomainRelease(
         kinds, bounds, categories, located, calibration, noise_std, threshold, neighbouring,
         category_std=category_std, histograms=histograms, lost=lost, unpublished=unpublished_rows, declared=declared, missing=missing,
         hidden_missing=hidden_missing, released_rows=rows, one_way=one_way, placed=placed, mixed=mixed, atoms=atoms,
-        atom_columns=tuple(float_columns) if n_atoms else (),
+        atom_columns=tuple(atom_columns), decimals=decimals, coded=coded,
     )

@@ -1,0 +1,158 @@
+"""Coded numbers, precision and ranges (issue 64, parts 4 and 5; privacy.md, "The DP domain"): the partitions the DP
+domain adds (one stage-3 cell per integer of a narrow integer range, the overflow cells beyond a released range, the
+precision partition of a float column) and what is read back from them (a range widened where its numbers go on, a
+column's coded values, its output's decimals). The audits of their noise are in ``test_audits.py``, the replay of a
+neighbour on the same released counts in ``test_domain_replay.py``, and the plugins' output in
+``tests/plugins/test_coded_tables.py``."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.stats import norm
+
+from synthcity_dpswf.privacy.budget import Budget, default_delta, default_domain_share
+from synthcity_dpswf.privacy.counts import DECIMAL_CELLS, MAX_DECIMALS, FrameCounts, atom_mask, decimal_cells
+from synthcity_dpswf.privacy.domain import release_domain_at
+from synthcity_dpswf.privacy.domain.columns import (
+    CODED_SHARE,
+    EXTEND_PENALTY,
+    UNIT_INTEGERS,
+    coded_values,
+    extension,
+    histogram_edges,
+    output_decimals,
+    published_values,
+    split_bins,
+)
+
+
+def test_a_number_s_precision_cell_is_its_fewest_decimals_or_its_float32_image_s() -> None:
+    numbers = np.array([3.0, -0.0, 3.2, 26.18, 0.1 + 0.2, 0.0001090909, np.float32(3.2), np.float32(10.6),
+                        np.float32(2.5), 1 / 3, 0.12345678901, 1e300])
+    single = MAX_DECIMALS  # a float32 image of d decimals is in cell MAX_DECIMALS + d
+    assert decimal_cells(numbers).tolist() == [0, 0, 1, 2, 1, 10, single + 1, single + 1, 1, DECIMAL_CELLS - 1,
+                                               DECIMAL_CELLS - 1, 0]
+
+
+def test_a_float_column_s_atoms_include_float32_images_of_short_decimals() -> None:
+    assert atom_mask(np.array([3.2, np.float32(3.2), np.float32(10.6), 17.5])).all()
+    assert not atom_mask(np.array([np.float32(1 / 3), 0.123456789, 3.2000001])).any()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_replacing_a_record_moves_one_unit_out_of_one_cell_and_into_another_in_each_new_partition(seed: int) -> None:
+    """The sensitivity lemma of the new partitions (privacy.md, "The DP domain"): each number is in exactly one cell of
+    the precision partition and of a typed column's value histogram with its overflow cells (below, above), so a
+    replaced record moves at most one unit out of one cell and one into another: squared norm at most 2, attained by
+    the worst pair (a number of one decimal inside the range against one of many decimals beyond it)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"x": np.round(rng.normal(40.0, 5.0, 200), 1)})
+    edges = np.concatenate([[-np.inf], histogram_edges(32.0, 64.0, False), [np.inf]])
+    for replacement in [*rng.normal(40.0, 30.0, 20), 1234.56789012, 40.5]:
+        neighbour = frame.copy()
+        neighbour.loc[int(rng.integers(200)), "x"] = replacement
+        first, second = FrameCounts(frame), FrameCounts(neighbour)
+        moved = [first.decimal_counts(["x"])["x"] - second.decimal_counts(["x"])["x"],
+                 first.histogram_counts({"x": edges})["x"] - second.histogram_counts({"x": edges})["x"]]
+        for difference in moved:
+            assert np.sum(difference**2) <= 2 and difference.sum() == 0 and np.abs(difference).max() <= 1
+    worst = frame.copy()
+    worst.loc[0, "x"] = 1234.56789012
+    if frame.loc[0, "x"] != round(frame.loc[0, "x"]):  # one decimal, inside [32, 64)
+        moved = [FrameCounts(frame).decimal_counts(["x"])["x"] - FrameCounts(worst).decimal_counts(["x"])["x"],
+                 FrameCounts(frame).histogram_counts({"x": edges})["x"] - FrameCounts(worst).histogram_counts({"x": edges})["x"]]
+        assert all(np.sum(difference**2) == 2 for difference in moved)
+
+
+def test_a_narrow_integer_range_gets_one_cell_per_integer_and_a_wide_one_its_sub_bins() -> None:
+    narrow = histogram_edges(16.5, 128.0, True)  # a stage-2 range: the integers 17..127
+    assert len(narrow) - 1 == 111 and np.all(np.diff(np.ceil(narrow)) == 1)
+    assert narrow[0] == 16.5 and narrow[-1] == 128.0  # the stage-2 edges stay the range's ends
+    declared = histogram_edges(0.0, 127.0, True, closed=True)  # a declared range holds its upper end
+    assert len(declared) - 1 == UNIT_INTEGERS and declared[-1] == 127.0
+    assert len(histogram_edges(0.0, 128.0, True, closed=True)) - 1 < UNIT_INTEGERS  # 129 integers: sub-bins
+    trimmable = split_bins(narrow, True)  # beyond -16..16, a cell of one integer is stage 3's alone: trimmable
+    assert trimmable.all() and not split_bins(histogram_edges(-0.5, 8.5, True), True).any()
+
+
+def test_an_overflow_within_the_noise_widens_nothing_and_a_thin_spread_is_followed_to_its_end() -> None:
+    std, empty, penalties = 60.0, np.zeros(40), np.full(40, EXTEND_PENALTY)
+    assert extension(2.4 * std, std, empty, std, 3000.0, penalties) == 0  # within EXTEND_LEVEL stds
+    assert extension(50.0, 10.0, empty, 10.0, 3000.0, penalties) == 0  # stands out, under EXTEND_SHARE of the rows
+    rng = np.random.default_rng(0)
+    taken = []
+    for _ in range(200):  # 1,000 numbers beyond, 75 in each of the next 13 bins (each 1.25 stds), then empty bins
+        beyond = np.concatenate([np.full(13, 75.0), np.zeros(27)]) + rng.normal(0.0, std, 40)
+        taken.append(extension(975.0 + rng.normal(0.0, std), std, beyond, std, 3000.0, penalties))
+    assert 11 <= np.median(taken) <= 15 and np.mean(np.array(taken) > 25) < 0.08  # measured: 13, and 4% beyond 25
+    assert 1 <= extension(3.0 * std, std, empty, std, 3000.0, penalties) <= 3  # an overflow the bins do not show
+
+
+def history_table(n: int = 1900, seed: int = 0) -> pd.DataFrame:
+    """A table built like the issue's mortgage table (not that table: it is held out): a credit history code 1..6, 57%
+    at 1, 19% at 2 and 24% over 3..6 (each within two noise stds at epsilon 1), beside eight yes/no columns, two
+    ratios, a rate to a tenth and another code."""
+    rng = np.random.default_rng(seed)
+    frame = {"history": rng.choice([1, 2, 3, 4, 5, 6], n, p=[0.57, 0.19, 0.05, 0.03, 0.08, 0.08])}
+    for index in range(8):
+        frame[f"flag{index}"] = np.where(rng.random(n) < 0.1 + 0.05 * index, "yes", "no")
+    frame["ratio"] = np.round(rng.gamma(4.0, 0.08, n), 2)
+    frame["rate"] = np.round(rng.uniform(1.0, 11.0, n), 1)
+    frame["share"] = rng.beta(2.0, 5.0, n)
+    frame["mortgage"] = rng.choice([1, 2, 3, 4], n, p=[0.3, 0.66, 0.02, 0.02])
+    return pd.DataFrame(frame)
+
+
+def test_a_range_keeps_the_values_beyond_its_stage_two_bins() -> None:
+    """Issue 64, part 5: the history code's stage-2 range is [1, 2] in most releases (3..6 each within the noise);
+    its overflow cell stands out, and the range is widened over 3..6 (``extension``). At epsilon 1 and the plugins'
+    share, the released range holds 1..6 in nearly all seeded releases (measured: 184 of 200; before, with the range
+    clipped at its stage-2 bins, 3 of 40), and never loses more than the 6's 8% of the rows (0.6% on average)."""
+    frame = history_table()
+    delta = default_delta(len(frame))
+    share = default_domain_share(len(frame), frame.shape[1], 0, 1.0, delta, "replace_one")
+    calibration = Budget(1.0, delta).domain_part(share)
+    whole, folded = 0, []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(100):
+            low, high = release_domain_at(frame, calibration, torch.Generator().manual_seed(seed)).bounds["history"]
+            whole += low < 1 and high > 6
+            folded.append(float(((frame["history"] < low) | (frame["history"] > high)).mean()))
+    assert whole >= 85 and max(folded) <= 0.1, (whole, max(folded))
+
+
+def test_the_rounding_reads_cells_that_stand_out_and_float32_images_only_where_they_hold_the_column() -> None:
+    std = 50.0
+    cents = np.zeros(DECIMAL_CELLS)
+    cents[[0, 1, 2]] = [100.0, 600.0, 2300.0]  # charges: most with two decimals
+    assert output_decimals(cents, std) == (2, False)
+    tail = cents.copy()
+    tail[3] = 3.0 * std  # a tenth of a cell within the noise: rounded away
+    assert output_decimals(tail, std) == (2, False)
+    continuous = cents.copy()
+    continuous[-1] = 400.0  # a clear share of numbers with more than ten decimals: full precision
+    assert output_decimals(continuous, std) is None
+    assert output_decimals(np.zeros(DECIMAL_CELLS), std) is None  # nothing stands out: nothing to read
+    rates = np.zeros(DECIMAL_CELLS)
+    rates[[0, 1, MAX_DECIMALS + 1]] = [300.0, 300.0, 2400.0]  # float32 images of one decimal (2.0 and 2.5 are exact)
+    assert output_decimals(rates, std) == (1, True)
+
+
+def test_a_column_is_coded_when_its_published_values_hold_nearly_all_its_numbers() -> None:
+    units = [(value, count, 60.0) for value, count in zip(range(17, 128), np.zeros(111))]
+    for value, count in ((25, 300.0), (33, 960.0), (50, 510.0), (66, 900.0), (100, 240.0), (75, 60.0)):
+        units[value - 17] = (value, count, 60.0)
+    values = published_values((), 0.0, units)
+    assert [value for value, _, _ in values] == [25.0, 33.0, 50.0, 66.0, 100.0]  # 75 within the noise
+    level = norm.isf(0.2 / 111) * 60.0  # the published level for 111 cells
+    assert all(count > level for _, count, _ in values)
+    assert coded_values(values, 3000.0) == tuple(values)  # 75's 2% unpublished
+    assert coded_values(values[:-1], 3000.0) == ()  # 100's 8% unpublished too: more than CODED_SHARE
+    assert coded_values(values[:1], 300.0) == ()  # one value does not code a column
+    assert CODED_SHARE * 3000.0 > 60.0
