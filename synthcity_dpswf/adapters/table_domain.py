@@ -52,12 +52,38 @@ class NumericColumn:
     atoms: tuple[tuple[float, float], ...] = ()
     """A float column's released atoms (``DomainRelease.atoms``: value, noisy count), restored when decoding
     (``onto_atoms``)."""
+    values: tuple[float, ...] = ()
+    """A coded column's values, in increasing order (declared ``"values"``, or the DP domain's ``DomainRelease.coded``):
+    its levels are these values, one each (``value_edges``), a number is encoded at the nearest of them and the output
+    holds them only; empty: not coded."""
+    decimals: int | None = None
+    """The decimals a float column's output is rounded to (declared ``"decimals"``, or the DP domain's precision
+    partition, ``DomainRelease.decimals``; ``in_precision``); None: not rounded."""
+    single: bool = False
+    """Whether the rounded output is the single-precision image of its decimals (3.200000047683716 for 3.2: a table
+    stored in float32), as the DP domain's precision partition found."""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.low >= self.high:
             raise ValueError(f"column {self.name!r}: bounds must be finite with low < high, got {self.low}, {self.high}.")
         if self.histogram is not None and len(self.histogram[0]) != len(self.histogram[1]) + 1:
             raise ValueError(f"column {self.name!r}: a histogram needs one more edge than counts.")
+        values = np.asarray(self.values, dtype=float)
+        if len(values) and (not np.all(np.isfinite(values)) or np.any(np.diff(values) <= 0)):
+            raise ValueError(f"column {self.name!r}: coded values must be finite, distinct and in increasing order.")
+        if self.decimals is not None and (isinstance(self.decimals, bool) or not isinstance(self.decimals, int)
+                                          or not 0 <= self.decimals <= 15):
+            raise ValueError(f"column {self.name!r}: decimals must be an integer from 0 to 15, got {self.decimals!r}.")
+
+    def value_edges(self) -> np.ndarray:
+        """A coded column's level edges: the midpoints between its consecutive values, and as far beyond its first and
+        last value as the nearest midpoint (half a unit for a single value), so that ``to_position`` puts a number in
+        the level of the nearest value."""
+        values = np.asarray(self.values, dtype=float)
+        if len(values) == 1:
+            return np.array([values[0] - 0.5, values[0] + 0.5])
+        middles = (values[1:] + values[:-1]) / 2
+        return np.concatenate([[2 * values[0] - middles[0]], middles, [2 * values[-1] - middles[-1]]])
 
     @property
     def span(self) -> tuple[float, float]:
@@ -68,9 +94,12 @@ class NumericColumn:
         return self.low, self.high
 
     def level_edges(self, n_levels: int) -> np.ndarray:
-        """Edges of at most ``n_levels`` levels over ``span``: one per integer when an integer range holds at most
-        ``n_levels`` of them, else the released histogram's quantiles (``math.histograms.quantile_edges``), else
-        equal widths. Post-processing of public or released facts."""
+        """Edges of at most ``n_levels`` levels over ``span``: a coded column's ``value_edges`` (one level per value,
+        however many), one per integer when an integer range holds at most ``n_levels`` of them, else the released
+        histogram's quantiles (``math.histograms.quantile_edges``), else equal widths. Post-processing of public or
+        released facts."""
+        if self.values:
+            return self.value_edges()
         low, high = self.span
         if self.integer and high - low <= n_levels:
             return np.arange(low, high + 1.0)
@@ -140,7 +169,22 @@ def numeric_values(values: pd.Series, column: NumericColumn, unknown: str) -> np
                 f"{CHECK_COMMAND} on your table, on your machine."
             )
         numbers[bad] = column.low
+    if column.values and unknown == "error" and not bool(np.all(on_values(numbers[~np.isnan(numbers)], column.values))):
+        raise TableRefusal(
+            f"column {column.name!r} holds numbers outside its declared values; add them to \"values\" or map them "
+            f"before fitting. To list them, run {CHECK_COMMAND} on your table, on your machine."
+        )
     return numbers
+
+
+def on_values(numbers: np.ndarray, values: tuple[float, ...]) -> np.ndarray:
+    """Which ``numbers`` equal one of a coded column's declared ``values``: exactly, within 1e-9 relative, or as the
+    same single-precision number (a table stored in float32 holds 3.200000047683716 for a declared 3.2)."""
+    declared = np.asarray(values, dtype=float)
+    close = np.isclose(numbers[:, None], declared[None, :], rtol=1e-9, atol=0.0).any(axis=1)
+    with np.errstate(all="ignore"):
+        single = np.isin(numbers.astype(np.float32), declared.astype(np.float32))
+    return close | single
 
 
 def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -> np.ndarray:
@@ -205,8 +249,9 @@ def onto_atoms(column: NumericColumn, positions: np.ndarray, edges: np.ndarray, 
     holds atoms :math:`a_1 < \dots < a_k` of noisy counts :math:`c_i` (negative ones as 0) goes to the atom whose share
     :math:`c_i / \sum c` of the level holds its fraction inside the level; other values are kept. Fine levels are
     narrower than a coded column's spacing where its records crowd, so a level holding an atom holds little else: the
-    coded value comes back as itself, not spread over its level. Post-processing of released counts and public edges."""
-    if column.integer or not column.atoms:
+    coded value comes back as itself, not spread over its level. A coded column's levels are its values already.
+    Post-processing of released counts and public edges."""
+    if column.integer or column.values or not column.atoms:
         return numbers
     values = np.array([value for value, _ in column.atoms])
     weights = np.maximum(np.array([count for _, count in column.atoms]), 0.0)
@@ -225,11 +270,32 @@ def onto_atoms(column: NumericColumn, positions: np.ndarray, edges: np.ndarray, 
     return restored
 
 
+def in_precision(column: NumericColumn, numbers: np.ndarray) -> np.ndarray:
+    """A decoded float column in its declared or released precision: each value rounded to the column's ``decimals``
+    (through single precision where ``single``: float32's 3.2 is 3.200000047683716 in float64), a step inwards where
+    that leaves its range (whose released ends need not be round), except the values on its atoms, which are exact
+    already (an atom 0.125 stays 0.125 at two decimals); a coded column's values and a column without ``decimals``
+    are untouched. Post-processing."""
+    if column.decimals is None or column.integer or column.values:
+        return numbers
+    inside, step = np.clip(numbers, column.low, column.high), 10.0 ** -column.decimals
+    rounded = np.round(inside, column.decimals)
+    rounded = np.round(np.where(rounded > column.high, rounded - step, np.where(rounded < column.low, rounded + step,
+                                                                                  rounded)), column.decimals)
+    if column.single:
+        with np.errstate(all="ignore"):
+            rounded = rounded.astype(np.float32).astype(np.float64)
+    exact = np.isin(numbers, [value for value, _ in column.atoms])
+    kept = (rounded >= column.low) & (rounded <= column.high)  # a range narrower than a step keeps the number
+    return np.where(exact, numbers, np.where(kept, rounded, inside))
+
+
 def numeric_output(column: NumericColumn, numbers: np.ndarray, missing: np.ndarray) -> pd.Series | np.ndarray:
     """A decoded numeric column with the domain's dtype: int64 or float64, Int64 (pandas' nullable integers) or
     float64 with NaN where the column has missing entries; a float column's values in its histogram's zero bin are 0
-    (``snapped_to_zero``); a column the DP domain could not place is missing throughout (Int64 or float64)."""
-    numbers = snapped_to_zero(column, numbers)
+    (``snapped_to_zero``) and the others in its precision (``in_precision``); a column the DP domain could not place is
+    missing throughout (Int64 or float64)."""
+    numbers = in_precision(column, snapped_to_zero(column, numbers))
     if not column.placed:  # a stated default range: no value of it is output
         missing = np.ones(len(numbers), dtype=bool)
     if column.integer:
@@ -239,6 +305,37 @@ def numeric_output(column: NumericColumn, numbers: np.ndarray, missing: np.ndarr
             return nullable.where(~missing, pd.NA)
         return rounded.astype(np.int64)
     return np.where(missing, np.nan, numbers).astype(np.float64)
+
+
+def coded_summary(column: NumericColumn) -> str:
+    """A coded column's values as ``summary`` shows them: the first eight, and how many there are."""
+    shown = [f"{int(value)}" if column.integer else f"{value:.6g}" for value in column.values[:8]]
+    return "values " + ", ".join(shown) + (f", ... ({len(column.values)})" if len(column.values) > 8 else "")
+
+
+def coded_column(name: str, spec: dict[str, Any], missing: bool) -> NumericColumn:
+    """A declared coded column (``{"type": "numeric", "values": [..]}``): its values in increasing order, integer when
+    all are ints (bools refused), its bounds their least and greatest (a single value v: [v, v + 1])."""
+    values = spec["values"]
+    if not isinstance(values, (list, tuple)) or not values or not all(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) for value in values):
+        raise ValueError(f"column {name!r}: \"values\" must be a non-empty list of finite numbers, got {values!r}.")
+    if "low" in spec or "high" in spec:
+        raise ValueError(f"column {name!r}: declare \"values\" or \"low\" and \"high\", not both (the values fix the "
+                         "range).")
+    integer = all(isinstance(value, int) for value in values)
+    ordered = tuple(sorted({float(value) for value in values}))
+    high = ordered[-1] if len(ordered) > 1 else ordered[0] + 1
+    return NumericColumn(name, ordered[0], high, integer, missing=missing, values=ordered,
+                         decimals=declared_decimals(name, spec, integer))
+
+
+def declared_decimals(name: str, spec: dict[str, Any], integer: bool) -> int | None:
+    """A numeric entry's ``"decimals"`` (None when absent); an integer column has none to declare."""
+    decimals = spec.get("decimals")
+    if decimals is not None and integer:
+        raise ValueError(f"column {name!r}: an integer column has no decimals; drop \"decimals\" or declare it float.")
+    return decimals
 
 
 DomainSpec = Union["TabularDomain", dict, str, Path, None]
@@ -266,7 +363,9 @@ class TabularDomain:
         for column in self.columns:
             if isinstance(column, NumericColumn):
                 kind = "integer" if column.integer else "float"
-                values = f"[{column.low:.6g}, {column.high:.6g}]" if column.placed else UNPLACED
+                values = coded_summary(column) if column.values else f"[{column.low:.6g}, {column.high:.6g}]"
+                values += "" if column.decimals is None or column.integer or column.values else f" ({column.decimals} decimals)"
+                values = values if column.placed else UNPLACED
                 dtype = ("Int64" if column.missing or not column.placed else "int64") if column.integer else "float64"
             else:
                 kind, categories = "categorical", output_categories(column)
@@ -291,8 +390,10 @@ class TabularDomain:
 
     @classmethod
     def from_dict(cls, description: dict[str, Any]) -> "TabularDomain":
-        """From ``{name: {"type": "numeric", "low": .., "high": .., "integer": bool}}`` or
-        ``{name: {"type": "categorical", "categories": [..]}}`` entries, in column order; or the one-line form
+        """From ``{name: {"type": "numeric", "low": .., "high": .., "integer": bool}}``, ``{name: {"type": "numeric",
+        "values": [..]}}`` (a coded column: its values, integer when all are ints; ``"low"`` and ``"high"`` then follow
+        from them) or ``{name: {"type": "categorical", "categories": [..]}}`` entries, in column order, numeric ones
+        with an optional ``"decimals": p`` (a float column's output rounded to p decimals); or the one-line form
         ``{"age": (17, 90), "sex": ["F", "M"]}``: a tuple of two numbers is a numeric range (integer when both are
         ints), a list the categories; ``None`` as a range's third entry or among the categories says that the column
         may be missing (``{"age": (17, 90, None), "sex": ["F", "M", None]}``); a pandas ``CategoricalDtype`` declares
@@ -321,9 +422,11 @@ class TabularDomain:
                     f"column {name!r}: declare (low, high), a list of categories or a dict with 'type', got {spec!r}."
                 )
             kind, missing = spec.get("type"), bool(spec.get("missing", False))
-            if kind == "numeric":
+            if kind == "numeric" and "values" in spec:
+                columns.append(coded_column(name, spec, missing))
+            elif kind == "numeric":
                 low, high, integer = float(spec["low"]), float(spec["high"]), bool(spec.get("integer", False))
-                columns.append(NumericColumn(name, low, high, integer, missing=missing))
+                columns.append(NumericColumn(name, low, high, integer, missing=missing, decimals=declared_decimals(name, spec, integer)))
             elif kind == "categorical":
                 columns.append(CategoricalColumn(name, tuple(spec["categories"]), missing))
             else:
@@ -372,7 +475,10 @@ class TabularDomain:
             elif isinstance(declared, NumericColumn) and isinstance(by_name.get(name), NumericColumn):
                 released_column = by_name[name]
                 assert isinstance(released_column, NumericColumn)
-                columns.append(dataclasses.replace(declared, histogram=released_column.histogram, atoms=released_column.atoms))
+                precision = ({} if declared.decimals is not None else
+                             {"decimals": released_column.decimals, "single": released_column.single})
+                columns.append(dataclasses.replace(declared, histogram=released_column.histogram,
+                                                   atoms=released_column.atoms, values=released_column.values, **precision))
             else:
                 columns.append(declared)
         added = [name for name in order if name not in self.names]
@@ -386,8 +492,10 @@ class TabularDomain:
         ``release_domain(..., declared=)``)."""
         columns: list[Column] = []
         for name, (low, high, integer) in release.declared.items():
+            decimals, single = release.decimals.get(name, (None, False))
             columns.append(NumericColumn(name, low, high, integer, release.histograms.get(name),
-                                         atoms=release.atoms.get(name, ())))
+                                         atoms=release.atoms.get(name, ()), values=release.coded.get(name, ()),
+                                         decimals=decimals, single=single))
         for name, kind in release.kinds.items():
             missing, placed = release.missing.get(name, False), release.placed.get(name, True)
             if kind == "categorical":
@@ -397,8 +505,9 @@ class TabularDomain:
             if kind == "integer":  # integers in the bins [low, high) lie in [ceil(low), ceil(high) - 1]
                 low, high = math.ceil(low), math.ceil(high) - 1
             high = high if high > low else low + 1
+            decimals, single = release.decimals.get(name, (None, False))
             columns.append(NumericColumn(name, low, high, kind == "integer", release.histograms.get(name), missing, placed,
-                                         release.atoms.get(name, ())))
+                                         release.atoms.get(name, ()), release.coded.get(name, ()), decimals, single))
         source = f"differentially private domain (epsilon = {release.epsilon:.4g}, delta = {release.delta:.3g})"
         return cls(tuple(columns), source)
 

@@ -38,6 +38,7 @@ from synthcity_dpswf.adapters.table_domain import (
     from_position,
     numeric_output,
     numeric_values,
+    on_values,
     onto_atoms,
     to_position,
 )
@@ -87,7 +88,10 @@ class TabularCodec:
         for column in self.numeric:
             values = numeric_values(frame[column.name], column, self.unknown)
             missing = np.isnan(values)
-            if column.histogram is None:
+            if column.values:  # a coded column: u is its nearest value's place among its values
+                edges = column.value_edges()
+                unit = (np.floor(to_position(values, edges)) + 0.5) / (len(edges) - 1)
+            elif column.histogram is None:
                 unit = (np.clip(values, column.low, column.high) - column.low) / (column.high - column.low)
             else:  # the released quantiles: u is the value's (estimated) rank
                 edges = column.level_edges(ENCODER_LEVELS)
@@ -111,7 +115,9 @@ class TabularCodec:
         position = 0
         for column in self.numeric:
             unit = np.clip((values[:, position] + 1) / 2, 0.0, 1.0)
-            if column.histogram is None:
+            if column.values:  # the value of the level u falls in
+                number = coded_output(column, unit * len(column.values))
+            elif column.histogram is None:
                 number = column.low + unit * (column.high - column.low)
             else:
                 edges = column.level_edges(ENCODER_LEVELS)
@@ -171,17 +177,26 @@ class MarginalTableCodec:
         """The coarse levels of the integer columns with one fine level per integer, more of them than ``coarse_bins``
         and a released value histogram (the DP domain's, stage 3): runs of about equal mass made of whole bins of the
         histogram (``math.histograms.equal_mass_starts`` over its bins: at most ``coarse_bins`` runs, a missing level
-        alone in the last), ``{column position: first fine level of each run}``. Equal-length runs of such a column
+        alone in the last), ``{column position: first fine level of each run}``; likewise a coded column of more values
+        than ``coarse_bins`` with a released histogram, each value's level a unit (its mass the histogram's over the
+        level: ``level_masses``). Equal-length runs of such a column
         put a count's zeros with its small values (randhie's declared visits 0-77: 0 to 4 in one level), and with them
         the dependence of having any on the other columns. A run never splits a bin: the histogram says nothing of how
         a bin's mass lies among its integers (spread evenly, Adult's 40 hours a week would be three runs of one hour).
         Post-processing of the domain release (privacy.md, "Coarse levels at released quantiles")."""
         runs: dict[int, tuple[int, ...]] = {}
         for position, column in enumerate(self.domain.columns):
-            if not isinstance(column, NumericColumn) or not column.integer or column.histogram is None:
+            if not isinstance(column, NumericColumn) or column.histogram is None:
+                continue
+            n_runs = coarse_bins - column.missing
+            if column.values and len(column.values) > n_runs >= 1:  # a coded column: each value's level is a unit
+                masses = level_masses(column.histogram, self.edges[column.name])
+                starts = tuple(int(group) for group in equal_mass_starts(torch.tensor(masses), n_runs))
+                runs[position] = starts + ((len(column.values),) if column.missing else ())
+                continue
+            if not column.integer or column.values:
                 continue
             integers = self.edges[column.name][:-1]
-            n_runs = coarse_bins - column.missing
             if len(integers) != column.span[1] - column.span[0] or len(integers) <= n_runs or n_runs < 1:
                 continue
             edges = np.asarray(column.histogram[0], dtype=float)
@@ -205,6 +220,8 @@ class MarginalTableCodec:
             levels, counts, stds = measured
             if isinstance(column, CategoricalColumn):
                 expected: list[object] = list(column.categories)
+            elif column.values:  # a coded column's levels: its values (ints in an integer column)
+                expected = [int(value) if column.integer else value for value in column.values]
             elif column.integer and len(self.edges[column.name]) - 1 == column.span[1] - column.span[0]:
                 expected = [int(value) for value in self.edges[column.name][:-1]]
             else:
@@ -248,6 +265,9 @@ class MarginalTableCodec:
                 continue
             missing = level == n_levels - 1 if column.missing else np.zeros(len(values), dtype=bool)
             places = np.where(missing, 0.0, values[:, position])
+            if column.values:  # a coded column's level is its value, exactly
+                decoded[column.name] = numeric_output(column, coded_output(column, places), missing)
+                continue
             number = onto_atoms(column, places, self.edges[column.name], from_position(places, self.edges[column.name]))
             if column.integer:
                 low, high = column.span
@@ -256,15 +276,28 @@ class MarginalTableCodec:
         return pd.DataFrame({name: decoded[name] for name in self.domain.names})
 
 
+def coded_output(column: NumericColumn, positions: np.ndarray) -> np.ndarray:
+    """A coded column's values at continuous level ``positions`` (floor = level, one level per value): exactly its
+    values, never a number between them. Post-processing."""
+    levels = np.clip(np.floor(positions), 0, len(column.values) - 1).astype(int)
+    return np.asarray(column.values, dtype=float)[levels]
+
+
 def integer_masses(histogram: tuple[tuple[float, ...], tuple[float, ...]], integers: np.ndarray) -> np.ndarray:
-    r"""Each integer's estimated share of a released value histogram ``(edges, noisy counts)``: the counts projected onto
-    the simplex (as the flows read counts), spread uniformly inside their bins, integrated over :math:`[v - 1/2, v +
-    1/2)` for each integer v of ``integers``. Post-processing."""
+    r"""Each integer's estimated share of a released value histogram ``(edges, noisy counts)``: ``level_masses`` over
+    :math:`[v - 1/2, v + 1/2)` for each integer v of ``integers``. Post-processing."""
+    return level_masses(histogram, np.append(integers, integers[-1] + 1) - 0.5)
+
+
+def level_masses(histogram: tuple[tuple[float, ...], tuple[float, ...]], levels: np.ndarray) -> np.ndarray:
+    """Each level's estimated share of a released value histogram ``(edges, noisy counts)``, the levels between
+    consecutive ``levels`` edges: the counts projected onto the simplex (as the flows read counts), spread uniformly
+    inside their bins, integrated over each level. Post-processing."""
     edges, counts = np.asarray(histogram[0], dtype=float), np.asarray(histogram[1], dtype=float)
     total = max(float(counts.clip(min=0).sum()), 1.0)
     shares = project_onto_simplex(torch.tensor(counts / total, dtype=torch.float64)[None])[0].numpy()
     cumulative = np.concatenate([[0.0], np.cumsum(shares)])
-    return np.diff(np.interp(np.append(integers, integers[-1] + 1) - 0.5, edges, cumulative))
+    return np.diff(np.interp(levels, edges, cumulative))
 
 
 def check_columns(domain: TabularDomain, frame: pd.DataFrame) -> None:
@@ -317,6 +350,12 @@ def check_table(frame: pd.DataFrame, domain: DomainSpec, max_one_hot: int = 20) 
         numbers = number_mask(values)
         add(column.name, "non-numeric entries in a numeric column", values[~numbers & ~missing], "refused")
         as_float = pd.to_numeric(values.where(numbers), errors="coerce")
+        if column.values:
+            present = as_float.to_numpy(dtype=float, na_value=np.nan)
+            outside = numbers & ~np.isnan(present)
+            outside[outside] = ~on_values(present[outside], column.values)
+            add(column.name, "numbers not among the declared values", values[outside], "refused")
+            continue
         add(column.name, f"values below the range's low {column.low:g}", values[numbers & (as_float < column.low).to_numpy()],
             "clipped to the range")
         add(column.name, f"values above the range's high {column.high:g}",
