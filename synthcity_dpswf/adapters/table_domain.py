@@ -465,7 +465,8 @@ class TabularDomain:
     def merged(self, released: "TabularDomain", order: list[str]) -> "TabularDomain":
         """This (declared) domain completed by a released one, in ``order``: the released columns fill the names this
         one lacks, and a released value histogram joins a declared numeric column (its bounds stay the declared
-        ones). The source names both."""
+        ones), with its atoms, its coded values (where the column declares none) and its output's decimals (where it
+        declares none). The source names both."""
         by_name = {column.name: column for column in released.columns}
         columns: list[Column] = []
         for name in order:
@@ -478,7 +479,8 @@ class TabularDomain:
                 precision = ({} if declared.decimals is not None else
                              {"decimals": released_column.decimals, "single": released_column.single})
                 columns.append(dataclasses.replace(declared, histogram=released_column.histogram,
-                                                   atoms=released_column.atoms, values=released_column.values, **precision))
+                                                   atoms=released_column.atoms,
+                                                   values=declared.values or released_column.values, **precision))
             else:
                 columns.append(declared)
         added = [name for name in order if name not in self.names]

@@ -371,8 +371,9 @@ def needs_histogram(column: object, bins: int) -> bool:
     """Whether a declared column's levels need its released value histogram: a float column (fine levels at its
     quantiles), or an integer range of more than ``bins`` integers: fine levels at its quantiles where ``bins`` is the
     fine levels' most, coarse levels at them where it is the coarse levels' most (a named target's:
-    ``MarginalTableCodec.equal_mass_runs``). Narrower integer ranges get one level per integer, categories their own."""
-    if not isinstance(column, NumericColumn) or column.histogram is not None:
+    ``MarginalTableCodec.equal_mass_runs``). Narrower integer ranges get one level per integer, a coded column one per
+    declared value, categories their own."""
+    if not isinstance(column, NumericColumn) or column.histogram is not None or column.values:
         return False
     return not column.integer or math.floor(column.high) - math.ceil(column.low) + 1 > bins
 

@@ -92,3 +92,21 @@ def test_undeclared_coded_columns_and_decimals_come_back_in_the_user_s_values_an
     assert np.mean(np.array(real) >= 0.95) >= 0.6, real
     assert np.median(rates) >= 0.95, rates
     assert np.median(cents) == 1.0, cents
+
+
+def test_a_declared_coded_float_column_keeps_its_values_beside_a_dp_domain() -> None:
+    """A partial schema declaring a coded float column (fair's years married) pays no histogram for it and keeps its
+    declared values whatever the DP domain releases of the other columns."""
+    from synthcity_dpswf.adapters.tabular import needs_histogram
+
+    years = [0.5, 2.5, 6.0, 9.0, 13.0, 16.5, 23.0]
+    domain = {"yrs_married": {"type": "numeric", "values": years}}
+    assert not needs_histogram(TabularDomain.from_dict(domain).columns[0], 100)
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"yrs_married": rng.choice(years, 2000), "rate": rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], 2000)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get("dpswflow", epsilon=1.0, n_steps=50, domain=domain, random_state=0).fit(frame)
+    declared = next(column for column in plugin.encoder_.domain.columns if column.name == "yrs_married")
+    assert declared.values == tuple(years) and declared.histogram is None
+    assert set(plugin.generate(500).dataframe()["yrs_married"].unique()) <= set(years)
