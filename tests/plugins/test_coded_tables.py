@@ -13,7 +13,7 @@ from synthcity.plugins import Plugins
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity_dpswf.adapters import TabularDomain
-from synthcity_dpswf.adapters.tabular import MarginalTableCodec, check_table
+from synthcity_dpswf.adapters.tabular import MarginalTableCodec, TabularCodec, check_table
 from synthcity_dpswf.privacy.counts import TableRefusal
 
 SPEEDS = [25, 33, 50, 66, 75, 100]
@@ -52,6 +52,8 @@ def test_a_declared_coded_column_is_encoded_at_its_values_and_refuses_others() -
     decoded = codec.decode(codec.encode(frame) + 0.5)
     assert decoded["ram"].tolist() == [2, 16, 8] and decoded["ram"].dtype == np.int64
     assert decoded["rate"].tolist() == [3.2, 10.6, 3.2]
+    ball = TabularCodec(domain)  # the projected and record releases' codec: a value's place among the values
+    assert ball.decode(ball.encode(frame))[["ram", "rate"]].values.tolist() == [[2, 3.2], [16, 10.6], [8, 3.2]]
     with pytest.raises(TableRefusal, match="outside its declared values"):
         codec.encode(pd.DataFrame({"ram": [2, 12], "rate": [3.2, 3.2]}))
     report = check_table(pd.DataFrame({"ram": [2, 12, 12], "rate": [3.2, 3.2, 3.2]}), domain)
