@@ -37,8 +37,10 @@ TABLES = ("fair", "stand_in", "adult_raw", "randhie_validation")
 FAR = 10.0
 """A released range is wild where an end lies beyond this many times the column's largest magnitude (at least 1)."""
 NUMBER = r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf)"
-RANGE = re.compile(rf"^\[(?P<low>{NUMBER}), (?P<high>{NUMBER})\]$")
-"""A numeric column's range as ``released_domain()`` writes it, ``[low, high]``; categories do not match."""
+RANGE = re.compile(rf"^\[(?P<low>{NUMBER}), (?P<high>{NUMBER})\]( \(\d+ decimals?\))?$")
+"""A numeric column's range as ``released_domain()`` writes it, ``[low, high]`` (a float column's output decimals
+after it); categories, and a coded column's values (``values 25, 33, ...``: published values, never beyond the data),
+do not match."""
 
 
 def numeric_ranges(released: pd.DataFrame) -> dict[str, tuple[float, float]]:

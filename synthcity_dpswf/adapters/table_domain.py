@@ -364,7 +364,8 @@ class TabularDomain:
             if isinstance(column, NumericColumn):
                 kind = "integer" if column.integer else "float"
                 values = coded_summary(column) if column.values else f"[{column.low:.6g}, {column.high:.6g}]"
-                values += "" if column.decimals is None or column.integer or column.values else f" ({column.decimals} decimals)"
+                if column.decimals is not None and not column.integer and not column.values:
+                    values += f" ({column.decimals} decimal{'' if column.decimals == 1 else 's'})"
                 values = values if column.placed else UNPLACED
                 dtype = ("Int64" if column.missing or not column.placed else "int64") if column.integer else "float64"
             else:

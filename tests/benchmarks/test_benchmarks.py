@@ -206,9 +206,10 @@ def test_table_batches_script_reads_each_setting_s_summed_noise_from_the_fits(tm
 
 def test_domain_wild_ranges_script_flags_ranges_far_beyond_the_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``benchmarks/domain_wild_ranges.py``: a released range is wild only beyond ``FAR`` times the column's largest
-    magnitude (at least 1), ranges are read from ``released_domain()``'s text (categories, written ``x, y``, and an
-    unplaced column are not ranges), and a seeded run on fair at a ``FAR`` below 1 (every range "wild") scores each
-    flagged column's generated rows against its real range."""
+    magnitude (at least 1), ranges are read from ``released_domain()``'s text (categories, written ``x, y``, a coded
+    column's values and an unplaced column are not ranges; a float range with its decimals is), and a seeded run on
+    fair at a ``FAR`` below 1 (every range "wild") scores each flagged column's generated rows against its real
+    range."""
     import pandas as pd
 
     import domain_wild_ranges
@@ -216,13 +217,14 @@ def test_domain_wild_ranges_script_flags_ranges_far_beyond_the_values(tmp_path: 
     real = pd.Series([0.0, 3.0, 7.2])
     assert not domain_wild_ranges.wild(0.0, 64.0, real) and domain_wild_ranges.wild(0.0, 128.0, real)
     assert domain_wild_ranges.wild(-20.0, 1.0, pd.Series([0.0, 1.0]))  # a 0/1 column: magnitude 1
-    released = pd.DataFrame({"column": ["a", "b", "c", "d"],
-                             "values": ["[0, 1.5e+10]", "x, y", "0, 1", "UNPLACED"]})
-    assert domain_wild_ranges.numeric_ranges(released) == {"a": (0.0, 1.5e10)}
+    released = pd.DataFrame({"column": ["a", "b", "c", "d", "e", "f"],
+                             "values": ["[0, 1.5e+10]", "x, y", "0, 1", "UNPLACED", "[0.5, 32] (1 decimal)",
+                                        "values 1, 2, 3"]})
+    assert domain_wild_ranges.numeric_ranges(released) == {"a": (0.0, 1.5e10), "e": (0.5, 32.0)}
     monkeypatch.setattr(domain_wild_ranges, "FAR", 0.5)
     domain_wild_ranges.main(["--tables", "fair", "--fits", "1", "--steps", "5", "--out", str(tmp_path)])
     payload = json.loads((tmp_path / "domain_wild_ranges.json").read_text())
-    assert payload["fits"] == {"fair": 1} and len(payload["rows"]) >= 5
+    assert payload["fits"] == {"fair": 1} and len(payload["rows"]) >= 1  # fair's coded columns show values, no range
     assert all(row["table"] == "fair" and 0.0 <= row["outside"] <= 1.0 and math.isfinite(row["generated_max"])
                for row in payload["rows"])
     assert "fair: " in (tmp_path / "domain_wild_ranges.md").read_text()
