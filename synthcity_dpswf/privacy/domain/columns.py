@@ -336,7 +336,7 @@ over empty octaves towards zero) ..."""
 EXTEND_SHARE = 0.02
 """... and holds more than this share of the column's numbers by the histogram's noisy total: an overflow of a few
 percent is left in the end cell (issue 64: "no trimming folds more than a few percent of a column's rows onto its end
-value"). Not varied; what the widening changed on the validation tables is docs/flows.md's fact 149."""
+value"). Not varied; what the widening changed on the validation tables is docs/flows.md's fact 150."""
 EXTEND_PENALTY = 2.0
 """What each stage-2 bin appended beyond an end pays in ``extension``'s criterion (-2 log-likelihood) for its mass, a
 parameter of the model: Akaike's 2. An empty bin left out would have lowered the criterion by 1/2 on average (its
