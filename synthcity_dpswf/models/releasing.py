@@ -401,7 +401,8 @@ def other_adjacency(
         z = neighbouring.other_multiplier(composed)
         epsilon = analytic_gaussian_epsilon(z, delta)
         if neighbouring.n_is_public:
-            return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)); this run publishes n")
+            return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)), a bound for the counts "
+                                                        "alone: this run states n in its report, so n is not protected")
         return OtherAdjacency(name, epsilon, delta, "the same release (Delta x sqrt(2))")
     if neighbouring.n_is_public and not accountant.sampling.poisson:
         if prior is not None and not prior.one_shot and accountant.batch_size == accountant.n_records:
@@ -415,8 +416,9 @@ def other_adjacency(
             other_prior = Prior(gaussian, schedules) if schedules else gaussian
         add_remove = ReleaseAccountant.poisson(accountant.sample_rate, "rdp", other_prior)
         epsilon = add_remove.epsilon(neighbouring.other_multiplier(noise_multiplier), delta, steps).epsilon
-        return OtherAdjacency(name, epsilon, delta, "the same releases, Opacus' Poisson pair at z x sqrt(2); this run "
-                                                    "publishes n, and its rate q is a function of n")
+        return OtherAdjacency(name, epsilon, delta, "the same releases, Opacus' Poisson pair at z x sqrt(2), a bound for "
+                                                    "the releases alone: this run states n in its report and its rate q "
+                                                    "is a function of n, so n is not protected")
     epsilon, inner = group_of_two(lambda at: accountant.epsilon(noise_multiplier, at, steps).epsilon, delta)
     return OtherAdjacency(name, epsilon, delta, f"group privacy of 2 (add/remove at delta' = {inner:.3g})")
 
