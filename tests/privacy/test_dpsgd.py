@@ -156,12 +156,22 @@ def test_bad_schedules_and_modules_with_batch_statistics_are_refused() -> None:
         DPSGDSchedule("add_remove", 3, 1.0, 1.0, 5, n_records=10, sample_rate=0.5)
     with pytest.raises(ValueError, match="noise_multiplier must be >= 0"):
         DPSGDSchedule("replace_one", 3, 1.0, -1.0, 5, n_records=10)
-    module = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
     schedule = DPSGDSchedule("replace_one", 2, 1.0, 1.0, 4, n_records=8)
-    before = [parameter.detach().clone() for parameter in module.parameters()]
-    with pytest.raises(ValueError, match="BatchNorm"):
-        train_dpsgd(module, canary_loss, torch.randn(8, 4), schedule, torch.Generator().manual_seed(SEED))
-    assert all(torch.equal(old, new) for old, new in zip(before, module.parameters()))
+    for mixing, name in [(nn.BatchNorm1d(3), "BatchNorm1d"), (nn.LazyBatchNorm1d(), "LazyBatchNorm1d"),
+                         (nn.SyncBatchNorm(3), "SyncBatchNorm"),
+                         (nn.InstanceNorm1d(3, track_running_stats=True), "InstanceNorm1d")]:
+        module = nn.Sequential(nn.Linear(4, 3), mixing, nn.Linear(3, 1))
+        before = [parameter.detach().clone() for parameter in module.parameters()
+                  if not isinstance(parameter, nn.parameter.UninitializedParameter)]
+        with pytest.raises(ValueError, match=name):
+            train_dpsgd(module, canary_loss, torch.randn(8, 4), schedule, torch.Generator().manual_seed(SEED))
+        after = [parameter for parameter in module.parameters()
+                 if not isinstance(parameter, nn.parameter.UninitializedParameter)]
+        assert all(torch.equal(old, new) for old, new in zip(before, after))
+    # per-record normalisations pass: one record's statistics only, no running buffer
+    from synthcity_dpswf.privacy.dpsgd import mixes_records
+
+    assert not any(mixes_records(layer) for layer in (nn.GroupNorm(1, 3), nn.LayerNorm(3), nn.InstanceNorm1d(3)))
 
 
 def test_the_schedule_is_one_history_entry_of_its_sampling() -> None:
