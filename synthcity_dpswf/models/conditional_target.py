@@ -44,7 +44,7 @@ def conditioned_layout(pool: ReleasePool) -> MarginalLayout:
 
 
 def class_pools(pool: ReleasePool) -> list[ReleasePool]:
-    """One pool of unconditioned marginal releases per class: the releases' (and a pair selection's) block of that
+    """One pool of unconditioned marginal releases per class: the releases' block of that
     class, with a DP domain's one-way counts joined (``one_way_corrections``) and its estimates held to the class
     (``held_to_class``); computed once per pool."""
     if "class_pools" not in pool.cache:
@@ -55,13 +55,7 @@ def class_pools(pool: ReleasePool) -> list[ReleasePool]:
         releases[0] += one_way_corrections(layout, releases, pool)
         pools = []
         for label in range(layout.classes):
-            selection = None
-            if pool.selection is not None:
-                measured, std, _ = pool.selection
-                block = layout.blocks(measured)[label]
-                selection = (block, std, max(class_total(block_layout, block), 1.0))
-            block_pool = ReleasePool(MarginalRelease.name, options, releases[:, label], pool.noise_std, None, pool.dim,
-                                     selection=selection)
+            block_pool = ReleasePool(MarginalRelease.name, options, releases[:, label], pool.noise_std, None, pool.dim)
             block_pool.cache["marginal_estimates"] = held_to_class(marginal_estimates(block_pool), layout, label)
             pools.append(block_pool)
         pool.cache["class_pools"] = pools

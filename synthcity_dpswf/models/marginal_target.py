@@ -4,8 +4,7 @@ them, and the unit-cube particle space with its map back to level codes. All pos
 Estimates (``marginal_estimates``), from the releases summed over rounds:
 
 1. the number of counted records, :math:`\hat n`, the mean over columns of each one-way table's total (of the
-   releases alone); then, where a paid pair selection measured the same tables (``ReleasePool.selection``), every
-   cell combined with its measurement as in 2 (``combine_measurements``);
+   releases alone);
 2. every fine one-way table, combined cell by cell with another release's measurement of it where the pool holds
    one (a DP domain's: ``ReleasePool.one_way``; both rescaled to :math:`\hat n` records and weighted by the inverse
    of their noise variance, ``combine_measurements``), to probabilities (``math.histograms.to_probabilities``:
@@ -88,10 +87,6 @@ def _estimate(pool: ReleasePool) -> MarginalEstimates:
     n_counted = float(torch.stack([table.sum() for table in layout.split(counts)[0]]).mean())
     if n_counted <= 0:  # only noise can make it so: no information, uniform tables
         n_counted = 1.0
-    if pool.selection is not None:  # every cell measured twice at uniform noise each: one uniform variance after
-        measured, std, counted = pool.selection
-        counts, variances = combine_measurements(counts, variance, measured, torch.full_like(measured, std**2), n_counted / counted)
-        variance = float(variances.max())
     one_way, two_way = layout.split(counts)
     cell_variances = [torch.full_like(table, variance) for table in one_way]
     for column, (counts, stds, counted) in pool.one_way.items():

@@ -320,27 +320,6 @@ class Releasing(GeneratorState):
         }
         pool.cache.clear()
 
-    def add_selection(self, measured: Any, noise_std: float, counted: float | None) -> None:
-        """A paid pair selection's noisy counts of the marginal release's own tables (``measured``, one per cell in the
-        layout's order, noise std ``noise_std`` each, counting ``counted`` records; ``None``: n private, estimated from
-        their one-way totals), combined with the release's by inverse variance when generating
-        (``models.marginal_target``; privacy.md, "Paid pair selection"). Post-processing: nothing is released."""
-        pool = self._pool()
-        layout = pool.options.layout
-        if not self.mechanism.takes_level_codes or layout is None:
-            raise ValueError(f"a pair selection joins a marginal release; this generator's is {self.release!r}.")
-        values = torch.as_tensor(measured, dtype=torch.float64)
-        cells = layout.classes * sum(layout.sizes)
-        if values.shape != (cells,):
-            raise ValueError(f"the selection's measurement needs one count per cell of the layout ({cells}), "
-                             f"got shape {tuple(values.shape)}.")
-        if counted is None:  # the marginal release's own estimate: the mean of the one-way tables' totals
-            counted = float(self.mechanism.counted_records(values))
-        if not noise_std > 0:
-            raise ValueError(f"noise_std must be > 0, got {noise_std!r}.")
-        pool.selection = (values, float(noise_std), max(float(counted), 1.0))
-        pool.cache.clear()
-
     def _after_release(self) -> None:
         """Post-processing done once after the releases (DPSWGen trains its network here)."""
 
@@ -422,7 +401,8 @@ def other_adjacency(
         z = neighbouring.other_multiplier(composed)
         epsilon = analytic_gaussian_epsilon(z, delta)
         if neighbouring.n_is_public:
-            return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)); this run publishes n")
+            return OtherAdjacency(name, epsilon, delta, "the same release (Delta / sqrt(2)), a bound for the counts "
+                                                        "alone: this run states n in its report, so n is not protected")
         return OtherAdjacency(name, epsilon, delta, "the same release (Delta x sqrt(2))")
     if neighbouring.n_is_public and not accountant.sampling.poisson:
         if prior is not None and not prior.one_shot and accountant.batch_size == accountant.n_records:
@@ -436,8 +416,9 @@ def other_adjacency(
             other_prior = Prior(gaussian, schedules) if schedules else gaussian
         add_remove = ReleaseAccountant.poisson(accountant.sample_rate, "rdp", other_prior)
         epsilon = add_remove.epsilon(neighbouring.other_multiplier(noise_multiplier), delta, steps).epsilon
-        return OtherAdjacency(name, epsilon, delta, "the same releases, Opacus' Poisson pair at z x sqrt(2); this run "
-                                                    "publishes n, and its rate q is a function of n")
+        return OtherAdjacency(name, epsilon, delta, "the same releases, Opacus' Poisson pair at z x sqrt(2), a bound for "
+                                                    "the releases alone: this run states n in its report and its rate q "
+                                                    "is a function of n, so n is not protected")
     epsilon, inner = group_of_two(lambda at: accountant.epsilon(noise_multiplier, at, steps).epsilon, delta)
     return OtherAdjacency(name, epsilon, delta, f"group privacy of 2 (add/remove at delta' = {inner:.3g})")
 

@@ -285,8 +285,6 @@ class ReleasePool:
         one_way: for marginal releases, another release's measurements of some columns' one-way tables (a DP
             domain's: ``SlicedGenerator.add_one_way``): ``{column: (noisy counts (K_j,), their noise stds (K_j,),
             the records they count)}``, combined with the pool's own tables by ``models.marginal_target``.
-        selection: for marginal releases, a paid pair selection's measurement of the same tables (``(noisy counts
-            (cells,), their noise std, the records they count)``: ``SlicedGenerator.add_selection``), combined likewise.
         cache: post-processing computed once from the releases: the marginal estimates and the quantile grids of
             their slices (``models.marginal_target``). Left out of ``state_dict`` (``SlicedGenerator.save``), but pickled
             with the model by a plugin's ``save()`` (synthcity serialises the whole plugin): it holds only
@@ -301,7 +299,6 @@ class ReleasePool:
     dim: int
     n_classes: int | None = None
     one_way: dict[int, tuple[torch.Tensor, torch.Tensor, float]] = field(default_factory=dict)
-    selection: tuple[torch.Tensor, float, float] | None = None
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -320,7 +317,7 @@ class ReleasePool:
         return {
             "kind": self.kind, "options": dataclasses.asdict(self.options), "releases": self.releases,
             "noise_std": self.noise_std, "directions": self.directions, "dim": self.dim, "n_classes": self.n_classes,
-            "one_way": self.one_way, "selection": self.selection,
+            "one_way": self.one_way,
         }
 
     @classmethod
@@ -334,7 +331,6 @@ class ReleasePool:
             dim=int(state["dim"]),  # type: ignore[arg-type]
             n_classes=state.get("n_classes"),  # type: ignore[arg-type]
             one_way=dict(state.get("one_way") or {}),  # type: ignore[call-overload]
-            selection=state.get("selection"),  # type: ignore[arg-type]
         )
 
 

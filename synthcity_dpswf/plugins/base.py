@@ -342,11 +342,6 @@ class SlicedFlowPlugin(Plugin):
         counted = n_records if self.neighbouring.n_is_public else prepared.released_rows
         if prepared.one_way and counted:
             self.generator_.add_one_way(prepared.one_way, counted)  # type: ignore[union-attr]
-        if prepared.selection is not None:
-            assert self.generator_ is not None and prepared.layout is not None
-            measured = prepared.selection.measurement(prepared.layout)
-            public_n = n_records if self.neighbouring.n_is_public else None  # n private: the release's estimate
-            self.generator_.add_selection(measured, prepared.selection.noise_std, public_n)
         self.data_info = self.released_info(prepared.info)
         self.fitted = True
 
@@ -414,9 +409,6 @@ class SlicedFlowPlugin(Plugin):
             raise RuntimeError("fit the plugin first")
         report = self.generator_.privacy_report
         report = dataclasses.replace(report, public=report.public + (self.path_.public_line(self.encoder_),))
-        if self.selection_part_ is not None and self.layout_ is not None:
-            stored = f"{report.stored}; and the pair selection's counts of the release's tables ({self.layout_.classes * sum(self.layout_.sizes)} values)"
-            report = dataclasses.replace(report, stored=stored)
         for part in (self.domain_part_, self.selection_part_):
             if part is not None:
                 report = report.include(part) if part.accounted else report.compose(part)

@@ -38,7 +38,6 @@ from synthcity_dpswf.models.state import ReleasePlan
 from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, TableOptions
 from synthcity_dpswf.privacy import MarginalLayout, PrivacyPart
 from synthcity_dpswf.privacy.budget import Budget
-from synthcity_dpswf.privacy.mechanisms.marginal import PairSelection
 
 
 @dataclass(frozen=True)
@@ -70,8 +69,6 @@ class PreparedData:
     partitioned: Any = None
     """A partitioned table's ``adapters.partitioned.DaskCounts``, from which the generator's release is summed
     (privacy.md, "Tables on Dask"); ``None`` in memory."""
-    selection: PairSelection | None = None
-    """The paid pair selection's release (``privacy.mechanisms.marginal``), joined to the marginal release after it."""
     selection_part: PrivacyPart | None = None
     """Its part of the budget, in the releases' accounting (``None``: no selection was paid for)."""
 

@@ -125,7 +125,7 @@ class TablePath:
             plan=settled.plan, n_public=n_public,
             codec=settled.codec, layout=settled.layout, schema=synthcity_schema(settled.domain),
             info=loader.public_info(X, settled.domain), paid=settled.paid, released_rows=settled.released_rows,
-            one_way=settled.one_way, selection=settled.selection, selection_part=settled.selection_part,
+            one_way=settled.one_way, selection_part=settled.selection_part,
         )
 
     def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,

@@ -141,6 +141,15 @@ def per_record_gradients(module: nn.Module, loss: RecordLoss, records: torch.Ten
     return torch.cat([gradients[name].reshape(records.shape[0], -1) for name in parameters], dim=1)
 
 
+def mixes_records(layer: nn.Module) -> bool:
+    """Whether ``layer`` reads several records at once in training: a batch norm of any kind (BatchNorm1d/2d/3d, their
+    lazy forms, SyncBatchNorm: statistics over the batch), or any normalisation that tracks running statistics
+    (InstanceNorm with ``track_running_stats``: buffers updated from the records, outside the releases)."""
+    if isinstance(layer, nn.modules.batchnorm._BatchNorm):
+        return True
+    return isinstance(layer, nn.modules.batchnorm._NormBase) and bool(layer.track_running_stats)
+
+
 StepObserver = Callable[[int, torch.Tensor, torch.Tensor, torch.Tensor], None]
 """Called after each release with (step, batch indices, per-record gradients, release): how audits read a run."""
 
@@ -159,9 +168,11 @@ def train_dpsgd(
     wall seconds. ``secret`` (``mechanisms.base.secret_generator``) draws the batches and the noise. Nothing but the
     releases reaches the parameters: each update is Adam on :math:`G_k / b`."""
     check_positive("learning_rate", learning_rate)
-    if any(isinstance(layer, nn.modules.batchnorm._BatchNorm) for layer in module.modules()):
-        raise ValueError("BatchNorm mixes the records of a batch: per-record gradients need a module without it "
-                         "(use GroupNorm or none).")
+    mixing = [type(layer).__name__ for layer in module.modules() if mixes_records(layer)]
+    if mixing:
+        raise ValueError(f"{', '.join(sorted(set(mixing)))} mixes the records of a batch or keeps running statistics "
+                         "of them, which no release pays for: per-record gradients need a module without it (use "
+                         "GroupNorm, LayerNorm, or InstanceNorm without track_running_stats).")
     started = time.perf_counter()
     optimiser = torch.optim.Adam(module.parameters(), lr=learning_rate)
     shapes = [(parameter, parameter.numel()) for parameter in module.parameters()]

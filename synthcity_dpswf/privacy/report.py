@@ -12,7 +12,7 @@ from synthcity_dpswf.privacy.neighbouring import Adjacency
 NOT_COVERED = (
     "choosing hyperparameters on the private data (tuning is not accounted)",
     "anything fitted on the private records outside the releases (encoders, bounds) unless stated as paid below",
-    "floating-point attacks on the Gaussian sampler; the noise comes from torch's PRNG seeded from OS entropy "
+    "floating-point attacks on the Gaussian and Gumbel samplers; the noise comes from torch's PRNG seeded from OS entropy "
     "(not a CSPRNG)",
 )
 

@@ -132,7 +132,9 @@ def settle_table(
     if not levelled:
         return SettledTable(domain, TabularCodec(domain, unknown), None, terms.budget, terms.noise_multiplier, terms.plan,
                             paid, released_rows)
-    n_pairs = pair_rule.selected_pair_count(paired, choices.max_pairs) if selecting else None
+    count = pair_rule.selected_pair_count(paired, choices.max_pairs) if selecting else None
+    n_forced = paired - 1 if anchor is not None else 0  # every pair of the target, measured besides the T chosen
+    n_pairs = None if count is None else count + n_forced
     fine_bins, coarse_bins = marginal_resolution(choices, budget.neighbouring, n_public, released_rows,
                                                  terms.count_noise, n_columns, n_pairs, classes or 1)
     codec = MarginalTableCodec(domain, fine_bins, unknown)
@@ -140,7 +142,7 @@ def settle_table(
         anchor = None  # a target of one value (the DP domain placed none of its categories): its pairs hold nothing
     one_way = codec.one_way_measurements(release) if release is not None and released_rows else {}
     runs = codec.equal_mass_runs(coarse_bins)  # at the DP domain's released quantiles
-    if terms.selection_multiplier is None or n_pairs is None:
+    if terms.selection_multiplier is None or count is None:
         layout = MarginalLayout.build(codec.levels, coarse_bins, choices.max_pairs, choices.random_state, codec.missing,
                                       condition, TARGET_CLASSES, anchor, runs)
         return SettledTable(domain, codec, layout, terms.budget, terms.noise_multiplier, terms.plan, paid, released_rows,
@@ -149,7 +151,7 @@ def settle_table(
                                             TARGET_CLASSES, anchor, runs)
     forced = tuple(pair for pair in candidates.pairs if anchor in pair)
     selection = pair_rule.release_pair_selection(
-        table_statistic(table, codec, candidates), candidates, n_pairs, terms.selection_multiplier,
+        table_statistic(table, codec, candidates), candidates, count, terms.selection_multiplier,
         terms.budget.release_delta, share, secret_generator(), budget.neighbouring, forced,
     )
     part = PrivacyPart("pair selection", selection.epsilon, selection.delta, selection.describe(),

@@ -140,7 +140,7 @@ def test_a_string_and_numpy_s_str_are_one_category_whichever_path_counts_them() 
 
 def test_the_pair_selection_reads_the_same_statistic_from_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
     """A 7-column table on Dask pays for a pair selection (privacy.md, "Paid pair selection") whose exact statistic is
-    the in-memory one, and whose noise and report part match the in-memory fit's."""
+    the in-memory one, and whose rounds and report part match the in-memory fit's."""
     from synthcity.plugins import Plugins
 
     from synthcity_dpswf.recipes import tables as table_recipe
@@ -156,6 +156,6 @@ def test_the_pair_selection_reads_the_same_statistic_from_partitions(monkeypatch
     with dask.config.set(scheduler="sync"):
         spread = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5, domain=domain).fit(partitioned(frame, [100, 250]))
     (exact, in_memory), (summed, from_parts) = made
-    assert torch.equal(summed, exact) and in_memory.noise_std == from_parts.noise_std  # type: ignore[attr-defined]
+    assert torch.equal(summed, exact) and in_memory.round_epsilon == from_parts.round_epsilon  # type: ignore[attr-defined]
     assert memory.selection_part_.epsilon == spread.selection_part_.epsilon  # type: ignore[union-attr]
     assert len(spread.layout_.pairs) == 10

@@ -93,7 +93,8 @@ def test_pair_selection_script_runs_every_setting_on_fair(tmp_path: Path) -> Non
     assert all(0 < row["tv2"] < 1 for row in payload["rows"])
     # fair at epsilon = 1 is noise-limited: the selection runs in every adaptive fit and in no public one
     assert all(row["selected"] == (row["pair_selection"] == "adaptive") for row in payload["rows"])
-    assert "| fair | dpswflow | adaptive | 0.3 | 1.5 | none | 100% |" in (tmp_path / "pair_selection_fair.md").read_text()
+    assert "| fair | dpswflow | - | adaptive | 0.3 | 1.5 | none | 100% |" in (tmp_path / "pair_selection_fair.md").read_text()
+    assert all(0 < row["column_pair_trends"] <= 1 for row in payload["rows"])  # fair, a real table: SDMetrics scores it
 
 
 def test_target_validation_script_scores_a_frame_and_a_named_target(tmp_path: Path) -> None:

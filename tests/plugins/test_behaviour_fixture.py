@@ -88,13 +88,11 @@ def checksums(values: torch.Tensor) -> dict[str, Any]:
 
 def released(generator: SlicedGenerator) -> dict[str, Any]:
     """Checksums of every payload a fitted generator keeps: its releases and, where joined to them, another release's
-    measurements (the DP domain's one-way tables, the pair selection's tables)."""
+    measurements (the DP domain's one-way tables)."""
     pool = generator._pool()
     parts = {"releases": checksums(pool.releases), "noise_std": checksums(pool.noise_std)}
     if pool.one_way:
         parts["one_way"] = {str(column): checksums(counts) for column, (counts, _, _) in sorted(pool.one_way.items())}
-    if pool.selection is not None:
-        parts["selection"] = checksums(torch.as_tensor(pool.selection[0]))
     return parts
 
 

@@ -24,7 +24,9 @@ from synthcity_dpswf.recipes import tables as table_recipe
 from synthcity_dpswf.privacy import (
     MECHANISMS,
     MarginalLayout,
+    MarginalRelease,
     PrivacyAuditError,
+    ReleaseOptions,
     analytic_gaussian_epsilon,
     analytic_gaussian_noise_multiplier,
     poisson_batch,
@@ -555,58 +557,74 @@ def test_dp_domain_stage_four_noise_has_the_std_its_calibration_claims(part: str
 
 
 # ------------------------------------------------------------------------------------ paid pair selection
-# DPSWflow on a 7-column table with every column declared (no DP domain): stage A, the selection's release of the
-# one-way tables and all 21 pairs, then stage B, the release of the 10 chosen pairs (privacy.md, "Paid pair
-# selection"). Each stage's realised noise (released minus exact counts) is divided by the std its own claim implies
-# (stage A: the z of the report's part at its delta, times sqrt(2 m_A); stage B: the stored z Delta); a pair of rows
-# different in every coarse level moves stage A by sqrt(2 m_A) and stage B by sqrt(2 m_B), so the whole is
-# sqrt(2 m_A / s_A^2 + 2 m_B / s_B^2)-GDP between them, checked by ``audit_noise`` against the report's epsilon, and
-# failing with stage A's noise halved alone.
+# DPSWflow on a 7-column table with every column declared (no DP domain): stage A, T = 10 rounds of the exponential
+# mechanism over the 21 pairs, then stage B, the release of the 10 chosen pairs (privacy.md, "Paid pair selection").
+# Every round's epsilon_r and Delta_u are recorded as drawn, with its scores, and stage B's realised noise (released
+# minus exact counts) is divided by its stored std. The whole, recomputed from what was drawn (the rounds at 0.63
+# epsilon_r-GDP each, stage B at sqrt(2 m_B) over its std), composes in Gaussian DP to the report's epsilon; the first
+# round's privacy loss between the table and a neighbour (a row moved to the opposite corner) spans at most epsilon_r.
+# Rounds drawn at twice epsilon_r fail the composition.
 SELECTION_DOMAIN = {f"x{j}": {"type": "numeric", "low": 0, "high": 3, "integer": True} for j in range(7)}
 
 
-def selection_noise(monkeypatch: pytest.MonkeyPatch) -> tuple[np.ndarray, float, float]:
+def selection_rounds(monkeypatch: pytest.MonkeyPatch, mutation: str) -> dict[str, object]:
+    """One fit's recorded stage A and stage B, and the report."""
+    from synthcity_dpswf.privacy.mechanisms import marginal as mechanism_module
+
     shared = secret_generator(SEED)
     monkeypatch.setattr(releasing, "secret_generator", lambda seed=None: shared)
     monkeypatch.setattr(table_recipe, "secret_generator", lambda seed=None: shared)
-    made: list[tuple[object, torch.Tensor]] = []
-    release = table_recipe.pair_rule.release_pair_selection
+    rounds: list[tuple[torch.Tensor, float, float]] = []
+    draw = mechanism_module.exponential_mechanism
 
-    def recording(statistic: torch.Tensor, *args: object, **kwargs: object) -> object:
-        made.append((release(statistic, *args, **kwargs), statistic))
-        return made[-1][0]
+    def recording(scores: torch.Tensor, epsilon: float, sensitivity: float, secret: torch.Generator) -> int:
+        epsilon = 2 * epsilon if mutation != "sound" else epsilon
+        rounds.append((scores, epsilon, sensitivity))
+        return draw(scores, epsilon, sensitivity, secret)
 
-    monkeypatch.setattr(table_recipe.pair_rule, "release_pair_selection", recording)
+    monkeypatch.setattr(mechanism_module, "exponential_mechanism", recording)
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({f"x{j}": rng.integers(0, 4, 60) for j in range(7)})
-    noise, separations = [], []
-    for _ in range(3):
-        plugin = Plugins().get("dpswflow", epsilon=PLUGIN_EPSILON, delta=DELTA, domain=SELECTION_DOMAIN).fit(frame)
-        selection, exact_a = made[-1]
-        part = plugin.selection_part_
-        m_a = selection.layout.n_tables  # type: ignore[attr-defined]
-        std_a = CLAIM_MULTIPLIER(part.epsilon, part.delta) * math.sqrt(2 * m_a)
-        noise.append(((selection.values - exact_a) / std_a).numpy())  # type: ignore[attr-defined]
-        generator = plugin.generator_
-        pool, layout = generator.pool_, generator.mechanism.layout
-        assert layout.pairs == selection.pairs and len(layout.pairs) == 10  # type: ignore[attr-defined]
-        exact_b = generator.mechanism.statistic(plugin.encoder_.encode(frame), None)
-        noise.append(((pool.releases[0] - exact_b) / pool.noise_std[0]).numpy())
-        separations.append(2 * m_a / std_a**2 + 2 * layout.n_tables / float(pool.noise_std[0]) ** 2)
-    return np.concatenate(noise), math.sqrt(min(separations)), plugin.privacy_report().epsilon
+    frame.iloc[:30, 1] = frame.iloc[:30, 0]  # one strong pair
+    plugin = Plugins().get("dpswflow", epsilon=PLUGIN_EPSILON, delta=DELTA, domain=SELECTION_DOMAIN).fit(frame)
+    generator = plugin.generator_
+    pool, layout = generator.pool_, generator.mechanism.layout
+    exact_b = generator.mechanism.statistic(plugin.encoder_.encode(frame), None)
+    neighbour = frame.copy()
+    neighbour.iloc[0] = [3 - value for value in frame.iloc[0]]
+    return {"rounds": rounds, "plugin": plugin, "layout": layout, "frame": frame, "neighbour": neighbour,
+            "noise_b": ((pool.releases[0] - exact_b) / pool.noise_std[0]).numpy(),
+            "mu_b": math.sqrt(2 * layout.n_tables) / float(pool.noise_std[0])}
 
 
-@pytest.mark.parametrize("mutation", ["sound", "selection noise halved"])
+@pytest.mark.parametrize("mutation", ["sound", "rounds at twice epsilon_r"])
 def test_the_pair_selection_and_its_release_pass_the_audit_end_to_end_and_fail_their_mutant(
     mutation: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from synthcity_dpswf.privacy.exponential import BOUNDED_RANGE_GDP, selection_probabilities
+    from synthcity_dpswf.privacy.mechanisms.marginal import candidate_layout, pair_scores
+
+    run = selection_rounds(monkeypatch, mutation)
+    rounds, plugin = run["rounds"], run["plugin"]
+    part, report = plugin.selection_part_, plugin.privacy_report()
+    assert len(rounds) == 10 and len(run["layout"].pairs) == 10 and report.epsilon == pytest.approx(PLUGIN_EPSILON, abs=0.03)
+    assert all(sensitivity == 6.0 for _, _, sensitivity in rounds)
+    # stage B: its realised noise is its stored std's
+    assert 0.9 < np.std(run["noise_b"]) < 1.1 and abs(np.mean(run["noise_b"])) < 0.1
+    # the first round (every pair a candidate): its privacy loss on a neighbour spans at most epsilon_r
+    candidates = candidate_layout(plugin.encoder_.levels, run["layout"].coarse_levels[0], 0, ())
+    scores = [torch.tensor(list(pair_scores(MarginalRelease(ReleaseOptions(layout=candidates)).statistic(
+        plugin.encoder_.encode(frame), None), candidates).values()), dtype=torch.float64)
+        for frame in (run["frame"], run["neighbour"])]
+    assert torch.allclose(scores[0], rounds[0][0])
+    loss = (selection_probabilities(scores[0], rounds[0][1], 6.0).log()
+            - selection_probabilities(scores[1], rounds[0][1], 6.0).log())
+    assert float(loss.max() - loss.min()) <= rounds[0][1]
+    # the whole, from what was drawn, against the report
+    mu_a = math.sqrt(sum((BOUNDED_RANGE_GDP * epsilon) ** 2 for _, epsilon, _ in rounds))
+    drawn = analytic_gaussian_epsilon(1 / math.hypot(mu_a, run["mu_b"]), part.delta)
     if mutation != "sound":
-        noised = MECHANISMS["marginal"].noised
-
-        def halved(self: object, exact: torch.Tensor, directions: object, z: float, *args: object) -> object:
-            candidates = len(self.layout.pairs) == 21  # type: ignore[attr-defined]  # stage A holds all 21 pairs
-            return noised(self, exact, directions, z / 2 if candidates else z, *args)
-
-        monkeypatch.setattr(MECHANISMS["marginal"], "noised", halved)
-    noise, separation, claimed = selection_noise(monkeypatch)
-    audit_end_to_end(noise, separation, claimed, mutation, 0.5)
+        assert drawn > 1.1 * report.epsilon
+        return
+    assert mu_a == pytest.approx(1 / CLAIM_MULTIPLIER(part.epsilon, part.delta), rel=1e-6)
+    assert 0.97 * report.epsilon < drawn <= report.epsilon * (1 + 1e-3)

@@ -191,8 +191,9 @@ def _wide_table(rows: int, seed: int) -> pd.DataFrame:
 def test_a_conditioned_fit_draws_the_reported_noise_and_composes_to_its_budget(
     name: str, neighbouring: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The DP domain's multiplier recomputed from the noise it drew, stage A's and the releases' from theirs (against
-    the conditioned layouts' sensitivity, computed here), and the whole composed with the libraries: the budget."""
+    """The DP domain's multiplier recomputed from the noise it drew, stage A's from its rounds as drawn (epsilon_r and
+    the conditioned score's sensitivity, 8 under replace-one), the releases' from their noise (against the conditioned
+    layout's sensitivity, computed here), and the whole composed with the libraries: the budget."""
     from synthcity.plugins import Plugins
     from synthcity.plugins.core.dataloader import GenericDataLoader
     from test_one_budget import DELTA, EPSILON, drawn_domain_multiplier, independent_epsilon
@@ -214,6 +215,12 @@ def test_a_conditioned_fit_draws_the_reported_noise_and_composes_to_its_budget(
         return release
 
     monkeypatch.setattr(MarginalRelease, "noised", recorded)
+    from synthcity_dpswf.privacy.mechanisms import marginal as mechanism_module
+
+    rounds: list[tuple[float, float]] = []
+    pick = mechanism_module.exponential_mechanism
+    monkeypatch.setattr(mechanism_module, "exponential_mechanism", lambda scores, epsilon, sensitivity, secret: (
+        rounds.append((epsilon, sensitivity)), pick(scores, epsilon, sensitivity, secret))[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin = Plugins().get(name, epsilon=EPSILON, delta=DELTA, neighbouring=neighbouring, n_steps=5,
@@ -221,14 +228,17 @@ def test_a_conditioned_fit_draws_the_reported_noise_and_composes_to_its_budget(
         plugin.fit(GenericDataLoader(_wide_table(600, 4), target_column="y"))
     report = plugin.privacy_report()
     assert plugin.layout_.condition == 7 and plugin.selection_part_ is not None and plugin.domain_part_ is not None
-    stage_a, *releases = marginal_drawn
-    assert stage_a[0].condition == 7 and all(layout == plugin.layout_ for layout, _, _ in releases)
+    releases = marginal_drawn
+    assert all(layout == plugin.layout_ for layout, _, _ in releases)
+    assert rounds and all(sensitivity == pytest.approx(8.0 if neighbouring == "replace_one" else 8.0 / math.sqrt(2))
+                          for _, sensitivity in rounds)
+    stage_a = 1 / (0.63 * math.sqrt(sum(epsilon**2 for epsilon, _ in rounds)))
     factor = 2 if neighbouring == "replace_one" else 1
     for layout, z, std in marginal_drawn:  # every block counted: the lemma's Delta, whatever the classes
         assert std == pytest.approx(z * math.sqrt(factor * layout.n_tables))
     assert releases[0][1] == pytest.approx(report.noise_multiplier)
     gaussian_delta = DELTA - plugin.domain_part_.threshold_delta
-    prior = composed_multiplier(drawn_domain_multiplier(domain_drawn, neighbouring), stage_a[1])
+    prior = composed_multiplier(drawn_domain_multiplier(domain_drawn, neighbouring), stage_a)
     assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
     assert report.epsilon <= EPSILON * (1 + 1e-6)
 

@@ -156,12 +156,22 @@ def test_bad_schedules_and_modules_with_batch_statistics_are_refused() -> None:
         DPSGDSchedule("add_remove", 3, 1.0, 1.0, 5, n_records=10, sample_rate=0.5)
     with pytest.raises(ValueError, match="noise_multiplier must be >= 0"):
         DPSGDSchedule("replace_one", 3, 1.0, -1.0, 5, n_records=10)
-    module = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Linear(3, 1))
     schedule = DPSGDSchedule("replace_one", 2, 1.0, 1.0, 4, n_records=8)
-    before = [parameter.detach().clone() for parameter in module.parameters()]
-    with pytest.raises(ValueError, match="BatchNorm"):
-        train_dpsgd(module, canary_loss, torch.randn(8, 4), schedule, torch.Generator().manual_seed(SEED))
-    assert all(torch.equal(old, new) for old, new in zip(before, module.parameters()))
+    for mixing, name in [(nn.BatchNorm1d(3), "BatchNorm1d"), (nn.LazyBatchNorm1d(), "LazyBatchNorm1d"),
+                         (nn.SyncBatchNorm(3), "SyncBatchNorm"),
+                         (nn.InstanceNorm1d(3, track_running_stats=True), "InstanceNorm1d")]:
+        module = nn.Sequential(nn.Linear(4, 3), mixing, nn.Linear(3, 1))
+        before = [parameter.detach().clone() for parameter in module.parameters()
+                  if not isinstance(parameter, nn.parameter.UninitializedParameter)]
+        with pytest.raises(ValueError, match=name):
+            train_dpsgd(module, canary_loss, torch.randn(8, 4), schedule, torch.Generator().manual_seed(SEED))
+        after = [parameter for parameter in module.parameters()
+                 if not isinstance(parameter, nn.parameter.UninitializedParameter)]
+        assert all(torch.equal(old, new) for old, new in zip(before, after))
+    # per-record normalisations pass: one record's statistics only, no running buffer
+    from synthcity_dpswf.privacy.dpsgd import mixes_records
+
+    assert not any(mixes_records(layer) for layer in (nn.GroupNorm(1, 3), nn.LayerNorm(3), nn.InstanceNorm1d(3)))
 
 
 def test_the_schedule_is_one_history_entry_of_its_sampling() -> None:
@@ -564,3 +574,43 @@ def test_a_non_finite_gradient_contributes_nothing_and_a_non_finite_image_is_ref
     images[0, 0, 0, 0] = float("nan")
     with pytest.raises(ValueError, match="must lie in"):  # NaN lies in no range
         PrivateAutoencoderCodec(images, SETTINGS, CODEC_EPSILON, DELTA, "replace_one")
+
+
+def replayed_distance(train: object) -> float:
+    """The largest difference between the weights ``train`` (``dpsgd.train_dpsgd``'s signature) trains and the weights
+    Adam reaches from the same start on the releases it was observed to make, alone: zero when nothing but the releases
+    reaches the parameters (privacy.md, "A private image codec trained by DP-SGD")."""
+    torch.manual_seed(0)
+    module = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 1))
+    start = copy.deepcopy(module)
+    records = torch.randn(16, 4, generator=torch.Generator().manual_seed(1))
+    schedule = DPSGDSchedule("replace_one", 6, 1.0, 1.0, 4, n_records=16)
+    releases: list[torch.Tensor] = []
+    train(module, canary_loss, records, schedule, torch.Generator().manual_seed(SEED), learning_rate=0.05,  # type: ignore[operator]
+          observe=lambda step, batch, gradients, release: releases.append(release.clone()))
+    optimiser = torch.optim.Adam(start.parameters(), lr=0.05)
+    shapes = [(parameter, parameter.numel()) for parameter in start.parameters()]
+    for release in releases:
+        update, offset = (release / schedule.batch_size).to(torch.float32), 0
+        for parameter, size in shapes:
+            parameter.grad = update[offset:offset + size].reshape(parameter.shape).clone()
+            offset += size
+        optimiser.step()
+    return max(float((trained - replayed).abs().max()) for trained, replayed in zip(module.parameters(), start.parameters()))
+
+
+def test_the_trained_weights_are_the_optimiser_replayed_on_the_observed_releases_alone() -> None:
+    """A review's mutant trained on the exact clipped sums while the releases it was seen to make stayed noisy; the
+    release audits cannot see it. Replaying Adam on the observed releases from the same start must give the trained
+    weights, and does not for that mutant (a copy of ``train_dpsgd`` whose update reads the exact sum)."""
+    import inspect
+    import textwrap
+
+    assert replayed_distance(dpsgd.train_dpsgd) < 1e-6
+    source = textwrap.dedent(inspect.getsource(dpsgd.train_dpsgd))
+    planted = source.replace("release, _ = noisy_clipped_sum(", "release, exact = noisy_clipped_sum(").replace(
+        "update = (release / schedule.batch_size)", "update = (exact / schedule.batch_size)")
+    assert planted.count("exact") >= 2
+    namespace = dict(vars(dpsgd))
+    exec(compile(planted, "mutant", "exec"), namespace)  # noqa: S102  (the planted mutant, built from the real source)
+    assert replayed_distance(namespace["train_dpsgd"]) > 1e-3

@@ -275,15 +275,18 @@ def test_the_other_adjacency_of_a_one_shot_run_composes_the_domain_and_its_thres
 @pytest.mark.parametrize("neighbouring", ["replace_one", "add_remove"])
 @pytest.mark.parametrize("name", ["dpswflow", "dpswflow_r", "dpswgen"])
 def test_a_plugin_with_a_domain_and_a_selection_reports_exactly_its_budget(name: str, neighbouring: str) -> None:
-    """The three Gaussians (domain, selection, releases) recomputed from the multipliers each was drawn at, recorded
-    where they are made (not from the report), compose to the budget, and the report prints that epsilon."""
-    from synthcity_dpswf.recipes import tables as table_recipe
+    """The three parts (domain, selection, releases) recomputed from what each was drawn at, recorded where they are
+    made (not from the report): the selection's from the epsilon and sensitivity of every exponential-mechanism round
+    as drawn (T rounds at epsilon_r, each 0.63 epsilon_r-GDP), compose to the budget, and the report prints that
+    epsilon."""
+    from synthcity_dpswf.privacy.mechanisms import marginal as mechanism_module
 
-    made = []
-    release = table_recipe.pair_rule.release_pair_selection
+    rounds: list[tuple[float, float]] = []
+    draw = mechanism_module.exponential_mechanism
     monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setattr(table_recipe.pair_rule, "release_pair_selection",
-                        lambda *args, **kwargs: (made.append(release(*args, **kwargs)), made[-1])[1])
+    monkeypatch.setattr(mechanism_module, "exponential_mechanism",
+                        lambda scores, epsilon, sensitivity, secret: (rounds.append((epsilon, sensitivity)),
+                                                                     draw(scores, epsilon, sensitivity, secret))[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin = Plugins().get(name, epsilon=EPSILON, delta=DELTA, neighbouring=neighbouring, n_steps=5)
@@ -296,11 +299,13 @@ def test_a_plugin_with_a_domain_and_a_selection_reports_exactly_its_budget(name:
     assert len(plugin.layout_.pairs) == selected_pair_count(7, 120) < 21 and report.delta == pytest.approx(DELTA)
     gaussian_delta = DELTA - domain.threshold_delta
     assert selection.delta == pytest.approx(gaussian_delta) and selection.threshold_delta == 0
-    (drawn,) = made  # stage A's multiplier as drawn, and its std on the candidate layout's exact sensitivity
-    tables = drawn.layout.n_tables
-    assert drawn.noise_std == pytest.approx(drawn.noise_multiplier * math.sqrt((2 if neighbouring == "replace_one" else 1) * tables))
-    assert selection.epsilon == pytest.approx(analytic_gaussian_epsilon(drawn.noise_multiplier, gaussian_delta))
-    prior = composed_multiplier(analytic_gaussian_noise_multiplier(domain.epsilon, gaussian_delta), drawn.noise_multiplier)
+    # stage A as drawn: T rounds at one epsilon_r, on the score's sensitivity under the run's adjacency
+    assert len(rounds) == selected_pair_count(7, 120) and len(set(rounds)) == 1
+    round_epsilon, sensitivity = rounds[0]
+    assert sensitivity == pytest.approx(6.0 if neighbouring == "replace_one" else 6.0 / math.sqrt(2))
+    drawn_multiplier = 1 / (0.63 * round_epsilon * math.sqrt(len(rounds)))
+    assert selection.epsilon == pytest.approx(analytic_gaussian_epsilon(drawn_multiplier, gaussian_delta))
+    prior = composed_multiplier(analytic_gaussian_noise_multiplier(domain.epsilon, gaussian_delta), drawn_multiplier)
     assert 0.99 * EPSILON < independent_epsilon(report, prior, gaussian_delta) <= EPSILON * (1 + 1e-6)
     assert report.epsilon == pytest.approx(EPSILON, abs=0.01)  # the report prints the whole, selection included
     assert "exact: pair selection's releases are entries of the accounting above" in str(report)

@@ -23,14 +23,13 @@ other record's (the same block, or another), so :math:`\Delta = \sqrt{2m}` and :
 (privacy.md, "Tables conditioned on a named target").
 
 **The paid pair selection** (``PairSelection``; privacy.md, "Paid pair selection"): which column pairs a table's
-marginal release measures, chosen from a marginal release of every candidate pair's table. Stage A releases the
-marginal statistic of the candidate layout :math:`L_A` (every pair) over all n records at multiplier :math:`z_A`; the
-choice (post-processing) scores each pair by how far its noisy table stands from the product of its noisy margins
-(``math.histograms.dependence_score``) and keeps T pairs: a maximum spanning forest by score, then the strongest left;
-stage B, the generator's releases, measures those T pairs only, at sensitivity :math:`\sqrt{2(d + T)}` fixed before
-stage A. Stage A is spent like the DP domain, as one more Gaussian mechanism in the releases' prior
-(``privacy.budget.Budget.spend``), and its values of the chosen tables are combined with stage B's at generation
-(``PairSelection.measurement``).
+marginal release measures. Stage A runs T rounds of the exponential mechanism (``privacy.exponential``) over the
+candidate pairs, each scored by its exact coarse table's L1 distance from the product of its margins
+(``math.histograms.independence_distance``, sensitivity :math:`\Delta_u` = 6 under replace-one): a spanning forest
+first, then the strongest left. Each round is :math:`0.63\,\varepsilon_r`-GDP, so the T rounds are one
+:math:`\mu_A`-GDP mechanism, spent like the DP domain, as one more Gaussian mechanism in the releases' prior
+(``privacy.budget.Budget.spend``). Stage B, the generator's releases, measures the forced pairs (a named target's)
+and the T chosen, at sensitivity :math:`\sqrt{2(d + F + T)}` fixed before stage A.
 """
 
 from __future__ import annotations
@@ -41,7 +40,10 @@ from dataclasses import dataclass
 
 import torch
 
-from synthcity_dpswf.math.histograms import coarsen, dependence_score, to_probabilities
+from synthcity_dpswf.math.histograms import independence_distance
+from synthcity_dpswf.privacy.exponential import (
+    BOUNDED_RANGE_GDP, exponential_mechanism, exponential_rounds_epsilon, profile_dominated,
+)
 from synthcity_dpswf.privacy.gaussian import analytic_gaussian_epsilon
 from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism, ReleaseOptions
 from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout, Pair
@@ -127,26 +129,53 @@ def block_statistic(layout: MarginalLayout, codes: torch.Tensor) -> torch.Tensor
 
 
 SELECTION_SHARE = 0.3
-r"""The selection's share q of what the budget leaves after the DP domain, :math:`\mu_A^2 = q(\mu^2 - \mu_D^2)`:
-chosen on the validation tables, fair and the stand-in, at T = d (``benchmarks/pair_selection.py``,
-``benchmarks/results/pair_selection_stand_in.md`` and ``pair_selection_fair.md``; docs/flows.md, "Which pairs to
-measure: a paid selection"): 0.2, 0.3 and 0.5 all beat the public choice's 2-way TV on the stand-in, with and
-without a schema, and on fair's DPSWflow stayed within a run's spread of it; 0.3 is the middle."""
+r"""The selection's share q of what the budget leaves after the DP domain, :math:`\mu_A^2 = q(\mu^2 - \mu_D^2)`."""
 
 PAIRS_PER_COLUMN = 1.5
-"""T / d, the pairs stage B measures per column: chosen on the validation tables with ``SELECTION_SHARE``
-(``benchmarks/pair_selection.py``, ``benchmarks/results/pair_selection_fair_ratio.md`` and
-``pair_selection_stand_in_ratio.md``; docs/flows.md, "Which pairs to measure: a paid selection"): against one per
-column, 1.5 kept the 2-way TV and raised TSTR with no schema on both tables; half a pair per column lost both (these
-runs kept the T pairs of largest score, before the spanning forest of ``pairs``)."""
+"""T / d, the pairs stage B measures per column besides a named target's: chosen on the validation tables with
+``SELECTION_SHARE`` (``benchmarks/pair_selection.py``; docs/flows.md, "Which pairs to measure: a paid selection")."""
 
 CANDIDATE_PAIRS = 1000
-"""The most candidate pairs stage A measures (every pair of up to 45 columns; beyond, a uniformly random subset of
+"""The most candidate pairs stage A scores (every pair of up to 45 columns; beyond, a uniformly random subset of
 this many, drawn from the public seed)."""
+
+SCORE_SENSITIVITY = 6.0
+r""":math:`\Delta_u` under replace-one of a pair's ``independence_distance`` (privacy.md, "Paid pair selection", the
+score's lemma)."""
+
+CONDITIONED_SCORE_SENSITIVITY = 8.0
+r""":math:`\Delta_u` under replace-one of a pair's score summed over the classes of a condition column: a replaced
+record may leave one class's block and join another's."""
+
+
+SCORE_ROUNDING = 1e-6
+r"""The relative excess of a round's bounded range over :math:`\varepsilon_r` that the stated Gaussian DP bound must
+cover: float64 scores (``independence_distance``, each within :math:`n\,2^{-51}` of its exact value, tables below
+:math:`2^{31}` records) move the range's width, at most :math:`2\Delta_u`, by at most :math:`4n\,2^{-51} < 3.2
+\times 10^{-7} \cdot 2\Delta_u`."""
+
+
+def check_rounding_covered(round_epsilon: float) -> None:
+    r"""Raise unless a round, and the same round under the other adjacency (:math:`\sqrt 2\,\varepsilon_r`), is
+    :math:`0.63\,\varepsilon`-GDP even when its bounded range exceeds :math:`\varepsilon` by ``SCORE_ROUNDING``
+    (``privacy.exponential.profile_dominated``; privacy.md, "Paid pair selection")."""
+    for epsilon in (round_epsilon, math.sqrt(2.0) * round_epsilon):
+        if not profile_dominated((1.0 + SCORE_ROUNDING) * epsilon, BOUNDED_RANGE_GDP * epsilon):
+            raise ValueError(f"the bounded-range bound is not verified at epsilon = {epsilon!r} with the scores' "
+                             "rounding; give the selection another share.")
+
+
+def score_sensitivity(layout: MarginalLayout, neighbouring: Adjacency | str) -> float:
+    r""":math:`\Delta_u` of the candidates' scores of ``layout``: ``SCORE_SENSITIVITY`` (``CONDITIONED_SCORE_SENSITIVITY``
+    with a condition column) under replace-one, that divided by :math:`\sqrt 2` under add/remove (an upper bound of the
+    add/remove sensitivity, below 4, chosen so that every part of a run rescales by :math:`\sqrt 2` between the
+    adjacencies)."""
+    replace_one = SCORE_SENSITIVITY if layout.condition is None else CONDITIONED_SCORE_SENSITIVITY
+    return replace_one if Adjacency.of(neighbouring).n_is_public else replace_one / math.sqrt(2.0)
 
 
 def selected_pair_count(n_columns: int, max_pairs: int | None) -> int:
-    """T, the pairs stage B measures: ``PAIRS_PER_COLUMN`` per column, rounded down (at least one), at most
+    """T, the pairs stage A chooses: ``PAIRS_PER_COLUMN`` per column, rounded down (at least one), at most
     ``max_pairs``."""
     count = max(1, math.floor(PAIRS_PER_COLUMN * n_columns))
     return count if max_pairs is None else min(count, max_pairs)
@@ -167,141 +196,124 @@ def candidate_layout(levels: tuple[int, ...], coarse_bins: int, seed: int, missi
                      anchor: int | None = None, runs: dict[int, tuple[int, ...]] | None = None) -> MarginalLayout:
     """L_A: the marginal layout of every candidate pair (``MarginalLayout.build`` with ``CANDIDATE_PAIRS``), counted per
     class of the named target ``condition`` where there is one (no pair contains it), every pair of an ``anchor``
-    column among the candidates."""
+    column among them (the forced pairs)."""
     return MarginalLayout.build(levels, coarse_bins, CANDIDATE_PAIRS, seed, missing, condition, classes, anchor, runs)
+
+
+def pair_scores(statistic: torch.Tensor, layout: MarginalLayout) -> dict[Pair, float]:
+    """Every pair's exact score from the exact marginal ``statistic`` of ``layout`` (private): its coarse table's
+    ``independence_distance``, summed over the classes' blocks with a condition column."""
+    scores: dict[Pair, float] = {pair: 0.0 for pair in layout.pairs}
+    block_layout = layout.unconditioned()
+    for block in layout.blocks(statistic.to(torch.float64)):
+        _, two_way = block_layout.split(block)
+        for pair, table in two_way.items():
+            scores[pair] += independence_distance(table)
+    return scores
 
 
 @dataclass(frozen=True)
 class PairSelection:
-    """Stage A's release and the pairs chosen from it (all public once released).
+    """Stage A's output and what it was drawn at (all public once released).
 
     Attributes:
-        layout: L_A, the candidate layout.
-        values: the released vector of L_A's tables, ``(cells,)``.
-        noise_std: s_A, the noise std of every count.
-        noise_multiplier: z_A.
-        neighbouring: the adjacency of its sensitivity.
-        count: T, fixed before the release.
+        layout: L_A, the candidate layout (the forced pairs among its pairs).
+        chosen: the T pairs the rounds released, in the order drawn.
+        forced: pairs measured whatever the rounds (every pair of a named target not conditioned on), public and
+            fixed before the release.
+        noise_multiplier: z_A = 1 / mu_A, the Gaussian multiplier the T rounds are dominated by together.
+        round_epsilon: epsilon_r of each round.
+        sensitivity: Delta_u of the scores.
+        neighbouring: the adjacency of the sensitivity.
         delta: the delta its own guarantee is stated at (the budget's Gaussian delta).
         share: q, its share of the mu^2 left after the DP domain (for the report).
-        forced: pairs kept whatever the scores (every pair of a named target not conditioned on), public and fixed
-            before the release, at most T of them.
     """
 
     layout: MarginalLayout
-    values: torch.Tensor
-    noise_std: float
+    chosen: tuple[Pair, ...]
+    forced: tuple[Pair, ...]
     noise_multiplier: float
+    round_epsilon: float
+    sensitivity: float
     neighbouring: Adjacency
-    count: int
     delta: float
     share: float
-    forced: tuple[Pair, ...] = ()
 
     @property
-    def scores(self) -> dict[Pair, float]:
-        """Every candidate pair's ``dependence_score`` from the released tables alone (post-processing); with a named
-        target (``MarginalLayout.condition``), summed over the target's classes: the pair's dependence given the
-        target."""
-        block_layout = self.layout.unconditioned()
-        mechanism = MarginalRelease(ReleaseOptions(layout=block_layout))
-        scores: dict[Pair, float] = {pair: 0.0 for pair in block_layout.pairs}
-        for block in self.layout.blocks(self.values.to(torch.float64)):
-            one_way, two_way = block_layout.split(block)
-            total = max(float(mechanism.counted_records(block)), 1.0)  # only noise makes it smaller
-            margins = [
-                coarsen(to_probabilities(table, total), block_layout.coarse_levels[column], block_layout.has_missing(column),
-                        block_layout.starts(column))
-                for column, table in enumerate(one_way)
-            ]
-            for (j, k), table in two_way.items():
-                scores[(j, k)] += dependence_score(table, margins[j], margins[k], total, self.noise_std**2)
-        return scores
+    def count(self) -> int:
+        """T, the rounds."""
+        return len(self.chosen)
 
     @property
     def pairs(self) -> tuple[Pair, ...]:
-        """Stage B's T pairs, in pair order: the ``forced`` pairs, then a maximum spanning forest of the candidates by
-        score (Kruskal: every column joined to the rest by its strongest link that closes no cycle, as MST does), then
-        the pairs of largest score left, until T (ties broken by pair order)."""
-        scores = self.scores
-        ranked = sorted(scores, key=lambda pair: -scores[pair])  # stable: ties keep pair order
-        root = list(range(self.layout.n_columns))
-
-        def find(column: int) -> int:
-            while root[column] != column:
-                root[column] = root[root[column]]
-                column = root[column]
-            return column
-
-        tree: list[Pair] = []
-        for j, k in self.forced[: self.count]:
-            if find(j) != find(k):
-                root[find(j)] = find(k)
-            tree.append((j, k))
-        for j, k in ranked:
-            if len(tree) == self.count:
-                break
-            if (j, k) not in tree and find(j) != find(k):
-                root[find(j)] = find(k)
-                tree.append((j, k))
-        rest = [pair for pair in ranked if pair not in tree]
-        return tuple(sorted(tree + rest[: self.count - len(tree)]))
+        """Stage B's pairs: the forced and the chosen ones, in pair order."""
+        return tuple(sorted(self.forced + self.chosen))
 
     def chosen_layout(self) -> MarginalLayout:
-        """L_B: the candidate layout's levels (and condition) with the chosen pairs only."""
+        """L_B: the candidate layout's levels (and condition) with stage B's pairs only."""
         return dataclasses.replace(self.layout, pairs=self.pairs)
-
-    def measurement(self, layout: MarginalLayout) -> torch.Tensor:
-        """Stage A's values of ``layout``'s tables (its one-way tables and its pairs, all candidates), in ``layout``'s
-        order (class block after class block with a named target): a measurement of the same counts as a release of
-        ``layout`` over all records, at noise std s_A."""
-        if (layout.levels, layout.coarse_levels, layout.runs) != (self.layout.levels, self.layout.coarse_levels, self.layout.runs):
-            raise ValueError("the layout's levels differ from the selection's: it measured other tables.")
-        if layout.condition != self.layout.condition:
-            raise ValueError("the layout's condition differs from the selection's: it measured other tables.")
-        missing = [pair for pair in layout.pairs if pair not in self.layout.pairs]
-        if missing:
-            raise ValueError(f"pairs {missing} were not candidates of the selection.")
-        parts = []
-        for block in self.layout.blocks(self.values):
-            one_way, two_way = self.layout.unconditioned().split(block)
-            parts += [*one_way, *(two_way[pair].reshape(-1) for pair in layout.pairs)]
-        return torch.cat(parts)
 
     @property
     def epsilon(self) -> float:
-        """Its own epsilon alone: the analytic Gaussian's at z_A and ``delta``."""
+        """Its own epsilon alone: the analytic Gaussian's at z_A and ``delta`` (it is 1 / z_A-GDP)."""
         return analytic_gaussian_epsilon(self.noise_multiplier, self.delta)
 
     def other_adjacency(self) -> OtherAdjacency:
-        r"""This release alone under the other adjacency: a marginal release, :math:`\Delta_{RO} = \sqrt{2}\Delta_{AR}`
-        exactly, at ``Adjacency.other_multiplier(z_A)``."""
+        r"""This stage alone under the other adjacency: :math:`\Delta_u` rescales by :math:`\sqrt 2` (an upper bound
+        under add/remove), so it is the Gaussian at ``Adjacency.other_multiplier(z_A)``."""
         multiplier = self.neighbouring.other_multiplier(self.noise_multiplier)
         epsilon = analytic_gaussian_epsilon(multiplier, self.delta)
-        return OtherAdjacency(self.neighbouring.other.label, epsilon, self.delta, "the same counts")
+        return OtherAdjacency(self.neighbouring.other.label, epsilon, self.delta, "the same rounds")
 
     def describe(self) -> str:
-        """The report part's detail: what stage A released, at what noise, and how many pairs it chose."""
-        return (f"Gaussian counts of the one-way tables and {len(self.layout.pairs)} candidate pairs' two-way tables "
-                f"(z = {self.noise_multiplier:.3g}, Delta = sqrt({'2' if self.neighbouring.n_is_public else ''}m), "
-                f"m = {self.layout.n_tables}, {self.share:g} of the mu^2 left after the DP domain, or of all of it when "
-                f"there is none); the release measures {self.count} pairs chosen from it")
+        """The report part's detail: what stage A released, at what epsilon, and how many pairs it chose."""
+        forced = f", besides the {len(self.forced)} pairs of the named target" if self.forced else ""
+        return (f"{self.count} rounds of the exponential mechanism over {len(self.layout.pairs) - len(self.forced)} "
+                f"candidate pairs' dependence (L1 distance of the coarse table from its margins' product, Delta_u = "
+                f"{self.sensitivity:.3g}), epsilon_r = {self.round_epsilon:.3g} each, {BOUNDED_RANGE_GDP} epsilon_r-GDP "
+                f"each (z = {self.noise_multiplier:.3g} together, {self.share:g} of the mu^2 left after the DP domain, "
+                f"or of all of it when there is none); the release measures the {self.count} pairs chosen{forced}")
 
 
 def release_pair_selection(
     statistic: torch.Tensor, layout: MarginalLayout, count: int, noise_multiplier: float, delta: float, share: float,
     secret: torch.Generator, neighbouring: Adjacency | str = Adjacency.REPLACE_ONE, forced: tuple[Pair, ...] = (),
 ) -> PairSelection:
-    """Stage A: the exact marginal ``statistic`` of ``layout`` (all records; a frame's or a partitioned table's sum)
-    plus the marginal release's noise at ``noise_multiplier`` (``MarginalRelease.noised``: the one place noise is
-    added), with ``count`` (T) pairs to choose, ``forced`` among them (public); ``share`` is q, for the report."""
-    if count < 1 or count > len(layout.pairs):
-        raise ValueError(f"count must lie in 1..{len(layout.pairs)} (the candidate pairs), got {count!r}.")
-    neighbouring = Adjacency.of(neighbouring)
-    mechanism = MarginalRelease(ReleaseOptions(layout=layout))
-    release = mechanism.noised(statistic.to(torch.float64), None, noise_multiplier, secret, neighbouring)
+    """Stage A: ``count`` (T) rounds of the exponential mechanism on the scores of ``layout``'s candidate pairs
+    (``pair_scores`` of its exact marginal ``statistic``: all records, a frame's or a partitioned table's sum), the
+    ``forced`` pairs (public) measured besides them; together dominated by the Gaussian mechanism at
+    ``noise_multiplier`` (z_A), so each round at ``exponential_rounds_epsilon(1 / z_A, T)``. Round t draws among the
+    pairs not chosen yet that join two components of the graph of the forced and chosen pairs while there are any,
+    then among every pair not chosen yet. ``share`` is q, for the report."""
     unknown = [pair for pair in forced if pair not in layout.pairs]
     if unknown:
         raise ValueError(f"forced pairs {unknown} are not candidates of the layout.")
-    return PairSelection(layout, release.values, float(release.noise_std), float(noise_multiplier), neighbouring, count,
-                         delta, share, tuple(forced))
+    open_pairs = [pair for pair in layout.pairs if pair not in forced]
+    if count < 1 or count > len(open_pairs):
+        raise ValueError(f"count must lie in 1..{len(open_pairs)} (the candidate pairs not forced), got {count!r}.")
+    neighbouring = Adjacency.of(neighbouring)
+    sensitivity = score_sensitivity(layout, neighbouring)
+    round_epsilon = exponential_rounds_epsilon(1.0 / noise_multiplier, count)
+    check_rounding_covered(round_epsilon)
+    scores = pair_scores(statistic, layout)
+    root = list(range(layout.n_columns))
+
+    def find(column: int) -> int:
+        while root[column] != column:
+            root[column] = root[root[column]]
+            column = root[column]
+        return column
+
+    for j, k in forced:
+        root[find(j)] = find(k)
+    chosen: list[Pair] = []
+    for _ in range(count):
+        joining = [pair for pair in open_pairs if find(pair[0]) != find(pair[1])]
+        candidates = joining or open_pairs
+        scored = torch.tensor([scores[pair] for pair in candidates], dtype=torch.float64)
+        drawn = candidates[exponential_mechanism(scored, round_epsilon, sensitivity, secret)]
+        chosen.append(drawn)
+        open_pairs.remove(drawn)
+        root[find(drawn[0])] = find(drawn[1])
+    return PairSelection(layout, tuple(chosen), tuple(forced), float(noise_multiplier), round_epsilon, sensitivity,
+                         neighbouring, delta, share)
