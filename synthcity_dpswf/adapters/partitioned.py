@@ -210,8 +210,10 @@ MISMATCHED_ROW = re.compile(r"^\|\s*(.*?)\s*\|\s*(.*?)\s*\|\s*(.*?)\s*\|\s*$")
 
 def unreadable(error: Exception, columns: list[str]) -> PartitionError:
     """The error of a partition Dask could not read (a late block of a CSV file whose entries do not fit the dtype
-    Dask inferred from the first rows, a Parquet file of another schema): its type, the columns Dask's message names
-    (only names of the table's columns are taken from it), what to do; none of its text otherwise."""
+    Dask inferred from the first rows): its type, the columns Dask's message names (only names of the table's columns
+    are taken from it), what to do; none of its text otherwise. (A Parquet dataset whose files give a column other
+    types is read file by file and fits: its entries are typed one by one, and the DP domain's warning names the
+    column as mixing kinds.)"""
     named = [match.group(1) for match in map(MISMATCHED_ROW.match, str(error).splitlines())
              if match is not None and match.group(1) in columns and match.group(2) != "Found"]
     where = f" (column {', '.join(map(repr, dict.fromkeys(named)))})" if named else ""
