@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, TabularDomain, TabularCodec
+from synthcity_dpswf.adapters import CategoricalColumn, MarginalTableCodec, NumericColumn, TabularDomain, TabularCodec
 from synthcity_dpswf.adapters.partitioned import DaskCounts
 from synthcity_dpswf.adapters.table_domain import PublicRules
 from synthcity_dpswf.adapters.tabular import COARSE_LEVELS, FINE_LEVELS, needs_histogram, table_resolution
@@ -228,17 +228,27 @@ def table_domain(
         share = default_domain_share(n_public, len(undeclared), len(histograms), epsilon, budget.resolved_delta,
                                      budget.neighbouring)
     split = budget.domain_part(share, keyed=publishes_keys(len(undeclared), histograms))
+    stated = frozenset(column.name for column in declared.columns if column.name in histograms
+                       and isinstance(column, NumericColumn) and column.decimals is not None) if declared else frozenset()
     release = release_domain_at(
         columns_of(table, undeclared + list(histograms)), split, secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
-        declared=histograms,
+        declared=histograms, declared_decimals=stated,
     )
     warn_about(release)
-    what = f"kinds, ranges, value histograms and category sets of {len(undeclared)} columns" if undeclared else ""
+    what = (f"kinds, ranges, value histograms (with the counts beyond each range) and category sets of {len(undeclared)} "
+            "columns") if undeclared else ""
     if histograms:
         what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
-    if release.atoms:
+    floats = [name for name, kind in release.kinds.items() if kind == "float"]
+    floats += [name for name, (_, _, integer) in histograms.items() if not integer and name not in stated]
+    if release.atom_columns:
         published = sum(len(atoms) for atoms in release.atoms.values())
-        what += f"; {published} frequent exact values (atoms) of {len(release.atoms)} float columns"
+        what += (f"; exact-value counts (atoms) of {len(release.atom_columns)} float columns, {published} published "
+                 "above the threshold")
+    if floats:
+        what += f"; counts by decimals of {len(floats)} float columns (22 cells each)"
+    if release.atom_columns or floats:
+        what += ": coded values and the output's decimals are read from them"
     paid = PrivacyPart(
         "DP domain", release.epsilon, release.delta,
         f"Gaussian counts ({what}; z = {release.noise_multiplier:.3g}, {share:.3g} of mu^2"

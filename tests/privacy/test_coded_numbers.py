@@ -143,3 +143,55 @@ def test_a_column_is_coded_when_its_published_values_hold_nearly_all_its_numbers
     assert coded_values(values[:-1], 3000.0) == ()  # 100's 8% unpublished too: more than CODED_SHARE
     assert coded_values(values[:1], 300.0) == ()  # one value does not code a column
     assert CODED_SHARE * 3000.0 > 60.0
+
+
+def test_a_float_column_s_narrow_bins_take_the_octave_penalty_and_an_integer_s_unit_bins_theirs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A review's finding: float octaves narrower than 1 (every magnitude below 2) took the integer's unit-bin penalty,
+    and a float range near zero widened over empty octaves twice as often. The penalty follows the column's kind."""
+    from synthcity_dpswf.privacy.domain import columns
+
+    seen: list[np.ndarray] = []
+    monkeypatch.setattr(columns, "extension", lambda *args: (seen.append(np.asarray(args[-1])), 0)[1])
+    bins = np.array([1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0])
+    for integer in (False, True):
+        columns.widened(np.array([1 / 16, 1 / 8]), np.array([50.0]), 0.0, 30.0, 10.0, bins, np.zeros(8), 20.0,
+                        integer=integer)
+    (float_low, float_high), (integer_low, integer_high) = seen[:2], seen[2:]
+    assert (np.concatenate([float_low, float_high]) == columns.EXTEND_PENALTY).all()
+    assert (integer_high[:3] == columns.UNIT_EXTEND_PENALTY).all()  # [1/8, 1/4) ... [1, 2): at most one integer
+
+
+def test_a_widened_end_cell_carries_the_noise_of_the_overflow_less_the_bins_before_it() -> None:
+    """The outermost cell after k >= 1 appended bins is o - (b_1 + ... + b_{k-1}): variance s_o^2 + (k - 1) s'^2 (the
+    review found s_o^2 + (k + 1) s'^2); an end that takes none holds its own cell plus the overflow: 2 s_o^2."""
+    from synthcity_dpswf.privacy.domain.columns import widened
+
+    edges, counts = np.array([0.0, 1.0, 2.0]), np.array([400.0, 400.0])
+    bins = np.array([2.0, 3.0, 4.0, 5.0, 6.0])
+    out_edges, out_counts, stds = widened(edges, counts, 0.0, 600.0, 10.0, bins, np.array([300.0, 300.0, 0.0, 0.0]),
+                                          20.0, integer=True)
+    assert out_edges[-1] == 4.0 and len(out_counts) == 4  # two bins taken above
+    assert out_counts[-1] == pytest.approx(600.0 - 300.0)
+    assert stds[-1] == pytest.approx(np.sqrt(10.0**2 + 20.0**2)) and stds[0] == pytest.approx(np.sqrt(2) * 10.0)
+
+
+def test_a_declared_float_column_s_stated_decimals_draw_no_precision_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review's finding: a float column whose ``"decimals"`` the schema states still drew its 22 precision counts,
+    which the output then ignored. Its decimals stated, it draws none, and the other stages' noise falls with the term."""
+    from synthcity_dpswf.privacy.domain import release as release_module
+
+    sizes: list[int] = []
+    draw = release_module.noisy_counts
+    monkeypatch.setattr(release_module, "noisy_counts",
+                        lambda counts, std, secret, weight=1.0: (sizes.append(len(counts)), draw(counts, std, secret, weight))[1])
+    frame = pd.DataFrame({"x": np.round(np.random.default_rng(0).uniform(0, 100, 500), 2)})
+    calibration = Budget(1.0, 1e-5).domain_part(0.3)
+    paid = release_domain_at(frame, calibration, torch.Generator().manual_seed(0), declared={"x": (0.0, 100.0, False)})
+    assert DECIMAL_CELLS in sizes
+    sizes.clear()
+    stated = release_domain_at(frame, calibration, torch.Generator().manual_seed(0), declared={"x": (0.0, 100.0, False)},
+                               declared_decimals=frozenset({"x"}))
+    assert DECIMAL_CELLS not in sizes and "x" not in stated.decimals
+    assert stated.category_std < paid.category_std

@@ -381,32 +381,34 @@ def extension(overflow: float, overflow_std: float, beyond: np.ndarray, bins_std
 
 def widened(
     edges: np.ndarray, counts: np.ndarray, below: float, above: float, histogram_std: float, bins: np.ndarray,
-    bin_counts: np.ndarray, bins_std: float, extend: bool = True,
+    bin_counts: np.ndarray, bins_std: float, extend: bool = True, integer: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A typed column's value histogram with its two overflow cells read (stage 3: the cells ``edges`` inside the
     stage-2 range, noisy ``counts``; the numbers ``below`` and ``above`` it, all of noise std ``histogram_std``): at each
     end, the stage-2 bins ``extension`` takes (``bins``' cells, noisy ``bin_counts`` of std ``bins_std``; none unless
     ``extend``: a range the release could not locate is a stated default, not widened) are appended whole, and what
     they leave of the overflow (the overflow less their counts: numbers beyond the new end) is added to the outermost
-    cell, where the codecs clip those numbers. Returns the edges, the counts and each cell's noise std.
+    cell, where the codecs clip those numbers. An ``integer`` column's unit bins take ``UNIT_EXTEND_PENALTY``, every other
+    bin (a float column's, however narrow) ``EXTEND_PENALTY``. Returns the edges, the counts and each cell's noise std:
+    an outermost cell that took k >= 1 bins holds the overflow less the k - 1 bins before it (variance
+    :math:`s_o^2 + (k - 1) s'^2`), an end that took none its own cell plus the overflow (:math:`2 s_o^2`).
     Post-processing of released counts."""
     edges, counts = np.asarray(edges, dtype=float), np.asarray(counts, dtype=float).copy()
     stds = np.full(len(counts), histogram_std)
     total = float(counts.sum() + below + above)
     lower = np.flatnonzero(bins[1:] <= edges[0])[::-1] if extend else np.array([], dtype=int)  # nearest first
     upper = np.flatnonzero(bins[:-1] >= edges[-1]) if extend else np.array([], dtype=int)
-    penalties = np.where(np.diff(bins) <= 1.0, UNIT_EXTEND_PENALTY, EXTEND_PENALTY)  # a unit bin, or a wider one
+    penalties = np.where(integer & (np.diff(bins) <= 1.0), UNIT_EXTEND_PENALTY, EXTEND_PENALTY)  # an integer's unit bin
     taken = [lower[: extension(below, histogram_std, bin_counts[lower], bins_std, total, penalties[lower])],
              upper[: extension(above, histogram_std, bin_counts[upper], bins_std, total, penalties[upper])]]
-    spread = [math.sqrt(histogram_std**2 + len(run) * bins_std**2) for run in taken]  # each remainder's noise
     remainders = [below - float(bin_counts[taken[0]].sum()), above - float(bin_counts[taken[1]].sum())]
     low_run, high_run = taken[0][::-1], taken[1]  # in increasing order of value
     edges = np.concatenate([bins[low_run], edges, bins[high_run + 1]])
     counts = np.concatenate([bin_counts[low_run], counts, bin_counts[high_run]])
     stds = np.concatenate([np.full(len(low_run), bins_std), stds, np.full(len(high_run), bins_std)])
-    for end, remainder, noise in ((0, remainders[0], spread[0]), (-1, remainders[1], spread[1])):
-        counts[end] += remainder
-        stds[end] = math.sqrt(stds[end] ** 2 + noise**2)
+    for end, remainder, run in ((0, remainders[0], taken[0]), (-1, remainders[1], taken[1])):
+        counts[end] += remainder  # the outermost bin plus the overflow less every bin taken
+        stds[end] = math.sqrt(histogram_std**2 + (len(run) - 1) * bins_std**2) if len(run) else math.sqrt(2.0) * histogram_std
     return edges, counts, stds
 
 

@@ -206,12 +206,15 @@ def release_domain_at(
     secret: torch.Generator,
     neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
     declared: dict[str, tuple[float, float, bool]] | None = None,
+    declared_decimals: frozenset[str] = frozenset(),
 ) -> DomainRelease:
     """Release every column's kind, numeric bounds, value histogram and category set of ``table`` (a frame, or the
     ``TableCounts`` of a table stored otherwise: the releases read nothing but those counts, ``privacy.counts``) under
     ``neighbouring``, calibrated by ``calibration`` (made by ``privacy.budget.Budget.domain_part`` or
     ``DomainCalibration.alone``; the stages: ``privacy.domain``). ``declared``: numeric columns of the table whose
-    bounds ``(low, high, integer)`` a public domain gives; they get only their value histogram (stage 3).
+    bounds ``(low, high, integer)`` a public domain gives; they get only their value histogram (stage 3) and, a float
+    one, its atoms and its precision counts (stage 4), less the precision counts of the ``declared_decimals`` columns,
+    whose output decimals the public domain states.
 
     Never raises on the data: a column that the noise hides gets the stated defaults (``privacy.domain``) and
     ``located[column] = False`` (read from the released counts: saying so is post-processing).
@@ -255,9 +258,10 @@ def release_domain_at(
     float_columns = [column for column in typed if kinds[column] == "float"]
     float_columns += [column for column, (_, _, integer) in declared.items() if not integer]
     atom_columns = float_columns if calibration.threshold_delta > 0 else []  # atoms are keyed: they need the threshold
+    precision_columns = [column for column in float_columns if column not in declared_decimals]
     _, category_std = stage_noise(
         z, len(typed), n_categorical, len(typed) - n_categorical, len(declared), neighbouring, len(atom_columns),
-        len(float_columns),
+        len(precision_columns),
     )
     bins_std, histogram_std = range_ratio(n_categorical) * category_std, HISTOGRAM_NOISE_RATIO * category_std
     threshold = category_threshold(category_std, calibration.threshold_epsilon, calibration.threshold_delta,
@@ -342,7 +346,7 @@ def release_domain_at(
         edges, stds = cells[column], np.full(len(cells[column]) - 1, histogram_std)
         if column in bounds:  # the overflow cells: a range widened where its numbers go on, else clipped at its ends
             edges, noisy, stds = widened(edges, noisy[1:-1], noisy[0], noisy[-1], histogram_std, plan[column],
-                                         stage_two[column], bins_std, located[column])
+                                         stage_two[column], bins_std, located[column], integer)
             if located[column]:  # a released range's ends, trimmed to what its cells show
                 first, last = trimmed_span(noisy, stds, split_bins(edges, integer))
                 bounds[column] = (float(edges[first]), float(edges[last + 1]))
@@ -372,8 +376,8 @@ def release_domain_at(
                 atoms[column] = published
     decimals: dict[str, tuple[int, bool]] = {}
     precision_std = DECIMAL_NOISE_RATIO * category_std
-    exact_decimals = counts.decimal_counts(float_columns)
-    for column in float_columns:  # stage 4: a float column's numbers by their decimals (the output's precision)
+    exact_decimals = counts.decimal_counts(precision_columns)
+    for column in precision_columns:  # stage 4: a float column's numbers by their decimals (the output's precision)
         rounding = output_decimals(noisy_counts(exact_decimals[column].astype(float), precision_std, secret), precision_std)
         if rounding is not None:
             decimals[column] = rounding
