@@ -30,18 +30,23 @@ number instead is caught where that number differs between D and D' and changes 
 the rule publishes it (an estimate), at the edge of a decision where it decides (one record moves a count by one).
 
 The cases cover numeric, categorical and mixed-kind columns, missing entries, coded floats (atoms), coded integers
-(one stage-3 cell per integer, a range widened by its overflow cell, coded columns), the precision partition (decimals and float32
-images), a partial declared schema whose declared columns get histograms only (and atoms, and a precision partition),
-both adjacencies, tables of 40 rows where kinds, ranges
-and placements stand in the noise, and three built at the edge of a decision. Three mutants there show the test can
-fail: the placement decision reading stage 1's exact type counts (an independent review's, which survived every other
-domain test), the range trim reading the exact value histogram, the range reading the exact stage-2 bins, and the
-range's extension reading the exact counts beyond it.
+(one stage-3 cell per integer, a range widened by its overflow cell, coded columns), the precision partition (decimals
+and float32 images), a partial declared schema whose declared columns get histograms only (and atoms, and a precision
+partition; a declared range of 11 integers, one stage-3 cell each, closed at its top, coded, under both adjacencies),
+both adjacencies, tables of 40 rows where kinds, ranges and placements stand in the noise, and eight built at the edge
+of a decision, where one record flips it if the rule reads exact counts. Eight mutants there, one per decision, show
+the test can fail: the placement decision reading stage 1's exact type counts (an independent review's, which survived
+every other domain test), the range trim reading the exact value histogram, the range reading the exact stage-2 bins,
+the range's extension reading the exact counts beyond it, the output's decimals reading the exact precision partition,
+the published values chosen by their cells' exact counts, the coded decision reading its values' exact counts, and
+its denominator read exactly (the column's count of numbers where n is private); the last four from a privacy
+review, which the other cases did not catch.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import random
 from collections import deque
@@ -58,14 +63,25 @@ from scipy.stats import norm
 from synthcity_dpswf.privacy.counts import FrameCounts, ValueCounts
 from synthcity_dpswf.privacy.domain import DomainCalibration, DomainRelease, release_domain_at
 from synthcity_dpswf.privacy.domain import release as release_module
-from synthcity_dpswf.privacy.domain.calibration import ATOM_NOISE_RATIO, HISTOGRAM_NOISE_RATIO, stage_noise
+from synthcity_dpswf.privacy.domain.calibration import (
+    ATOM_NOISE_RATIO,
+    DECIMAL_NOISE_RATIO,
+    HISTOGRAM_NOISE_RATIO,
+    stage_noise,
+)
 from synthcity_dpswf.privacy.domain.columns import (
+    CODED_SHARE,
+    CODED_TAIL,
+    DECIMAL_LEVEL,
     EXTEND_LEVEL,
     EXTEND_SHARE,
     TRIM_LEVEL,
     TRIM_SHARE,
+    coded_values,
     numeric_bounds,
+    output_decimals,
     placement,
+    published_values,
     stage_two_edges,
     trimmed_span,
     widened,
@@ -366,7 +382,8 @@ def even_table(n: int = 600) -> pd.DataFrame:
 
 
 EDGE_EPSILON, EDGE_DELTA, EDGE_ROWS = 2.0, 1e-5, 2000
-"""The budget and the number of records of the cases built at a decision's edge (the range and trim mutants')."""
+"""The budget and the number of records of the cases built at a decision's edge (the range, trim, decimals and coded
+mutants')."""
 
 
 def one_float_column_std() -> float:
@@ -416,6 +433,109 @@ def gap_table() -> pd.DataFrame:
     return pd.DataFrame({"x": values, "label": rng.choice(["p", "q"], EDGE_ROWS)})
 
 
+def precision_table() -> pd.DataFrame:
+    """The decimals mutant's edge: a float column in [40, 50) to the cent (its values of 0 and 1 decimal too) with as
+    many values of 3 decimals (x.125) as the precision partition's cell may hold and not count, counted exactly
+    (``output_decimals``: ``DECIMAL_LEVEL`` s_p, s_p = r_p s_c its noise std); one record more there rounds the column
+    to 3 decimals, not 2. No value of 3 decimals has 4 significant digits: no atom."""
+    std = DECIMAL_NOISE_RATIO * one_float_column_std()
+    values = np.round(np.random.default_rng(15).uniform(40.0, 50.0, EDGE_ROWS), 2)
+    thousandths = math.floor(DECIMAL_LEVEL * std)
+    values[:thousandths] = np.floor(values[:thousandths]) + 0.125
+    return pd.DataFrame({"x": values})
+
+
+def one_integer_column_std() -> float:
+    """s_c of a release of one integer column (typed; no atoms nor precision partition, which float columns have) at
+    the edge cases' budget: a public function of the budget and the kinds (``stage_noise``)."""
+    z = DomainCalibration.alone(EDGE_EPSILON, EDGE_DELTA).noise_multiplier
+    return stage_noise(z, 1, 0, 1, 0, Adjacency.REPLACE_ONE)[1]
+
+
+def unit_table() -> pd.DataFrame:
+    """The published-value mutant's edge: an integer column of 1s and 3s (its range [1, 3]: three unit cells, one
+    stage-3 cell per integer) whose 2s, in the middle cell (noise std r_q s_c: no overflow folded into it), are as many
+    as that cell may hold and not be published, counted exactly (``published_values``: Phi^{-1}(1 - CODED_TAIL / 3)
+    stds). The 2s are below ``CODED_SHARE`` of the rows: read exactly, the column would be coded as 1 and 3 (its 2s
+    coming back as their nearest value), and one record more there as 1, 2 and 3."""
+    std = HISTOGRAM_NOISE_RATIO * one_integer_column_std()
+    values = np.random.default_rng(16).choice([1, 3], EDGE_ROWS)
+    values[: math.floor(float(norm.isf(CODED_TAIL / 3)) * std)] = 2
+    return pd.DataFrame({"x": values})
+
+
+CODED_ATOMS = (17.5, 22.0)
+"""The published values of the coded mutants' float columns: atoms (a coded age), each held by nearly half the rows."""
+
+
+def share_table() -> pd.DataFrame:
+    """The coded mutant's edge: a float column of the atoms 17.5 and 22 but for ``CODED_SHARE`` of its rows exactly,
+    measured values between them (many decimals: no atom). Under replace-one the coded rule's denominator is n, public:
+    the rows its published values leave, counted exactly, are ``CODED_SHARE`` of n, at most that share, so the column is
+    coded (``coded_values``); one record moved from an atom to a measured value, and they are more."""
+    rng = np.random.default_rng(17)
+    values = rng.choice(CODED_ATOMS, EDGE_ROWS)
+    measured = math.floor(CODED_SHARE * EDGE_ROWS)
+    values[:measured] = rng.uniform(*CODED_ATOMS, measured)
+    return pd.DataFrame({"x": values})
+
+
+def denominator_frame(atom_rows: int, measured: int) -> pd.DataFrame:
+    """A float column of ``atom_rows`` records of each of ``CODED_ATOMS`` and ``measured`` values between them (many
+    decimals: no atom), in a seeded order."""
+    rng = np.random.default_rng(18)
+    values = np.concatenate([np.repeat(CODED_ATOMS, atom_rows), rng.uniform(*CODED_ATOMS, measured)])
+    return pd.DataFrame({"x": rng.permutation(values)})
+
+
+def denominator_atoms(frame: pd.DataFrame) -> tuple[tuple[float, float], ...]:
+    """The atoms (value, noisy count) of ``frame``'s release at ``denominator_table``'s case: the edge budget,
+    add/remove, seed 0."""
+    return release_domain_at(frame, DomainCalibration.alone(EDGE_EPSILON, EDGE_DELTA), torch.Generator().manual_seed(0),
+                             Adjacency.ADD_REMOVE).atoms["x"]
+
+
+@lru_cache(maxsize=None)
+def denominator_edge() -> tuple[int, int, tuple[tuple[float, float], ...]]:
+    """``denominator_table``'s records of each atom (950) and of measured values (N - 1,900), and its atoms' released
+    counts S: N is the most numbers S covers but for ``CODED_SHARE`` of them (N - S <= ``CODED_SHARE`` N,
+    ``coded_values``). S is read from the release of a draft of the table (100 measured values): the atoms' exact
+    counts plus noise drawn at the same place of the same sequence whatever the number of measured values (the same
+    cells in every stage; ``denominator_table`` checks that the table's release gives the draft's)."""
+    atom_rows = 950
+    published = denominator_atoms(denominator_frame(atom_rows, 100))
+    assert [value for value, _ in published] == list(CODED_ATOMS)
+    values = [(value, count, 1.0) for value, count in published]
+    most = math.floor(sum(count for _, count in published) / (1 - CODED_SHARE)) + 1
+    numbers = next(rows for rows in range(most, 0, -1) if coded_values(values, rows))
+    assert not coded_values(values, numbers + 1)  # at the edge: one number more and the column is not coded
+    return atom_rows, numbers - len(CODED_ATOMS) * atom_rows, published
+
+
+def denominator_table() -> pd.DataFrame:
+    """The denominator mutant's edge: under add/remove n is private and the coded rule's denominator is the column's
+    noisy stage-1 count of numbers. A float column of the atoms 17.5 and 22 with as many measured values between them
+    (no atom) as a rule reading its exact count of numbers N would code: N - S <= ``CODED_SHARE`` N, S the atoms'
+    released counts (``denominator_edge``); one measured value added and that rule would not."""
+    atom_rows, measured, published = denominator_edge()
+    frame = denominator_frame(atom_rows, measured)
+    assert denominator_atoms(frame) == published, "the atoms' noise is not where the draft read it"
+    return frame
+
+
+def rating_table(n: int = 1000) -> pd.DataFrame:
+    """A rating a partial schema declares as the integers 0 to 10 (one stage-3 cell per integer, the last closed at
+    10: ``histogram_edges``), answered 1 to 5 (coded by its cells that stand out), beside a typed integer and a
+    category."""
+    rng = np.random.default_rng(14)
+    return pd.DataFrame({"rating": rng.choice([1, 2, 3, 4, 5], n, p=[0.1, 0.2, 0.35, 0.25, 0.1]),
+                         "visits": rng.integers(0, 8, n), "group": rng.choice(["a", "b"], n)})
+
+
+RATING = (("rating", (0.0, 10.0, True)),)
+"""The rating's declared range: 11 integers, at most ``UNIT_INTEGERS``."""
+
+
 CASES = [
     Case("numeric, huge numbers", numeric_table,
          lambda frame: replaced(frame, 0, age=10**15, income=1e300, score=-1e12)),
@@ -459,6 +579,19 @@ CASES = [
     Case("coded integers declared by bounds", coded_integers_table,
          lambda frame: replaced(frame, 1, speed=199, price=0.5, rate=1e6), epsilon=2.0,
          declared=(("speed", (0.0, 200.0, True)), ("price", (0.0, 500.0, False)))),
+    Case("a declared range of a few integers, the top one held", rating_table,
+         lambda frame: replaced(frame, 0, rating=10, visits=40, group="c"), declared=RATING),
+    Case("add/remove, a declared range of a few integers", rating_table,
+         lambda frame: added(frame, rating=0, visits=3), neighbouring=Adjacency.ADD_REMOVE, declared=RATING),
+    Case("decimals at the precision's edge", precision_table, lambda frame: replaced(frame, len(frame) - 1, x=45.125),
+         epsilon=EDGE_EPSILON, delta=EDGE_DELTA),
+    Case("a unit cell at the published values' edge", unit_table, lambda frame: replaced(frame, len(frame) - 1, x=2),
+         epsilon=EDGE_EPSILON, delta=EDGE_DELTA),
+    Case("a coded column at the coded share's edge", share_table,
+         lambda frame: replaced(frame, len(frame) - 1, x=20.123456789), epsilon=EDGE_EPSILON, delta=EDGE_DELTA),
+    Case("add/remove, a coded column at the denominator's edge", denominator_table,
+         lambda frame: added(frame, x=20.123456789), neighbouring=Adjacency.ADD_REMOVE, epsilon=EDGE_EPSILON,
+         delta=EDGE_DELTA),
 ]
 BY_NAME = {case.name: case for case in CASES}
 
@@ -491,7 +624,7 @@ def test_a_neighbour_on_the_same_released_counts_gets_the_same_domain(name: str)
 
 def test_the_cases_reach_every_rule_the_release_has() -> None:
     """The cases are not vacuous: together they give every field of the release a value, both placements, both
-    locations, and keys only one of D and D' holds (categories and atoms)."""
+    locations, a coded declared column, and keys only one of D and D' holds (categories and atoms)."""
     releases = [replayed(name)[0] for name in BY_NAME]
     for field in dataclasses.fields(DomainRelease):
         if isinstance(getattr(releases[0], field.name), dict):
@@ -499,6 +632,7 @@ def test_the_cases_reach_every_rule_the_release_has() -> None:
     assert {value for domain in releases for value in domain.placed.values()} == {True, False}
     assert {value for domain in releases for value in domain.located.values()} == {True, False}
     assert {kind for domain in releases for kind in domain.kinds.values()} == {"integer", "float", "categorical"}
+    assert any(set(domain.coded) & set(domain.declared) for domain in releases)  # a declared range's values, coded
     one_sided: set[tuple[str, bool]] = set()  # (stage, whether the key is D's): keys of one table only
     for name in BY_NAME:
         _, _, seam, neighbour = replayed(name)
@@ -560,6 +694,91 @@ def exact_overflow(seam: Seam) -> dict[str, object]:
     return {"widened": mutant}
 
 
+def exact_decimals(seam: Seam) -> dict[str, object]:
+    """A precision rule reading the exact precision partition: ``output_decimals`` fed the column's exact counts of
+    numbers by decimals (its stage-4 draw's, just made) instead of the noisy ones."""
+
+    def mutant(counts: np.ndarray, noise_std: float) -> tuple[int, bool] | None:
+        drawn = seam.draws[-1]
+        assert drawn.stage == "decimals" and len(drawn.counts) == len(counts)
+        return output_decimals(np.array(drawn.counts), noise_std)
+
+    return {"output_decimals": mutant}
+
+
+def coded_columns(seam: Seam) -> Callable[[], str]:
+    """The column of each successive call to a rule the release calls once per numeric column in stage 3's order (the
+    coded rule's loop: typed numeric columns, then declared ones), read from the draws, all made by then."""
+    calls = itertools.count()
+    return lambda: [drawn.column for drawn in seam.draws if drawn.stage == "histogram"][next(calls)]
+
+
+def exact_count(seam: Seam, column: str, value: float, noisy: float) -> float:
+    """The exact count behind a value ``column`` published at the count ``noisy``: its atom's (stage 4, by its key), or
+    the unit cell's whose released count it is: a stage-3 cell, an end cell with its overflow cell folded in
+    (``widened``), or a stage-2 unit bin appended by the widening but for the outermost (the overflow less the bins
+    taken: not traced, as the edge cases need none)."""
+    for drawn in seam.draws:
+        if drawn.column != column:
+            continue
+        if drawn.stage == "atoms" and value in drawn.keys:
+            return drawn.counts[drawn.keys.index(value)]
+        if drawn.stage in ("histogram", "bins"):
+            if noisy in drawn.released:
+                return drawn.counts[drawn.released.index(noisy)]
+            if drawn.stage == "histogram" and len(drawn.released) > 3:
+                for end, beside in ((0, 1), (-1, -2)):
+                    if drawn.released[beside] + drawn.released[end] == noisy:
+                        return drawn.counts[beside] + drawn.counts[end]
+    raise AssertionError(f"{value} of {column!r}: an end widened over stage-2 bins (its count mixes two stages)")
+
+
+def exact_published(seam: Seam) -> dict[str, object]:
+    """A coded rule deciding which values a column publishes by their exact counts: ``published_values`` choosing the
+    unit cells that stand out by each cell's exact count (``exact_count``) instead of its noisy one, at the same level;
+    it returns the chosen values with their noisy counts, so that only the decision reads the private numbers."""
+    column_of = coded_columns(seam)
+
+    def mutant(atoms: tuple[tuple[float, float], ...], atom_std: float,
+               units: list[tuple[int, float, float]]) -> list[tuple[float, float, float]]:
+        column = column_of()
+        chosen = {value for value, _, _ in published_values(
+            (), atom_std, [(value, exact_count(seam, column, value, count), std) for value, count, std in units])}
+        return sorted(published_values(atoms, atom_std, [])
+                      + [(float(value), count, std) for value, count, std in units if value in chosen])
+
+    return {"published_values": mutant}
+
+
+def exact_coded(seam: Seam) -> dict[str, object]:
+    """A coded rule reading its values' exact counts: ``coded_values`` deciding whether the column is coded from each
+    published value's exact count (``exact_count``) instead of its noisy one; it returns the values as given (their
+    noisy counts)."""
+    column_of = coded_columns(seam)
+
+    def mutant(values: list[tuple[float, float, float]], numbers: float) -> tuple[tuple[float, float, float], ...]:
+        column = column_of()
+        exact = [(value, exact_count(seam, column, value, count), std) for value, count, std in values]
+        return tuple(values) if coded_values(exact, numbers) else ()
+
+    return {"coded_values": mutant}
+
+
+def exact_denominator(seam: Seam) -> dict[str, object]:
+    """The coded rule's denominator read exactly: ``coded_values`` given the column's exact count of numbers (its
+    stage-3 draw's counts, in which each number is in one cell: a typed column's overflow cells cover the line beyond
+    its range, a declared column's numbers are clipped into it) instead of n where public, else the noisy stage-1
+    count (``totals`` in ``release_domain_at``)."""
+    column_of = coded_columns(seam)
+
+    def mutant(values: list[tuple[float, float, float]], numbers: float) -> tuple[tuple[float, float, float], ...]:
+        column = column_of()
+        drawn = next(drawn for drawn in seam.draws if drawn.stage == "histogram" and drawn.column == column)
+        return coded_values(values, sum(drawn.counts))
+
+    return {"coded_values": mutant}
+
+
 def detected(case: Case, mutant: Callable[[Seam], dict[str, object]]) -> list[str]:
     """What tells ``case``'s table and its neighbour apart under ``mutant`` on the same released counts: the fields of
     the release that differ, or the draw at which the neighbour's release asked for other cells (``Diverged``)."""
@@ -575,6 +794,10 @@ def detected(case: Case, mutant: Callable[[Seam], dict[str, object]]) -> list[st
     (exact_trim, "a tail at the trim's edge", "release.bounds['x']"),
     (exact_range, "outliers at the range's edge", "diverged at call 2: histogram of 'x'"),  # its cells follow the range
     (exact_overflow, "a group beyond the range at the extension's edge", "release.bounds['x']"),
+    (exact_decimals, "decimals at the precision's edge", "release.decimals['x']"),
+    (exact_published, "a unit cell at the published values' edge", "release.coded['x']"),
+    (exact_coded, "a coded column at the coded share's edge", "release.coded"),
+    (exact_denominator, "add/remove, a coded column at the denominator's edge", "release.coded"),
 ])
 def test_the_replay_catches_rules_that_read_exact_counts(mutant: Callable[[Seam], dict[str, object]], name: str,
                                                           sign: str) -> None:
