@@ -195,3 +195,18 @@ def test_a_declared_float_column_s_stated_decimals_draw_no_precision_counts(monk
                                declared_decimals=frozenset({"x"}))
     assert DECIMAL_CELLS not in sizes and "x" not in stated.decimals
     assert stated.category_std < paid.category_std
+
+
+def test_a_declared_integer_range_counts_its_top_integer_as_a_value_of_its_own() -> None:
+    """A declared range is closed at its top (``histogram_edges(..., closed=True)``): its last cell [4.5, 5] holds the
+    integer 5 alone, so 5 can be published and a column declared (1, 5) holding 1..5 comes back coded with all five
+    (a helper found 5 never published: the cell's ceilings differ by 0)."""
+    from synthcity_dpswf.privacy.domain.columns import integers_per_cell
+
+    edges = histogram_edges(1, 5, True, closed=True)
+    assert integers_per_cell(edges, closed=True).tolist() == [1, 1, 1, 1, 1]
+    assert integers_per_cell(histogram_edges(1, 5, True)).tolist() == [1, 1, 1, 1]  # a released range: [3.5, 5) holds 4
+    frame = pd.DataFrame({"rating": np.repeat([1, 2, 3, 4, 5], 400)})
+    release = release_domain_at(frame, Budget(1.0, 1e-5).domain_part(0.3), torch.Generator().manual_seed(0),
+                                declared={"rating": (1.0, 5.0, True)})
+    assert release.coded["rating"] == (1, 2, 3, 4, 5)

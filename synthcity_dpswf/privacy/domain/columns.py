@@ -147,6 +147,16 @@ published values where they stand out (``published_values``). A wider range keep
 per integer there would spread the noise of hundreds of cells over the quantiles its levels are placed at."""
 
 
+def integers_per_cell(edges: np.ndarray, closed: bool = False) -> np.ndarray:
+    """How many integers each cell of ``edges`` holds: ceil(b) - ceil(a) for [a, b), and for the last cell of a
+    ``closed`` histogram (a declared range's, ``histogram_edges``), [a, b], floor(b) - ceil(a) + 1."""
+    edges = np.asarray(edges, dtype=float)
+    counts = np.diff(np.ceil(edges))
+    if closed and len(counts):
+        counts[-1] = np.floor(edges[-1]) - np.ceil(edges[-2]) + 1
+    return counts
+
+
 def histogram_edges(low: float, high: float, integer: bool, closed: bool = False) -> np.ndarray:
     """The edges of a value histogram over [low, high] (stage 3): an integer range of at most ``UNIT_INTEGERS``
     integers, one cell per integer (inner edges at the half-integers; the integers of [low, high), or of [low, high]

@@ -37,6 +37,7 @@ from synthcity_dpswf.privacy.domain.columns import (
     coded_values,
     decide_kind,
     histogram_edges,
+    integers_per_cell,
     missing_level,
     numeric_bounds,
     output_decimals,
@@ -356,7 +357,8 @@ def release_domain_at(
             totals[column] = float(table_rows) if table_rows is not None else float(noisy.sum())
         histograms[column] = (tuple(float(edge) for edge in edges), tuple(float(count) for count in noisy))
         low, high = bounds.get(column, (low, high))
-        inside = (edges[:-1] >= low) & (edges[1:] <= high) & (np.diff(np.ceil(edges)) == 1)
+        one_integer = integers_per_cell(edges, closed=column not in kinds) == 1  # a declared range is closed at its top
+        inside = (edges[:-1] >= low) & (edges[1:] <= high) & one_integer
         if integer:
             units[column] = [(int(math.ceil(left)), float(count), float(std))
                              for left, count, std, unit in zip(edges, noisy, stds, inside) if unit]
