@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
@@ -316,14 +317,16 @@ def coded_summary(column: NumericColumn) -> str:
 def coded_column(name: str, spec: dict[str, Any], missing: bool) -> NumericColumn:
     """A declared coded column (``{"type": "numeric", "values": [..]}``): its values in increasing order, integer when
     all are ints (bools refused), its bounds their least and greatest (a single value v: [v, v + 1])."""
-    values = spec["values"]
-    if not isinstance(values, (list, tuple)) or not values or not all(
-            isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) for value in values):
-        raise ValueError(f"column {name!r}: \"values\" must be a non-empty list of finite numbers, got {values!r}.")
+    values = list(spec["values"]) if isinstance(spec["values"], (list, tuple, np.ndarray)) else spec["values"]
+    if not isinstance(values, list) or not values or not all(
+            isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(value)
+            for value in values):
+        raise ValueError(f"column {name!r}: \"values\" must be a non-empty list of finite numbers (numpy's too), got "
+                         f"{spec['values']!r}.")
     if "low" in spec or "high" in spec:
         raise ValueError(f"column {name!r}: declare \"values\" or \"low\" and \"high\", not both (the values fix the "
                          "range).")
-    integer = all(isinstance(value, int) for value in values)
+    integer = all(isinstance(value, numbers.Integral) for value in values)
     ordered = tuple(sorted({float(value) for value in values}))
     high = ordered[-1] if len(ordered) > 1 else ordered[0] + 1
     return NumericColumn(name, ordered[0], high, integer, missing=missing, values=ordered,

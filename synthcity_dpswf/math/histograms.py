@@ -252,7 +252,8 @@ def independence_distance(table: torch.Tensor) -> float:
     if total == 0:
         return 0.0
     if total >= 2**31:
-        raise ValueError(f"a table of {total} records exceeds the exact integer sums (below 2^31 records).")
+        raise ValueError(f"a table of {total} records exceeds the exact integer sums (below 2^31 records): fit a sample "
+                         "of fewer rows, or pair_selection=\"public\", which scores no table.")
     numerator = (total * counts - torch.outer(counts.sum(dim=1), counts.sum(dim=0))).abs().sum()
     return int(numerator) / total
 

@@ -322,6 +322,9 @@ class ReleasePool:
 
     @classmethod
     def from_state_dict(cls, state: dict[str, object]) -> "ReleasePool":
+        if state.get("selection") is not None:
+            raise ValueError("this generator was saved by an earlier version whose pair selection released measured "
+                             "tables, joined to the release at generation; this version does not read them: refit it.")
         return cls(
             kind=state["kind"],  # type: ignore[arg-type]
             options=ReleaseOptions.from_dict(state["options"]),  # type: ignore[arg-type]

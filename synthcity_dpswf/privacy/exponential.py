@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 import torch
-from scipy.special import ndtr
+from scipy.special import log_ndtr
 
 from synthcity_dpswf.math.checks import check_positive
 
@@ -42,8 +42,9 @@ PROFILE_GRID = 1000
 
 
 def gaussian_profile(mu: float, epsilons: np.ndarray) -> np.ndarray:
-    r""":math:`\delta_\mu(\varepsilon')`, the privacy profile of :math:`\mu`-GDP at each :math:`\varepsilon' \ge 0`."""
-    return ndtr(-epsilons / mu + mu / 2) - np.exp(epsilons) * ndtr(-epsilons / mu - mu / 2)
+    r""":math:`\delta_\mu(\varepsilon')`, the privacy profile of :math:`\mu`-GDP at each :math:`\varepsilon' \ge 0`: the
+    analytic Gaussian mechanism's (``gaussian.analytic_gaussian_delta`` at z = 1 / mu), vectorised, in log space."""
+    return np.exp(log_ndtr(-epsilons / mu + mu / 2)) - np.exp(epsilons + log_ndtr(-epsilons / mu - mu / 2))
 
 
 def profile_dominated(epsilon: float, mu: float, cells: int = PROFILE_GRID) -> bool:
@@ -68,7 +69,8 @@ def bounded_range_mu(epsilon: float) -> float:
     mu = BOUNDED_RANGE_GDP * float(epsilon)
     if not profile_dominated(float(epsilon), mu):
         raise ValueError(f"the bounded-range bound {BOUNDED_RANGE_GDP} epsilon is not verified at epsilon = {epsilon!r}; "
-                         "choose another epsilon per round.")
+                         "run the exponential mechanism at another epsilon (a plugin: another epsilon, or "
+                         "pair_selection=\"public\").")
     return mu
 
 

@@ -24,8 +24,9 @@ from synthcity_dpswf.privacy import (
     MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, ReleaseOptions, secret_generator,
 )
 from synthcity_dpswf.privacy.budget import Budget, default_domain_share
+from synthcity_dpswf.privacy.counts import DECIMAL_CELLS
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, publishes_keys, release_domain_at
-from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease, PairSelection
+from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
 from synthcity_dpswf.privacy.mechanisms import marginal as pair_rule  # the module: its SELECTION_SHARE read at each fit
 
 PAIR_SELECTIONS = ("adaptive", "public")
@@ -89,9 +90,8 @@ class SettledTable:
     paid: PrivacyPart | None = None
     released_rows: float | None = None
     one_way: dict[int, tuple[Any, Any]] = field(default_factory=dict)
-    selection: PairSelection | None = None
-    """The paid pair selection's release, where one was made (its part of the budget: ``selection_part``)."""
     selection_part: PrivacyPart | None = None
+    """The paid pair selection's part of the budget, where one was made."""
 
 
 def settle_table(
@@ -157,7 +157,7 @@ def settle_table(
     part = PrivacyPart("pair selection", selection.epsilon, selection.delta, selection.describe(),
                        selection.other_adjacency(), accounted=True)
     return SettledTable(domain, codec, selection.chosen_layout(), terms.budget, terms.noise_multiplier, terms.plan, paid,
-                        released_rows, one_way, selection, part)
+                        released_rows, one_way, part)
 
 
 def noise_limited(size: float | None, rest_multiplier: float, neighbouring: Adjacency, n_columns: int,
@@ -239,15 +239,13 @@ def table_domain(
             "columns") if undeclared else ""
     if histograms:
         what += ("; " if what else "") + f"value histograms of {len(histograms)} declared numeric columns"
-    floats = [name for name, kind in release.kinds.items() if kind == "float"]
-    floats += [name for name, (_, _, integer) in histograms.items() if not integer and name not in stated]
     if release.atom_columns:
         published = sum(len(atoms) for atoms in release.atoms.values())
         what += (f"; exact-value counts (atoms) of {len(release.atom_columns)} float columns, {published} published "
                  "above the threshold")
-    if floats:
-        what += f"; counts by decimals of {len(floats)} float columns (22 cells each)"
-    if release.atom_columns or floats:
+    if release.precision_columns:
+        what += f"; counts by decimals of {len(release.precision_columns)} float columns ({DECIMAL_CELLS} cells each)"
+    if release.atom_columns or release.precision_columns:
         what += ": coded values and the output's decimals are read from them"
     paid = PrivacyPart(
         "DP domain", release.epsilon, release.delta,

@@ -80,6 +80,7 @@ def test_a_declared_coded_column_comes_back_as_its_values_only() -> None:
     assert np.abs(shares.to_numpy() - frame["speed"].value_counts(normalize=True).reindex(SPEEDS).to_numpy()).sum() < 0.2
 
 
+@pytest.mark.usefixtures("seeded_release_noise")  # its outcome reads noisy releases: unseeded, about 6% of runs failed
 def test_undeclared_coded_columns_and_decimals_come_back_in_the_user_s_values_and_precision() -> None:
     """Issue 64's targets at epsilon 1 on 3,000 rows with no schema: a 6-value integer column (its values beyond the
     unit bins) comes back as real values for at least 95% of its rows in most seeded fits, a float32 column of five

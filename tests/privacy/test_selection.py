@@ -310,3 +310,18 @@ def test_a_table_with_rows_to_spare_measures_every_pair_without_paying() -> None
         warnings.simplefilter("ignore")
         plugin = Plugins().get("dpswflow", epsilon=EPSILON, delta=DELTA, domain=domain).fit(wide_table(60_000))
     assert plugin.selection_part_ is None and len(plugin.layout_.pairs) == 21
+
+
+def test_a_generator_saved_with_the_earlier_selection_s_measured_tables_is_refused_not_read_otherwise() -> None:
+    """Generators saved before the exponential rounds kept stage A's noisy tables and joined them to the release at
+    generation; this version does not read them, and says so rather than generating otherwise without a word."""
+    from synthcity_dpswf.models.state import ReleasePool
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin = Plugins().get("dpswflow", epsilon=EPSILON, delta=DELTA, n_steps=5).fit(wide_table())
+    state = plugin.generator_.pool_.state_dict()
+    assert ReleasePool.from_state_dict(state).releases.shape == plugin.generator_.pool_.releases.shape
+    state["selection"] = (torch.zeros(3), 1.0, 600.0)
+    with pytest.raises(ValueError, match="refit"):
+        ReleasePool.from_state_dict(state)

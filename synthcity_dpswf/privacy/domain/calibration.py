@@ -3,8 +3,9 @@ publishes private keys (privacy.md, "The DP domain").
 
 Replacing one record moves at most one count by -1 and one by +1 in each partition of each column (adding one
 adds one count: add/remove, m = 1 instead of m = 2 below). With C columns in stage 1, of which C_cat categorical
-and C_num numeric after it, C_dec declared numeric columns, C_atom float columns given atoms and C_prec float columns
-given a precision partition (C_prec = C_atom: the typed float columns and the declared ones), the stages are Gaussian
+and C_num numeric after it, C_dec declared numeric columns, C_atom float columns given atoms (the typed float columns
+and the declared ones, when the threshold has a delta) and C_prec float columns given a precision partition (the same
+columns whatever the delta, less the declared ones whose decimals the schema states), the stages are Gaussian
 mechanisms with :math:`\mu_1^2 = m C w^2 / s^2` and, given stage 1's output (which fixes the kinds),
 :math:`\mu_{23}^2 = m (C_{cat} + C_{num} / r^2 + (C_{num} + C_{dec}) / r_q^2 + C_{atom} / r_a^2 + C_{prec} / r_p^2)
 / s_c^2`. The noise

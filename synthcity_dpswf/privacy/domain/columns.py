@@ -345,20 +345,16 @@ an empty overflow passes with probability 0.6%; at 2 stds, 2.3%, too often for a
 over empty octaves towards zero) ..."""
 EXTEND_SHARE = 0.02
 """... and holds more than this share of the column's numbers by the histogram's noisy total: an overflow of a few
-percent is left in the end cell (issue 64: "no trimming folds more than a few percent of a column's rows onto its end
-value"). Not varied; what the widening changed on the validation tables is docs/flows.md's fact 150."""
+percent is left in the end cell, where the codecs clip it, rather than a range widened for it (privacy.md, "The DP
+domain")."""
 EXTEND_PENALTY = 2.0
 """What each stage-2 bin appended beyond an end pays in ``extension``'s criterion (-2 log-likelihood) for its mass, a
-parameter of the model: Akaike's 2. An empty bin left out would have lowered the criterion by 1/2 on average (its
-positive excess squared), so each empty bin appended costs 3/2 net and a run of them is seldom taken; at 1, a noisy
-overflow was followed over six empty octaves on a small wide table (breast cancer's 569 rows at epsilon 1.5: a range
-to 4 for numbers below 0.14), with CreditCard's spread-out columns no better kept (docs/flows.md)."""
+parameter of the model: Akaike's 2 (Akaike 1974). An empty bin left out would have lowered the criterion by 1/2 on
+average (its positive excess squared), so each empty bin appended costs 3/2 net and a run of them is seldom taken."""
 UNIT_EXTEND_PENALTY = 0.75
-"""The same for a unit bin of an integer column (one integer, -16..16): an empty one appended is one empty level, which
-the coded rule drops (``coded_values``), where an empty octave doubles a float column's range. Set on a table built
-like the issue's (an integer 1..6, 57% at 1, 19% at 2, each of 3..6 within two noise stds; ``tests/privacy/
-test_coded_numbers.py``): its 6 was left out of the range in 12% of releases at 1, 8% at 0.75, 2% at 0.5, where an
-empty unit bin costs nothing net (1/2 on average) and a range wandered over ten empty integers now and then."""
+"""The same for a unit bin of an integer column (one integer): an empty one appended is one empty level, which the
+coded rule drops (``coded_values``), where an empty octave doubles a float column's range; below 1/2 an empty unit bin
+would cost nothing net (1/2 on average) and a range could wander over empty integers."""
 
 
 def extension(overflow: float, overflow_std: float, beyond: np.ndarray, bins_std: float, total: float,
@@ -459,8 +455,8 @@ CODED_TAIL = 0.2
 values when its noisy count exceeds Phi^{-1}(1 - CODED_TAIL / k) noise stds, k the column's unit cells
 (``published_values``): an empty range of any size gains a value with probability at most 20%, a value whose noisy
 count is combined with the marginal release's own measurement of it, about 0, by inverse variance (docs/privacy.md,
-"One budget", 7), so that it takes a few rows of the output. At 5%, a speed held by 8% of 3,000 rows (3.8 stds) was missed in a third of releases and its column
-left uncoded, a tenth of its output off the real values (docs/flows.md)."""
+"One budget", 7), so that it takes a few rows of the output; a smaller tail misses values held by a few percent of
+the rows and leaves their column uncoded."""
 CODED_SHARE = 0.05
 """A numeric column is *coded* when its published values (its atoms and the integers of its unit cells that stand out)
 hold all of its numbers but at most this share, by the released counts (``coded_values``): its output then holds
@@ -495,7 +491,7 @@ def coded_values(values: list[tuple[float, float, float]], numbers: float) -> tu
 
 DECIMAL_LEVEL = 3.5
 """A cell of the precision partition holds values when its noisy count exceeds this many noise stds
-(``output_decimals``): an empty cell passes with probability 0.13%, one of the 21 in 3% of releases. A cell held by
+(``output_decimals``): an empty cell passes with probability 0.023%, one of the 21 in 0.49% of releases. A cell held by
 fewer rows than that is rounded away (a tenth of 4-decimal incomes, at two decimals) rather than the output given
 more decimals than the data have."""
 MORE_LEVEL = 3.0

@@ -131,6 +131,8 @@ class DomainRelease:
     order of value, each count above the atom threshold ``ATOM_NOISE_RATIO * threshold``."""
     atom_columns: tuple[str, ...] = ()
     """The float columns whose values stage 4 counted (empty when it did not run: no threshold delta)."""
+    precision_columns: tuple[str, ...] = ()
+    """The float columns whose numbers were counted by their decimals (stage 4's precision partition)."""
     decimals: dict[str, tuple[int, bool]] = field(default_factory=dict)
     """Per float column (typed or declared) whose precision partition (stage 4) says how many decimals nearly all of
     its numbers have: that number, and whether they are single-precision images (``columns.output_decimals``)."""
@@ -378,7 +380,7 @@ def release_domain_at(
                 atoms[column] = published
     decimals: dict[str, tuple[int, bool]] = {}
     precision_std = DECIMAL_NOISE_RATIO * category_std
-    exact_decimals = counts.decimal_counts(precision_columns)
+    exact_decimals = counts.decimal_counts(precision_columns) if precision_columns else {}  # no read for none
     for column in precision_columns:  # stage 4: a float column's numbers by their decimals (the output's precision)
         rounding = output_decimals(noisy_counts(exact_decimals[column].astype(float), precision_std, secret), precision_std)
         if rounding is not None:
@@ -402,5 +404,5 @@ def release_domain_at(
         kinds, bounds, categories, located, calibration, noise_std, threshold, neighbouring,
         category_std=category_std, histograms=histograms, lost=lost, unpublished=unpublished_rows, declared=declared, missing=missing,
         hidden_missing=hidden_missing, released_rows=rows, one_way=one_way, placed=placed, mixed=mixed, atoms=atoms,
-        atom_columns=tuple(atom_columns), decimals=decimals, coded=coded,
+        atom_columns=tuple(atom_columns), precision_columns=tuple(precision_columns), decimals=decimals, coded=coded,
     )

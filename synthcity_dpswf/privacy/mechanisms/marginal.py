@@ -45,7 +45,7 @@ from synthcity_dpswf.privacy.exponential import (
     BOUNDED_RANGE_GDP, exponential_mechanism, exponential_rounds_epsilon, profile_dominated,
 )
 from synthcity_dpswf.privacy.gaussian import analytic_gaussian_epsilon
-from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism, ReleaseOptions
+from synthcity_dpswf.privacy.mechanisms.base import ReleaseMechanism
 from synthcity_dpswf.privacy.mechanisms.layout import MarginalLayout, Pair
 from synthcity_dpswf.privacy.neighbouring import Adjacency
 from synthcity_dpswf.privacy.report import OtherAdjacency
@@ -129,11 +129,13 @@ def block_statistic(layout: MarginalLayout, codes: torch.Tensor) -> torch.Tensor
 
 
 SELECTION_SHARE = 0.3
-r"""The selection's share q of what the budget leaves after the DP domain, :math:`\mu_A^2 = q(\mu^2 - \mu_D^2)`."""
+r"""The selection's share q of what the budget leaves after the DP domain, :math:`\mu_A^2 = q(\mu^2 - \mu_D^2)`:
+chosen with ``PAIRS_PER_COLUMN`` on validation tables (``benchmarks/pair_selection.py``; docs/flows.md, "Which pairs
+to measure")."""
 
 PAIRS_PER_COLUMN = 1.5
-"""T / d, the pairs stage B measures per column besides a named target's: chosen on the validation tables with
-``SELECTION_SHARE`` (``benchmarks/pair_selection.py``; docs/flows.md, "Which pairs to measure: a paid selection")."""
+"""T / d, the pairs stage B measures per column besides a named target's: chosen on validation tables with
+``SELECTION_SHARE`` (``benchmarks/pair_selection.py``; docs/flows.md, "Which pairs to measure")."""
 
 CANDIDATE_PAIRS = 1000
 """The most candidate pairs stage A scores (every pair of up to 45 columns; beyond, a uniformly random subset of
@@ -151,18 +153,19 @@ record may leave one class's block and join another's."""
 SCORE_ROUNDING = 1e-6
 r"""The relative excess of a round's bounded range over :math:`\varepsilon_r` that the stated Gaussian DP bound must
 cover: float64 scores (``independence_distance``, each within :math:`n\,2^{-51}` of its exact value, tables below
-:math:`2^{31}` records) move the range's width, at most :math:`2\Delta_u`, by at most :math:`4n\,2^{-51} < 3.2
-\times 10^{-7} \cdot 2\Delta_u`."""
+:math:`2^{31}` records; a sum over a condition column's blocks within :math:`n\,2^{-50}`) move the range's width, at
+most :math:`2\Delta_u`, by at most :math:`8n\,2^{-51} < 10^{-6} \cdot 2\Delta_u`."""
 
 
 def check_rounding_covered(round_epsilon: float) -> None:
-    r"""Raise unless a round, and the same round under the other adjacency (:math:`\sqrt 2\,\varepsilon_r`), is
-    :math:`0.63\,\varepsilon`-GDP even when its bounded range exceeds :math:`\varepsilon` by ``SCORE_ROUNDING``
-    (``privacy.exponential.profile_dominated``; privacy.md, "Paid pair selection")."""
-    for epsilon in (round_epsilon, math.sqrt(2.0) * round_epsilon):
+    r"""Raise unless a round, and the same round under the other adjacency (:math:`\sqrt 2\,\varepsilon_r` from an
+    add/remove run, :math:`\varepsilon_r / \sqrt 2` from a replace-one run), is :math:`0.63\,\varepsilon`-GDP even when
+    its bounded range exceeds :math:`\varepsilon` by ``SCORE_ROUNDING`` (``privacy.exponential.profile_dominated``;
+    privacy.md, "Paid pair selection")."""
+    for epsilon in (round_epsilon, math.sqrt(2.0) * round_epsilon, round_epsilon / math.sqrt(2.0)):
         if not profile_dominated((1.0 + SCORE_ROUNDING) * epsilon, BOUNDED_RANGE_GDP * epsilon):
             raise ValueError(f"the bounded-range bound is not verified at epsilon = {epsilon!r} with the scores' "
-                             "rounding; give the selection another share.")
+                             "rounding; fit with pair_selection=\"public\" (no paid selection), or another epsilon.")
 
 
 def score_sensitivity(layout: MarginalLayout, neighbouring: Adjacency | str) -> float:
