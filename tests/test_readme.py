@@ -21,7 +21,7 @@ def test_the_readme_starts_with_the_two_commands() -> None:
     block = README.read_text().split("```bash\n", 1)[1].split("```", 1)[0].splitlines()
     assert block == [
         "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/dpswf demo",
-        'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest',
+        'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest -n 2',
     ]
 
 
