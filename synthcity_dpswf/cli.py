@@ -50,6 +50,8 @@ def _images(args: argparse.Namespace) -> int:
 
     try:
         check_public_split(args.codec, args.neighbouring)
+        check_codec_flags(args)
+        codec_options = parse_codec_options(args.codec_option)
     except ValueError as error:
         raise SystemExit(f"dpswf images: error: {error}") from error
     given = {name: value for name, value in (
@@ -61,9 +63,15 @@ def _images(args: argparse.Namespace) -> int:
         dataset=args.dataset, codec=args.codec, generator=args.generator, release=args.release, epsilon=args.epsilon,
         neighbouring=args.neighbouring, **fields,  # type: ignore[arg-type]
         n_samples=args.samples, fid_samples=args.fid_samples, start=args.start,
-        step_size=args.step_size, dct_frequencies=args.dct_frequencies, pca_components=args.pca_components,
-        codec_share=args.codec_share, device=args.device, seed=args.seed,
+        step_size=args.step_size, codec_share=args.codec_share, device=args.device, seed=args.seed,
+        codec_options=codec_options,
+        **{name: value for name, value in (("dct_frequencies", args.dct_frequencies),
+                                           ("pca_components", args.pca_components)) if value is not None},
     )
+    try:
+        config.codec_request()  # the codec's options checked by its registry entry, before any image is read
+    except (ValueError, TypeError) as error:
+        raise SystemExit(f"dpswf images: error: {error}") from error
     inception_path = args.inception or os.environ.get("DPSWF_INCEPTION")
     inception = Path(inception_path) if inception_path else None
     try:
@@ -83,6 +91,46 @@ def _images(args: argparse.Namespace) -> int:
           "pairs and tested on the real test set")
     print("wall time (s): " + ", ".join(f"{name} {value:.0f}" for name, value in result.seconds.items()))
     return 0
+
+
+CODEC_FLAGS = {
+    "--ae-epochs": ("ae_epochs", "an autoencoder trained on public images (public-half, other-dataset)"),
+    "--latent-dim": ("latent_dim", "an autoencoder trained on public images (public-half, other-dataset); for "
+                     "private-autoencoder give --codec-option latent_dim=..."),
+    "--refiner-epochs": ("refiner_epochs", "an autoencoder trained on public images (public-half, other-dataset)"),
+    "--dct-frequencies": ("dct_frequencies", "--codec dct"),
+    "--pca-components": ("pca_components", "--codec private-pca"),
+}
+"""``dpswf images``' flags that set one codec's settings, and which codec they apply to (``check_codec_flags``)."""
+
+
+def check_codec_flags(args: argparse.Namespace) -> None:
+    """Refuse a codec flag given for a codec it does not apply to (it would be ignored), naming the codec it is for."""
+    from synthcity_dpswf.recipes.images import codec_entry
+
+    entry = codec_entry(args.codec)
+    applies = {"--ae-epochs": entry.public_images != "none", "--latent-dim": entry.public_images != "none",
+               "--refiner-epochs": entry.public_images != "none",
+               "--dct-frequencies": "frequencies" in entry.options, "--pca-components": "components" in entry.options}
+    for flag, (name, codec) in CODEC_FLAGS.items():
+        if getattr(args, name) is not None and not applies[flag]:
+            raise ValueError(f"{flag} sets {codec}, not --codec {args.codec}: drop it (or use --codec-option).")
+
+
+def parse_codec_options(pairs: list[str] | None) -> dict[str, object]:
+    """``--codec-option NAME=VALUE`` pairs as a dict; a VALUE that reads as a Python number (or True/False) is that."""
+    import ast
+
+    options: dict[str, object] = {}
+    for pair in pairs or []:
+        name, separator, text = pair.partition("=")
+        if not separator or not name:
+            raise ValueError(f"--codec-option takes NAME=VALUE, got {pair!r}.")
+        try:
+            options[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            options[name] = text
+    return options
 
 
 def _table(args: argparse.Namespace) -> int:
@@ -211,17 +259,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "validation split); with --codec "
                         "dct, measured best on validation data (docs/flows.md): --dct-frequencies 16 --directions 8000 "
                         "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
-    images.add_argument("--dct-frequencies", type=int, default=12,
-                        help="K of --codec dct: the 2-D DCT frequencies u + v < K (default: %(default)s, 77 numbers)")
-    images.add_argument("--pca-components", type=int, default=30,
+    images.add_argument("--dct-frequencies", type=int, default=None,
+                        help="K of --codec dct: the 2-D DCT frequencies u + v < K (default: 12, 77 numbers)")
+    images.add_argument("--pca-components", type=int, default=None,
                         help="K of --codec private-pca: eigenvectors of the private second moment (default: "
-                        "%(default)s, chosen over 50 on MNIST's validation split with L 2000 and 3000 steps, at G 32 for "
+                        "30, chosen over 50 on MNIST's validation split with L 2000 and 3000 steps, at G 32 for "
                         "epsilon 10 and G 16 for epsilon 1; FashionMNIST's chose 50 with --bins 32 at epsilon 10: "
                         "docs/flows.md)")
     images.add_argument("--codec-share", type=float, default=None,
                         help="share of mu^2 (Gaussian DP) of the budget for a private codec's release, accounted with the "
                              "generator's releases (default: the codec's, chosen on MNIST's validation split: 0.2 for "
                              "private-pca, 0.5 for private-autoencoder)")
+    images.add_argument("--codec-option", action="append", default=None, metavar="NAME=VALUE",
+                        help="one of the codec's own settings, checked by its registry entry (repeatable): for "
+                        "private-autoencoder epochs, batch_size, latent_dim, width, clip, learning_rate, sample_rate, "
+                        "replace_one_sampling, decode_temperature (e.g. --codec-option epochs=2 --codec-option "
+                        "batch_size=256)")
     images.add_argument("--download", action="store_true",
                         help="download the dataset into --data-root with torchvision when it is not there (off by "
                         "default: nothing is fetched unless asked)")
@@ -268,7 +321,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``dpswf`` console script."""
+    """Entry point of the ``dpswf`` console script. Its output is line-buffered, so that a run written to a file shows
+    each line as it is printed (a block-buffered file showed nothing for minutes)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(line_buffering=True)
     args = build_parser().parse_args(argv)
     return int(args.run(args))
 

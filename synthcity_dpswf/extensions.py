@@ -31,7 +31,7 @@ from typing import Any, Callable
 import pluggy
 
 from synthcity_dpswf.adapters.image_codecs import (
-    FIXED_DCT, OTHER_DATASET, PRIVATE_AUTOENCODER, PRIVATE_PCA, PUBLIC_HALF, ImageCodecEntry,
+    FIXED_DCT, OTHER_DATASET, PRIVATE_AUTOENCODER, PRIVATE_PCA, PUBLIC_AUTOENCODER, PUBLIC_HALF, ImageCodecEntry,
 )
 from synthcity_dpswf.privacy.accountant import register_accountant
 
@@ -61,7 +61,7 @@ class BuiltinCodecs:
     @hookimpl
     def dpswf_image_codecs(self) -> dict[str, ImageCodecEntry]:
         return {"public-half": PUBLIC_HALF, "other-dataset": OTHER_DATASET, "dct": FIXED_DCT, "private-pca": PRIVATE_PCA,
-                "private-autoencoder": PRIVATE_AUTOENCODER}
+                "private-autoencoder": PRIVATE_AUTOENCODER, "public-autoencoder": PUBLIC_AUTOENCODER}
 
 
 @lru_cache(maxsize=1)

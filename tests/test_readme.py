@@ -199,22 +199,20 @@ def test_no_code_compares_a_codec_or_accountant_name() -> None:
 
 def test_no_code_outside_the_data_paths_switches_on_the_kind_of_data() -> None:
     """What differs between tables and images lives in ``plugins/table_path.py`` and ``plugins/image_path.py``
-    (``DataPath``), chosen once by ``plugins.base.path_for`` (and per loader class in ``plugins/paths.py``):
-    elsewhere no line tests a loader's ``data_type`` or a codec's class."""
+    (``DataPath``), each plugin's by its modality (``TablePlugin``, ``ImagePlugin``); a loader of the other kind is
+    refused in ``plugins/paths.py`` (``check_data_kind``, with the loader classes): elsewhere no line tests a loader's
+    ``data_type`` or a codec's class."""
     allowed = {"synthcity_dpswf/plugins/table_path.py", "synthcity_dpswf/plugins/image_path.py",
                "synthcity_dpswf/plugins/paths.py"}
     switch = re.compile(r"""data_type\s*(==|!=)|(?<!assert )isinstance\([^)]*(AutoencoderCodec|TabularCodec|MarginalTableCodec)""")
-    chooser = ("synthcity_dpswf/plugins/base.py", 'return ImagePath() if X.data_type == "images" else TablePath()')
-    offenders, chooser_found = [], False
+    offenders = []
     for path in (ROOT / "synthcity_dpswf").rglob("*.py"):
         relative = path.relative_to(ROOT).as_posix()
         if relative in allowed or relative.startswith("synthcity_dpswf/adapters/"):
             continue
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            if (relative, line.strip()) == chooser:
-                chooser_found = True
-            elif switch.search(line):
-                offenders.append(f"{relative}:{number}")
+        offenders += [f"{relative}:{number}" for number, line in enumerate(path.read_text().splitlines(), 1)
+                      if switch.search(line)]
+    chooser_found = "def check_data_kind(" in (ROOT / "synthcity_dpswf/plugins/paths.py").read_text()
     assert chooser_found and not offenders, f"switches on the kind of data outside the data paths: {offenders}"
 
 

@@ -13,20 +13,24 @@ and ``dpswf images`` (``--codec``) read the same registry, so an extension's cod
 from __future__ import annotations
 
 import hashlib
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import torch
 
 from synthcity_dpswf.adapters.checkpoints import public_half_autoencoder, whole_training_set_autoencoder
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.adapters.dct import DCTTransform
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderCodec, check_images
+from synthcity_dpswf.adapters.image_latent import (
+    MNIST_LATENT_DIM, REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, AutoencoderCodec, check_images,
+)
 from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderCodec, PrivateAutoencoderSettings
 from synthcity_dpswf.adapters.private_pca import PrivatePCABasis
+from synthcity_dpswf.math.checks import check_fraction, check_non_negative_int, check_positive, check_positive_int
 from synthcity_dpswf.privacy import PrivacyPart, secret_generator
 from synthcity_dpswf.privacy.budget import Budget
 from synthcity_dpswf.privacy.gaussian import SampledGaussian
@@ -156,10 +160,11 @@ class PrivatePCAImageCodec:
         return self.codec.decode(latents.cpu()).unsqueeze(1)
 
 
-PublicImages = Literal["none", "training_half", "other_dataset"]
+PublicImages = Literal["none", "training_half", "other_dataset", "given"]
 """The public images a codec trains on: none (it is built from the private images alone, or from nothing), a seeded
-half of the run's training set (the rest private; under add/remove one image more or less would redraw it), or the
-whole training set of another dataset (every image of the run's own training set private)."""
+half of the run's training set (the rest private; under add/remove one image more or less would redraw it), the
+whole training set of another dataset (every image of the run's own training set private), or images the user gives
+as public (``GivenImagesAutoencoder``; every image passed to ``fit`` private)."""
 
 
 @dataclass(frozen=True)
@@ -174,15 +179,40 @@ class PublicImageSet:
 
 @dataclass(frozen=True)
 class AutoencoderRequest:
-    """How a codec trained on public images trains, and where its checkpoint is kept (``adapters.checkpoints``)."""
+    """How a codec trains: for one trained on public images, where its checkpoint is kept (``adapters.checkpoints``;
+    ``None``: not kept, the DP-SGD codec's only) and its settings; for every codec whether it shows its progress."""
 
-    cache: Path
+    cache: Path | None
     epochs: int = 10
     latent_dim: int = MNIST_LATENT_DIM
     refiner_epochs: int = 0
     seed: int = 0
     progress: bool = False
     device: str | torch.device | None = None
+
+
+@dataclass(frozen=True)
+class GivenImagesAutoencoder:
+    """The ``"public-autoencoder"`` codec's settings: the public ``images`` (``(m, C, H, W)`` in [0, 1]) its
+    autoencoder trains on for ``epochs``, at latent size ``latent_dim`` (``None``: 16 for 32 x 32 images, 48 for the
+    larger architecture), and its refiner's epochs (0: none) and adversarial weight (``AutoencoderCodec.fit_refiner``).
+    ``seed`` seeds the training."""
+
+    images: torch.Tensor | None = None
+    epochs: int = 10
+    latent_dim: int | None = None
+    refiner_epochs: int = REFINER_EPOCHS
+    refiner_weight: float = REFINER_ADVERSARIAL_WEIGHT
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.images is not None:
+            check_images(self.images)
+        check_positive_int("epochs", self.epochs)
+        if self.latent_dim is not None:
+            check_positive_int("latent_dim", self.latent_dim)
+        check_non_negative_int("refiner_epochs (0: no refiner)", self.refiner_epochs)
+        check_positive("refiner_weight", self.refiner_weight)
 
 
 @dataclass(frozen=True)
@@ -201,6 +231,8 @@ class CodecRequest:
     autoencoder: AutoencoderRequest | None = None
     private_autoencoder: PrivateAutoencoderSettings = field(default_factory=PrivateAutoencoderSettings)
     """The ``"private-autoencoder"`` codec's settings."""
+    given_public: GivenImagesAutoencoder = field(default_factory=GivenImagesAutoencoder)
+    """The ``"public-autoencoder"`` codec's settings and public images."""
     data_key: str | None = None
     """A public name of the private image set (dataset, split, seed), under which a codec trained on it may be kept in
     ``autoencoder.cache`` and found again (``None``: never kept); never a statistic of the images."""
@@ -217,7 +249,8 @@ class ImageCodecEntry:
     and ``noise_multiplier``); ``assumption`` is what the run assumes public, in the results' words, with
     ``{dataset}`` and ``{other}`` standing for the run's dataset and the other one (``describe``); ``flow_defaults``
     the release and flow settings measured for it, per (generator, release kind); ``codec_share`` the share of mu^2 a
-    paid codec takes when the run gives none (``share``)."""
+    paid codec takes when the run gives none (``share``); ``options`` the codec's own settings a plugin may give
+    (``codec_options``: name -> what it sets) and ``configure`` how they set the request (``configured``)."""
 
     build: Callable[[torch.Tensor, CodecRequest], ImageCodec]
     paid: bool
@@ -229,6 +262,26 @@ class ImageCodecEntry:
     """For a codec that spends a sampled schedule (DP-SGD): that schedule for n private images at multiplier 1, known
     before the codec reads an image, so that a release plan its accountant cannot compose with is refused before
     training (``recipes.images.plan_images``)."""
+    options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    configure: Callable[[CodecRequest, Mapping[str, Any]], CodecRequest] | None = None
+
+    def accepted_options(self) -> tuple[str, ...]:
+        """The names ``configured`` takes: the entry's ``options``, and ``"share"`` (of mu^2) for a paid codec."""
+        return tuple(sorted(self.options)) + (("share",) if self.paid else ())
+
+    def configured(self, name: str, request: CodecRequest, options: Mapping[str, Any]) -> CodecRequest:
+        """``request`` with the codec's own ``options`` applied (``configure``; ``"share"`` is the caller's: the
+        budget's split), or ``ValueError`` naming an option this codec (registered as ``name``) does not take, before
+        any image is read."""
+        unknown = sorted(set(options) - set(self.accepted_options()))
+        if unknown:
+            takes = ", ".join(map(repr, self.accepted_options())) or "none"
+            raise ValueError(f"image codec {name!r} takes no option {', '.join(map(repr, unknown))} (its options: "
+                             f"{takes}).")
+        if "share" in options:
+            check_fraction("codec_options['share']", options["share"])
+        own = {key: value for key, value in options.items() if key != "share"}
+        return request if not own or self.configure is None else self.configure(request, own)
 
     def share(self, given: float | None) -> float:
         """The codec's share of mu^2: ``given``, or where it is ``None`` the one chosen for this codec."""
@@ -248,7 +301,17 @@ def fixed_dct_codec(images: torch.Tensor, request: CodecRequest) -> FixedDCTCode
                          request.dct_frequencies)
 
 
-FIXED_DCT = ImageCodecEntry(fixed_dct_codec, paid=False, assumption="a fixed DCT codec: no public data")
+def _dct_options(request: CodecRequest, options: Mapping[str, Any]) -> CodecRequest:
+    frequencies = options.get("frequencies", request.dct_frequencies)
+    check_positive_int("codec_options['frequencies']", frequencies)
+    return dataclasses.replace(request, dct_frequencies=frequencies)
+
+
+FIXED_DCT = ImageCodecEntry(
+    fixed_dct_codec, paid=False, assumption="a fixed DCT codec: no public data",
+    options=MappingProxyType({"frequencies": f"K, the frequencies u + v < K kept (default {DCT_FREQUENCIES})"}),
+    configure=_dct_options,
+)
 """The registry's ``"dct"`` entry (``extensions.BuiltinCodecs``)."""
 
 
@@ -258,9 +321,17 @@ def private_pca_codec(images: torch.Tensor, request: CodecRequest) -> PrivatePCA
     return PrivatePCAImageCodec(images, request.pca_components, request.epsilon, request.delta, request.neighbouring)
 
 
+def _pca_options(request: CodecRequest, options: Mapping[str, Any]) -> CodecRequest:
+    components = options.get("components", request.pca_components)
+    check_positive_int("codec_options['components']", components)
+    return dataclasses.replace(request, pca_components=components)
+
+
 PRIVATE_PCA = ImageCodecEntry(
     private_pca_codec, paid=True, assumption="a codec learned from the private images and paid for: no public data",
     flow_defaults=MappingProxyType({("dpswflow", "projected_histogram"): PCA_FLOW_SETTINGS}),
+    options=MappingProxyType({"components": f"K, the eigenvectors kept (default {PCA_COMPONENTS})"}),
+    configure=_pca_options,
 )
 """The registry's ``"private-pca"`` entry (``extensions.BuiltinCodecs``)."""
 
@@ -285,12 +356,27 @@ def private_autoencoder_codec(images: torch.Tensor, request: CodecRequest) -> Pr
     return codec
 
 
+PRIVATE_AUTOENCODER_OPTIONS: Mapping[str, str] = MappingProxyType({
+    "latent_dim": "latent size d", "width": "channels of the first convolution",
+    "epochs": "DP-SGD's expected passes over the images", "batch_size": "DP-SGD's batch size b",
+    "clip": "the per-image clipping norm C", "learning_rate": "Adam's learning rate",
+    "sample_rate": "the Poisson rate under add/remove", "replace_one_sampling": "'poisson' or 'fixed' batches",
+    "decode_temperature": "how generated codes are decoded",
+})
+"""The ``"private-autoencoder"`` codec's options: ``PrivateAutoencoderSettings``' fields, checked there."""
+
+
+def _private_autoencoder_options(request: CodecRequest, options: Mapping[str, Any]) -> CodecRequest:
+    return dataclasses.replace(request, private_autoencoder=dataclasses.replace(request.private_autoencoder, **options))
+
+
 PRIVATE_AUTOENCODER = ImageCodecEntry(
     private_autoencoder_codec, paid=True,
     assumption="a convolutional autoencoder trained by DP-SGD on the private images and paid for: no public data",
     codec_share=AUTOENCODER_CODEC_SHARE,
     flow_defaults=MappingProxyType({("dpswflow", "projected_histogram"): AUTOENCODER_FLOW_SETTINGS}),
     planned_schedule=lambda n, request: request.private_autoencoder.schedule(n, request.neighbouring, 1.0).history(),
+    options=PRIVATE_AUTOENCODER_OPTIONS, configure=_private_autoencoder_options,
 )
 """The registry's ``"private-autoencoder"`` entry (``extensions.BuiltinCodecs``)."""
 
@@ -336,3 +422,46 @@ OTHER_DATASET = ImageCodecEntry(
     public_images="other_dataset",
 )
 """The registry's ``"other-dataset"`` entry."""
+
+
+def given_images_codec(images: torch.Tensor, request: CodecRequest) -> AutoencoderCodec:
+    """The ``"public-autoencoder"`` entry's codec: an ``AutoencoderCodec`` (the paper's architecture for 32 x 32
+    images, the larger one otherwise) trained on the public images the request gives, with its refiner on the same
+    images; it reads no private image but their size."""
+    given = request.given_public
+    if given.images is None:
+        raise ValueError("the public-autoencoder codec trains on public images: give them as codec_options={'images': "
+                         "...} (an ImageDataLoader or (m, C, H, W) images in synthcity's [-1, 1] range).")
+    if tuple(given.images.shape[1:]) != tuple(images.shape[1:]):
+        raise ValueError(f"the public images are {tuple(given.images.shape[1:])} and the private ones "
+                         f"{tuple(images.shape[1:])}: give public images of the private images' shape.")
+    architecture = "mnist" if images.shape[-1] == 32 else "dcgan"
+    latent_dim = given.latent_dim
+    if latent_dim is None and architecture == "mnist":
+        latent_dim = MNIST_LATENT_DIM
+    autoencoder = AutoencoderCodec(architecture, latent_dim=latent_dim, channels=images.shape[1])
+    autoencoder.fit(given.images, epochs=given.epochs, seed=given.seed,
+                    description=f"{len(given.images)} public images given with the codec")
+    if given.refiner_epochs > 0:
+        autoencoder.fit_refiner(given.images, epochs=given.refiner_epochs, adversarial_weight=given.refiner_weight,
+                                seed=given.seed)
+    return autoencoder
+
+
+def _given_images_options(request: CodecRequest, options: Mapping[str, Any]) -> CodecRequest:
+    return dataclasses.replace(request, given_public=dataclasses.replace(request.given_public, **options))
+
+
+PUBLIC_AUTOENCODER = ImageCodecEntry(
+    given_images_codec, paid=False, assumption="an autoencoder trained on public images the user gave",
+    public_images="given",
+    options=MappingProxyType({
+        "images": "the public images (required)", "epochs": "the autoencoder's epochs (default 10)",
+        "latent_dim": "its latent size (default 16 for 32 x 32 images)",
+        "refiner_epochs": f"its refiner's epochs (0: none; default {REFINER_EPOCHS})",
+        "refiner_weight": f"the refiner's adversarial weight (default {REFINER_ADVERSARIAL_WEIGHT}, chosen on MNIST)",
+    }),
+    configure=_given_images_options,
+)
+"""The registry's ``"public-autoencoder"`` entry: the images a plugin user passes as public
+(``codec_options={"images": ...}``), never any image passed to ``fit``."""

@@ -32,8 +32,9 @@ class Generator(Protocol):
     ) -> "Generator":
         """Train on the private ``records`` (and ``labels``) at (epsilon, delta)."""
 
-    def sample_labelled(self, count: int, *, seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """``count`` synthetic (record, label) pairs (post-processing)."""
+    def sample_labelled(self, count: int, *, seed: int | None = None,
+                        labels: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``count`` synthetic (record, label) pairs (post-processing); ``labels``: those of the pairs, in order."""
 
     @property
     def privacy_report(self) -> PrivacyReport:

@@ -101,6 +101,7 @@ class Sampling(GeneratorState):
         *,
         init: tuple[torch.Tensor, torch.Tensor] | None = None,
         seed: int | None = None,
+        labels: torch.Tensor | None = None,
         **overrides: Any,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``count`` synthetic (record, label) pairs of a model fitted with labels (post-processing).
@@ -108,7 +109,9 @@ class Sampling(GeneratorState):
         Class-conditional releases: the classes' shares come from the released counts
         (``models.kinds.class_weights``, largest remainders), and each class's particles flow to its own
         target (all classes in one flow), so every label is exact. Joint records: one flow, the label decoded from the record's label
-        block. ``init`` = (records, labels) of starting particles fixes the labels (``count`` of them).
+        block. ``init`` = (records, labels) of starting particles fixes the labels (``count`` of them); so does
+        ``labels`` (``(count,)`` integers in 0..C-1, class-conditional releases only), from the usual starting
+        particles, returned in the order given.
         """
         check_positive_int("count", count)
         self._pool()
@@ -116,6 +119,8 @@ class Sampling(GeneratorState):
             raise ValueError(f"{type(self).__name__} was fitted without labels; use sample(count).")
         settings = dataclasses.replace(self.settings, **overrides)
         run_seed = self.seed if seed is None else seed
+        if labels is not None:
+            return self._sample_given_labels(labels, init, settings, run_seed)
         if self.labels_ == "joint":
             start = None
             if init is not None:
@@ -135,6 +140,24 @@ class Sampling(GeneratorState):
         records = self._sample_classes(sizes, start, settings, run_seed)
         shuffle = torch.randperm(count, generator=torch.Generator().manual_seed(run_seed))
         return records[shuffle.to(self.device)], labels[shuffle]
+
+    def _sample_given_labels(self, labels: torch.Tensor, init: tuple[torch.Tensor, torch.Tensor] | None,
+                             settings: FlowSettings, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """One record of each given label's class, in ``labels``' order (``sample_labelled``'s ``labels``)."""
+        if self.labels_ == "joint":
+            raise ValueError("labelling='joint' decodes each label from its record, so labels cannot be asked for: fit "
+                             "with labelling='conditional' (the default) to generate given labels.")
+        if init is not None:
+            raise ValueError("give labels or init (whose labels fix the classes), not both.")
+        assert self.n_classes_ is not None
+        labels = labels.long().cpu().reshape(-1)
+        if bool((labels < 0).any()) or bool((labels >= self.n_classes_).any()):
+            raise ValueError(f"labels must lie in 0..{self.n_classes_ - 1}.")
+        order = torch.argsort(labels, stable=True)  # the particles are flowed class after class
+        records = self._sample_classes(torch.bincount(labels, minlength=self.n_classes_), None, settings, seed)
+        placed = torch.empty_like(records)
+        placed[order.to(records.device)] = records
+        return placed, labels
 
     def sample_chunks(
         self,

@@ -1,11 +1,12 @@
-"""What the three synthcity plugins share: a DP-safe ``fit`` on a DataLoader, generation, the report.
+"""What the plugins of both modalities share: a DP-safe ``fit``, generation, the report.
 
-synthcity's ``Plugin.fit`` infers a schema (min/max, categories, marginals) and fits encoders on the
-private table before ``_fit``: statistics of private records that would be stored in the model and used to
-filter its output. These plugins override ``fit``: the loader's kind of data picks a ``DataPath`` (``path_for``),
-which settles the public schema and the encoding (for tables from a ``TabularDomain`` that is either public,
-``domain=...``, or released with a stated share of the budget, ``privacy.domain.release_domain``), and the
-generator only ever sees encoded records.
+synthcity's ``Plugin.fit`` infers a schema (min/max, categories, marginals) and fits encoders on the private data
+before ``_fit``: statistics of private records that would be stored in the model and used to filter its output. These
+plugins override ``fit``: the plugin's modality picks a ``DataPath`` (tables: ``plugins.table_plugin``; images:
+``plugins.image_plugin``), which settles the public schema and the encoding (for tables from a ``TabularDomain``
+that is either public, ``domain=...``, or released with a stated share of the budget,
+``privacy.domain.release_domain``; for images from a codec of the registry), and the generator only ever sees encoded
+records.
 """
 
 from __future__ import annotations
@@ -17,35 +18,34 @@ import warnings
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
-import pandas as pd
 import torch
 from pydantic import Field
 from synthcity.plugins.core.constraints import Constraints
-from synthcity.plugins.core.dataloader import DataLoader, GenericDataLoader
+from synthcity.plugins.core.dataloader import DataLoader
+from synthcity.plugins.core.distribution import CategoricalDistribution, Distribution, FloatDistribution, IntegerDistribution
 from synthcity.plugins.core.plugin import Plugin
 from synthcity.plugins.core.schema import Schema
 from synthcity.utils.constants import DEVICE
 
-from synthcity_dpswf.adapters.image_codecs import DCT_FREQUENCIES, PCA_COMPONENTS
-from synthcity_dpswf.adapters.tabular import DomainSpec
-from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_partitioned, read_partitioned
-from synthcity_dpswf.adapters.image_latent import REFINER_ADVERSARIAL_WEIGHT, REFINER_EPOCHS, AutoencoderCodec
 from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import KINDS, SlicedGenerator
 from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
-from synthcity_dpswf.plugins.image_path import ImagePath
-from synthcity_dpswf.plugins.paths import Codec, DataPath, PreparedData, loader_path
-from synthcity_dpswf.plugins.options import FlowOptions, ImageOptions, SynthcityOptions, TableOptions
-from synthcity_dpswf.plugins.table_path import TablePath
-from synthcity_dpswf.privacy import MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, PrivacyReport
+from synthcity_dpswf.plugins.paths import Codec, DataPath, LoaderPath, PreparedData, check_data_kind, loader_path
+from synthcity_dpswf.plugins.options import FLOW_OPTION_DEFAULTS, FlowOptions, SynthcityOptions
+from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
 
 
-def path_for(X: DataLoader) -> DataPath:
-    """The ``DataPath`` of ``X``'s kind of data: images (an ``ImageDataLoader``) or a table (every other loader
-    ``plugins.paths`` accepts)."""
-    return ImagePath() if X.data_type == "images" else TablePath()
+def flow_space() -> list[Distribution]:
+    """The flow's hyperparameters, for synthcity's tuners (``hyperparameter_space``)."""
+    return [
+        IntegerDistribution(name="n_steps", low=200, high=2000, step=200),
+        FloatDistribution(name="step_size", low=0.1, high=3.0),
+        CategoricalDistribution(name="n_bins", choices=[16, 32, 64]),
+        CategoricalDistribution(name="n_directions", choices=[30, 70, 150]),
+        CategoricalDistribution(name="flow_batch_size", choices=[1000, 2000, 4000]),
+    ]
 
 
 FITTED_STATE = ("path_", "generator_", "encoder_", "layout_", "domain_part_", "selection_part_", "domain_rows_",
@@ -53,9 +53,27 @@ FITTED_STATE = ("path_", "generator_", "encoder_", "layout_", "domain_part_", "s
 """What a fit sets on the plugin: restored as it was when a fit fails (``SlicedFlowPlugin.fit``)."""
 
 
-RENAMED: dict[str, str] = {"image_adapter": "image_autoencoder"}
-"""Arguments renamed when the package gave one word, codec, to its maps between data and records: the old name is
-refused with the new one."""
+MOVED_IMAGE_ARGUMENTS: dict[str, str] = {
+    "image_adapter": "image_codec=<an AutoencoderCodec or the path of its checkpoint>",
+    "image_autoencoder": "image_codec=<an AutoencoderCodec or the path of its checkpoint>",
+    "public_fraction": "image_codec='public-autoencoder', codec_options={'images': <your public images>} (no image "
+                       "passed to fit is ever taken as public)",
+    "dct_frequencies": "image_codec='dct', codec_options={'frequencies': K}",
+    "pca_components": "image_codec='private-pca', codec_options={'components': K}",
+    "codec_share": "codec_options={'share': s} (a paid codec's share of mu^2)",
+    "autoencoder_epochs": "codec_options={'epochs': ...} (image_codec='public-autoencoder' or 'private-autoencoder')",
+    "latent_dim": "codec_options={'latent_dim': ...} (image_codec='public-autoencoder' or 'private-autoencoder')",
+    "refiner_epochs": "codec_options={'refiner_epochs': ...} (image_codec='public-autoencoder')",
+    "refiner_weight": "codec_options={'refiner_weight': ...} (image_codec='public-autoencoder')",
+}
+"""Image arguments of earlier versions, refused with what to give instead: the image codec's own settings are one
+value, ``codec_options``, checked by its registry entry."""
+MOVED: dict[str, str] = {
+    "n_iter": "n_steps (the flow's steps; DPSWgen's training steps)",
+    **{name: f"flow_options={{{name!r}: ...}}" for name in FLOW_OPTION_DEFAULTS},
+    **MOVED_IMAGE_ARGUMENTS,
+}
+"""Arguments of earlier versions, refused with what to give instead."""
 
 
 class GenerationSchema(Schema):
@@ -77,7 +95,8 @@ class GenerationSchema(Schema):
 
 
 class SlicedFlowPlugin(Plugin):
-    """Base of the dpswflow, dpswflow_r and dpswgen plugins (every argument has a default).
+    """Base of the plugins, tables' (``plugins.table_plugin.TablePlugin``) and images' (``plugins.image_plugin.
+    ImagePlugin``): the budget, the release and the flow, synthcity's glue (every argument has a default).
 
     Args:
         epsilon, delta, neighbouring: the total budget (``privacy.budget.Budget``); ``delta=None`` uses
@@ -85,14 +104,9 @@ class SlicedFlowPlugin(Plugin):
             (default, n public) or ``"add_remove"`` (n private: per-step releases accounted with Opacus' RDP,
             the defaults that depend on n take their large-table values, and the row count synthcity generates by
             default is the released estimate of n; privacy.md, "Add/remove neighbours").
-        release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions, step_size, entropy,
-            smoothing, flow_batch_size, reuse: how records are released and flowed (``options.FlowOptions``).
-        domain, domain_epsilon_share, numeric_histograms, max_one_hot, time_horizons, coarse_bins, fine_bins,
-            max_pairs, pair_selection, target_column, target_tables: tables (``options.TableOptions``;
-            ``target_tables="per_value"`` flows one group per class: DPSWflow and DPSWflow-r).
-        image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components, public_fraction,
-            autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim, n_classes, labelling, feature_weight:
-            images and their labels (``options.ImageOptions``).
+        release, n_release_directions, n_bins, n_steps, n_directions, step_size, flow_batch_size: how records are
+            released and flowed (``options.FlowOptions``); ``flow_options``, a dict of the less used ones:
+            ``"radius"``, ``"accountant"``, ``"entropy"``, ``"smoothing"``, ``"reuse"`` (``FLOW_OPTION_DEFAULTS``).
         device, random_state, workspace, sampling_patience, strict, compress_dataset: synthcity's
             (``options.SynthcityOptions``); ``device="cuda"`` where torch sees no CUDA device warns and runs on the CPU.
 
@@ -103,49 +117,24 @@ class SlicedFlowPlugin(Plugin):
     generator_class: ClassVar[type[SlicedGenerator]]
     small_batches: ClassVar[bool] = False
     """Whether a given replace-one batch size is capped at half of a smaller table's n (``GeneratorSpec``)."""
+    modality: ClassVar[str]
+    """``"tables"`` or ``"images"``: what the plugin fits (its ``DataPath``), named in refusals of the other."""
+    foreign: ClassVar[Mapping[str, str]] = {}
+    """The other modality's arguments, each with the refusal's hint (the plugin to use instead)."""
 
     def __init__(
         self,
         epsilon: float = 3.0,
         delta: float | None = None,
+        neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
         release: str | None = None,
-        radius: float = 1.0,
         n_release_directions: int | None = None,
         n_bins: int | None = None,
-        coarse_bins: int | None = None,
-        fine_bins: int | None = None,
-        max_pairs: int | None = 120,
-        pair_selection: str = "adaptive",
-        target_column: str | None = None,
-        target_tables: str = "pairs",
-        n_directions: int = 70,
         n_steps: int | None = None,
-        n_iter: int | None = None,
+        n_directions: int = 70,
         step_size: float = 1.0,
-        entropy: float = 0.0,
-        smoothing: float | None = None,
         flow_batch_size: int | None = 4000,
-        reuse: str = "pooled",
-        domain: DomainSpec = None,
-        domain_epsilon_share: float | None = None,
-        numeric_histograms: bool = True,
-        time_horizons: list[float] | None = None,
-        max_one_hot: int = 20,
-        accountant: str = "rdp",
-        neighbouring: Adjacency | str = Adjacency.REPLACE_ONE,
-        image_autoencoder: AutoencoderCodec | str | Path | None = None,
-        image_codec: str | None = None,
-        codec_share: float | None = None,
-        dct_frequencies: int = DCT_FREQUENCIES,
-        pca_components: int = PCA_COMPONENTS,
-        public_fraction: float = 0.5,
-        autoencoder_epochs: int = 10,
-        refiner_epochs: int = REFINER_EPOCHS,
-        refiner_weight: float = REFINER_ADVERSARIAL_WEIGHT,
-        latent_dim: int | None = None,
-        n_classes: int = 10,
-        labelling: str = "conditional",
-        feature_weight: float = 0.7,
+        flow_options: Mapping[str, Any] | None = None,
         device: Any = DEVICE,
         random_state: int = 0,
         workspace: Path | str = Path("workspace"),
@@ -156,19 +145,8 @@ class SlicedFlowPlugin(Plugin):
     ) -> None:
         self.check_keywords(kwargs)
         budget = Budget(epsilon, delta, neighbouring)
-        flow = FlowOptions(release, radius, n_release_directions, n_bins, accountant, n_steps, n_iter, n_directions,
-                           step_size, entropy, smoothing, flow_batch_size, reuse, neighbouring=budget.neighbouring)
-        if target_column is not None and release is not None and not MECHANISMS[release].takes_level_codes:
-            raise ValueError(f"target_column={target_column!r} shapes the marginal release's tables; release={release!r} "
-                             "has none: leave release=None (the marginal release for tables) or name no target.")
-        if target_tables == "per_value" and not self.generator_class.conditions_on_target:
-            raise ValueError(f"{self.name()} trains one network for every row and cannot count its tables per value "
-                             "of a target: use target_tables='pairs', or dpswflow / dpswflow_r.")
-        table = TableOptions(domain, domain_epsilon_share, numeric_histograms, max_one_hot, time_horizons, coarse_bins,
-                             fine_bins, max_pairs, pair_selection, target_column, target_tables)
-        image = ImageOptions(image_autoencoder, image_codec, codec_share, dct_frequencies, pca_components,
-                             public_fraction, autoencoder_epochs, refiner_epochs, refiner_weight, latent_dim, n_classes,
-                             labelling, feature_weight)
+        flow = FlowOptions.of(release, n_release_directions, n_bins, n_steps, n_directions, step_size, flow_batch_size,
+                              flow_options, neighbouring=budget.neighbouring)
         synthcity = SynthcityOptions(device, random_state, workspace, sampling_patience, strict, compress_dataset)
         super().__init__(**synthcity.keywords(), **kwargs)
         if str(device).startswith("cuda") and not torch.cuda.is_available():
@@ -177,8 +155,6 @@ class SlicedFlowPlugin(Plugin):
             self.device = torch.device("cpu")
         self.budget = budget
         self.flow_options = flow
-        self.table_options = table
-        self.image_options = image
         self.path_: DataPath | None = None
         self.generator_: SlicedGenerator | None = None
         self.encoder_: Codec | None = None
@@ -223,31 +199,43 @@ class SlicedFlowPlugin(Plugin):
 
     @classmethod
     def check_keywords(cls, given: dict[str, Any]) -> None:
-        """Refuse a keyword that neither this plugin nor synthcity's ``Plugin`` takes, naming the closest ones it
-        does (synthcity's own message names neither the plugin nor an alternative)."""
+        """Refuse a keyword that neither this plugin nor synthcity's ``Plugin`` takes: an argument of the other
+        modality's plugins names them (``foreign``), an earlier version's says what replaced it (``MOVED``), any other
+        names the closest ones it takes (synthcity's own message names neither the plugin nor an alternative)."""
         accepted = {name for klass in cls.__mro__ if "__init__" in vars(klass)
                     for name, parameter in inspect.signature(vars(klass)["__init__"]).parameters.items()
                     if parameter.kind is not inspect.Parameter.VAR_KEYWORD and name != "self"}
         for name in sorted(set(given) - accepted):
-            if name in RENAMED:
-                raise TypeError(f"{cls.name()} has no argument {name!r}: it is now {RENAMED[name]!r} (same meaning).")
+            if name in cls.foreign:
+                raise TypeError(f"{cls.name()} fits {cls.modality} and has no argument {name!r}: {cls.foreign[name]}.")
+            if name in MOVED:
+                raise TypeError(f"{cls.name()} has no argument {name!r}: give {MOVED[name]}.")
             close = difflib.get_close_matches(name, sorted(accepted), n=3)
             hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else f"; it takes {sorted(accepted)}."
             raise TypeError(f"{cls.name()} has no argument {name!r}{hint}")
 
-    @staticmethod
-    def type() -> str:
-        return "privacy"
+    def data_path(self) -> DataPath:
+        """The ``DataPath`` of the plugin's modality."""
+        raise NotImplementedError
+
+    def codec_name(self) -> str | None:
+        """The registry name of the codec whose measured flow settings apply (``DataPath.flow_defaults``); ``None``:
+        none (tables, or a given autoencoder)."""
+        return None
+
+    def loader_for(self, X: DataLoader, named_target: bool, release: str) -> LoaderPath:
+        """What the plugin does with ``X``'s loader type (``paths.loader_path``), conditioned on nothing: the table
+        plugins name a target."""
+        return loader_path(X, self.name())
 
     def generator_arguments(self, release: str, flow_defaults: Mapping[str, int]) -> dict[str, Any]:
         """Arguments of the wrapped generator for the ``release`` kind, with the codec's measured ``flow_defaults``
         where the plugin's own are ``None`` (subclasses add theirs; the marginal release's layout is given when it
         is built: ``GeneratorSpec.build``)."""
-        kind, flow, image = KINDS[release], self.flow_options, self.image_options
+        kind, flow = KINDS[release], self.flow_options
         return {
             "release": release, "radius": flow.radius, "n_release_directions": flow.release_directions(flow_defaults),
-            "n_bins": flow.bins(flow_defaults), "labelling": image.labelling, "feature_weight": image.feature_weight,
-            "accountant": flow.accountant, "neighbouring": self.neighbouring,
+            "n_bins": flow.bins(flow_defaults), "accountant": flow.accountant, "neighbouring": self.neighbouring,
             "settings": flow.settings(flow_defaults.get("n_steps", kind.steps), kind.flow_particles, kind.step_particles,
                                       kind.rows_per_particle),
             "seed": self.random_state,
@@ -260,68 +248,50 @@ class SlicedFlowPlugin(Plugin):
         schedule (``GeneratorSpec.plan``)."""
         given = self.flow_options.release
         release = given if given is not None else path.default_release
-        flow_defaults = path.flow_defaults(self.image_options.image_codec, self.name(), release)
+        flow_defaults = path.flow_defaults(self.codec_name(), self.generator_class.name, release)
         return GeneratorSpec(self.generator_class, self.generator_arguments(release, flow_defaults),
                              small_batches=self.small_batches)
 
     def fit(self, X: Any, *args: Any, **kwargs: Any) -> "SlicedFlowPlugin":
-        """Fit on a tabular DataLoader (or DataFrame) or an ImageDataLoader, with no non-private statistic of it; or
-        on a table beyond one process, a Dask DataFrame or the path of a Parquet dataset (DPSWflow: counted partition
-        by partition, on the running Dask client or a local cluster started for the call; privacy.md, "Tables on
-        Dask"). A fit that fails leaves the plugin as it was (an earlier fit stays usable)."""
+        """Fit on the plugin's kind of data (``fit_data``), with no non-private statistic of it. A fit that fails
+        leaves the plugin as it was (an earlier fit stays usable)."""
         if kwargs.get("cond") is not None:
-            raise ValueError(f"{self.name()} takes no cond at fit: name the target column instead "
-                             "(GenericDataLoader(df, target_column=...) or target_column=...); generate(count, cond=...) "
-                             "then draws rows for given values of it.")
+            raise ValueError(f"{self.name()} takes no cond at fit: {self.cond_hint}")
         load_accountants()
         kept = {name: getattr(self, name, None) for name in FITTED_STATE}
         try:
-            if is_partitioned(X) or isinstance(X, (str, Path)):
-                self._fit_partitioned(read_partitioned(X))
-            else:
-                self._fit_in_memory(GenericDataLoader(X) if isinstance(X, pd.DataFrame) else X,
-                                    named_target=not isinstance(X, pd.DataFrame))
+            self.fit_data(X)
         except BaseException:
             for name, value in kept.items():
                 setattr(self, name, value)
             raise
         return self
 
+    cond_hint: ClassVar[str] = ""
+    """What ``fit(cond=...)``'s refusal tells the user to do instead."""
+
+    def fit_data(self, X: Any) -> None:
+        """Fit on ``X``, of the plugin's modality (each modality's plugin says which inputs it takes)."""
+        raise NotImplementedError
+
     def _fit_in_memory(self, X: DataLoader, named_target: bool) -> None:
         """Fit on a loader: the generator resolved once (``generator_spec``), its data path prepares the records and
         the plan their noise is calibrated to, the generator releases them by that plan. ``named_target``: whether
         the loader's target column was named by the caller (a DataLoader given), not by wrapping a DataFrame."""
-        path = path_for(X)
+        path = self.data_path()
+        check_data_kind(X, self.modality, self.name())
         spec = self.generator_spec(path)
-        target = self.table_options.named_target(X, named_target, spec.release)
-        loader = loader_path(X, self.name(), self.table_options.time_horizons, target)
+        loader = self.loader_for(X, named_target, spec.release)
         prepared = path.prepare(self, X, loader, spec)
         self.path_ = path
         self._keep(prepared)
         assert prepared.records is not None
         budget = prepared.budget
         self.generator_ = spec.build(prepared.n_public, prepared.layout)
-        n_classes = None if prepared.labels is None else self.image_options.n_classes
-        self.generator_.fit(prepared.records, None, budget.release_delta, labels=prepared.labels, n_classes=n_classes,
-                            noise_multiplier=prepared.noise_multiplier, prior=budget.prior, plan=prepared.plan)
+        self.generator_.fit(prepared.records, None, budget.release_delta, labels=prepared.labels,
+                            n_classes=prepared.n_classes, noise_multiplier=prepared.noise_multiplier,
+                            prior=budget.prior, plan=prepared.plan)
         self._finish(prepared, float(len(prepared.records)))
-
-    def _fit_partitioned(self, frame: Any) -> None:
-        """Fit on a Dask DataFrame: the table path's domain and codec from summed counts, then one release summed
-        from the partitions' level codes, its noise added once (``SlicedGenerator.fit_total``)."""
-        path = TablePath()
-        spec = self.generator_spec(path)
-        with computing():
-            prepared = path.prepare_partitioned(self, DaskCounts(frame), spec)
-            self.path_ = path
-            self._keep(prepared)
-            self.generator_ = spec.build(prepared.n_public, prepared.layout)
-            statistic = prepared.partitioned.marginal_statistic(prepared.codec, self.generator_.mechanism)
-        n_records = prepared.n_public
-        self.generator_.fit_total(statistic, len(prepared.codec.domain.columns), None, prepared.budget.release_delta,
-                                  n_records=n_records, noise_multiplier=prepared.noise_multiplier,
-                                  prior=prepared.budget.prior, plan=prepared.plan)
-        self._finish(prepared, None if n_records is None else float(n_records))
 
     def _keep(self, prepared: PreparedData) -> None:
         """What the plugin keeps of a prepared table or image set: the public schema, the codec and layout, the
@@ -374,33 +344,6 @@ class SlicedFlowPlugin(Plugin):
             raise RuntimeError("fit the plugin first")
         schema = syn_schema if requested is None else GenerationSchema.of(syn_schema, requested)
         return self.path_.generate(self, self.generator_, self.encoder_, count, schema, cond)
-
-    def generate_parquet(self, path: str | Path, count: int | None = None, chunk_size: int = 100_000,
-                         seed: int | None = None) -> int:
-        """Generate ``count`` table rows (default: the row count synthcity's ``generate`` makes) into the Parquet
-        dataset at ``path`` (a folder of ``part-<i>.parquet`` files), one Dask task per chunk of ``chunk_size`` rows on
-        the running Dask client or a local cluster started for the call: chunk i is flowed with its own seed from
-        ``seed`` (default ``random_state``), so the rows do not depend on the number of workers, and each task's
-        memory is bounded by the chunk size. Output dtypes are the domain's: ``pd.read_parquet(path)`` gives
-        ``generate``'s (object for categories), while Dask's reader, under its ``dataframe.convert-string`` option
-        (its default), gives ``string[pyarrow]`` for a category column of strings (guide.md). synthcity's
-        constraints are not applied (``generate`` applies them). Post-processing of the releases. Returns the rows
-        written."""
-        if self.generator_ is None or self.encoder_ is None or self.path_ is None:
-            raise RuntimeError("fit the plugin first")
-        total = int(self.data_info["len"] if count is None else count)
-        return self.path_.generate_parquet(self.generator_, self.encoder_, Path(path), total, chunk_size,
-                                           self.random_state if seed is None else seed)
-
-    def released_domain(self) -> pd.DataFrame:
-        """The domain a fitted table plugin generates from, one row per column (``TabularDomain.summary``): kind, range
-        or categories, output dtype, whether it may be missing and whether the DP domain placed it. Public or
-        released facts only."""
-        codec = self.encoder_
-        domain = getattr(codec, "domain", None)
-        if domain is None:
-            raise RuntimeError("fit the plugin on a table first")
-        return domain.summary()
 
     def privacy_report(self) -> PrivacyReport:
         """The privacy report of the fitted plugin: the releases, with the DP domain inside their accounting if one was

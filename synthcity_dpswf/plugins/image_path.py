@@ -1,120 +1,171 @@
 """Images through a plugin: synthcity's image loader in, the image plan (``recipes.images.plan_images``: the codec,
 the records, the budget and the releases' noise) out as ``PreparedData``, and generated images decoded back through
-synthcity's image sampler. One record per (image, label) pair. The codec is an autoencoder (given, or trained here on a
-public share of the images passed to ``fit``, as the paper does) or, with no public image, one of the registry's
-(``image_codec="dct"``: a fixed map; ``"private-pca"``, ``"private-autoencoder"``: learned from the private images,
-paid from the same budget as the flow's releases)."""
+synthcity's image sampler. One record per (image, label) pair. The codec is one of the registry's (``image_codec``:
+by default ``"private-pca"``, learned from the private images and paid from the same budget as the flow's releases;
+``"public-autoencoder"``, trained on public images the user gives) or an autoencoder the user trained on public
+images; no image passed to ``fit`` is ever taken as public."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+import warnings
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import torch
 from synthcity.plugins.core.dataloader import DataLoader
 from synthcity.plugins.core.dataset import TensorDataset
 from synthcity.plugins.core.schema import Schema
 
-from synthcity_dpswf.adapters.image_codecs import CodecRequest
-from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, AutoencoderCodec, from_synthcity_range
-from synthcity_dpswf.datasets import public_private_split
-from synthcity_dpswf.extensions import image_codecs
+from synthcity_dpswf.adapters.image_latent import AutoencoderCodec, from_synthcity_range
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.base import GeneratorSpec
-from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, LoaderPath, PreparedData, draw_seed
+from synthcity_dpswf.notices import DPSWFWarning
+from synthcity_dpswf.plugins.paths import Codec, ImageFittingPlugin, LoaderPath, PreparedData, draw_seed
 from synthcity_dpswf.privacy import MECHANISMS
 from synthcity_dpswf.recipes.images import CodecOrder, check_labels, flow_defaults, plan_images
 
+RESERVOIR_IMAGES = 1000
+"""Flowed latents an image plugin keeps (with the fitted model, so after ``save`` / ``load`` too), from which calls of
+at most this many images draw (``ImagePath.draw``): a flow's cost is nearly all in its steps, not its particles (on one
+thread, generate(10) took 26 s, generate(2000) 37 s: docs/flows.md), so small calls take kept particles."""
+MIN_DPSGD_STEPS = 100
+"""Below this many noisy steps the DP-SGD codec has not learned: on 800 MNIST images (8 steps at its default batch)
+the flow's images came out uniform grey."""
+
+
+def integer_labels(labels: torch.Tensor) -> torch.Tensor:
+    """``labels`` as integers, or ``ValueError`` where one is not a whole number (a float label such as 2.5 names no
+    class)."""
+    if labels.is_floating_point():
+        whole = torch.isfinite(labels) & (labels == torch.round(labels))
+        if not bool(whole.all()):
+            raise ValueError("image labels must be integers (class indices 0..n_classes - 1); some are not whole "
+                             "numbers.")
+    return labels.long()
+
 
 class ImagePath:
-    """An ``ImageDataLoader``: the plugin's arguments become the image plan's values (``recipes.images.plan_images``)."""
+    """An ``ImageDataLoader``: the plugin's arguments become the image plan's values (``recipes.images.plan_images``);
+    after the fit, a reservoir of flowed (latent, label) pairs (``fill``) that small generations draw from (``draw``).
+    """
 
     default_release = "projected_histogram"
     """Class-conditional histograms of the latents' projections (docs/flows.md, "Flow settings for histogram releases")."""
 
-    def flow_defaults(self, image_codec: str | None, generator: str, release: str) -> dict[str, int]:
-        """The registry entry's settings measured for ``generator``'s ``release`` through ``image_codec``
-        (``recipes.images.flow_defaults``); none for an autoencoder."""
-        return {} if image_codec is None else flow_defaults(image_codec, generator, release)
+    def __init__(self) -> None:
+        self.reservoir: tuple[torch.Tensor, torch.Tensor] | None = None
+        """Flowed latents and their labels not yet returned, in random order (post-processing of the releases)."""
 
-    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
-        """Refuse what images cannot take, settle the codec (an autoencoder here, or the registry's order that the plan
-        builds and pays for), and hand the private images to the image plan, whose release plan is ``spec``'s."""
+    def fill(self, generator: SlicedGenerator, seed: int) -> None:
+        """Flow ``RESERVOIR_IMAGES`` (latent, label) pairs of ``generator`` (labels in the released class shares) into
+        the reservoir, after what it still holds."""
+        latents, labels = generator.sample_labelled(RESERVOIR_IMAGES, seed=seed)
+        if self.reservoir is not None:
+            latents, labels = torch.cat([self.reservoir[0], latents.cpu()]), torch.cat([self.reservoir[1], labels.cpu()])
+        self.reservoir = (latents.cpu(), labels.cpu())
+
+    def take(self, count: int, labels: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """``count`` pairs out of the reservoir (with ``labels``: one of each label asked for, in order), removed from
+        it; ``None`` where it holds too few (of some class)."""
+        if self.reservoir is None:
+            return None
+        latents, kept_labels = self.reservoir
+        if labels is None:
+            if len(latents) < count:
+                return None
+            chosen = torch.arange(count)
+        else:
+            chosen_list: list[int] = []
+            by_class = {int(c): (kept_labels == c).nonzero().flatten().tolist() for c in torch.unique(labels)}
+            for label in labels.tolist():
+                if not by_class[label]:
+                    return None
+                chosen_list.append(by_class[label].pop(0))
+            chosen = torch.tensor(chosen_list, dtype=torch.long)
+        left = torch.ones(len(latents), dtype=torch.bool)
+        left[chosen] = False
+        self.reservoir = (latents[left], kept_labels[left])
+        return latents[chosen], kept_labels[chosen]
+
+    def draw(self, generator: SlicedGenerator, count: int, labels: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``count`` generated (latent, label) pairs: from the reservoir where it holds them, refilled first where a
+        call of at most ``RESERVOIR_IMAGES`` unlabelled pairs finds it short; else flowed now."""
+        taken = self.take(count, labels)
+        if taken is None and labels is None and count <= RESERVOIR_IMAGES:
+            self.fill(generator, draw_seed())
+            taken = self.take(count, labels)
+        if taken is not None:
+            return taken
+        return generator.sample_labelled(count, seed=draw_seed(), labels=labels)
+
+    def flow_defaults(self, codec: str | None, generator: str, release: str) -> dict[str, int]:
+        """The registry entry's settings measured for ``generator``'s ``release`` through ``codec``
+        (``recipes.images.flow_defaults``); none for a given autoencoder."""
+        return {} if codec is None else flow_defaults(codec, generator, release)
+
+    def prepare(self, plugin: ImageFittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
+        """Refuse what images cannot take, settle the codec (a given autoencoder, or the registry's order that the
+        plan builds and pays for), and hand the private images to the image plan, whose release plan is ``spec``'s."""
         release, options = plugin.flow_options.release, plugin.image_options
         if release is not None and MECHANISMS[release].takes_level_codes:
             raise ValueError(f"the {release} release is for tables (it counts level codes); leave release=None "
                              "(projected histograms) for images.")
-        if not plugin.budget.neighbouring.n_is_public and options.image_autoencoder is None and options.image_codec is None:
-            raise ValueError(
-                "under add/remove the public half drawn from the images passed to fit depends on their number (one image "
-                "more redraws the split); pass image_autoencoder, an autoencoder trained on public images, or "
-                "image_codec='dct', 'private-pca' or 'private-autoencoder', which need no public image."
-            )
         images, labels = X.unpack().tensors()
-        images, labels = from_synthcity_range(images.float()), labels.long()
-        check_labels(labels, options.n_classes)  # before an autoencoder is trained on any of them
+        images, labels = from_synthcity_range(images.float()), integer_labels(labels)
+        check_labels(labels, options.n_classes)  # before a codec reads any image
         codec: AutoencoderCodec | CodecOrder
-        if options.image_codec is not None:
-            codec = self.codec_order(plugin)
+        if options.given_autoencoder:
+            given = options.image_codec
+            codec = AutoencoderCodec.load(given) if isinstance(given, (str, Path)) else given  # type: ignore[assignment]
         else:
-            codec, private = self.autoencoder(plugin, images)
-            images, labels = images[private], labels[private]
+            codec = self.codec_order(plugin, len(images))
         plan = plan_images(images, labels, options.n_classes, plugin.budget, spec, codec)
         return PreparedData(
             records=plan.records, labels=plan.labels, budget=plan.budget, noise_multiplier=plan.noise_multiplier,
             plan=plan.release_plan, n_public=plan.n_public, codec=plan.codec, layout=None, schema=Schema(domain={}),
-            info=loader.public_info(X, None), paid=plan.paid,
+            info=loader.public_info(X, None), paid=plan.paid, n_classes=options.n_classes,
         )
 
     @staticmethod
-    def codec_order(plugin: FittingPlugin) -> CodecOrder:
-        """The registry's codec ``image_codec``, every image private: a codec that releases a statistic of the images
-        takes ``codec_share`` of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the analytic Gaussian
-        multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A private image codec":
-        through a plugin)."""
+    def codec_order(plugin: ImageFittingPlugin, n_images: int) -> CodecOrder:
+        """The registry's codec ``image_codec`` with its options, every image private: a codec that releases a
+        statistic of the images takes its share of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the
+        analytic Gaussian multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A
+        private image codec": through a plugin). A codec trained in sampled noisy steps (DP-SGD) that would take fewer
+        than ``MIN_DPSGD_STEPS`` of them on ``n_images`` warns, naming the images it needs."""
         options = plugin.image_options
-        entry = image_codecs()[options.image_codec]  # type: ignore[index]
+        entry = options.entry()
         if entry.paid and math.isinf(plugin.budget.epsilon):
             raise ValueError(f"image_codec={options.image_codec!r} is paid from the budget, and epsilon = inf leaves "
                              "no noise to share; give a finite epsilon or image_codec='dct'.")
-        request = CodecRequest(0.0, 0.0, plugin.budget.neighbouring, options.dct_frequencies, options.pca_components)
-        return CodecOrder(entry, request, options.codec_share)
+        request = options.request(plugin.budget.neighbouring)
+        if entry.planned_schedule is not None:
+            steps = entry.planned_schedule(n_images, request).steps
+            if steps < MIN_DPSGD_STEPS:
+                needed = int(np.ceil(MIN_DPSGD_STEPS * n_images / steps))
+                warnings.warn(f"the {options.image_codec} codec takes {steps} noisy steps on {n_images} images; below "
+                              f"{MIN_DPSGD_STEPS} it learns nothing. Give at least {needed} images, more epochs or a "
+                              "smaller batch_size in codec_options, or image_codec='private-pca'.", DPSWFWarning,
+                              stacklevel=4)
+        return CodecOrder(entry, request, options.share)
 
-    @staticmethod
-    def autoencoder(plugin: FittingPlugin, images: torch.Tensor) -> tuple[AutoencoderCodec, torch.Tensor]:
-        """The plugin's ``image_autoencoder`` (every image private), or one trained on a random ``public_fraction`` of
-        ``images`` (the rest private), as the paper does, with its refiner on the same images."""
-        options = plugin.image_options
-        if isinstance(options.image_autoencoder, AutoencoderCodec):
-            return options.image_autoencoder, torch.arange(len(images))
-        if options.image_autoencoder is not None:
-            return AutoencoderCodec.load(options.image_autoencoder), torch.arange(len(images))
-        public, private = public_private_split(len(images), options.public_fraction, plugin.random_state)
-        architecture = "mnist" if images.shape[-1] == 32 else "dcgan"
-        latent_dim = options.latent_dim
-        if latent_dim is None and architecture == "mnist":
-            latent_dim = MNIST_LATENT_DIM
-        autoencoder = AutoencoderCodec(architecture, latent_dim=latent_dim, channels=images.shape[1])
-        autoencoder.fit(
-            images[public], epochs=options.autoencoder_epochs, seed=plugin.random_state,
-            description=f"a random {options.public_fraction:.0%} of the images passed to fit, public by assumption",
-        )
-        if options.refiner_epochs > 0:
-            autoencoder.fit_refiner(images[public], epochs=options.refiner_epochs,
-                                    adversarial_weight=options.refiner_weight, seed=plugin.random_state)
-        return autoencoder, private
-
-    def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
+    def generate(self, plugin: ImageFittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema, cond: Any = None) -> DataLoader:
-        """``count`` generated (image, label) pairs, decoded by the autoencoder, through synthcity's image sampler;
-        the labels follow the released class shares (``cond`` is refused)."""
+        """``count`` generated (image, label) pairs (``draw``), decoded by the codec, through synthcity's image sampler;
+        the labels follow the released class shares, or with ``cond`` are those given (one integer label per image,
+        in order: each image flowed with its class's particles; ``labelling="conditional"`` only)."""
+        labels = None
         if cond is not None:
-            raise ValueError("generate(cond=...) conditions a table's rows on its named target; images are generated "
-                             "with labels in the released class shares: drop cond.")
+            labels = integer_labels(torch.as_tensor(np.asarray(cond).reshape(-1)))
+            if len(labels) != count:
+                raise ValueError(f"cond holds {len(labels)} labels; give one per image asked for (count={count}).")
+            check_labels(labels, plugin.image_options.n_classes)
+
         def sample_images(n: int) -> TensorDataset:
-            latents, labels = generator.sample_labelled(n, seed=draw_seed())
-            return TensorDataset(images=codec.decode(latents.cpu()), targets=labels)
+            latents, drawn = self.draw(generator, n, labels)
+            return TensorDataset(images=codec.decode(latents.cpu()), targets=drawn)
 
         return plugin._safe_generate_images(sample_images, count, syn_schema)
 

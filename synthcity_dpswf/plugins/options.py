@@ -14,16 +14,18 @@ import dataclasses
 import math
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Mapping, Sequence, get_args
 
 import torch
 
 from synthcity_dpswf.adapters.codec import Codec
+from synthcity_dpswf.adapters.image_codecs import AutoencoderRequest, CodecRequest, GivenImagesAutoencoder, ImageCodecEntry
 from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
 from synthcity_dpswf.adapters.table_domain import DomainSpec, TabularDomain
 from synthcity_dpswf.extensions import image_codecs, load_accountants
 from synthcity_dpswf.math.checks import (
-    check_choice, check_flag, check_fraction, check_non_negative_int, check_positive, check_positive_int,
+    check_choice, check_flag, check_fraction, check_positive, check_positive_int,
 )
 from synthcity_dpswf.models import FlowSettings
 from synthcity_dpswf.models.base import Labelling
@@ -39,6 +41,11 @@ TARGET_TABLES = ("pairs", "per_value", "none")
 DEFAULT_BINS = 16
 """Bins per direction of a histogram release when neither the plugin nor the image codec sets them: the generators'
 own default (``models.base``)."""
+
+
+FLOW_OPTION_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {"radius": 1.0, "accountant": "rdp", "entropy": 0.0, "smoothing": None, "reuse": "pooled"})
+"""The less used settings of the release and the flow, given as one value (``flow_options``), with their defaults."""
 
 
 @dataclass(frozen=True)
@@ -58,9 +65,10 @@ class FlowOptions:
             privacy.md, "Accountants"); under add/remove, one proven for Poisson sampling.
         n_steps: flow steps (for DPSWgen the network's training steps); ``None``: the image codec's measured value,
             else the release kind's default (``models.kinds.KINDS``).
-        n_iter: synthcity's usual name for the number of training iterations: the same as ``n_steps`` (give one of the
-            two).
         n_directions, step_size, entropy, smoothing, flow_batch_size, reuse: ``FlowSettings``.
+
+    The plugins take ``radius``, ``accountant``, ``entropy``, ``smoothing`` and ``reuse`` as one dict,
+    ``flow_options`` (``of``).
     """
 
     release: str | None
@@ -69,7 +77,6 @@ class FlowOptions:
     n_bins: int | None
     accountant: str
     n_steps: int | None
-    n_iter: int | None
     n_directions: int
     step_size: float
     entropy: float
@@ -79,12 +86,26 @@ class FlowOptions:
     neighbouring: InitVar[Adjacency]
     """The budget's adjacency, which the accountant must be proven for."""
 
+    @classmethod
+    def of(cls, release: str | None, n_release_directions: int | None, n_bins: int | None, n_steps: int | None,
+           n_directions: int, step_size: float, flow_batch_size: int | None, flow_options: Mapping[str, Any] | None,
+           neighbouring: Adjacency) -> "FlowOptions":
+        """The options from a plugin's arguments: the flat ones, and ``flow_options`` (a dict of
+        ``FLOW_OPTION_DEFAULTS``' names) for the rest."""
+        given = {} if flow_options is None else flow_options
+        if not isinstance(given, Mapping):
+            raise ValueError(f"flow_options must be a dict of {sorted(FLOW_OPTION_DEFAULTS)}, got {flow_options!r}.")
+        unknown = sorted(set(given) - set(FLOW_OPTION_DEFAULTS))
+        if unknown:
+            raise ValueError(f"flow_options takes {sorted(FLOW_OPTION_DEFAULTS)}, not {unknown}.")
+        rest = {**FLOW_OPTION_DEFAULTS, **given}
+        return cls(release, rest["radius"], n_release_directions, n_bins, rest["accountant"], n_steps, n_directions,
+                   step_size, rest["entropy"], rest["smoothing"], flow_batch_size, rest["reuse"],
+                   neighbouring=neighbouring)
+
     def __post_init__(self, neighbouring: Adjacency) -> None:
-        if self.n_iter is not None and self.n_steps is not None:
-            raise ValueError(f"give n_steps or its synthcity name n_iter, not both (got n_steps={self.n_steps!r}, "
-                             f"n_iter={self.n_iter!r}).")
-        if self.steps is not None:
-            check_positive_int("n_steps" if self.n_iter is None else "n_iter", self.steps)
+        if self.n_steps is not None:
+            check_positive_int("n_steps", self.n_steps)
         self.settings(1, None)  # checks n_directions, step_size, entropy, smoothing, flow_batch_size and reuse
         if self.release is not None:
             check_choice("release", self.release, [None, *sorted(MECHANISMS)])
@@ -101,8 +122,8 @@ class FlowOptions:
 
     @property
     def steps(self) -> int | None:
-        """The flow steps as given, under either name (``None``: not given)."""
-        return self.n_steps if self.n_iter is None else self.n_iter
+        """The flow steps as given (``None``: not given)."""
+        return self.n_steps
 
     def settings(self, default_steps: int, flow_particles: int | None, step_particles: int | None = None,
                  rows_per_particle: int | None = None) -> FlowSettings:
@@ -229,80 +250,127 @@ class TableOptions:
                             self.target_tables == "per_value")
 
 
+DEFAULT_IMAGE_CODEC = "private-pca"
+"""The image plugins' codec when none is given: it needs no public image (every image passed to ``fit`` private), and
+among those that need none its images trained the better classifiers at 10,000 MNIST images (CNN CAS 89.2% against
+78.2% for ``"private-autoencoder"``, at about an eighth of the cost) and within a point of them at 60,000 (94.3%
+against 94.0% at epsilon 10; docs/guide.md, "Which of the two private codecs")."""
+
+
+def public_images_tensor(images: Any) -> torch.Tensor:
+    """Public images as the ``"public-autoencoder"`` codec takes them, ``(m, C, H, W)`` in [0, 1]: from an
+    ``ImageDataLoader`` or a tensor in synthcity's [-1, 1] range, as the images passed to ``fit``."""
+    if hasattr(images, "unpack") and getattr(images, "data_type", None) == "images":
+        images = images.unpack().tensors()[0]
+    if not isinstance(images, torch.Tensor) or images.dim() != 4:
+        raise ValueError("codec_options['images'] must be an ImageDataLoader or an (m, C, H, W) tensor in synthcity's "
+                         f"[-1, 1] range, got {type(images).__name__}.")
+    pixels = images.float()
+    if bool((pixels < -1).any()) or bool((pixels > 1).any()):
+        raise ValueError("codec_options['images'] must lie in synthcity's [-1, 1] range, as the images passed to fit.")
+    return (pixels + 1) / 2
+
+
 @dataclass(frozen=True)
 class ImageOptions:
     """How images are encoded, and how their labels are generated.
 
     Attributes:
-        image_autoencoder: an ``AutoencoderCodec`` trained on public images, or the path of its checkpoint. ``None``
-            follows the paper: a random ``public_fraction`` of the images given to ``fit`` is treated as public and
-            trains the autoencoder (``autoencoder_epochs``, latent size ``latent_dim``) and its refiner
-            (``refiner_epochs``, 0: none; ``AutoencoderCodec.fit_refiner``), the rest is the private data; the report
-            states it.
-        image_codec: without public images, a codec of the registry (``extensions.image_codecs``) that needs none:
-            ``"dct"`` (a fixed map, K = ``dct_frequencies``: nothing learned, nothing paid) or ``"private-pca"`` (the
-            top ``pca_components`` eigenvectors of the images' noisy second moment, paid with ``codec_share`` of mu^2
-            of the run's budget and accounted with the releases: privacy.md, "A private image codec"),
-            ``"private-autoencoder"`` (a convolutional autoencoder trained by DP-SGD, paid the same way), or an
-            extension's name; ``codec_share=None`` takes the codec's own (``ImageCodecEntry.codec_share``). Every
-            image passed to ``fit`` is then private, and the codec's measured release and flow
+        image_codec: the codec between images and records: a name of the registry (``extensions.image_codecs``) of a
+            codec that needs no public image, ``"private-pca"`` (the default, ``DEFAULT_IMAGE_CODEC``: the top
+            eigenvectors of the images' noisy second moment), ``"private-autoencoder"`` (a convolutional autoencoder
+            trained by DP-SGD), ``"dct"`` (a fixed map: nothing learned, nothing paid) or an extension's; or
+            ``"public-autoencoder"``, an autoencoder trained on public images the user gives (``codec_options=
+            {"images": ...}``); or an ``AutoencoderCodec`` trained on public images, or the path of its checkpoint.
+            Every image passed to ``fit`` is private: a paid codec takes its share of mu^2 of the run's budget and is
+            accounted with the releases (privacy.md, "A private image codec"), and its measured release and flow
             settings apply where ``n_release_directions``, ``n_bins`` and ``n_steps`` are left ``None`` (DPSWflow
-            through ``"private-pca"``: L = 2,000 directions, 16 bins, 3,000 steps, ``PCA_FLOW_SETTINGS``; through
-            ``"private-autoencoder"``: L = 4,000, 16 bins, 3,000 steps, ``AUTOENCODER_FLOW_SETTINGS``). Only for
-            one-channel images; ``None``:
-            ``image_autoencoder`` or the public split.
-        refiner_weight: the refiner's adversarial weight: 0.2, chosen on MNIST's public half; FashionMNIST's chose
-            0.05 (``REFINER_ADVERSARIAL_WEIGHTS``; docs/flows.md, "FashionMNIST's refiner at its own weight"). The plugin cannot tell which
-            images it is given: choose it on public images like yours.
-        latent_dim: latent size of that autoencoder (unused with ``image_autoencoder``, which has its own); ``None``:
-            16 for 32 x 32 images (with 10 epochs, chosen on a validation split of MNIST: docs/flows.md, "Images:
-            a wider public autoencoder"; the paper used 8 and 5), 48 for the larger "dcgan" architecture.
-        n_classes: number of image classes (public); labels are generated with the images, per class for releases
-            that support it (``labelling="conditional"``), else joined into the record.
+            through ``"private-pca"``: L = 2,000 directions, 16 bins, 3,000 steps, ``PCA_FLOW_SETTINGS``).
+        codec_options: the codec's own settings, one value checked by its registry entry
+            (``ImageCodecEntry.options``): ``{"frequencies": K}`` for ``"dct"``, ``{"components": K}`` for
+            ``"private-pca"``, ``PrivateAutoencoderSettings``' fields for ``"private-autoencoder"`` (``"epochs"``,
+            ``"batch_size"``, ``"latent_dim"``, ...), ``{"images": ..., "epochs": ..., "latent_dim": ...,
+            "refiner_epochs": ..., "refiner_weight": ...}`` for ``"public-autoencoder"``; a paid codec's
+            ``"share"`` of mu^2 (default: the entry's own, ``ImageCodecEntry.codec_share``).
+        n_classes: number of image classes (public); labels are integers in 0..n_classes - 1, generated with the
+            images, per class for releases that support it (``labelling="conditional"``), else joined into the record.
         labelling: ``"conditional"`` or ``"joint"`` (see ``SlicedGenerator``).
         feature_weight: weight of the latent beside the scaled one-hot label in a joint record.
+        random_state: seeds a codec's training on public images.
     """
 
-    image_autoencoder: AutoencoderCodec | str | Path | None
-    image_codec: str | None
-    codec_share: float | None
-    dct_frequencies: int
-    pca_components: int
-    public_fraction: float
-    autoencoder_epochs: int
-    refiner_epochs: int
-    refiner_weight: float
-    latent_dim: int | None
+    image_codec: str | AutoencoderCodec | Path
+    codec_options: Mapping[str, Any] | None
     n_classes: int
     labelling: str
     feature_weight: float
+    random_state: int = 0
 
     def __post_init__(self) -> None:
-        if self.image_autoencoder is not None and not isinstance(self.image_autoencoder, (Codec, str, Path)):
-            raise ValueError("image_autoencoder must be None, an AutoencoderCodec or the path of its checkpoint, got a "
-                             f"{type(self.image_autoencoder).__name__}.")
-        without_public = sorted(name for name, entry in image_codecs().items() if entry.public_images == "none")
-        if self.image_codec is not None and self.image_codec not in without_public:
-            trained = " (an autoencoder on public images: pass image_autoencoder, or leave both unset to train one on " \
-                "public_fraction of the images)" if self.image_codec in image_codecs() else ""
-            raise ValueError(f"image_codec must be None or a codec that needs no public image, one of {without_public}; "
-                             f"got {self.image_codec!r}{trained}.")
-        if self.image_codec is not None and self.image_autoencoder is not None:
-            raise ValueError("give image_autoencoder (an autoencoder trained on public images) or image_codec (a codec built "
-                             "from the private images alone), not both.")
-        if self.codec_share is not None:
-            check_fraction("codec_share", self.codec_share)
-        check_positive_int("dct_frequencies", self.dct_frequencies)
-        check_positive_int("pca_components", self.pca_components)
-        check_fraction("public_fraction", self.public_fraction)
-        check_positive_int("autoencoder_epochs", self.autoencoder_epochs)
-        check_non_negative_int("refiner_epochs (0: no refiner)", self.refiner_epochs)
-        check_positive("refiner_weight", self.refiner_weight)
-        if self.latent_dim is not None:
-            check_positive_int("latent_dim", self.latent_dim)
+        if self.codec_options is not None and not isinstance(self.codec_options, Mapping):
+            raise ValueError(f"codec_options must be a dict of the codec's settings, got {self.codec_options!r}.")
+        options = dict(self.codec_options or {})
+        if not all(isinstance(key, str) for key in options):
+            raise ValueError(f"codec_options must be a dict of the codec's settings, got {self.codec_options!r}.")
+        if "images" in options:
+            options["images"] = public_images_tensor(options["images"])
+        object.__setattr__(self, "codec_options", options)
+        if self.given_autoencoder:
+            if options:
+                raise ValueError("codec_options set a codec of the registry; a given autoencoder has its own settings: "
+                                 "drop codec_options.")
+        else:
+            self.request(Adjacency.REPLACE_ONE)  # checks the name and the options before any image is read
         check_positive_int("n_classes", self.n_classes)
         check_choice("labelling", self.labelling, get_args(Labelling))
         check_fraction("feature_weight", self.feature_weight)
+
+    @property
+    def given_autoencoder(self) -> bool:
+        """Whether ``image_codec`` is an ``AutoencoderCodec`` or the path of its checkpoint (a ``Path``, or a string
+        ending in ``.pt`` that names no registry codec), not a registry codec."""
+        if isinstance(self.image_codec, str):
+            return self.image_codec not in image_codecs() and Path(self.image_codec).suffix == ".pt"
+        if isinstance(self.image_codec, Path) or (hasattr(self.image_codec, "encode")
+                                                  and hasattr(self.image_codec, "decode")):
+            return True
+        raise ValueError("image_codec must be a codec's name, an AutoencoderCodec or the path of its checkpoint, "
+                         f"got a {type(self.image_codec).__name__}.")
+
+    @property
+    def registry_name(self) -> str | None:
+        """The codec's registry name (``None``: a given autoencoder)."""
+        return None if self.given_autoencoder else str(self.image_codec)
+
+    def entry(self) -> ImageCodecEntry:
+        """The registry entry of ``image_codec``, or ``ValueError`` naming the codecs a plugin takes."""
+        usable = sorted(name for name, entry in image_codecs().items() if entry.public_images in ("none", "given"))
+        if not isinstance(self.image_codec, str) or self.image_codec not in usable:
+            known = self.image_codec in image_codecs() if isinstance(self.image_codec, str) else False
+            why = (" (it trains on part of a dataset's own training set, which a plugin is not given: pass your public "
+                   "images with 'public-autoencoder')") if known else ""
+            raise ValueError(f"image_codec must be one of {usable}, an AutoencoderCodec or the path of its checkpoint; "
+                             f"got {self.image_codec!r}{why}.")
+        return image_codecs()[self.image_codec]
+
+    def request(self, neighbouring: Adjacency) -> CodecRequest:
+        """The registry codec's request under ``neighbouring``, its options applied (``ImageCodecEntry.configured``)."""
+        entry = self.entry()
+        request = CodecRequest(0.0, 0.0, neighbouring, autoencoder=AutoencoderRequest(None, progress=True),
+                               given_public=GivenImagesAutoencoder(seed=self.random_state))
+        return entry.configured(str(self.image_codec), request, self.codec_options or {})
+
+    @property
+    def share(self) -> float | None:
+        """A paid codec's share of mu^2 as given (``None``: the entry's own)."""
+        return (self.codec_options or {}).get("share")
+
+
+IMAGE_ARGUMENTS = ("image_codec", "codec_options", "n_classes", "labelling", "feature_weight")
+"""The image plugins' own arguments (``ImageOptions``), refused by the table plugins with the plugin to use."""
+TABLE_ARGUMENTS = ("domain", "domain_epsilon_share", "numeric_histograms", "max_one_hot", "time_horizons",
+                   "coarse_bins", "fine_bins", "max_pairs", "pair_selection", "target_column", "target_tables")
+"""The table plugins' own arguments (``TableOptions``), refused by the image plugins with the plugin to use."""
 
 
 @dataclass(frozen=True)

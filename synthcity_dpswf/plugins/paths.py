@@ -2,9 +2,10 @@
 ``plugins.image_path``), and the synthcity loaders it accepts, one ``LoaderPath`` per loader class, with the part of
 their ``info()`` it keeps (privacy.md, "synthcity loaders").
 
-``SlicedFlowPlugin.fit`` picks a data path per loader (``plugins.base.path_for``, the one line that tests a loader's
-kind of data). A path reads of the plugin only what ``FittingPlugin`` lists (its budget, its argument groups of
-``plugins.options`` and synthcity's generation glue), so the paths sit below the plugin base and never import it;
+Each plugin fits one kind of data, its modality (``TablePlugin``, ``ImagePlugin``), and refuses the other's loaders
+(``check_data_kind``, the one place that tests a loader's kind of data). A path reads of the plugin only what
+``FittingPlugin`` lists (its budget, its argument groups of ``plugins.options`` and synthcity's generation glue), so
+the paths sit below the plugin base and never import it;
 the generator comes to ``prepare`` as a value (``models.base.GeneratorSpec``, resolved once by the plugin), whose plan
 the path calibrates the noise to. A path turns a loader into what the generator is fitted on (``prepare``: encoded
 records, labels, the flow's share of the budget, the codec, the marginal layout, the public schema and info, and the
@@ -71,17 +72,19 @@ class PreparedData:
     (privacy.md, "Tables on Dask"); ``None`` in memory."""
     selection_part: PrivacyPart | None = None
     """Its part of the budget, in the releases' accounting (``None``: no selection was paid for)."""
+    n_classes: int | None = None
+    """The public number of classes of ``labels`` (``None``: no labels)."""
 
 
 class FittingPlugin(Protocol):
     """What a ``DataPath`` reads of the plugin it prepares data for and generates through (``plugins.base.
-    SlicedFlowPlugin`` is one): its budget and argument groups (``plugins.options``), and synthcity's generation glue."""
+    SlicedFlowPlugin`` is one): its budget and argument groups (``plugins.options``), and synthcity's generation glue.
+    The table path reads ``table_options`` too, the image path ``image_options`` (``TableFittingPlugin``,
+    ``ImageFittingPlugin``)."""
 
     budget: Budget
     random_state: int
     flow_options: FlowOptions
-    table_options: TableOptions
-    image_options: ImageOptions
     # synthcity's generation settings and state
     sampling_patience: int
     strict: bool
@@ -90,6 +93,34 @@ class FittingPlugin(Protocol):
     def training_schema(self) -> Schema: ...
 
     def _safe_generate_images(self, sampler: Callable[[int], Any], count: int, syn_schema: Schema) -> DataLoader: ...
+
+
+class TableFittingPlugin(FittingPlugin, Protocol):
+    """A table plugin (``plugins.table_plugin.TablePlugin``), as the table path reads it."""
+
+    table_options: TableOptions
+    layout_: MarginalLayout | None
+
+
+class ImageFittingPlugin(FittingPlugin, Protocol):
+    """An image plugin (``plugins.image_plugin.ImagePlugin``), as the image path reads it."""
+
+    image_options: ImageOptions
+
+
+MODALITY_OF_DATA = {"images": "images"}
+"""A loader's ``data_type`` -> the modality of the plugins that fit it (any other: tables)."""
+
+
+def check_data_kind(loader: DataLoader, modality: str, plugin_name: str) -> None:
+    """Refuse a loader of the other modality, in one line that names the plugin for it (``image_<name>`` for images,
+    ``<name>`` for tables), before anything is read."""
+    given = MODALITY_OF_DATA.get(getattr(loader, "data_type", None), "tables")
+    if given == modality:
+        return
+    other = f"image_{plugin_name}" if given == "images" else plugin_name.removeprefix("image_")
+    raise ValueError(f"{plugin_name} fits {modality}, and a {type(loader).__name__} holds {given}: use "
+                     f"Plugins().get({other!r}).")
 
 
 def draw_seed() -> int:
@@ -103,7 +134,7 @@ class DataPath(Protocol):
     default_release: str
     """The release kind a plugin uses for this data when its ``release`` is ``None``."""
 
-    def flow_defaults(self, image_codec: str | None, generator: str, release: str) -> dict[str, int]:
+    def flow_defaults(self, codec: str | None, generator: str, release: str) -> dict[str, int]:
         """Release and flow settings measured for this data's codec and ``generator``'s ``release`` (public), used
         where the plugin's own are ``None`` (``SlicedFlowPlugin.generator_spec``)."""
         ...

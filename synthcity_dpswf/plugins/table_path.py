@@ -29,7 +29,7 @@ from synthcity_dpswf.adapters.table_domain import output_categories
 from synthcity_dpswf.models import DPSWGen, SlicedGenerator
 from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
-from synthcity_dpswf.plugins.paths import Codec, FittingPlugin, LoaderPath, PreparedData, draw_seed, loader_path
+from synthcity_dpswf.plugins.paths import Codec, LoaderPath, PreparedData, TableFittingPlugin, draw_seed, loader_path
 from synthcity_dpswf.privacy import MECHANISMS
 from synthcity_dpswf.privacy.counts import check_table
 from synthcity_dpswf.recipes.tables import settle_table
@@ -78,11 +78,11 @@ class TablePath:
     default_release = "marginal"
     """Noisy one- and two-way tables of the level-coded rows (docs/flows.md: ahead of the record releases on tables)."""
 
-    def flow_defaults(self, image_codec: str | None, generator: str, release: str) -> dict[str, int]:
+    def flow_defaults(self, codec: str | None, generator: str, release: str) -> dict[str, int]:
         """None: a table's flow settings are the release kind's (``models.KINDS``)."""
         return {}
 
-    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
+    def prepare(self, plugin: TableFittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
         """Check the table, settle its domain (a DP domain, accounted with the releases, where columns are
         undeclared) and the releases' noise (``spec``'s plan), and encode it."""
         frame = X.dataframe()
@@ -90,7 +90,7 @@ class TablePath:
         prepared = self.settle(plugin, X, loader, frame, len(frame), spec)
         return dataclasses.replace(prepared, records=prepared.codec.encode(frame))
 
-    def prepare_partitioned(self, plugin: FittingPlugin, table: DaskCounts, spec: GeneratorSpec) -> PreparedData:
+    def prepare_partitioned(self, plugin: TableFittingPlugin, table: DaskCounts, spec: GeneratorSpec) -> PreparedData:
         """A partitioned table (privacy.md, "Tables on Dask"): the same checks, domain and codec as ``prepare``, from
         counts summed over the partitions; no record is encoded here (the generator's release is summed from the
         partitions' level codes: ``DaskCounts.marginal_statistic``). DPSWflow with the marginal release only. n is
@@ -111,7 +111,7 @@ class TablePath:
         info = dict(prepared.info, len=n_records or 0)
         return dataclasses.replace(prepared, info=info, partitioned=table)
 
-    def settle(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, table: pd.DataFrame | DaskCounts,
+    def settle(self, plugin: TableFittingPlugin, X: DataLoader, loader: LoaderPath, table: pd.DataFrame | DaskCounts,
                n_records: int | None, spec: GeneratorSpec) -> PreparedData:
         """The domain, codec and layout of a table (a frame, or a partitioned table's counts) of ``n_records`` rows
         (``None``: not read, add/remove), with the part of the budget the domain paid and the releases' noise
@@ -128,7 +128,7 @@ class TablePath:
             one_way=settled.one_way, selection_part=settled.selection_part,
         )
 
-    def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
+    def generate(self, plugin: TableFittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema, cond: Any = None) -> DataLoader:
         """``count`` generated rows that meet ``syn_schema``'s constraints (with ``strict``; the user's as given:
         ``plugins.base.GenerationSchema``), as synthcity's ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat
@@ -182,7 +182,7 @@ class TablePath:
         frame = pd.concat(kept, ignore_index=True).head(count) if kept else pd.DataFrame(columns=schema.features())
         return create_from_info(schema.adapt_dtypes(frame), plugin.data_info)
 
-    def generate_conditioned(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
+    def generate_conditioned(self, plugin: TableFittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
                              syn_schema: Schema, cond: Any) -> DataLoader:
         """``count`` rows whose named target is ``cond`` (one value per row, in order): each row drawn from the class of
         its value (``Sampling.sample``'s ``class_sizes``: class c's particles flow to class c's tables), its target the

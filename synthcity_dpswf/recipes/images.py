@@ -13,7 +13,7 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Mapping, Protocol
 
 import torch
 
@@ -43,8 +43,9 @@ GENERATORS = {"dpswflow_r": DPSWFlowR, "dpswflow": DPSWFlow, "dpswgen": DPSWGen}
 def codec_names() -> tuple[str, ...]:
     """Every codec ``dpswf images`` takes: the registry's (``extensions.image_codecs``), the built-in ones first
     (``"public-half"``, the paper's protocol and the default, ``"other-dataset"``, ``"dct"``, ``"private-pca"``), then
-    any extension's."""
-    return tuple(image_codecs())
+    any extension's; not those trained on public images a plugin user gives (``"public-autoencoder"``), which a run on
+    a dataset does not have."""
+    return tuple(name for name, entry in image_codecs().items() if entry.public_images != "given")
 
 
 def codec_entry(codec: str) -> ImageCodecEntry:
@@ -116,11 +117,21 @@ class ImageRunConfig:
     pca_components: int = PCA_COMPONENTS
     codec_share: float | None = None
     private_autoencoder: PrivateAutoencoderSettings = field(default_factory=PrivateAutoencoderSettings)
+    codec_options: Mapping[str, Any] = field(default_factory=dict)
+    """The codec's own settings as its registry entry takes them (``ImageCodecEntry.configured``), applied over the
+    fields above (``dpswf images --codec-option``)."""
     device: str = "auto"
     seed: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Adjacency.of(self.neighbouring))
+
+    def codec_request(self) -> CodecRequest:
+        """The codec's request of this run's settings, its ``codec_options`` applied by its registry entry (which
+        refuses one it does not take); its budget and public images are set where it is built (``codec_order``)."""
+        request = CodecRequest(0.0, 0.0, self.neighbouring, dct_frequencies=self.dct_frequencies,
+                               pca_components=self.pca_components, private_autoencoder=self.private_autoencoder)
+        return codec_entry(self.codec).configured(self.codec, request, self.codec_options)
 
 
 def resolved_device(device: str) -> str:
@@ -228,11 +239,9 @@ def codec_order(
         public_set = PublicImageSet(name, other_images, torch.arange(len(other_images)))
     training = AutoencoderRequest(cache, config.autoencoder_epochs, config.latent_dim, config.refiner_epochs, config.seed,
                                   progress, config.device)
-    request = CodecRequest(0.0, 0.0, config.neighbouring, dct_frequencies=config.dct_frequencies,
-                           pca_components=config.pca_components, public=public_set, autoencoder=training,
-                           private_autoencoder=config.private_autoencoder,
-                           data_key=private_set_key(config.dataset, private))
-    return CodecOrder(entry, request, config.codec_share)
+    request = dataclasses.replace(config.codec_request(), public=public_set, autoencoder=training,
+                                  data_key=private_set_key(config.dataset, private))
+    return CodecOrder(entry, request, config.codec_options.get("share", config.codec_share))
 
 
 class ReleasePlanner(Protocol):

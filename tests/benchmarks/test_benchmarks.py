@@ -272,3 +272,14 @@ def test_dpsgd_codec_speed_script_projects_the_full_schedule_from_a_timed_fracti
     assert all(value > 0 for entry in (one, two) for value in entry["projected_seconds"])
     assert "| 1 |" in (tmp_path / "dpsgd_codec_speed.md").read_text() and "Budget (issue 45): 1200 s" in (
         tmp_path / "dpsgd_codec_speed.md").read_text()
+
+
+def test_image_generate_speed_script_times_the_plugin_beside_a_fresh_flow(tmp_path: Path) -> None:
+    """``benchmarks/image_generate_speed.py`` at a toy scale: every call timed, the kept pairs beside a fresh flow."""
+    import image_generate_speed
+
+    image_generate_speed.main(["--steps", "5", "--repeats", "1", "--out", str(tmp_path)])
+    payload = json.loads((tmp_path / "image_generate_speed.json").read_text())
+    assert [row["call"] for row in payload["rows"]] == ["fit", "generate(10)", "generate(500)", "generate(2000)"]
+    assert all(row["seconds"] >= 0 for row in payload["rows"]) and "flowed" in payload["rows"][1]
+    assert "| generate(10) |" in (tmp_path / "image_generate_speed.md").read_text()

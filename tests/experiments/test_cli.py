@@ -214,3 +214,36 @@ def test_table_prints_no_row_count_and_no_unreadable_entry(tmp_path: Path, capsy
         main(["table", str(broken), "--epsilon", "3", "--out", str(tmp_path / "t.csv"), "--quiet"])
     line = str(exit_info.value.code)
     assert "UnicodeDecodeError" in line and "secret" not in line and "0xff" not in line and "xff" not in line
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--codec", "private-autoencoder", "--ae-epochs", "3"], "--ae-epochs sets an autoencoder trained on public images"),
+    (["--codec", "private-pca", "--dct-frequencies", "8"], "--dct-frequencies sets --codec dct, not --codec private-pca"),
+    (["--codec", "dct", "--pca-components", "8"], "--pca-components sets --codec private-pca, not --codec dct"),
+    (["--codec", "private-autoencoder", "--codec-option", "epoch=2"], "takes no option 'epoch'"),
+    (["--codec", "private-autoencoder", "--codec-option", "epochs"], "--codec-option takes NAME=VALUE"),
+])
+def test_images_refuses_a_codec_setting_that_does_not_apply(tmp_path: Path, arguments: list[str], message: str) -> None:
+    """A codec flag for another codec is refused, not ignored (``--ae-epochs`` was silently ignored with the DP-SGD
+    codec), before any data is read."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["images", "--data-root", str(tmp_path), "--quiet", *arguments])
+    assert message in str(exit_info.value.code)
+
+
+def test_images_sets_the_dpsgd_codec_s_own_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--codec-option`` reaches the DP-SGD codec's settings through its registry entry."""
+    from synthcity_dpswf.experiments import images
+
+    built = []
+
+    def capture(config: images.ImageRunConfig, *args: object, **kwargs: object) -> None:
+        built.append(config)
+        raise _Captured
+
+    monkeypatch.setattr(images, "run_images", capture)
+    with pytest.raises(_Captured):
+        main(["images", "--data-root", "data", "--codec", "private-autoencoder", "--codec-option", "epochs=2",
+              "--codec-option", "batch_size=256"])
+    settings = built[0].codec_request().private_autoencoder
+    assert (settings.epochs, settings.batch_size) == (2, 256)

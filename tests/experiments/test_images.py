@@ -111,7 +111,7 @@ def test_image_folder_is_center_cropped(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------- plugins
-@pytest.mark.parametrize("name", ["dpswflow_r", "dpswflow"])
+@pytest.mark.parametrize("name", ["image_dpswflow_r", "image_dpswflow"])
 def test_plugins_generate_labelled_images(name: str) -> None:
     from synthcity.plugins import Plugins
     from synthcity.plugins.core.dataloader import ImageDataLoader
@@ -120,9 +120,11 @@ def test_plugins_generate_labelled_images(name: str) -> None:
 
     images, labels = blobs(600)
     loader = ImageDataLoader(data=(images, labels), height=32)
+    public, _ = blobs(300, seed=7)
     plugin = Plugins().get(
-        name, epsilon=10.0, n_classes=4, autoencoder_epochs=3, n_steps=30, n_directions=20, flow_batch_size=1000,
-        refiner_epochs=1, refiner_weight=0.05,
+        name, epsilon=10.0, n_classes=4, n_steps=30, n_directions=20, flow_batch_size=1000,
+        image_codec="public-autoencoder",
+        codec_options={"images": public * 2 - 1, "epochs": 3, "refiner_epochs": 1, "refiner_weight": 0.05},
     )
     plugin.fit(loader)
     generated = plugin.generate(24)
@@ -132,8 +134,8 @@ def test_plugins_generate_labelled_images(name: str) -> None:
     assert float(generated_images.min()) >= -1 and float(generated_images.max()) <= 1
     assert set(generated_labels.tolist()) <= {0, 1, 2, 3}
     report = plugin.privacy_report()
-    assert report.is_private and "autoencoder, trained on a random 50% of the images passed to fit" in str(report)
-    assert "n = 300 records" in str(report)  # only the private half reaches the releases
+    assert report.is_private and "autoencoder, trained on 300 public images given with the codec" in str(report)
+    assert "n = 600 records" in str(report)  # every image passed to fit is private
     assert plugin.encoder_.latent_dim == 16  # the latent size chosen on MNIST validation data (MNIST_LATENT_DIM)
     assert plugin.encoder_.refiner_settings.adversarial_weight == 0.05 and "weight 0.05" in str(report)
 
@@ -147,12 +149,12 @@ def test_plugin_takes_a_pretrained_adapter() -> None:
     public_images, _ = blobs(200, seed=5)
     adapter = AutoencoderCodec("mnist", device="cpu").fit(public_images, epochs=2, description="public blobs")
     images, labels = blobs(300)
-    plugin = Plugins().get("dpswflow", epsilon=5.0, n_classes=4, image_autoencoder=adapter, n_steps=10, n_directions=10)
+    plugin = Plugins().get("image_dpswflow", epsilon=5.0, n_classes=4, image_codec=adapter, n_steps=10, n_directions=10)
     plugin.fit(ImageDataLoader(data=(images, labels), height=32))
     assert len(plugin.generate(8)) == 8
     assert "n = 300 records" in str(plugin.privacy_report()) and "public blobs" in str(plugin.privacy_report())
     with pytest.raises(ValueError, match="labels must lie in 0..1"):
-        Plugins().get("dpswflow", n_classes=2, image_autoencoder=adapter).fit(ImageDataLoader(data=(images, labels), height=32))
+        Plugins().get("image_dpswflow", n_classes=2, image_codec=adapter).fit(ImageDataLoader(data=(images, labels), height=32))
 
 
 # ---------------------------------------------------------------------------------------------- the CLI

@@ -1,4 +1,4 @@
-"""Every argument of the three plugins is checked where it is given (``Plugins().get``), with a message that names it
+"""Every argument of the six plugins is checked where it is given (``Plugins().get``), with a message that names it
 (docs/guide.md: only what needs the data waits for ``fit``)."""
 
 from __future__ import annotations
@@ -9,8 +9,11 @@ import pytest
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
 from synthcity.plugins import Plugins
 
-from synthcity_dpswf.plugins import PLUGINS
+import torch
+
+from synthcity_dpswf.plugins import IMAGE_PLUGINS, PLUGINS, TABLE_PLUGINS
 from synthcity_dpswf.plugins.base import SlicedFlowPlugin
+from synthcity_dpswf.plugins.options import IMAGE_ARGUMENTS, TABLE_ARGUMENTS
 
 BAD = [
     ("dpswflow", {"epsilon": 0}, r"epsilon must be > 0"),
@@ -18,13 +21,16 @@ BAD = [
     ("dpswflow", {"delta": 1.5}, r"delta must lie in \(0, 1\), got 1.5"),
     ("dpswflow", {"neighbouring": "both"}, r"neighbouring must be one of \['add_remove', 'replace_one'\], got 'both'"),
     ("dpswflow", {"n_steps": 0}, "n_steps must be a positive integer, got 0"),
-    ("dpswflow", {"n_iter": 0}, "n_iter must be a positive integer, got 0"),
-    ("dpswflow", {"n_iter": 5, "n_steps": 5}, "give n_steps or its synthcity name n_iter, not both"),
-    ("dpswflow", {"accountant": "nope"}, "accountant must be one of"),
-    ("dpswflow", {"accountant": "replace_one_rdp", "neighbouring": "add_remove"}, "accountant 'replace_one_rdp'"),
-    ("dpswflow", {"labelling": "x"}, r"labelling must be one of \['conditional', 'joint'\], got 'x'"),
-    ("dpswflow", {"radius": -1}, "radius must be a finite number > 0, got -1"),
-    ("dpswflow", {"radius": 0}, "radius must be > 0"),
+    ("dpswflow", {"flow_options": {"accountant": "nope"}}, "accountant must be one of"),
+    ("dpswflow", {"flow_options": {"accountant": "replace_one_rdp"}, "neighbouring": "add_remove"},
+     "accountant 'replace_one_rdp'"),
+    ("dpswflow", {"flow_options": {"radius": -1}}, "radius must be a finite number > 0, got -1"),
+    ("dpswflow", {"flow_options": {"radius": 0}}, "radius must be > 0"),
+    ("dpswflow", {"flow_options": {"entropy": -1.0}}, "entropy must be a finite number >= 0"),
+    ("dpswflow", {"flow_options": {"smoothing": -1.0}}, "smoothing must be a finite number >= 0"),
+    ("dpswflow", {"flow_options": {"reuse": "twice"}}, "reuse must be one of"),
+    ("dpswflow", {"flow_options": {"steps": 3}}, r"flow_options takes \['accountant', 'entropy', 'radius', 'reuse', "),
+    ("dpswflow", {"flow_options": 3}, "flow_options must be a dict"),
     ("dpswflow", {"n_bins": 0}, "n_bins must be a positive integer, got 0"),
     ("dpswflow", {"n_release_directions": 2.5}, "n_release_directions must be a positive integer"),
     ("dpswflow", {"coarse_bins": 0}, "coarse_bins must be a positive integer"),
@@ -39,28 +45,31 @@ BAD = [
     ("dpswflow", {"release": "histogram"}, "release must be one of"),
     ("dpswflow", {"n_directions": 0}, "n_directions must be a positive integer"),
     ("dpswflow", {"step_size": -0.5}, "step_size must be a finite number > 0"),
-    ("dpswflow", {"entropy": -1.0}, "entropy must be a finite number >= 0"),
-    ("dpswflow", {"smoothing": -1.0}, "smoothing must be a finite number >= 0"),
     ("dpswflow", {"flow_batch_size": 0}, "flow_batch_size must be a positive integer"),
-    ("dpswflow", {"reuse": "twice"}, "reuse must be one of"),
     ("dpswflow", {"domain_epsilon_share": "0.2"}, r"domain_epsilon_share must lie in \(0, 1\)"),
     ("dpswflow", {"numeric_histograms": "no"}, "numeric_histograms must be True or False"),
     ("dpswflow", {"max_one_hot": 0}, "max_one_hot must be a positive integer"),
     ("dpswflow", {"domain": {"age": (90, 17)}}, "column 'age': bounds must be finite with low < high"),
     ("dpswflow", {"time_horizons": []}, "time_horizons must be a non-empty list of finite numbers"),
-    ("dpswflow", {"image_codec": "nope"}, r"image_codec must be None or a codec that needs no public image, one of \["),
-    ("dpswflow", {"image_autoencoder": 3}, "image_autoencoder must be None, an AutoencoderCodec or the path"),
-    ("dpswflow", {"codec_share": 1.0}, r"codec_share must lie in \(0, 1\)"),
-    ("dpswflow", {"public_fraction": 1.0}, r"public_fraction must lie in \(0, 1\), got 1.0"),
-    ("dpswflow", {"public_fraction": 0}, r"public_fraction must lie in \(0, 1\)"),
-    ("dpswflow", {"autoencoder_epochs": 0}, "autoencoder_epochs must be a positive integer"),
-    ("dpswflow", {"refiner_epochs": -1}, "refiner_epochs .* must be an integer >= 0"),
-    ("dpswflow", {"refiner_weight": 0.0}, "refiner_weight must be > 0"),
-    ("dpswflow", {"latent_dim": 0}, "latent_dim must be a positive integer"),
-    ("dpswflow", {"n_classes": 0}, "n_classes must be a positive integer"),
-    ("dpswflow", {"feature_weight": 1.5}, r"feature_weight must lie in \(0, 1\)"),
-    ("dpswflow", {"dct_frequencies": 0}, "dct_frequencies must be a positive integer"),
-    ("dpswflow", {"pca_components": 0}, "pca_components must be a positive integer"),
+    ("image_dpswflow", {"image_codec": "nope"}, r"image_codec must be one of \["),
+    ("image_dpswflow", {"image_codec": "public-half"}, "pass your public images with 'public-autoencoder'"),
+    ("image_dpswflow", {"image_codec": 3}, "image_codec must be a codec's name, an AutoencoderCodec or the path"),
+    ("image_dpswflow", {"codec_options": {"component": 3}}, "image codec 'private-pca' takes no option 'component'"),
+    ("image_dpswflow", {"codec_options": {"share": 1.0}}, r"codec_options\['share'\] must lie in \(0, 1\)"),
+    ("image_dpswflow", {"codec_options": {"components": 0}}, r"codec_options\['components'\] must be a positive"),
+    ("image_dpswflow", {"codec_options": {"frequencies": 0}, "image_codec": "dct"}, r"codec_options\['frequencies'\]"),
+    ("image_dpswflow", {"codec_options": {"share": 0.5}, "image_codec": "dct"}, "image codec 'dct' takes no option 'share'"),
+    ("image_dpswflow", {"codec_options": {"epochs": 0}, "image_codec": "private-autoencoder"}, "epochs must be"),
+    ("image_dpswflow", {"codec_options": {"refiner_weight": 0.0}, "image_codec": "public-autoencoder"},
+     "refiner_weight must be > 0"),
+    ("image_dpswflow", {"codec_options": {"images": 3}, "image_codec": "public-autoencoder"},
+     r"codec_options\['images'\] must be an ImageDataLoader"),
+    ("image_dpswflow", {"codec_options": [1]}, "codec_options must be a dict"),
+    ("image_dpswflow", {"n_classes": 0}, "n_classes must be a positive integer"),
+    ("image_dpswflow", {"labelling": "x"}, r"labelling must be one of \['conditional', 'joint'\], got 'x'"),
+    ("image_dpswflow", {"feature_weight": 1.5}, r"feature_weight must lie in \(0, 1\)"),
+    ("image_dpswflow_r", {"passes": 0}, "passes must be a finite number > 0"),
+    ("image_dpswgen", {"noise_dim": 0}, "noise_dim must be a positive integer"),
     ("dpswflow", {"sampling_patience": 0}, "sampling_patience must be a positive integer"),
     ("dpswflow", {"strict": "false"}, "strict must be True or False"),
     ("dpswflow", {"compress_dataset": 1}, "compress_dataset must be True or False"),
@@ -90,9 +99,9 @@ def test_each_bad_argument_is_refused_at_construction_naming_it(name: str, argum
 
 def test_every_argument_of_the_constructors_has_a_refused_value_in_bad() -> None:
     """docs/guide.md ("In synthcity") names the plugins' arguments in prose, with no table, so they are read from the
-    constructors (``SlicedFlowPlugin``'s and the subclasses' own; synthcity's ``Plugin`` arguments that pass through
-    ``**kwargs`` aside). Each takes a bounded number, a choice or a checked structure (``plugins.options``), so each is
-    the refused argument of a ``BAD`` entry for a plugin that takes it."""
+    constructors (``SlicedFlowPlugin``'s, the modalities' and the per-step mixins' own; synthcity's ``Plugin``
+    arguments that pass through ``**kwargs`` aside). Each takes a bounded number, a choice or a checked structure
+    (``plugins.options``), so each is the refused argument of a ``BAD`` entry for a plugin that takes it."""
     plugins = {plugin_class.name(): plugin_class for plugin_class in PLUGINS}
     owners = {klass for plugin_class in PLUGINS for klass in plugin_class.__mro__
               if issubclass(klass, SlicedFlowPlugin) and "__init__" in vars(klass)}
@@ -103,21 +112,66 @@ def test_every_argument_of_the_constructors_has_a_refused_value_in_bad() -> None
         missing += [f"{owner.__name__}({parameter.name})" for parameter in parameters
                     if parameter.name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD
                     and parameter.name not in refused]
-    assert len(owners) == 3 and not missing, f"arguments with no refused value in BAD: {missing}"
+    assert len(owners) == 5 and not missing, f"arguments with no refused value in BAD: {missing}"
 
 
-@pytest.mark.parametrize("plugin_class", PLUGINS, ids=lambda plugin_class: plugin_class.name())
+def arguments_of(plugin_class: type) -> set[str]:
+    """A plugin's own arguments, synthcity's ``Plugin`` arguments aside (they pass through ``**kwargs``)."""
+    return {name for klass in plugin_class.__mro__ if issubclass(klass, SlicedFlowPlugin) and "__init__" in vars(klass)
+            for name, parameter in inspect.signature(vars(klass)["__init__"]).parameters.items()
+            if name != "self" and parameter.kind is not inspect.Parameter.VAR_KEYWORD}
+
+
+def test_each_plugin_takes_its_modality_s_arguments_only() -> None:
+    """The table plugins take no image argument and the image plugins no table argument; DPSWflow takes at most 28
+    arguments on tables and 22 on images (synthcity's six included), each of the others 3 or 6 more (its batches and
+    network)."""
+    counts = {plugin_class.name(): len(arguments_of(plugin_class)) for plugin_class in PLUGINS}
+    assert counts["dpswflow"] <= 28 and counts["image_dpswflow"] <= 22, counts
+    assert counts["dpswflow_r"] == counts["dpswflow"] + 3 and counts["dpswgen"] == counts["dpswflow"] + 6
+    assert counts["image_dpswflow_r"] == counts["image_dpswflow"] + 3
+    for plugin_class in TABLE_PLUGINS:
+        assert not arguments_of(plugin_class) & set(IMAGE_ARGUMENTS)
+    for plugin_class in IMAGE_PLUGINS:
+        assert not arguments_of(plugin_class) & set(TABLE_ARGUMENTS)
+    with pytest.raises(TypeError, match="dpswflow fits tables and has no argument 'image_codec': it is an argument "
+                                        "of the image plugins"):
+        Plugins().get("dpswflow", image_codec="dct")
+    with pytest.raises(TypeError, match="image_dpswflow_r fits images and has no argument 'domain': it is an argument "
+                                        "of the table plugins"):
+        Plugins().get("image_dpswflow_r", domain={"a": (0, 1)})
+    with pytest.raises(TypeError, match="has no argument 'pca_components': give image_codec='private-pca', "
+                                        "codec_options=\\{'components': K\\}"):
+        Plugins().get("image_dpswflow", pca_components=8)
+
+
+@pytest.mark.parametrize("plugin_class", TABLE_PLUGINS, ids=lambda plugin_class: plugin_class.name())
 def test_the_defaults_and_the_documented_values_stay_valid(plugin_class: type, tmp_path: object) -> None:
     plugin_class()
-    plugin_class(accountant="replace_one_rdp", labelling="joint", radius=2.0, n_bins=32, coarse_bins=4, fine_bins=50,
-                 max_pairs=None, n_release_directions=100, entropy=0.0, smoothing=0.5, flow_batch_size=None,
-                 reuse="once", domain_epsilon_share=0.3, numeric_histograms=False, public_fraction=0.25,
-                 refiner_epochs=0, latent_dim=8, n_classes=2, feature_weight=0.5, random_state=7,
+    plugin_class(flow_options={"accountant": "replace_one_rdp", "radius": 2.0, "entropy": 0.0, "smoothing": 0.5,
+                               "reuse": "once"},
+                 n_bins=32, coarse_bins=4, fine_bins=50, max_pairs=None, n_release_directions=100,
+                 flow_batch_size=None, domain_epsilon_share=0.3, numeric_histograms=False, random_state=7,
                  workspace=str(tmp_path), device="cpu", strict=False, release="record")
-    plugin_class(neighbouring="add_remove", accountant="rdp", image_codec="dct")
+    plugin_class(neighbouring="add_remove", flow_options={"accountant": "rdp"})
 
 
-@pytest.mark.parametrize("name, arguments", [("dpswflow_r", {"batch_size": 100}), ("dpswflow", {"accountant": "replace_one_rdp"})])
+@pytest.mark.parametrize("plugin_class", IMAGE_PLUGINS, ids=lambda plugin_class: plugin_class.name())
+def test_the_image_defaults_and_the_documented_values_stay_valid(plugin_class: type, tmp_path: object) -> None:
+    plugin = plugin_class()
+    assert plugin.image_options.image_codec == "private-pca"  # no image passed to fit is public by default
+    plugin_class(flow_options={"accountant": "replace_one_rdp", "radius": 2.0}, labelling="joint", n_bins=32,
+                 n_release_directions=100,
+                 n_classes=2, feature_weight=0.5, random_state=7, workspace=str(tmp_path), device="cpu",
+                 image_codec="public-autoencoder",
+                 codec_options={"images": torch.zeros(4, 1, 32, 32), "refiner_epochs": 0, "latent_dim": 8})
+    plugin_class(neighbouring="add_remove", image_codec="dct", codec_options={"frequencies": 8})
+    plugin_class(image_codec="private-autoencoder", codec_options={"epochs": 2, "batch_size": 64, "latent_dim": 8,
+                                                                  "share": 0.4})
+
+
+@pytest.mark.parametrize("name, arguments", [("dpswflow_r", {"batch_size": 100}),
+                                             ("dpswflow", {"flow_options": {"accountant": "replace_one_rdp"}})])
 def test_an_adjacency_set_after_construction_is_checked_where_it_is_set(name: str, arguments: dict[str, object]) -> None:
     """Second reader: ``plugin.neighbouring = "add_remove"`` after ``batch_size=100`` (or an accountant not proven for
     Poisson sampling) was refused only when the generator was built, after the DP domain had been released."""

@@ -161,7 +161,7 @@ def image_outputs() -> dict[str, Any]:
     torch.manual_seed(0)
     adapter = AutoencoderCodec("mnist", latent_dim=4)
     adapter.fit((images[:40] + 1) / 2, epochs=1, seed=0, description="the fixture's first 40 images")
-    plugin = Plugins().get("dpswflow", image_autoencoder=adapter, n_classes=3, **FAST)
+    plugin = Plugins().get("image_dpswflow", image_codec=adapter, n_classes=3, **FAST)
     plugin.fit(ImageDataLoader((images[40:], labels[40:])))
     torch.manual_seed(0)
     generated = plugin.generate(GENERATED // 10).unpack().tensors()

@@ -85,8 +85,8 @@ def test_a_table_fit_computes_its_schedule_once_and_releases_by_it(
 
 
 def test_an_image_fit_computes_its_schedule_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    plugin = Plugins().get("dpswflow", epsilon=2.0, delta=1e-5, image_codec="private-pca", n_classes=3,
-                           pca_components=6, n_release_directions=40, **FAST)
+    plugin = Plugins().get("image_dpswflow", epsilon=2.0, delta=1e-5, image_codec="private-pca", n_classes=3,
+                           codec_options={"components": 6}, n_release_directions=40, **FAST)
     counts = counted_plans(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

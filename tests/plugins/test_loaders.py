@@ -184,7 +184,7 @@ def test_an_image_loader_keeps_its_public_shape_and_no_private_image() -> None:
     public = torch.rand(64, 1, 32, 32, generator=generator)
     adapter = AutoencoderCodec("mnist", latent_dim=4, device="cpu").fit(public, epochs=1, description="public noise")
     images, labels = torch.rand(80, 1, 32, 32, generator=generator), torch.randint(2, (80,), generator=generator)
-    plugin = Plugins().get("dpswflow", epsilon=1.0, n_classes=2, image_autoencoder=adapter, n_steps=5, n_directions=5)
+    plugin = Plugins().get("image_dpswflow", epsilon=1.0, n_classes=2, image_codec=adapter, n_steps=5, n_directions=5)
     plugin.fit(ImageDataLoader(data=(images, labels), height=32))
     assert plugin.data_info == {"data_type": "images", "len": 80, "train_size": 0.8, "height": 32, "width": 32,
                                 "channels": 1, "random_state": 0}

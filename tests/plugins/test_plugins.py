@@ -34,6 +34,7 @@ from synthcity_dpswf.privacy.domain import NO_CATEGORY
 from conftest import private_rows_found
 
 NAMES = ["dpswflow", "dpswflow_r", "dpswgen"]
+IMAGE_NAMES = ["image_dpswflow", "image_dpswflow_r", "image_dpswgen"]
 FAST = {"n_steps": 100, "n_directions": 30, "flow_batch_size": 1000, "epsilon": 10.0}
 IRIS_DOMAIN = {
     "sepal length (cm)": {"type": "numeric", "low": 4.0, "high": 8.0},
@@ -59,6 +60,14 @@ def test_sanity_name_and_type(name: str) -> None:
     assert plugin.module_relative_path is None
 
 
+@pytest.mark.parametrize("name", IMAGE_NAMES)
+def test_the_image_plugins_are_listed_where_synthcity_lists_its_image_generators(name: str) -> None:
+    plugin = Plugins().get(name)
+    assert plugin.name() == name and plugin.type() == "images"
+    assert name in Plugins(categories=["images"]).list() and name not in Plugins(categories=["privacy"]).list()
+    assert plugin.module_relative_path is None
+
+
 # Import hygiene, checked in the same fresh processes: transformers' two "PyTorch was not found" notices (emitted
 # when torch.onnx imports transformers on the way to synthcity.plugins) are dropped; every other message stays.
 OTHER_MESSAGES = (
@@ -71,7 +80,7 @@ OTHER_MESSAGES = (
 def test_registration_is_idempotent_and_works_in_a_fresh_process_without_the_transformers_notices() -> None:
     register()
     register()
-    assert [Plugins().get_type(name) for name in NAMES] == list(PLUGINS)
+    assert [Plugins().get_type(name) for name in NAMES + IMAGE_NAMES] == list(PLUGINS)
     # Either import order: the package first, or a plugin module first (which imports synthcity itself).
     for first in ("import synthcity_dpswf", "from synthcity_dpswf.plugins.base import SlicedFlowPlugin"):
         code = f"{first}; from synthcity.plugins import Plugins; print(Plugins().get('dpswflow_r').name()); {OTHER_MESSAGES}"
@@ -84,7 +93,7 @@ def test_registration_is_idempotent_and_works_in_a_fresh_process_without_the_tra
         assert "choose delta well below 1/n" in printed, first  # our own warnings.warn
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMES + IMAGE_NAMES)
 def test_hyperparameter_space_samples_build_plugins(name: str) -> None:
     plugin_class = Plugins().get_type(name)
     assert len(plugin_class.hyperparameter_space()) > 0
@@ -237,26 +246,20 @@ def test_bad_plugin_arguments_fail_clearly() -> None:
 
 @pytest.mark.parametrize(("arguments", "error", "message"), [
     ({"n_steps": 0}, ValueError, "n_steps must be a positive integer, got 0"),  # was 1,500 steps (`n_steps or ...`)
-    ({"n_iter": 0}, ValueError, "n_iter must be a positive integer, got 0"),
-    ({"n_iter": 5, "n_steps": 5}, ValueError, "n_steps or its synthcity name n_iter, not both"),
+    ({"n_iter": 5}, TypeError, r"dpswflow has no argument 'n_iter': give n_steps \(the flow's steps"),
+    ({"entropy": 0.1}, TypeError, r"dpswflow has no argument 'entropy': give flow_options=\{'entropy': ...\}"),
     ({"epsilon": "1.0"}, ValueError, r"epsilon must be a number .* got '1.0' \(str\)"),
     ({"epsilon": 0.0}, ValueError, "epsilon must be > 0"),
     ({"delta": 1.5}, ValueError, r"delta must lie in \(0, 1\), got 1.5"),
     ({"delta": "1e-5"}, ValueError, r"delta must be a number in \(0, 1\), got '1e-5' \(str\)"),
     ({"batch_size": 100}, TypeError, "dpswflow has no argument 'batch_size'; did you mean 'flow_batch_size'"),
-    ({"image_adapter": "ae.pt"}, TypeError, "dpswflow has no argument 'image_adapter': it is now 'image_autoencoder'"),
+    ({"image_adapter": "ae.pt"}, TypeError, "dpswflow fits tables and has no argument 'image_adapter'"),
 ])
 def test_arguments_are_checked_where_they_are_given(arguments: dict[str, object], error: type[Exception],
                                                     message: str) -> None:
     """``Plugins().get`` refuses what ``fit`` could not use, naming the problem, before any data is seen."""
     with pytest.raises(error, match=message):
         Plugins().get("dpswflow", **arguments)
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_synthcity_s_n_iter_is_the_number_of_flow_or_training_steps(name: str) -> None:
-    assert Plugins().get(name, n_iter=7).flow_options.steps == 7
-    assert Plugins().get(name, n_iter=7).generator_spec(TablePath()).arguments["settings"].n_steps == 7
 
 
 @pytest.mark.parametrize(("codec", "arguments", "expected"), [
@@ -269,7 +272,7 @@ def test_an_image_codec_s_measured_flow_settings_fill_what_the_plugin_leaves_uns
         codec: str, arguments: dict[str, int], expected: tuple[int | None, int, int]) -> None:
     from synthcity_dpswf.plugins.image_path import ImagePath
 
-    spec = Plugins().get("dpswflow", image_codec=codec, **arguments).generator_spec(ImagePath()).arguments
+    spec = Plugins().get("image_dpswflow", image_codec=codec, **arguments).generator_spec(ImagePath()).arguments
     assert (spec["n_release_directions"], spec["n_bins"], spec["settings"].n_steps) == expected
     table = Plugins().get("dpswflow", **arguments).generator_spec(TablePath()).arguments
     assert table["n_bins"] == arguments.get("n_bins", 16)  # tables take no codec's settings
@@ -301,7 +304,7 @@ def test_extensions_contribute_accountants(monkeypatch: pytest.MonkeyPatch) -> N
     assert manager.load_setuptools_entrypoints(extensions.PROJECT) == 0
     manager.register(_DummyExtension())
     assert set(extensions.image_codecs(manager)) == {"public-half", "other-dataset", "dct", "private-pca",
-                                                     "private-autoencoder"}  # the built-ins, through the same hook
+                                                     "private-autoencoder", "public-autoencoder"}  # the built-ins
     monkeypatch.setattr(extensions, "plugin_manager", lambda: manager)
     assert extensions.load_accountants() == ["dummy_rdp"]
     assert "dummy_rdp" in ACCOUNTANTS
@@ -317,6 +320,20 @@ def test_a_refused_refit_leaves_the_earlier_fit_usable() -> None:
     with pytest.raises(ValueError, match="fewer than 2 rows"):
         plugin.fit(iris().head(1))
     images = ImageDataLoader((torch.rand(6, 1, 32, 32) * 2 - 1, torch.tensor([0, 1, 2, 3, 4, 99])))
-    with pytest.raises(ValueError, match="labels must lie in"):  # another kind of data, refused
+    with pytest.raises(ValueError, match="dpswflow fits tables, and a ImageDataLoader holds images: use "
+                                         "Plugins\\(\\).get\\('image_dpswflow'\\)"):  # another kind of data, refused
         plugin.fit(images)
     assert len(plugin.generate(5).dataframe()) == 5 and str(plugin.privacy_report()) == report
+
+
+def test_synthcity_s_metrics_refuse_image_loaders_as_the_guide_says() -> None:
+    """docs/guide.md: ``Benchmarks.evaluate`` does not score images because synthcity 0.2.12's ``Metrics.evaluate``
+    refuses an ``ImageDataLoader``, real against real too. When synthcity changes this, the guide must too."""
+    from synthcity.metrics import Metrics
+
+    generator = torch.Generator().manual_seed(0)
+    images = ImageDataLoader(data=(torch.rand(40, 1, 32, 32, generator=generator) * 2 - 1,
+                                   torch.randint(2, (40,), generator=generator)), height=32)
+    with pytest.raises(ValueError, match="Invalid data type <class 'pandas.core.frame.DataFrame'>"):
+        Metrics.evaluate(images, images, metrics={"stats": ["jensenshannon_dist"]}, task_type="classification",
+                         use_cache=False)

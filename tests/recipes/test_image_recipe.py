@@ -39,8 +39,9 @@ def pca_order(share: float | None = None) -> CodecOrder:
 
 def test_the_plugin_releases_by_the_plan_the_recipe_makes_of_the_same_images() -> None:
     images, labels = digits()
-    plugin = Plugins().get("dpswflow_r", epsilon=EPSILON, delta=DELTA, image_codec="private-pca", n_classes=CLASSES,
-                           pca_components=6, n_release_directions=40, batch_size=50, **FAST)
+    plugin = Plugins().get("image_dpswflow_r", epsilon=EPSILON, delta=DELTA, image_codec="private-pca",
+                           n_classes=CLASSES, codec_options={"components": 6}, n_release_directions=40, batch_size=50,
+                           **FAST)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plugin.fit(ImageDataLoader(data=(images * 2 - 1, labels), height=8))
