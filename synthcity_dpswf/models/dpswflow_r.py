@@ -62,10 +62,7 @@ class DPSWFlowR(SlicedGenerator):
         schedule = ReleaseSchedule(True, batch_size, sample_rate, passes, release_steps)  # validates them
         if batch_size is not None and not self.neighbouring.n_is_public:
             raise ValueError("under add/remove batches are Poisson samples: give sample_rate, not batch_size.")
-        if sample_rate is not None and self.neighbouring.n_is_public and self.mechanism.replace_one_contribution_norm is None:
-            proven = sorted(name for name, kind in MECHANISMS.items() if kind.replace_one_contribution_norm)
-            raise ValueError(f"Poisson batches under replace-one are proven for sums whose every record contributes one "
-                             f"norm ({proven}), not for {self.release!r}: give batch_size instead.")
+        schedule.check_release(self.release, self.neighbouring)
         self.batch_size = batch_size
         self.sample_rate = sample_rate
         self.passes = float(schedule.passes)

@@ -38,6 +38,14 @@ class Sampling(GeneratorState):
         ``None`` (post-processing)."""
         return flow_groups(self._pool())
 
+    def label_counts(self, count: int) -> torch.Tensor | None:
+        """How many of ``count`` pairs each class gets in ``sample_labelled`` (``(C,)``: the released class weights by
+        largest remainders, ``models.kinds.class_weights``) for class-conditional releases; ``None`` for joint records,
+        whose labels are decoded from them (post-processing)."""
+        if self.labels_ != "conditional":
+            return None
+        return allocate(count, class_weights(self._pool()))
+
     def initial_particles(self, count: int, generator: torch.Generator) -> torch.Tensor:
         """Starting particles of the kind's space (``models.kinds.particle_space``): N(0, r^2 / d I) for the
         projected kinds, the product of the released one-way margins for marginal releases."""

@@ -119,6 +119,17 @@ class ReleaseSchedule:
             raise ValueError(f"batch_size={batch_size} exceeds the {n_records} records; lower it.")
         return batch_size, self.release_steps or release_steps(n_records, batch_size, self.passes)
 
+    def check_release(self, release: str, neighbouring: Adjacency | str) -> None:
+        """Refuse Poisson batches of ``release`` under replace-one where privacy.md proves none: the antipodal pair
+        covers sums whose every record contributes one norm (``MechanismKind.replace_one_contribution_norm``;
+        "Poisson batches under replace-one"). The one place this rule is checked: the plugins and ``DPSWFlowR`` ask it
+        where they are built, ``accountant`` before any plan."""
+        if Adjacency.of(neighbouring).n_is_public and self.per_step and self.sample_rate is not None \
+                and MECHANISMS[release].replace_one_contribution_norm is None:
+            proven = sorted(name for name, kind in MECHANISMS.items() if kind.replace_one_contribution_norm)
+            raise ValueError(f"Poisson batches under replace-one are proven for sums whose every record contributes one "
+                             f"norm ({proven}), not for {release!r}: give batch_size instead.")
+
     def poisson(self) -> tuple[float, int]:
         """``(q, K)``: the Poisson rate and number of releases of Poisson batches (never a function of n)."""
         if not self.per_step:
@@ -136,14 +147,11 @@ class ReleaseSchedule:
         replace-one RDP bound, and so every schedule after a replace-one DP-SGD codec trained on fixed-size batches
         ("A private image codec trained by DP-SGD"); releases of all records after one trained on Poisson batches by
         the antipodal pair, where they are the Gaussian mechanism."""
+        self.check_release(release, neighbouring)
         if Adjacency.of(neighbouring).n_is_public:
             if n_public is None:
                 raise ValueError("replace-one schedules are functions of the public n; pass n_records.")
             norm = MECHANISMS[release].replace_one_contribution_norm
-            if self.per_step and self.sample_rate is not None and norm is None:
-                proven = sorted(name for name, kind in MECHANISMS.items() if kind.replace_one_contribution_norm)
-                raise ValueError(f"Poisson batches under replace-one are proven for sums whose every record "
-                                 f"contributes one norm ({proven}), not for {release!r}: give batch_size instead.")
             schedules = prior.schedules if isinstance(prior, Prior) else ()
             fixed_prior = any(not schedule.poisson for schedule in schedules)
             poisson_prior = any(schedule.replace_one_poisson for schedule in schedules)

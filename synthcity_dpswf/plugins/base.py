@@ -31,7 +31,9 @@ from synthcity_dpswf.extensions import load_accountants
 from synthcity_dpswf.models import KINDS, SlicedGenerator
 from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
-from synthcity_dpswf.plugins.paths import Codec, DataPath, LoaderPath, PreparedData, check_data_kind, loader_path
+from synthcity_dpswf.plugins.paths import (
+    Codec, DataPath, FitInputs, GenerationContext, LoaderPath, PreparedData, check_data_kind, loader_path,
+)
 from synthcity_dpswf.plugins.options import FLOW_OPTION_DEFAULTS, FlowOptions, SynthcityOptions
 from synthcity_dpswf.privacy import Adjacency, MarginalLayout, PrivacyPart, PrivacyReport
 from synthcity_dpswf.privacy.budget import Budget
@@ -228,6 +230,15 @@ class SlicedFlowPlugin(Plugin):
         plugins name a target."""
         return loader_path(X, self.name())
 
+    def fit_inputs(self) -> FitInputs:
+        """The values a data path prepares data with (the modality adds its argument group)."""
+        return FitInputs(self.budget, self.random_state, self.flow_options.release)
+
+    def generation_context(self) -> GenerationContext:
+        """The values a data path generates with: the fit's schema, synthcity's info and settings, the layout."""
+        return GenerationContext(self.training_schema(), self.data_info, self.sampling_patience, self.strict,
+                                 self.layout_)
+
     def generator_arguments(self, release: str, flow_defaults: Mapping[str, int]) -> dict[str, Any]:
         """Arguments of the wrapped generator for the ``release`` kind, with the codec's measured ``flow_defaults``
         where the plugin's own are ``None`` (subclasses add theirs; the marginal release's layout is given when it
@@ -282,7 +293,7 @@ class SlicedFlowPlugin(Plugin):
         check_data_kind(X, self.modality, self.name())
         spec = self.generator_spec(path)
         loader = self.loader_for(X, named_target, spec.release)
-        prepared = path.prepare(self, X, loader, spec)
+        prepared = path.prepare(self.fit_inputs(), X, loader, spec)
         self.path_ = path
         self._keep(prepared)
         assert prepared.records is not None
@@ -343,7 +354,7 @@ class SlicedFlowPlugin(Plugin):
         if self.generator_ is None or self.encoder_ is None or self.path_ is None:
             raise RuntimeError("fit the plugin first")
         schema = syn_schema if requested is None else GenerationSchema.of(syn_schema, requested)
-        return self.path_.generate(self, self.generator_, self.encoder_, count, schema, cond)
+        return self.path_.generate(self.generation_context(), self.generator_, self.encoder_, count, schema, cond)
 
     def privacy_report(self) -> PrivacyReport:
         """The privacy report of the fitted plugin: the releases, with the DP domain inside their accounting if one was

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from synthcity.plugins.core.dataloader import DataLoader
+from synthcity.plugins.core.dataloader import DataLoader, create_from_info
 from synthcity.plugins.core.dataset import TensorDataset
 from synthcity.plugins.core.schema import Schema
 
@@ -22,7 +22,8 @@ from synthcity_dpswf.adapters.image_latent import AutoencoderCodec, from_synthci
 from synthcity_dpswf.models import SlicedGenerator
 from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
-from synthcity_dpswf.plugins.paths import Codec, ImageFittingPlugin, LoaderPath, PreparedData, draw_seed
+from synthcity_dpswf.plugins.paths import Codec, FitInputs, GenerationContext, LoaderPath, PreparedData, draw_seed
+from synthcity_dpswf.plugins.options import ImageOptions
 from synthcity_dpswf.privacy import MECHANISMS
 from synthcity_dpswf.recipes.images import CodecOrder, check_labels, flow_defaults, plan_images
 
@@ -91,11 +92,18 @@ class ImagePath:
 
     def draw(self, generator: SlicedGenerator, count: int, labels: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         """``count`` generated (latent, label) pairs: from the reservoir where it holds them, refilled first where a
-        call of at most ``RESERVOIR_IMAGES`` unlabelled pairs finds it short; else flowed now."""
-        taken = self.take(count, labels)
+        call of at most ``RESERVOIR_IMAGES`` pairs not asked by label finds it short; else flowed now. Pairs not asked
+        by label come in the classes' released shares, as a fresh flow gives them (``Sampling.label_counts``), in
+        random order."""
+        wanted = labels
+        counts = generator.label_counts(count) if labels is None else None
+        if counts is not None:
+            order = torch.randperm(count, generator=torch.Generator().manual_seed(draw_seed()))
+            wanted = torch.repeat_interleave(torch.arange(len(counts)), counts)[order]
+        taken = self.take(count, wanted)
         if taken is None and labels is None and count <= RESERVOIR_IMAGES:
             self.fill(generator, draw_seed())
-            taken = self.take(count, labels)
+            taken = self.take(count, wanted)
         if taken is not None:
             return taken
         return generator.sample_labelled(count, seed=draw_seed(), labels=labels)
@@ -105,10 +113,11 @@ class ImagePath:
         (``recipes.images.flow_defaults``); none for a given autoencoder."""
         return {} if codec is None else flow_defaults(codec, generator, release)
 
-    def prepare(self, plugin: ImageFittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
+    def prepare(self, inputs: FitInputs, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
         """Refuse what images cannot take, settle the codec (a given autoencoder, or the registry's order that the
         plan builds and pays for), and hand the private images to the image plan, whose release plan is ``spec``'s."""
-        release, options = plugin.flow_options.release, plugin.image_options
+        release, options = inputs.release, inputs.image
+        assert options is not None
         if release is not None and MECHANISMS[release].takes_level_codes:
             raise ValueError(f"the {release} release is for tables (it counts level codes); leave release=None "
                              "(projected histograms) for images.")
@@ -120,8 +129,8 @@ class ImagePath:
             given = options.image_codec
             codec = AutoencoderCodec.load(given) if isinstance(given, (str, Path)) else given  # type: ignore[assignment]
         else:
-            codec = self.codec_order(plugin, len(images))
-        plan = plan_images(images, labels, options.n_classes, plugin.budget, spec, codec)
+            codec = self.codec_order(inputs, options, len(images))
+        plan = plan_images(images, labels, options.n_classes, inputs.budget, spec, codec)
         return PreparedData(
             records=plan.records, labels=plan.labels, budget=plan.budget, noise_multiplier=plan.noise_multiplier,
             plan=plan.release_plan, n_public=plan.n_public, codec=plan.codec, layout=None, schema=Schema(domain={}),
@@ -129,18 +138,17 @@ class ImagePath:
         )
 
     @staticmethod
-    def codec_order(plugin: ImageFittingPlugin, n_images: int) -> CodecOrder:
+    def codec_order(inputs: FitInputs, options: ImageOptions, n_images: int) -> CodecOrder:
         """The registry's codec ``image_codec`` with its options, every image private: a codec that releases a
         statistic of the images takes its share of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the
         analytic Gaussian multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A
         private image codec": through a plugin). A codec trained in sampled noisy steps (DP-SGD) that would take fewer
         than ``MIN_DPSGD_STEPS`` of them on ``n_images`` warns, naming the images it needs."""
-        options = plugin.image_options
         entry = options.entry()
-        if entry.paid and math.isinf(plugin.budget.epsilon):
+        if entry.paid and math.isinf(inputs.budget.epsilon):
             raise ValueError(f"image_codec={options.image_codec!r} is paid from the budget, and epsilon = inf leaves "
                              "no noise to share; give a finite epsilon or image_codec='dct'.")
-        request = options.request(plugin.budget.neighbouring)
+        request = options.request(inputs.budget.neighbouring)
         if entry.planned_schedule is not None:
             steps = entry.planned_schedule(n_images, request).steps
             if steps < MIN_DPSGD_STEPS:
@@ -151,7 +159,7 @@ class ImagePath:
                               stacklevel=4)
         return CodecOrder(entry, request, options.share)
 
-    def generate(self, plugin: ImageFittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
+    def generate(self, context: GenerationContext, generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema, cond: Any = None) -> DataLoader:
         """``count`` generated (image, label) pairs (``draw``), decoded by the codec, through synthcity's image sampler;
         the labels follow the released class shares, or with ``cond`` are those given (one integer label per image,
@@ -161,13 +169,9 @@ class ImagePath:
             labels = integer_labels(torch.as_tensor(np.asarray(cond).reshape(-1)))
             if len(labels) != count:
                 raise ValueError(f"cond holds {len(labels)} labels; give one per image asked for (count={count}).")
-            check_labels(labels, plugin.image_options.n_classes)
-
-        def sample_images(n: int) -> TensorDataset:
-            latents, drawn = self.draw(generator, n, labels)
-            return TensorDataset(images=codec.decode(latents.cpu()), targets=drawn)
-
-        return plugin._safe_generate_images(sample_images, count, syn_schema)
+            check_labels(labels, generator.n_classes_)
+        latents, drawn = self.draw(generator, count, labels)
+        return create_from_info(TensorDataset(images=codec.decode(latents.cpu()), targets=drawn), context.data_info)
 
     def generate_parquet(self, generator: SlicedGenerator, codec: Codec, folder: Path, count: int, chunk_size: int,
                          seed: int) -> int:

@@ -4,6 +4,7 @@ synthcity's own image generators are."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -11,7 +12,7 @@ from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
 from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.options import DEFAULT_IMAGE_CODEC, TABLE_ARGUMENTS, ImageOptions
-from synthcity_dpswf.plugins.paths import DataPath
+from synthcity_dpswf.plugins.paths import DataPath, FitInputs
 
 
 class ImagePlugin(SlicedFlowPlugin):
@@ -55,6 +56,9 @@ class ImagePlugin(SlicedFlowPlugin):
 
     def data_path(self) -> DataPath:
         return ImagePath()
+
+    def fit_inputs(self) -> FitInputs:
+        return dataclasses.replace(super().fit_inputs(), image=self.image_options)
 
     def codec_name(self) -> str | None:
         return self.image_options.registry_name

@@ -2,10 +2,11 @@
 constructor, so at ``Plugins().get``. A bad argument is refused there with a message that names it and what it
 accepts; only what needs the data waits for ``fit`` (delta against 1/n, the domain against the table).
 
-synthcity hands the plugins flat keyword arguments (``Plugins().get(name, **kwargs)``); ``SlicedFlowPlugin`` builds
-these once from them: the budget (``privacy.budget.Budget``), ``FlowOptions``, ``TableOptions``, ``ImageOptions`` and
-``SynthcityOptions`` (synthcity's own, which its ``Plugin`` keeps as attributes), and the subclasses' ``BatchOptions``
-(``dpswflow_r``, ``dpswgen``) and ``NetworkOptions`` (``dpswgen``). The data paths read them (``paths.FittingPlugin``).
+synthcity hands the plugins flat keyword arguments (``Plugins().get(name, **kwargs)``); the plugins build these once
+from them: ``SlicedFlowPlugin`` the budget (``privacy.budget.Budget``), ``FlowOptions`` and ``SynthcityOptions``
+(synthcity's own, which its ``Plugin`` keeps as attributes), the modalities ``TableOptions`` (``TablePlugin``) or
+``ImageOptions`` (``ImagePlugin``), and the per-step mixins ``BatchOptions`` (``dpswflow_r``, ``dpswgen``) and
+``NetworkOptions`` (``dpswgen``). The data paths get them as values (``paths.FitInputs``).
 """
 
 from __future__ import annotations

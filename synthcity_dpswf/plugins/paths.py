@@ -3,9 +3,9 @@
 their ``info()`` it keeps (privacy.md, "synthcity loaders").
 
 Each plugin fits one kind of data, its modality (``TablePlugin``, ``ImagePlugin``), and refuses the other's loaders
-(``check_data_kind``, the one place that tests a loader's kind of data). A path reads of the plugin only what
-``FittingPlugin`` lists (its budget, its argument groups of ``plugins.options`` and synthcity's generation glue), so
-the paths sit below the plugin base and never import it;
+(``check_data_kind``, the one place that tests a loader's kind of data). A path reads nothing of the plugin: the plugin
+hands it values (``FitInputs`` to prepare, ``GenerationContext`` to generate) and gets values back (``PreparedData``,
+a loader), so the paths sit below the plugin base, never import it and never call it;
 the generator comes to ``prepare`` as a value (``models.base.GeneratorSpec``, resolved once by the plugin), whose plan
 the path calibrates the noise to. A path turns a loader into what the generator is fitted on (``prepare``: encoded
 records, labels, the flow's share of the budget, the codec, the marginal layout, the public schema and info, and the
@@ -76,36 +76,29 @@ class PreparedData:
     """The public number of classes of ``labels`` (``None``: no labels)."""
 
 
-class FittingPlugin(Protocol):
-    """What a ``DataPath`` reads of the plugin it prepares data for and generates through (``plugins.base.
-    SlicedFlowPlugin`` is one): its budget and argument groups (``plugins.options``), and synthcity's generation glue.
-    The table path reads ``table_options`` too, the image path ``image_options`` (``TableFittingPlugin``,
-    ``ImageFittingPlugin``)."""
+@dataclass(frozen=True)
+class FitInputs:
+    """What a ``DataPath`` prepares data with: the plugin's budget, seed and release kind as given, and its modality's
+    argument group (``plugins.options``); values handed down by the plugin, which the path never reads otherwise."""
 
     budget: Budget
     random_state: int
-    flow_options: FlowOptions
-    # synthcity's generation settings and state
+    release: str | None
+    """The release kind as given (``None``: the path's default)."""
+    table: TableOptions | None = None
+    image: ImageOptions | None = None
+
+
+@dataclass(frozen=True)
+class GenerationContext:
+    """What a ``DataPath`` generates with besides the generator and codec: the fit's public schema, synthcity's
+    loader info and generation settings, and the marginal layout (tables)."""
+
+    schema: Schema
+    data_info: dict[str, Any]
     sampling_patience: int
     strict: bool
-    data_info: dict[str, Any]
-
-    def training_schema(self) -> Schema: ...
-
-    def _safe_generate_images(self, sampler: Callable[[int], Any], count: int, syn_schema: Schema) -> DataLoader: ...
-
-
-class TableFittingPlugin(FittingPlugin, Protocol):
-    """A table plugin (``plugins.table_plugin.TablePlugin``), as the table path reads it."""
-
-    table_options: TableOptions
-    layout_: MarginalLayout | None
-
-
-class ImageFittingPlugin(FittingPlugin, Protocol):
-    """An image plugin (``plugins.image_plugin.ImagePlugin``), as the image path reads it."""
-
-    image_options: ImageOptions
+    layout: MarginalLayout | None = None
 
 
 MODALITY_OF_DATA = {"images": "images"}
@@ -139,12 +132,12 @@ class DataPath(Protocol):
         where the plugin's own are ``None`` (``SlicedFlowPlugin.generator_spec``)."""
         ...
 
-    def prepare(self, plugin: FittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
+    def prepare(self, inputs: FitInputs, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
         """Check ``X``, pay for what must be released before the generator (if anything), calibrate the releases'
         noise to ``spec``'s plan (computed once, here) and encode it."""
         ...
 
-    def generate(self, plugin: FittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
+    def generate(self, context: GenerationContext, generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema, cond: Any = None) -> DataLoader:
         """``count`` generated items as a loader of the kind that was fitted (post-processing of the releases);
         ``cond``: the named target's value of every item, where the path supports it."""

@@ -10,7 +10,8 @@ from synthcity.plugins.core.distribution import CategoricalDistribution, Distrib
 
 from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 from synthcity_dpswf.plugins.options import BatchOptions, NetworkOptions
-from synthcity_dpswf.privacy import MECHANISMS, Adjacency
+from synthcity_dpswf.models.state import ReleaseSchedule
+from synthcity_dpswf.privacy import Adjacency
 
 
 def batch_space() -> List[Distribution]:
@@ -44,11 +45,9 @@ class PerStepReleases(SlicedFlowPlugin):
     ) -> None:
         super().__init__(**kwargs)
         self.batch_options = BatchOptions(batch_size, sample_rate, passes, neighbouring=self.neighbouring)
-        release = self.flow_options.release
-        if sample_rate is not None and self.neighbouring.n_is_public and release is not None \
-                and MECHANISMS[release].replace_one_contribution_norm is None:
-            raise ValueError(f"Poisson batches under replace-one are proven for sums whose every record contributes one "
-                             f"norm ('projected_histogram', 'marginal'), not for release={release!r}: give batch_size.")
+        if self.flow_options.release is not None:  # the default kinds are proven (the schedule's rule, asked early)
+            ReleaseSchedule(True, batch_size, sample_rate, passes).check_release(self.flow_options.release,
+                                                                                self.neighbouring)
 
     def check_adjacency(self, neighbouring: Adjacency) -> None:
         super().check_adjacency(neighbouring)

@@ -29,7 +29,9 @@ from synthcity_dpswf.adapters.table_domain import output_categories
 from synthcity_dpswf.models import DPSWGen, SlicedGenerator
 from synthcity_dpswf.models.base import GeneratorSpec
 from synthcity_dpswf.notices import DPSWFWarning
-from synthcity_dpswf.plugins.paths import Codec, LoaderPath, PreparedData, TableFittingPlugin, draw_seed, loader_path
+from synthcity_dpswf.plugins.paths import (
+    Codec, FitInputs, GenerationContext, LoaderPath, PreparedData, draw_seed, loader_path,
+)
 from synthcity_dpswf.privacy import MECHANISMS
 from synthcity_dpswf.privacy.counts import check_table
 from synthcity_dpswf.recipes.tables import settle_table
@@ -82,15 +84,15 @@ class TablePath:
         """None: a table's flow settings are the release kind's (``models.KINDS``)."""
         return {}
 
-    def prepare(self, plugin: TableFittingPlugin, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
+    def prepare(self, inputs: FitInputs, X: DataLoader, loader: LoaderPath, spec: GeneratorSpec) -> PreparedData:
         """Check the table, settle its domain (a DP domain, accounted with the releases, where columns are
         undeclared) and the releases' noise (``spec``'s plan), and encode it."""
         frame = X.dataframe()
         check_table(frame)
-        prepared = self.settle(plugin, X, loader, frame, len(frame), spec)
+        prepared = self.settle(inputs, X, loader, frame, len(frame), spec)
         return dataclasses.replace(prepared, records=prepared.codec.encode(frame))
 
-    def prepare_partitioned(self, plugin: TableFittingPlugin, table: DaskCounts, spec: GeneratorSpec) -> PreparedData:
+    def prepare_partitioned(self, inputs: FitInputs, table: DaskCounts, spec: GeneratorSpec) -> PreparedData:
         """A partitioned table (privacy.md, "Tables on Dask"): the same checks, domain and codec as ``prepare``, from
         counts summed over the partitions; no record is encoded here (the generator's release is summed from the
         partitions' level codes: ``DaskCounts.marginal_statistic``). DPSWflow with the marginal release only. n is
@@ -102,23 +104,25 @@ class TablePath:
         if not MECHANISMS[spec.release].takes_level_codes:
             raise ValueError(f"a partitioned table is released as summed counts: leave release=None (the marginal "
                              f"release), not {spec.release!r}.")
-        n_records = table.n_rows() if plugin.budget.neighbouring.n_is_public else None  # n private: never read
+        n_records = table.n_rows() if inputs.budget.neighbouring.n_is_public else None  # n private: never read
         if n_records is not None and n_records < 2:
             raise ValueError(f"the table has {n_records} row(s); differential privacy over fewer than 2 rows is meaningless.")
         X = GenericDataLoader(pd.DataFrame(columns=table.columns))  # the column names only: no row, no dtype
-        target = plugin.table_options.named_target(X, False, spec.release)  # a frame of names: only target_column
-        prepared = self.settle(plugin, X, loader_path(X, spec.name, target=target), table, n_records, spec)
+        assert inputs.table is not None
+        target = inputs.table.named_target(X, False, spec.release)  # a frame of names: only target_column
+        prepared = self.settle(inputs, X, loader_path(X, spec.name, target=target), table, n_records, spec)
         info = dict(prepared.info, len=n_records or 0)
         return dataclasses.replace(prepared, info=info, partitioned=table)
 
-    def settle(self, plugin: TableFittingPlugin, X: DataLoader, loader: LoaderPath, table: pd.DataFrame | DaskCounts,
+    def settle(self, inputs: FitInputs, X: DataLoader, loader: LoaderPath, table: pd.DataFrame | DaskCounts,
                n_records: int | None, spec: GeneratorSpec) -> PreparedData:
         """The domain, codec and layout of a table (a frame, or a partitioned table's counts) of ``n_records`` rows
         (``None``: not read, add/remove), with the part of the budget the domain paid and the releases' noise
         (``recipes.tables.settle_table``), in synthcity's schema and info; no record encoded."""
-        n_public = None if n_records is None else plugin.budget.neighbouring.public_size(n_records)
-        choices = plugin.table_options.choices(spec.release, plugin.random_state, loader.target)
-        settled = settle_table(table, n_public, plugin.budget.for_records(n_public), choices, spec,
+        assert inputs.table is not None
+        n_public = None if n_records is None else inputs.budget.neighbouring.public_size(n_records)
+        choices = inputs.table.choices(spec.release, inputs.random_state, loader.target)
+        settled = settle_table(table, n_public, inputs.budget.for_records(n_public), choices, spec,
                                loader.public_rules(X))
         return PreparedData(
             records=None, labels=None, budget=settled.budget, noise_multiplier=settled.noise_multiplier,
@@ -128,7 +132,7 @@ class TablePath:
             one_way=settled.one_way, selection_part=settled.selection_part,
         )
 
-    def generate(self, plugin: TableFittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
+    def generate(self, context: GenerationContext, generator: SlicedGenerator, codec: Codec, count: int,
                  syn_schema: Schema, cond: Any = None) -> DataLoader:
         """``count`` generated rows that meet ``syn_schema``'s constraints (with ``strict``; the user's as given:
         ``plugins.base.GenerationSchema``), as synthcity's ``_safe_generate`` makes them but without its ``drop_duplicates``: a synthetic table may repeat
@@ -145,23 +149,23 @@ class TablePath:
         ``cond`` (``count`` values of the named target, synthcity's ``generate(count, cond=...)``): rows conditioned on
         them (``generate_conditioned``)."""
         if cond is not None:
-            return self.generate_conditioned(plugin, generator, codec, count, syn_schema, cond)
+            return self.generate_conditioned(context, generator, codec, count, syn_schema, cond)
         # The rows' dtypes are the domain's by construction; synthcity's schema, rebuilt from constraints, would ask a
         # nullable integer column for "float" (``NullableInteger``): its dtype rules are left out.
         constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
-        schema = plugin.training_schema()
+        schema = context.schema
         limit = CONSTRAINT_MAX_DRAWS * count
         flowed = generator.settings.flowed(count)
         kept: list[pd.DataFrame] = []
         total = drawn = draw = 0
         size = count
-        while draw < plugin.sampling_patience:
+        while draw < context.sampling_patience:
             draw += 1
             # DPSWGen draws rows from its trained network: no flow to reuse, and it takes no settings override
             overrides = {} if draw == 1 or isinstance(generator, DPSWGen) else {"flow_particles": flowed, "rows_per_particle": None}
             rows = schema.adapt_dtypes(codec.decode(generator.sample(size, seed=draw_seed(), **overrides)))
             drawn += len(rows)
-            if plugin.strict:
+            if context.strict:
                 rows = constraints.match(rows)
             kept.append(rows)
             total += len(rows)
@@ -180,16 +184,16 @@ class TablePath:
                 stacklevel=8,  # the caller of generate (through synthcity's and pydantic's frames)
             )
         frame = pd.concat(kept, ignore_index=True).head(count) if kept else pd.DataFrame(columns=schema.features())
-        return create_from_info(schema.adapt_dtypes(frame), plugin.data_info)
+        return create_from_info(schema.adapt_dtypes(frame), context.data_info)
 
-    def generate_conditioned(self, plugin: TableFittingPlugin, generator: SlicedGenerator, codec: Codec, count: int,
+    def generate_conditioned(self, context: GenerationContext, generator: SlicedGenerator, codec: Codec, count: int,
                              syn_schema: Schema, cond: Any) -> DataLoader:
         """``count`` rows whose named target is ``cond`` (one value per row, in order): each row drawn from the class of
         its value (``Sampling.sample``'s ``class_sizes``: class c's particles flow to class c's tables), its target the
         value itself. A fit conditioned on a named target only; a value outside the target's domain is refused (a
         value of an integer target must be one of its integers). Rows that miss synthcity's constraints are dropped with
         a warning (redrawing them would change the values asked for); the rows kept keep ``cond``'s order."""
-        layout = plugin.layout_
+        layout = context.layout
         if layout is None or layout.condition is None or not isinstance(codec, MarginalTableCodec):
             raise ValueError("generate(cond=...) draws rows for given values of a named target whose tables are counted "
                              "per value: fit with target_tables='per_value' on a loader that names it "
@@ -213,9 +217,9 @@ class TablePath:
         rows.index = torch.argsort(classes, stable=True).numpy()
         rows = rows.sort_index()
         rows[codec.domain.names[layout.condition]] = values.to_numpy()
-        schema = plugin.training_schema()
+        schema = context.schema
         rows = schema.adapt_dtypes(rows)
-        if plugin.strict:
+        if context.strict:
             constraints = Constraints(rules=[rule for rule in syn_schema.as_constraints().rules if rule[1] != "dtype"])
             kept = constraints.match(rows)
             if len(kept) < count:
@@ -223,7 +227,7 @@ class TablePath:
                               "others are dropped (redrawing them would change the values asked for).",
                               ConstraintsWarning, stacklevel=8)
             rows = kept
-        return create_from_info(schema.adapt_dtypes(rows.reset_index(drop=True)), plugin.data_info)
+        return create_from_info(schema.adapt_dtypes(rows.reset_index(drop=True)), context.data_info)
 
     def public_line(self, codec: Codec) -> str:
         return codec.public_description

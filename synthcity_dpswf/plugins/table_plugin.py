@@ -3,6 +3,7 @@ DataFrame, or for DPSWflow a Dask DataFrame or Parquet dataset), through ``plugi
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,8 @@ from synthcity_dpswf.adapters.partitioned import DaskCounts, computing, is_parti
 from synthcity_dpswf.adapters.tabular import DomainSpec
 from synthcity_dpswf.plugins.base import MOVED_IMAGE_ARGUMENTS, SlicedFlowPlugin
 from synthcity_dpswf.plugins.options import IMAGE_ARGUMENTS, TableOptions
-from synthcity_dpswf.plugins.paths import DataPath, LoaderPath, loader_path
+from synthcity_dpswf.plugins.paths import DataPath, FitInputs, LoaderPath, loader_path
 from synthcity_dpswf.plugins.table_path import TablePath
-from synthcity_dpswf.privacy import MECHANISMS
 
 
 class TablePlugin(SlicedFlowPlugin):
@@ -57,10 +57,8 @@ class TablePlugin(SlicedFlowPlugin):
         table = TableOptions(domain, domain_epsilon_share, numeric_histograms, max_one_hot, time_horizons, coarse_bins,
                              fine_bins, max_pairs, pair_selection, target_column, target_tables)
         super().__init__(**kwargs)
-        release = self.flow_options.release
-        if target_column is not None and release is not None and not MECHANISMS[release].takes_level_codes:
-            raise ValueError(f"target_column={target_column!r} shapes the marginal release's tables; release={release!r} "
-                             "has none: leave release=None (the marginal release for tables) or name no target.")
+        if self.flow_options.release is not None:  # the table recipe's rules on a named target, asked early
+            table.choices(self.flow_options.release, self.random_state, table.target_column)
         self.table_options = table
 
     @staticmethod
@@ -69,6 +67,9 @@ class TablePlugin(SlicedFlowPlugin):
 
     def data_path(self) -> DataPath:
         return TablePath()
+
+    def fit_inputs(self) -> FitInputs:
+        return dataclasses.replace(super().fit_inputs(), table=self.table_options)
 
     def loader_for(self, X: DataLoader, named_target: bool, release: str) -> LoaderPath:
         """The loader's path, conditioned on the named target (``TableOptions.named_target``)."""
@@ -91,7 +92,7 @@ class TablePlugin(SlicedFlowPlugin):
         path = TablePath()
         spec = self.generator_spec(path)
         with computing():
-            prepared = path.prepare_partitioned(self, DaskCounts(frame), spec)
+            prepared = path.prepare_partitioned(self.fit_inputs(), DaskCounts(frame), spec)
             self.path_ = path
             self._keep(prepared)
             self.generator_ = spec.build(prepared.n_public, prepared.layout)

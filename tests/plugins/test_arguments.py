@@ -38,7 +38,7 @@ BAD = [
     ("dpswflow", {"target_column": 3}, "target_column must be a column name or None"),
     ("dpswflow", {"target_tables": "all"}, r"target_tables must be one of \['pairs', 'per_value', 'none'\]"),
     ("dpswgen", {"target_tables": "per_value"}, "cannot count its tables per value"),
-    ("dpswflow", {"target_column": "y", "release": "projected"}, "shapes the marginal release's tables"),
+    ("dpswflow", {"target_column": "y", "release": "projected"}, "a named target conditions the marginal release's tables"),
     ("dpswflow", {"fine_bins": "8"}, "fine_bins must be a positive integer"),
     ("dpswflow", {"max_pairs": 0}, "max_pairs must be a positive integer"),
     ("dpswflow", {"pair_selection": "all"}, r"pair_selection must be one of \['adaptive', 'public'\]"),
