@@ -257,7 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "release, 50 for each per-step release of dpswflow_r and dpswgen; 2000 for "
                         "dpswflow with --codec private-pca, 4000 with --codec private-autoencoder, chosen on MNIST's "
                         "validation split); with --codec "
-                        "dct, measured best on validation data (docs/flows.md): --dct-frequencies 16 --directions 8000 "
+                        "dct, chosen on MNIST's validation split by CAS (benchmarks/results/gpu_codecs/codecs/"
+                        "image_codecs_mnist_validation.md): --dct-frequencies 16 --directions 8000 "
                         "--bins 32 --steps 5000 at epsilon 10, --directions 4000 --bins 32 --steps 3000 at epsilon 1")
     images.add_argument("--dct-frequencies", type=int, default=None,
                         help="K of --codec dct: the 2-D DCT frequencies u + v < K (default: 12, 77 numbers)")
@@ -265,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="K of --codec private-pca: eigenvectors of the private second moment (default: "
                         "30, chosen over 50 on MNIST's validation split with L 2000 and 3000 steps, at G 32 for "
                         "epsilon 10 and G 16 for epsilon 1; FashionMNIST's chose 50 with --bins 32 at epsilon 10: "
-                        "docs/flows.md)")
+                        "benchmarks/results/image_codecs_*_validation.md)")
     images.add_argument("--codec-share", type=float, default=None,
                         help="share of mu^2 (Gaussian DP) of the budget for a private codec's release, accounted with the "
                              "generator's releases (default: the codec's, chosen on MNIST's validation split: 0.2 for "
@@ -284,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     images.add_argument("--bins", type=int, default=None, help="G, bins per direction (default: 16, or the codec's "
                         "measured value where it has one)")
     images.add_argument("--latent-dim", type=int, default=None,
-                        help="latent size of the autoencoder codecs (default: ImageRunConfig's, docs/flows.md)")
+                        help="latent size of the autoencoder codecs (default: ImageRunConfig's)")
     images.add_argument("--steps", type=int, default=None,
                         help="flow steps (training steps for dpswgen; default: 1500, 3000 for dpswflow's histogram "
                         "release with --codec private-pca or private-autoencoder)")
@@ -322,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dpswf`` console script. Its output is line-buffered, so that a run written to a file shows
-    each line as it is printed (a block-buffered file showed nothing for minutes)."""
+    each line as it is printed (a block-buffered file holds its lines back until the buffer fills)."""
     reconfigure = getattr(sys.stdout, "reconfigure", None)
     if reconfigure is not None:
         reconfigure(line_buffering=True)

@@ -1,5 +1,5 @@
 """The README stays true: its two commands, its generated results section and its numbers come from committed files,
-and the code keeps release-kind knowledge in the registries."""
+and the code keeps release-kind knowledge in the registries and cites no lab-notebook fact, issue or timing."""
 
 from __future__ import annotations
 
@@ -167,6 +167,38 @@ def test_every_fact_reference_names_a_fact_of_flows_md() -> None:
         for match in re.finditer(r"(?i)\bfacts?\s+(\d+(?:(?:,\s+|\s+and\s+|-|\s+or\s+)\d+)*)", path.read_text(errors="ignore")):
             beyond += [f"{name}: {match.group()}" for number in re.findall(r"\d+", match.group(1)) if int(number) > count]
     assert not beyond, f"references to facts flows.md does not have: {beyond}"
+
+
+LAB_NOTEBOOK = re.compile(r"\bfacts? \d|\bissue \d|issue's|flows\.md", re.IGNORECASE)
+"""A citation of the lab notebook: a fact of docs/flows.md, an issue, or flows.md itself."""
+TIMING = re.compile(r"\btook \d|\d ?(ms|seconds|minutes)\b|\d ?s on \d+ (quiet )?(cores?|threads?)", re.IGNORECASE)
+"""A session's timing: "took 26 s", "15 minutes", "675 s on 2 quiet cores"."""
+
+
+def lab_notebook_lines(package: Path) -> list[str]:
+    """``path:line`` (from ``package``'s parent) of each line of ``package``'s Python files that cites a flows.md
+    fact, an issue or flows.md, or states a session's timing."""
+    return [f"{path.relative_to(package.parent).as_posix()}:{number}" for path in sorted(package.rglob("*.py"))
+            for number, line in enumerate(path.read_text().splitlines(), 1)
+            if LAB_NOTEBOOK.search(line) or TIMING.search(line)]
+
+
+def test_library_docstrings_cite_no_fact_issue_or_timing() -> None:
+    """Library docstrings and comments say what the code does and why, citing papers, privacy.md (the contract) or a
+    committed results file: never a fact of the lab notebook, an issue or a timing, which the code's reader cannot
+    check and which go stale."""
+    offenders = lab_notebook_lines(ROOT / "synthcity_dpswf")
+    assert not offenders, f"library lines citing a flows.md fact, an issue or flows.md, or a timing: {offenders}"
+
+
+def test_the_citation_check_reports_each_offending_line(tmp_path: Path) -> None:
+    package = tmp_path / "synthcity_dpswf"
+    (package / "math").mkdir(parents=True)
+    (package / "math" / "bad.py").write_text(
+        '"""Chosen on MNIST (docs/flows.md)."""\nA = 1  # Fact 12\nB = 2  # facts 139 and 141\nC = 3  # issue 44\n'
+        "D = 4  # within issue's budget\nE = 5  # generate(10) took 26 s\nF = 6  # 675 s on 2 quiet cores\n"
+        "G = 7  # the paper's 4 facts; an issue; Adult's 40 hours a week; noise 2s\n")
+    assert lab_notebook_lines(package) == [f"synthcity_dpswf/math/bad.py:{line}" for line in range(1, 8)]
 
 
 def test_no_code_outside_the_registries_switches_on_a_release_kind_name() -> None:

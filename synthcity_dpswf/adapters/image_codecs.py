@@ -39,19 +39,16 @@ from synthcity_dpswf.privacy.neighbouring import Adjacency
 DCT_FREQUENCIES = 12
 """K of the ``"dct"`` codec (u + v < 12: 77 features of a 32 x 32 image): the K of the best CAS on MNIST without
 public data among those tried; fewer frequencies lower the codec's own ceiling (real images through it), more raise
-it but leave the flow more features to fit from the same noisy releases, and its CAS falls (docs/flows.md, "No
-public data: a fixed DCT codec")."""
+it but leave the flow more features to fit from the same noisy releases, and its CAS falls."""
 PCA_COMPONENTS = 30
 """K of the ``"private-pca"`` codec: the top 30 eigenvectors, chosen over 50 by the mean CAS of the MLP and the CNN
-on the validation split of MNIST at epsilon = 10 and at epsilon = 1 (``benchmarks/results/
-image_codecs_mnist_validation.md``; docs/flows.md, "No public data: the private codec in the
-package" and "The image results regenerated through one runner")."""
+on the validation split of MNIST at epsilon = 10 and at epsilon = 1
+(``benchmarks/results/image_codecs_mnist_validation.md``)."""
 PCA_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 2000, "n_bins": 16, "n_steps": 3000})
 """DPSWflow's release and flow settings for the ``"private-pca"`` codec, chosen on the validation split of MNIST by
 the mean CAS of the MLP and the CNN: G = 16 bins ties G = 32 at epsilon = 10 and beats it at epsilon = 1; more
 directions, steps or bins gained nothing, the flow's own resolution being what is left under the codec's ceiling
-(``benchmarks/results/image_codecs_mnist_validation.md``, ``benchmarks/results/pca_flow_settings_mnist_validation.md``;
-docs/flows.md, "The image results regenerated through one runner" and "Where the no-public-data image path loses").
+(``benchmarks/results/image_codecs_mnist_validation.md``, ``benchmarks/results/pca_flow_settings_mnist_validation.md``).
 FashionMNIST's own validation split preferred G = 32 at epsilon = 10
 (``benchmarks/results/image_codecs_fashion_mnist_validation.md``): pass ``--bins 32`` there. The generator's own
 defaults, chosen for the public autoencoder, score lower on this codec (``benchmarks/results/image_cpu_costs.md``)."""
@@ -61,17 +58,17 @@ accounting (the prior) for every generator, through a plugin and ``dpswf images`
 codec")."""
 AUTOENCODER_CODEC_SHARE = 0.5
 """The ``"private-autoencoder"`` codec's share of mu^2: chosen over 0.2 on MNIST's validation split at epsilon 10 by the
-mean CAS of both classifiers (``benchmarks/results/dpsgd_codec_mnist_validation.md``; docs/flows.md, "No public data:
-a nonlinear codec trained by DP-SGD on the CPU"); its schedule an entry of the same accounting (privacy.md, "A private
-image codec trained by DP-SGD")."""
+mean CAS of both classifiers (``benchmarks/results/dpsgd_codec_mnist_validation.md``); its schedule an entry of the
+same accounting (privacy.md, "A private image codec trained by DP-SGD")."""
 AUTOENCODER_FLOW_SETTINGS: Mapping[str, int] = MappingProxyType({"n_release_directions": 4000, "n_bins": 16, "n_steps": 3000})
 """DPSWflow's release and flow settings for the ``"private-autoencoder"`` codec, chosen by CAS on MNIST's validation
 split at epsilon 10 (``benchmarks/results/dpsgd_codec_mnist_validation.md``; four fits of it in
 ``benchmarks/results/dpsgd_flow_replicates_mnist_validation_spread.md``). The generator's own defaults (L = 500, 1,500
 steps), chosen for the public autoencoder, score 2.5 / 0.9 points lower (MLP / CNN) at epsilon 10 on this codec and
-within one fit's spread at epsilon 1, where no flow setting moves the CNN beyond it (docs/flows.md, facts 139 and
-141). 32 bins gave a lower FID at epsilon 10 (fact 106) but one fit of it a lower MLP CAS, and none was run at
-epsilon 1: pass ``n_bins=32`` for images to look at."""
+within one fit's spread at epsilon 1, where no flow setting moves the CNN beyond it
+(``benchmarks/results/dpsgd_flow_replicates_mnist_validation_spread.md``). 32 bins gave a lower FID at epsilon 10
+(``benchmarks/results/dpsgd_flow_settings.md``) but one fit of it a lower MLP CAS, and none was run at epsilon 1: pass
+``n_bins=32`` for images to look at."""
 
 
 class ImageCodec(Codec, Protocol):

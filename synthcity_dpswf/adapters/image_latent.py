@@ -33,7 +33,7 @@ from synthcity_dpswf.math.checks import check_non_negative, check_positive, chec
 MNIST_LATENT_DIM = 16
 """Latent size the package trains for 32 x 32 images when none is given (``dpswf images``, the image plugins):
 with 10 epochs it was chosen on a validation split of MNIST's training set by the CAS of the reconstructions, over
-the paper's latent 8 and 5 epochs (docs/flows.md, "Images: a wider public autoencoder").
+the paper's latent 8 and 5 epochs.
 ``AutoencoderCodec("mnist")`` alone keeps the paper's 8."""
 
 REFINER_EPOCHS = 5
@@ -44,18 +44,16 @@ REFINER_AVERAGE_DECAY = 0.99
 MNIST's public half, scored by FID against the other 5,000. Weight 0.2: a lower FID of refined reconstructions than
 at 0.05 or without a refiner. Decay 0.99 (weights averaged over about the last 100 steps): a lower FID of decoded
 flow samples than with the last weights, on each of two training seeds; latent noise (0.05 tried) was worse on
-average over the seeds and is left off (``benchmarks/refiner_validation.py``, ``benchmarks/results/
-refiner_validation.md``; docs/flows.md, "A refiner for the public autoencoder" and "The refiner chosen on what it
-decodes: the flow's samples")."""
+average over the seeds and is left off (``benchmarks/refiner_validation.py``,
+``benchmarks/results/refiner_validation.md``)."""
 
 REFINER_ADVERSARIAL_WEIGHTS: Mapping[str, float] = MappingProxyType({"mnist": REFINER_ADVERSARIAL_WEIGHT, "fashion_mnist": 0.05})
 """The refiner's adversarial weight per dataset its public images come from (``refiner_adversarial_weight``), each
 chosen on that dataset's public half only (25,000 refining images, 5,000 held out, the flow's decoded samples
 scored by FID; ``benchmarks/refiner_validation.py --dataset``). FashionMNIST: 0.05 gives a lower FID and a higher
-recall than 0.2 on each of two training seeds, at the same CNN CAS (``benchmarks/results/
-refiner_validation_fashion_mnist.md``; docs/flows.md, "FashionMNIST's refiner on its own public images"). MNIST at
-0.05 stays within its training seeds' spread of 0.2, so it keeps 0.2 (docs/flows.md, "FashionMNIST's refiner at its
-own weight")."""
+recall than 0.2 on each of two training seeds, at the same CNN CAS
+(``benchmarks/results/refiner_validation_fashion_mnist.md``). MNIST at 0.05 stays within its training seeds' spread
+of 0.2, so it keeps 0.2 (``benchmarks/results/refiner_validation.md``)."""
 
 
 def refiner_adversarial_weight(dataset: str) -> float:
@@ -271,7 +269,7 @@ class AutoencoderCodec:
         (``patch_discriminator``) that minimises :math:`\mathrm{softplus}(-D(x)) + \mathrm{softplus}(D(\hat x))`
         (the non-saturating GAN loss); Adam, both at ``learning_rate``, betas (0.5, 0.999). ``decode`` then returns
         :math:`\hat x`. Only public images and the public autoencoder are read, so decoding generated latents
-        through the refiner stays post-processing. Defaults: docs/flows.md, "A refiner for the public autoencoder".
+        through the refiner stays post-processing. Defaults: ``REFINER_EPOCHS`` and the constants beside it.
 
         ``latent_noise`` :math:`s > 0` decodes :math:`\mathrm{dec}(\mathrm{normalize}(\mathrm{enc}(x) + s\,\xi))`,
         :math:`\xi \sim N(0, I)` fresh each step, instead of :math:`\mathrm{dec}(\mathrm{enc}(x))`: inputs as far

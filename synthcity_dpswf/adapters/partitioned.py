@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 LOCAL_THREADS = 2
 """Threads of the local cluster started for a call when no Dask client is running: one worker in the calling process
 (no process is started, so a plain script without an ``if __name__ == "__main__":`` guard works, and nothing is
-imported again; two worker processes counted no faster on two cores and each took seconds to start)."""
+imported again; worker processes count no faster than threads, and each must import the package before it
+starts)."""
 
 CLUSTER_LOG_LEVEL = logging.WARNING
 """The least level ``distributed``'s loggers emit while the local cluster started for a call runs (its INFO lines,

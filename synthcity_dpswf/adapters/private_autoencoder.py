@@ -35,7 +35,7 @@ r"""The decoder's logit temperature t: a decoded pixel is :math:`\sigma(t \cdot 
 each pixel's Bernoulli mean, which the cross-entropy trains: grey wherever a stroke's place is uncertain, so decoded
 digits are blurred; t > 1 sharpens them towards the near-binary strokes of the images. Post-processing (it never
 touches the training), chosen among 1, 2, 4 and 8 by FID on MNIST's validation split, the test split unread
-(``benchmarks/decode_temperature.py``; docs/flows.md, "decode temperature")."""
+(``benchmarks/decode_temperature.py``, ``benchmarks/results/decode_temperature.md``)."""
 
 
 @dataclass(frozen=True)
@@ -50,11 +50,11 @@ class PrivateAutoencoderSettings:
     training: it is left out of the settings a checkpoint is bound to (``training``) and of the repr its cache name
     is hashed from.
 
-    The defaults are those every measured row ran with (``dpae:32:16:5`` in the image benchmarks; docs/flows.md facts
-    93, 136, 142, 144 and 145): latent 32, width 16, 5 expected epochs, batch 512, clip 1, Adam at 2e-3, each of latent,
-    batch, clip and budget share chosen on a validation split; its training on MNIST's 55,000 validation images takes
-    a projected 675 s on 2 quiet cores (``benchmarks/dpsgd_codec_speed.py``), so twice the epochs or the width would
-    pass issue 45's budget of 20 minutes."""
+    The defaults are those every measured row ran with (``dpae:32:16:5`` in the image benchmarks): latent 32, width
+    16, 5 expected epochs, batch 512, clip 1, Adam at 2e-3, each of latent, batch, clip and budget share chosen on a
+    validation split (``benchmarks/results/dpsgd_codec_*_validation.md``). Epochs and width stay where a training on
+    the CPU takes a practical time, which grows with both (``benchmarks/dpsgd_codec_speed.py``,
+    ``benchmarks/results/dpsgd_codec_speed.md``)."""
 
     latent_dim: int = 32
     width: int = 16

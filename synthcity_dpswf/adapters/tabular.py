@@ -381,10 +381,9 @@ def needs_histogram(column: object, bins: int) -> bool:
 CELL_SIGNAL = 1.0
 """A measured cell's expected count should reach this many noise standard deviations (``table_resolution``). Chosen
 on data we do not report: synthcity's XGB performance of DPSWflow at epsilon = 3 on iris and wine (means of 6 fits)
-and the 2-way TV of a synthetic 4,000 x 20 stand-in of a user's table at epsilon = 1 (docs/flows.md, "Tables as
-users bring them"): of 0.1, 0.25, 0.5, 1 and 2 stds, 1 was the best on wine, near the best on iris and among the
-best on the stand-in (a smaller signal keeps levels whose counts are noise, a larger one fewer levels than the data
-need)."""
+and the 2-way TV of a synthetic 4,000 x 20 stand-in of a user's table at epsilon = 1: of 0.1, 0.25, 0.5, 1 and 2
+stds, 1 was the best on wine, near the best on iris and among the best on the stand-in (a smaller signal keeps levels
+whose counts are noise, a larger one fewer levels than the data need)."""
 FINE_LEVELS = (8, 100)
 COARSE_LEVELS = (2, 16)
 SMALL_TABLE_COARSE = 8
@@ -399,8 +398,8 @@ def table_resolution(n_records: float | None, count_noise: float) -> tuple[int, 
     and as good as 4 on iris, 16 worse on both). Unknown n (add/remove with every column declared): the most.
 
     On Adult (48,842 rows, 15 columns, epsilon = 1) the rule keeps 100 fine and 16 coarse levels, the settings chosen
-    on raw Adult's training split (docs/flows.md, "Tables"); on 4,000 rows of 20 columns at epsilon = 0.5 it measures
-    2-way tables of 5 x 5 cells, each holding about 160 records against noise of about 150.
+    on raw Adult's training split; on 4,000 rows of 20 columns at epsilon = 0.5 it measures 2-way tables of 5 x 5
+    cells, each holding about 160 records against noise of about 150.
     """
     if n_records is None:
         return FINE_LEVELS[1], COARSE_LEVELS[1]

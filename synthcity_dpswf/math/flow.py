@@ -147,7 +147,7 @@ class EmpiricalTarget:
             rows = (torch.arange(self.batch_size) + step * self.batch_size) % n
         elif 10 * self.batch_size <= n:
             # From a large pool, drawing with replacement repeats at most ~b/(2n) < 5% of the rows and avoids
-            # a permutation of the whole pool at every step (8 ms for a million rows, most of a step's time).
+            # a permutation of the whole pool at every step (on a pool of a million rows, most of a step's time).
             rows = torch.randint(n, (self.batch_size,), generator=self._generator)
         else:
             rows = torch.randperm(n, generator=self._generator)[: self.batch_size]

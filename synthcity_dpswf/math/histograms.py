@@ -71,7 +71,7 @@ def bin_probabilities(counts: torch.Tensor, totals: torch.Tensor, estimator: Cou
 
     - ``"simplex"`` (default): :math:`p = \Pi_{\Delta}(c / T)`, the Euclidean projection onto the simplex,
       i.e. subtract one constant from every count and clip at zero. Empty bins stay empty: noise alone
-      rarely lifts a count above the constant. Measured better (docs/flows.md, "Histogram post-processing").
+      rarely lifts a count above the constant, so the flow is not pulled towards ranges no record holds.
     - ``"clip"``: :math:`p = \max(c, 0) / \sum_g \max(c_g, 0)`; every empty bin keeps the positive half of
       its noise, which spreads mass over the whole range.
 
@@ -218,8 +218,8 @@ def coarsen(fine_counts: torch.Tensor, n_coarse: int, missing: bool = False, sta
 
 def to_probabilities(counts: torch.Tensor, total: float) -> torch.Tensor:
     r"""Noisy counts of a table (any shape) to probabilities: :math:`\Pi_\Delta(c / n)`, the Euclidean projection
-    of the flattened table onto the simplex (subtract one constant, clip at zero; docs/flows.md "Tables": clipping
-    alone would put mass on every empty cell)."""
+    of the flattened table onto the simplex (subtract one constant, clip at zero: clipping alone would put the
+    positive half of the noise on every empty cell, mass that the flow would then reproduce)."""
     if total <= 0:
         raise ValueError(f"total must be > 0, got {total!r}.")
     flat = counts.to(torch.float64).reshape(1, -1) / total

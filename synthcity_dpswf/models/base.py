@@ -52,8 +52,8 @@ class SlicedGenerator(Releasing, Sampling, Persistence, ABC):
         boundary: ``"ball"`` (project records with norm > r onto the ball) or ``"sphere"`` (normalise all).
         n_release_directions: directions per release (projected kinds); ``None`` takes the generator's
             kind's default (``models.kinds.KINDS``: one-shot or per-step).
-        n_bins: G, bins over [-r, r] per direction (histogram releases); the default was chosen on a validation
-            split of MNIST (docs/flows.md); few records per class want fewer.
+        n_bins: G, bins over [-r, r] per direction (histogram releases); the default was chosen by CAS on a
+            validation split of MNIST; few records per class want fewer.
         marginals: the public tables of ``release="marginal"`` (``privacy.MarginalLayout``: levels per column,
             coarse levels, pairs); records are then level codes (``adapters.MarginalTableCodec``) and samples
             continuous level positions whose floor is the code.

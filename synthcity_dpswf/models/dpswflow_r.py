@@ -40,8 +40,8 @@ class DPSWFlowR(SlicedGenerator):
         release_steps: K directly.
         **kwargs: the ``SlicedGenerator`` arguments (release, radius, settings, seed, neighbouring, ...).
 
-    The defaults are the per-step histogram form run on MNIST (docs/flows.md, "Per-step histogram releases
-    (DPSWflow-r's form), MNIST": q = 0.1 of the records per release, K = 100, M = 50 directions per release): a
+    The defaults are the per-step histogram form as run on a validation split of MNIST (q = 0.1 of the records per
+    release, K = 100, M = 50 directions per release: ``benchmarks/results/archive/histogram_settings_mnist.md``): a
     count carries noise z sqrt(2M) while it grows with b, so batches are large. ``DPSWFlowR.paper()`` gives the
     paper's MNIST preset (projected releases, b = 250, 35 passes, each release used once by the step that made it).
     """

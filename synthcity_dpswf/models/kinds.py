@@ -347,12 +347,12 @@ KINDS: dict[str, KindSpec] = {
     # The paper's N_theta = 70 directions per projected release.
     "record": KindSpec(record_target, euclidean_space),
     "projected": KindSpec(projected_target, euclidean_space, 70, 70),
-    # L = 500 for one histogram release, M = 50 for each of 100 per-step ones, 1,500 steps: chosen on a validation
-    # split of MNIST (docs/flows.md, "Aggregate releases" and "Per-step histogram releases").
+    # L = 500 for one histogram release, M = 50 for each of 100 per-step ones, 1,500 steps: chosen by CAS on a
+    # validation split of MNIST (benchmarks/results/archive/histogram_settings_mnist.md).
     "projected_histogram": KindSpec(histogram_target, euclidean_space, 500, 50),
-    # 300 steps: docs/flows.md, "Tables" and "Tables as users bring them"; 10,000 flowed rows per call, or one per 10
-    # rows beyond 100,000, a flow of more than 10,000 taking fewer directions a step (the work of a step at 10,000):
-    # "How many particles a table flows".
+    # 300 steps: fewer raised the 2-way TV on Adult at epsilon 1, more slow generation, a flow per call; 10,000
+    # flowed rows per call, or one per 10 rows beyond 100,000, a flow of more than 10,000 taking fewer directions a
+    # step (the work of a step at 10,000): benchmarks/results/flow_particles*.md.
     "marginal": KindSpec(marginal_target, cube_space, steps=300, flow_particles=10_000, rows_per_particle=10,
                          step_particles=10_000, groups=target_groups),
 }

@@ -60,10 +60,9 @@ DEFAULT_SAMPLE_RATE = 0.1
 
 
 def default_batch_size(n_records: int) -> int:
-    """b = max(ceil(n / 10), min(n, 1,000)): q = 0.1 on large data (the per-step histogram form run on MNIST:
-    docs/flows.md, "Per-step histogram releases (DPSWflow-r's form), MNIST"), every record in each release below
-    1,000 (a tenth of a small table, iris' 150 rows, is a batch whose marginal counts are noise: synthcity's iris
-    check failed in most fits)."""
+    """b = max(ceil(n / 10), min(n, 1,000)): q = 0.1 on large data (the rate the per-step histogram form was
+    run with on a validation split of MNIST), every record in each release below 1,000 (a tenth of a small table,
+    iris' 150 rows, is a batch whose marginal counts are noise: synthcity's iris check failed in most fits)."""
     return max(math.ceil(n_records / 10), min(n_records, MIN_DEFAULT_BATCH))
 
 
@@ -87,8 +86,8 @@ class ReleaseSchedule:
       batches (the DP-SGD codec's default) the releases take Poisson batches or all records in each release: a
       fixed-size batch of fewer records is refused (the antipodal pair composes no such batch).
     Poisson batches are the replace-one default for the sum kinds since their accounting (the antipodal pair) takes
-    0.63 to 0.69 of the fixed-size batches' noise at equal epsilon for every q below 1 (docs/flows.md, chosen on the
-    validation tables)."""
+    0.63 to 0.69 of the fixed-size batches' noise at equal epsilon for every q below 1
+    (``benchmarks/results/replace_one_accounting.md``)."""
 
     per_step: bool = False
     batch_size: int | None = None
@@ -190,11 +189,11 @@ Reuse = Literal["pooled", "once"]
 class FlowSettings:
     """Generation-time settings: public, free to change after ``fit`` (each run is post-processing).
 
-    Defaults chosen for the default release (projected histograms; docs/flows.md, "Flow settings for histogram
-    releases", on a validation split of the MNIST training set and on the digits): h = 1, 1,500 steps, 70 of the
-    released directions per step. Noisy-record releases carry their noise as smoothing, which flattens the
-    transport map: h = 3 with 2,000-3,000 steps did far better than h = 1 there, on MNIST and on the digits
-    (docs/flows.md, "What the flows need to work well" and "The same on MNIST"): pass them with such releases.
+    Defaults chosen by CAS for the default release (projected histograms) on a validation split of the MNIST
+    training set and on the digits (``benchmarks/results/archive/histogram_settings_{mnist,digits}.md``): h = 1,
+    1,500 steps, 70 of the released directions per step. Noisy-record releases carry their noise as smoothing, which
+    flattens the transport map: h = 3 with 2,000-3,000 steps did far better than h = 1 there, on MNIST and on the
+    digits (on MNIST: ``benchmarks/results/images_mnist.md``): pass them with such releases.
 
     Attributes:
         n_steps: flow steps (with ``reuse="once"``: ignored, one step per release).
@@ -212,8 +211,8 @@ class FlowSettings:
         particle_cdf: ``"histogram"`` (O(nL)), ``"sort"`` (exact ranks) or ``"grid"`` (quantile grid and
             ``searchsorted``) for the particles' CDF.
         count_estimator: how noisy counts become bin probabilities (``math.histograms.bin_probabilities``):
-            ``"simplex"`` (Euclidean projection, default, chosen on validation data: docs/flows.md, "Flow
-            settings for histogram releases") or ``"clip"``.
+            ``"simplex"`` (Euclidean projection, default: it keeps empty bins empty, where clipping leaves them
+            the positive half of their noise) or ``"clip"``.
         flow_particles: particles flowed per ``sample`` call when the kind's particle space can draw more rows from
             them (``ParticleSpace.resample``: the marginal kind redraws a flowed particle's position inside its coarse
             cell, i.e. its fine levels from the released one-way tables); ``None`` flows every row.

@@ -29,8 +29,9 @@ from synthcity_dpswf.recipes.images import CodecOrder, check_labels, flow_defaul
 
 RESERVOIR_IMAGES = 1000
 """Flowed latents an image plugin keeps (with the fitted model, so after ``save`` / ``load`` too), from which calls of
-at most this many images draw (``ImagePath.draw``): a flow's cost is nearly all in its steps, not its particles (on one
-thread, generate(10) took 26 s, generate(2000) 37 s: docs/flows.md), so small calls take kept particles."""
+at most this many images draw (``ImagePath.draw``): a flow's cost is nearly all in its steps, not its particles (a
+flow of 2,000 costs under one and a half times one of 10: ``benchmarks/image_generate_speed.py``), so small calls take
+kept particles."""
 MIN_DPSGD_STEPS = 100
 """Below this many noisy steps the DP-SGD codec has not learned: on 800 MNIST images (8 steps at its default batch)
 the flow's images came out uniform grey."""
@@ -53,7 +54,8 @@ class ImagePath:
     """
 
     default_release = "projected_histogram"
-    """Class-conditional histograms of the latents' projections (docs/flows.md, "Flow settings for histogram releases")."""
+    """Class-conditional histograms of the latents' projections: one release, its settings chosen by CAS on a
+    validation split of MNIST (``benchmarks/results/archive/histogram_settings_mnist.md``)."""
 
     def __init__(self) -> None:
         self.reservoir: tuple[torch.Tensor, torch.Tensor] | None = None

@@ -432,8 +432,8 @@ class BatchOptions:
             all in every release), accounted by the antipodal pair (privacy.md, "Poisson batches under replace-one").
         passes: K = ceil(passes * n / b) releases (ceil(passes / q) under add/remove); the default 10 with the default
             b (n / 10 from 10,000 rows, all rows below 1,000: ``models.state.default_batch_size``) makes K = 100 on
-            large data (the per-step histogram form run on MNIST, docs/flows.md; 35 passes at b = 250 is the paper's
-            preset) and K = 10 on small tables.
+            large data (the per-step histogram form as run on a validation split of MNIST; 35 passes at b = 250 is
+            the paper's preset) and K = 10 on small tables.
     """
 
     batch_size: int | None

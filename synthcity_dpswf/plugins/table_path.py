@@ -41,8 +41,8 @@ CONSTRAINT_PROBE_DRAWS = 3
 CONSTRAINT_MAX_DRAWS = 30
 """The most rows ``TablePath.generate`` spends on constraints the generator rarely meets, in multiples of the count
 asked for: once the rate of kept rows says ``count`` rows would take more, it stops with what it has and a warning
-(synthcity's ``sampling_patience``, 500 draws of ``count`` rows each, ran a rare constraint for 15 minutes with neither a
-result nor an error)."""
+(synthcity's ``sampling_patience``, 500 draws of ``count`` rows each, can run a rare constraint for a long time with
+neither a result nor an error)."""
 DRAW_ROWS = 200_000
 """The most rows one later draw of ``TablePath.generate`` decodes at once (beyond ``count``), bounding its memory."""
 
@@ -78,7 +78,8 @@ class TablePath:
     map of the domain (levels for the marginal release, the unit ball for the others)."""
 
     default_release = "marginal"
-    """Noisy one- and two-way tables of the level-coded rows (docs/flows.md: ahead of the record releases on tables)."""
+    """Noisy one- and two-way tables of the level-coded rows, the statistics MST and AIM measure (McKenna et al.): on
+    tables their 2-way TV is far below the record releases'."""
 
     def flow_defaults(self, codec: str | None, generator: str, release: str) -> dict[str, int]:
         """None: a table's flow settings are the release kind's (``models.KINDS``)."""

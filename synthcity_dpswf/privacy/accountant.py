@@ -79,7 +79,7 @@ records (the pair at q = 1 and radius 1/2: the Gaussian mechanism)."""
 
 PLD_DISCRETIZATION = 1e-4
 """The privacy-loss grid of ``REPLACE_ONE_PLD`` (dp-accounting's pessimistic rounding: any grid gives an upper bound,
-a finer one a tighter bound; at 1e-4 an accounting of 100 steps takes about 0.1 s)."""
+a finer one a tighter bound and a longer accounting; 1e-4 keeps an accounting of a hundred steps quick)."""
 
 REPLACE_ONE_RDP = "replace_one_rdp"
 """dp-accounting's replace-one RDP bound for sampling without replacement (Wang, Balle & Kasiviswanathan 2019,

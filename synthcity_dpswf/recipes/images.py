@@ -67,22 +67,25 @@ class ImageRunConfig:
     """Public settings of one run (all stated in the results).
 
     Defaults: one class-conditional projected-histogram release (DPSWflow, L = 500 directions, G = 16 bins)
-    and the plain flow (h = 1, 1,500 steps), chosen on a validation split of the MNIST training set
-    (docs/flows.md, "Flow settings for histogram releases") with the public autoencoder; the ``"private-pca"`` and
-    ``"private-autoencoder"`` codecs have their own (``PCA_FLOW_SETTINGS``, ``AUTOENCODER_FLOW_SETTINGS``, applied by
-    ``flow_defaults`` and ``dpswf images``). ``None`` for
+    and the plain flow (h = 1, 1,500 steps), chosen by CAS on a validation split of the MNIST training set
+    (``benchmarks/results/archive/histogram_settings_mnist.md``) with the public autoencoder; the
+    ``"private-pca"`` and ``"private-autoencoder"`` codecs have their own (``PCA_FLOW_SETTINGS``,
+    ``AUTOENCODER_FLOW_SETTINGS``, applied by ``flow_defaults`` and ``dpswf images``). ``None`` for
     ``n_release_directions`` and ``batch_size`` takes the generator's defaults. With ``release="record"``, h = 3
-    and 3,000 steps measured best (CAS 59.4% at epsilon = 10 against 25.7% at h = 1). ``codec`` is one of ``codec_names()`` (each registry entry's
+    and 3,000 steps measured best (CAS 59.4% at epsilon = 10 against 25.7% at h = 1:
+    ``benchmarks/results/images_mnist.md``). ``codec`` is one of ``codec_names()`` (each registry entry's
     ``assumption`` says what it assumes public); ``latent_dim`` and ``autoencoder_epochs`` shape its autoencoder:
-    latent 16 and 10 epochs were chosen on the same validation split (docs/flows.md, "A stronger public
-    autoencoder": CAS of the reconstructions 94.9% against 86.9% for the paper's latent 8 and 5 epochs), and
-    ``private_autoencoder`` the ``"private-autoencoder"`` codec's DP-SGD settings. ``refiner_epochs`` the autoencoders' refiner, trained on the same public images (``AutoencoderCodec.fit_refiner``; 0: none;
-    docs/flows.md, "A refiner for the public autoencoder").
+    latent 16 and 10 epochs were chosen on the same validation split (CAS of the reconstructions 94.9% against
+    86.9% for the paper's latent 8 and 5 epochs), and ``private_autoencoder`` the ``"private-autoencoder"`` codec's
+    DP-SGD settings. ``refiner_epochs`` the autoencoders' refiner, trained on the same public images
+    (``AutoencoderCodec.fit_refiner``; 0: none; it sharpens the decoder's images at no privacy cost:
+    ``benchmarks/results/refiner_validation.md``).
     ``flow_directions`` (directions per flow step) and ``count_estimator`` are the flow's ``FlowSettings``.
     ``fid_samples``: generated images scored against as many test images (``FULL_FID_SAMPLES`` for the
     literature's protocol; 0: no FID). ``dct_frequencies``: K of the ``"dct"`` codec (the frequencies u + v < K;
     without public data, K = 16 with L = 8,000, G = 32 and 5,000 steps measured best at epsilon = 10 on the
-    validation split, K = 12 with L = 4,000, G = 32, 3,000 steps at epsilon = 1: docs/flows.md). ``device``:
+    validation split, K = 12 with L = 4,000, G = 32, 3,000 steps at epsilon = 1:
+    ``benchmarks/results/gpu_codecs/codecs/image_codecs_mnist_validation.md``). ``device``:
     where the autoencoder trains, the flow runs and the CAS classifiers train: ``"auto"`` (CUDA when torch sees
     it, else the CPU), ``"cpu"`` or ``"cuda"``. ``neighbouring``: the adjacency the releases are calibrated for
     (``"replace_one"``, the default, or ``"add_remove"``: n private too, per-step releases accounted with Opacus'

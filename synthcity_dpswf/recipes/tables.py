@@ -168,7 +168,7 @@ def noise_limited(size: float | None, rest_multiplier: float, neighbouring: Adja
     tables, and a paid selection of fewer pairs pays (privacy.md, "Paid pair selection"). Public and released numbers
     only; ``size`` unknown (add/remove without a DP domain): no. The rule was chosen on the validation tables, where the
     selection won when noise held the tables below the most levels and lost on a large table where it did not
-    (``benchmarks/results/pair_selection*.md``; docs/flows.md, "Which pairs to measure: a paid selection")."""
+    (``benchmarks/results/pair_selection*.md``)."""
     every_pair = TableChoices("marginal", max_pairs=max_pairs, pair_selection="public")
     _, coarse = marginal_resolution(every_pair, neighbouring, None, size, rest_multiplier, n_columns)
     return coarse < COARSE_LEVELS[1]
@@ -304,11 +304,11 @@ def warn_about(release: DomainRelease) -> None:
     (post-processing), with the run's epsilon and the domain's share of it as its calibration states them
     (``DomainCalibration.threshold_epsilon`` and ``share``; a domain released alone: its own epsilon, no share): columns
     it could not place, columns mixing kinds, categorical columns left with a single published category (output
-    constant: ncbirths' four binary columns, their minorities 11% to 15% of 1,000 rows, came back constant at epsilon 1
-    with no word, issue 44) and those whose rare categories became ``OTHER_CATEGORY``. A noisy estimate is printed as
-    one, with its noise std, never as a count. No warning names a column's missing entries: a column without any has an
-    estimate between one and four stds in 16% of releases, so such a warning would mostly name columns with none
-    (privacy.md, "Missing values")."""
+    constant, which a user would not expect: on a table of 1,000 rows at epsilon 1 a binary column's minority of
+    11% to 15% can go unpublished) and those whose rare categories became ``OTHER_CATEGORY``. A noisy estimate is
+    printed as one, with its noise std, never as a count. No warning names a column's missing entries: a column
+    without any has an estimate between one and four stds in 16% of releases, so such a warning would mostly name
+    columns with none (privacy.md, "Missing values")."""
     epsilon, share = release.calibration.threshold_epsilon, release.calibration.share
     rough = [column for column, located in release.located.items() if not located and release.placed.get(column, True)]
     if rough:

@@ -20,7 +20,7 @@ when its noisy count exceeds :math:`s\,\Phi^{-1}(1 - 0.001 / B)` anywhere (an em
 largest sum (``densest_run``), kept when the anchor's fullest bin exceeds :math:`s\,\Phi^{-1}(1 - 0.01 / W)`, s being
 the bins' noise std (weak bins between strong ones stay; an empty neighbour joins with probability 0.6%, stretching a
 range by one bin). Isolated bins inside the anchor at the same level are not kept: on a small integer target they
-widened the range by a class no record has (docs/flows.md). A run of k bins that touches no kept bin is kept too when
+widened the range by a class no record has. A run of k bins that touches no kept bin is kept too when
 its counts sum to more than :math:`s\sqrt{k}\,\Phi^{-1}(1 - 0.001 / (B (B + 1)))` (``significant_runs``: a
 spread-out mode, as the positive amounts of a zero-inflated column, each of whose octaves is below the single-bin
 level; each of the B (B + 1) / 2 runs of pure noise passes with probability 0.1% / (B (B + 1)), so an empty column
@@ -167,7 +167,7 @@ def histogram_edges(low: float, high: float, integer: bool, closed: bool = False
     linearly, and keeps zero's atom, the bins between 0 and +-2^-16 (``adapters.table_domain.snapped_to_zero``: the
     exact zeros of an amount). A public function of the (released or declared) range. Without the merge, a declared
     range from zero would keep every octave down to 2^-16, most of its cells below 1, where no value of a count, a
-    duration or an amount lies: cells of pure noise (docs/flows.md)."""
+    duration or an amount lies: cells of pure noise."""
     first, stop = math.ceil(low) + 0.5, high - (0.0 if closed else 0.5)  # the inner half-integer edges: [first, stop)
     if integer and math.ceil(stop - first) + 1 <= UNIT_INTEGERS:  # at most UNIT_INTEGERS integers
         halves = np.arange(first, stop, 1.0)
@@ -198,7 +198,7 @@ WINDOW = 8
 RUN_PENALTY = 2.5
 """What each bin of a numeric column's range must pay, in noise stds (``densest_run``): an empty bin joins the run
 only with noise above this many stds beside it (0.6% per side), so that noise seldom gives an integer target a class
-no record has (the rates at this penalty and a lower one: docs/flows.md)."""
+no record has (a penalty of 2 adds such a class about four times as often)."""
 TRIM_LEVEL = 2.5
 """A released range's ends lose the runs of value-histogram cells that do not stand this many noise stds out of the
 noise (``trimmed_span``) ..."""
@@ -211,7 +211,7 @@ HELD_SHARE = 0.4
 """A numeric column's released range must be consistent with holding this share of its numbers (``holds_the_numbers``):
 a range that holds fewer is a window of noise or of a minority of its values, not its range. Chosen between windows of
 noise and a column spread over octaves of a small table (``benchmarks/held_share.py``,
-``benchmarks/results/held_share.md``; docs/flows.md)."""
+``benchmarks/results/held_share.md``)."""
 ROUGH_LEVEL = 2.0
 """... within this many noise stds of the difference (``holds_the_numbers``): a range that holds that share
 fails with probability 2.3%, one that holds them all (the usual case) almost never."""
@@ -261,7 +261,7 @@ def significant_runs(counts: np.ndarray, noise_std: float, kept: np.ndarray) -> 
     of k bins whose counts' sum has the largest z = sum / (s sqrt(k)) among the runs that touch no kept bin, while z
     exceeds Phi^{-1}(1 - 0.001 / (B (B + 1))) (module docstring), then the next among the bins left. Without such runs a
     zero-inflated column whose positive amounts spread over many octaves, each within the noise, keeps its zeros only
-    and every positive amount is clipped to zero (docs/flows.md). Post-processing of the released counts."""
+    and every positive amount is clipped to zero. Post-processing of the released counts."""
     n_bins = len(counts)
     level = float(norm.isf(0.001 / max(n_bins * (n_bins + 1), 1)))
     taken = kept.copy()
@@ -460,7 +460,7 @@ the rows and leaves their column uncoded."""
 CODED_SHARE = 0.05
 """A numeric column is *coded* when its published values (its atoms and the integers of its unit cells that stand out)
 hold all of its numbers but at most this share, by the released counts (``coded_values``): its output then holds
-those values only. Set on the validation tables (docs/flows.md)."""
+those values only. Set on the validation tables, where 0.1 gave a 2-way TV within the fits' noise of 0.05's."""
 
 
 def published_values(
