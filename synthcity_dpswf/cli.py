@@ -51,7 +51,7 @@ def _images(args: argparse.Namespace) -> int:
     try:
         check_public_split(args.codec, args.neighbouring)
         check_codec_flags(args)
-        codec_options = parse_codec_options(args.codec_option)
+        codec_options = parse_codec_options(args.codec_option, args)
     except ValueError as error:
         raise SystemExit(f"dpswf images: error: {error}") from error
     given = {name: value for name, value in (
@@ -117,7 +117,11 @@ def check_codec_flags(args: argparse.Namespace) -> None:
             raise ValueError(f"{flag} sets {codec}, not --codec {args.codec}: drop it (or use --codec-option).")
 
 
-def parse_codec_options(pairs: list[str] | None) -> dict[str, object]:
+CODEC_OPTION_FLAGS = {"share": "codec_share", "components": "pca_components", "frequencies": "dct_frequencies"}
+"""``--codec-option`` names that a flag of its own sets too (``--codec-share``, ...): giving both is refused."""
+
+
+def parse_codec_options(pairs: list[str] | None, args: argparse.Namespace | None = None) -> dict[str, object]:
     """``--codec-option NAME=VALUE`` pairs as a dict; a VALUE that reads as a Python number (or True/False) is that."""
     import ast
 
@@ -130,6 +134,9 @@ def parse_codec_options(pairs: list[str] | None) -> dict[str, object]:
             options[name] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
             options[name] = text
+        flag = CODEC_OPTION_FLAGS.get(name)
+        if args is not None and flag is not None and getattr(args, flag) is not None:
+            raise ValueError(f"--codec-option {name}= and --{flag.replace('_', '-')} set the same setting: give one.")
     return options
 
 

@@ -364,6 +364,14 @@ PRIVATE_AUTOENCODER_OPTIONS: Mapping[str, str] = MappingProxyType({
 
 
 def _private_autoencoder_options(request: CodecRequest, options: Mapping[str, Any]) -> CodecRequest:
+    """The DP-SGD settings given, where they apply under the request's adjacency: the Poisson rate is set under
+    add/remove (under replace-one it is batch_size / n), the replace-one batches' kind under replace-one."""
+    if request.neighbouring.n_is_public and "sample_rate" in options:
+        raise ValueError("codec_options['sample_rate'] sets the DP-SGD codec's Poisson rate under add/remove; under "
+                         "replace-one its rate is batch_size / n: give batch_size.")
+    if not request.neighbouring.n_is_public and "replace_one_sampling" in options:
+        raise ValueError("codec_options['replace_one_sampling'] applies under replace-one; under add/remove the DP-SGD "
+                         "codec's batches are Poisson samples at sample_rate.")
     return dataclasses.replace(request, private_autoencoder=dataclasses.replace(request.private_autoencoder, **options))
 
 

@@ -89,6 +89,12 @@ def to_synthcity_range(images: torch.Tensor) -> torch.Tensor:
     return images * 2 - 1
 
 
+def is_public_autoencoder(codec: object) -> bool:
+    """Whether ``codec`` is an ``AutoencoderCodec``: a codec a user trains on public images, which a run pays nothing
+    for (a codec released from private images, such as ``PrivatePCAImageCodec``, is not one)."""
+    return isinstance(codec, AutoencoderCodec)
+
+
 def check_images(images: torch.Tensor) -> None:
     """Raise ``ValueError`` unless ``images`` is a finite float ``(n, C, H, W)`` tensor in [0, 1]."""
     if not isinstance(images, torch.Tensor) or images.ndim != 4 or not images.is_floating_point():

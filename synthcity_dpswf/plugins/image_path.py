@@ -145,7 +145,8 @@ class ImagePath:
         statistic of the images takes its share of mu^2 of the run's Gaussian budget (z_c = z / sqrt(s), z the
         analytic Gaussian multiplier at (epsilon, delta)) and is the releases' accountant's prior (privacy.md, "A
         private image codec": through a plugin). A codec trained in sampled noisy steps (DP-SGD) that would take fewer
-        than ``MIN_DPSGD_STEPS`` of them on ``n_images`` warns, naming the images it needs."""
+        than ``MIN_DPSGD_STEPS`` of them warns: under replace-one naming the images it needs (n is public), under
+        add/remove, where its steps do not depend on n, naming no count of images."""
         entry = options.entry()
         if entry.paid and math.isinf(inputs.budget.epsilon):
             raise ValueError(f"image_codec={options.image_codec!r} is paid from the budget, and epsilon = inf leaves "
@@ -153,12 +154,16 @@ class ImagePath:
         request = options.request(inputs.budget.neighbouring)
         if entry.planned_schedule is not None:
             steps = entry.planned_schedule(n_images, request).steps
-            if steps < MIN_DPSGD_STEPS:
+            if steps < MIN_DPSGD_STEPS and inputs.budget.neighbouring.n_is_public:
                 needed = int(np.ceil(MIN_DPSGD_STEPS * n_images / steps))
                 warnings.warn(f"the {options.image_codec} codec takes {steps} noisy steps on {n_images} images; below "
                               f"{MIN_DPSGD_STEPS} it learns nothing. Give at least {needed} images, more epochs or a "
                               "smaller batch_size in codec_options, or image_codec='private-pca'.", DPSWFWarning,
                               stacklevel=4)
+            elif steps < MIN_DPSGD_STEPS:  # add/remove: the steps are epochs / sample_rate, n is neither read nor named
+                warnings.warn(f"the {options.image_codec} codec takes {steps} noisy steps (epochs / sample_rate); below "
+                              f"{MIN_DPSGD_STEPS} it learns nothing: raise epochs or sample_rate in codec_options, or "
+                              "use image_codec='private-pca'.", DPSWFWarning, stacklevel=4)
         return CodecOrder(entry, request, options.share)
 
     def generate(self, context: GenerationContext, generator: SlicedGenerator, codec: Codec, count: int,

@@ -13,6 +13,7 @@ from synthcity_dpswf.plugins.base import SlicedFlowPlugin
 from synthcity_dpswf.plugins.image_path import ImagePath
 from synthcity_dpswf.plugins.options import DEFAULT_IMAGE_CODEC, TABLE_ARGUMENTS, ImageOptions
 from synthcity_dpswf.plugins.paths import DataPath, FitInputs
+from synthcity_dpswf.privacy import Adjacency
 
 
 class ImagePlugin(SlicedFlowPlugin):
@@ -45,10 +46,13 @@ class ImagePlugin(SlicedFlowPlugin):
         feature_weight: float = 0.7,
         **kwargs: Any,
     ) -> None:
-        image = ImageOptions(image_codec, codec_options, n_classes, labelling, feature_weight,
-                             kwargs.get("random_state", 0))
         super().__init__(**kwargs)
-        self.image_options = image
+        self.image_options = ImageOptions(image_codec, codec_options, n_classes, labelling, feature_weight,
+                                          self.random_state, self.neighbouring)
+
+    def check_adjacency(self, neighbouring: Adjacency) -> None:
+        super().check_adjacency(neighbouring)
+        dataclasses.replace(self.image_options, neighbouring=neighbouring)  # the codec's options under it
 
     @staticmethod
     def type() -> str:
@@ -58,7 +62,8 @@ class ImagePlugin(SlicedFlowPlugin):
         return ImagePath()
 
     def fit_inputs(self) -> FitInputs:
-        return dataclasses.replace(super().fit_inputs(), image=self.image_options)
+        image = dataclasses.replace(self.image_options, neighbouring=self.neighbouring)  # as the budget's, if set later
+        return dataclasses.replace(super().fit_inputs(), image=image)
 
     def codec_name(self) -> str | None:
         return self.image_options.registry_name

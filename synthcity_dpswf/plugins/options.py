@@ -22,7 +22,7 @@ import torch
 
 from synthcity_dpswf.adapters.codec import Codec
 from synthcity_dpswf.adapters.image_codecs import AutoencoderRequest, CodecRequest, GivenImagesAutoencoder, ImageCodecEntry
-from synthcity_dpswf.adapters.image_latent import AutoencoderCodec
+from synthcity_dpswf.adapters.image_latent import AutoencoderCodec, is_public_autoencoder
 from synthcity_dpswf.adapters.table_domain import DomainSpec, TabularDomain
 from synthcity_dpswf.extensions import image_codecs, load_accountants
 from synthcity_dpswf.math.checks import (
@@ -306,6 +306,8 @@ class ImageOptions:
     labelling: str
     feature_weight: float
     random_state: int = 0
+    neighbouring: Adjacency = Adjacency.REPLACE_ONE
+    """The budget's adjacency, under which the codec's options must apply (``ImageCodecEntry.configured``)."""
 
     def __post_init__(self) -> None:
         if self.codec_options is not None and not isinstance(self.codec_options, Mapping):
@@ -313,15 +315,13 @@ class ImageOptions:
         options = dict(self.codec_options or {})
         if not all(isinstance(key, str) for key in options):
             raise ValueError(f"codec_options must be a dict of the codec's settings, got {self.codec_options!r}.")
-        if "images" in options:
-            options["images"] = public_images_tensor(options["images"])
         object.__setattr__(self, "codec_options", options)
         if self.given_autoencoder:
             if options:
                 raise ValueError("codec_options set a codec of the registry; a given autoencoder has its own settings: "
                                  "drop codec_options.")
         else:
-            self.request(Adjacency.REPLACE_ONE)  # checks the name and the options before any image is read
+            self.request(self.neighbouring)  # checks the name and the options before any image is read
         check_positive_int("n_classes", self.n_classes)
         check_choice("labelling", self.labelling, get_args(Labelling))
         check_fraction("feature_weight", self.feature_weight)
@@ -332,11 +332,12 @@ class ImageOptions:
         ending in ``.pt`` that names no registry codec), not a registry codec."""
         if isinstance(self.image_codec, str):
             return self.image_codec not in image_codecs() and Path(self.image_codec).suffix == ".pt"
-        if isinstance(self.image_codec, Path) or (hasattr(self.image_codec, "encode")
-                                                  and hasattr(self.image_codec, "decode")):
+        if isinstance(self.image_codec, Path) or is_public_autoencoder(self.image_codec):
             return True
-        raise ValueError("image_codec must be a codec's name, an AutoencoderCodec or the path of its checkpoint, "
-                         f"got a {type(self.image_codec).__name__}.")
+        paid = " (a codec learned from private images is paid for: give its registry name, 'private-pca' or " \
+            "'private-autoencoder')" if hasattr(self.image_codec, "privacy_part") else ""
+        raise ValueError("image_codec must be a codec's name, an AutoencoderCodec trained on public images or the path "
+                         f"of its checkpoint, got a {type(self.image_codec).__name__}{paid}.")
 
     @property
     def registry_name(self) -> str | None:
@@ -359,7 +360,10 @@ class ImageOptions:
         entry = self.entry()
         request = CodecRequest(0.0, 0.0, neighbouring, autoencoder=AutoencoderRequest(None, progress=True),
                                given_public=GivenImagesAutoencoder(seed=self.random_state))
-        return entry.configured(str(self.image_codec), request, self.codec_options or {})
+        options = dict(self.codec_options or {})
+        if "images" in options:
+            options["images"] = public_images_tensor(options["images"])
+        return entry.configured(str(self.image_codec), request, options)
 
     @property
     def share(self) -> float | None:

@@ -129,6 +129,11 @@ class ImageRunConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "neighbouring", Adjacency.of(self.neighbouring))
 
+    @property
+    def share(self) -> float | None:
+        """A paid codec's share of mu^2 as given (``codec_options["share"]`` or ``codec_share``; ``None``: its own)."""
+        return self.codec_options.get("share", self.codec_share)
+
     def codec_request(self) -> CodecRequest:
         """The codec's request of this run's settings, its ``codec_options`` applied by its registry entry (which
         refuses one it does not take); its budget and public images are set where it is built (``codec_order``)."""
@@ -195,9 +200,9 @@ def codec_guarantee(entry: ImageCodecEntry, share: float | None, budget: Budget)
 
 
 def codec_release(config: ImageRunConfig, budget: Budget) -> tuple[float, float]:
-    """The (epsilon, delta) of ``config.codec``'s own release at ``budget``, at ``config.codec_share``
-    (``codec_guarantee``)."""
-    return codec_guarantee(codec_entry(config.codec), config.codec_share, budget)
+    """The (epsilon, delta) of ``config.codec``'s own release at ``budget``, at its share (``ImageRunConfig.share``,
+    ``codec_guarantee``)."""
+    return codec_guarantee(codec_entry(config.codec), config.share, budget)
 
 
 def paid_codec(codec: str) -> bool:
@@ -244,7 +249,7 @@ def codec_order(
                                   progress, config.device)
     request = dataclasses.replace(config.codec_request(), public=public_set, autoencoder=training,
                                   data_key=private_set_key(config.dataset, private))
-    return CodecOrder(entry, request, config.codec_options.get("share", config.codec_share))
+    return CodecOrder(entry, request, config.share)
 
 
 class ReleasePlanner(Protocol):
@@ -355,7 +360,7 @@ def check_public_split(codec: str, neighbouring: Adjacency | str) -> None:
     """Refuse a public half drawn from the training set (``codec="public-half"``) under add/remove neighbours: one
     image more or less redraws the seeded split, so the guarantee would hold only for neighbours of the private half
     with the split fixed, not for the training set's add/remove neighbours that the report would name (the image
-    plugins refuse the same without ``image_autoencoder``: privacy.md, "Add/remove neighbours")."""
+    plugins draw no such split: privacy.md, "Add/remove neighbours")."""
     if uses_public_split(codec) and not Adjacency.of(neighbouring).n_is_public:
         others = ", ".join(repr(name) for name in codec_names() if not uses_public_split(name))
         raise ValueError(

@@ -247,3 +247,10 @@ def test_images_sets_the_dpsgd_codec_s_own_settings(monkeypatch: pytest.MonkeyPa
               "--codec-option", "batch_size=256"])
     settings = built[0].codec_request().private_autoencoder
     assert (settings.epochs, settings.batch_size) == (2, 256)
+
+
+def test_images_refuses_a_codec_option_and_its_own_flag_together(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["images", "--data-root", str(tmp_path), "--quiet", "--codec", "private-pca", "--codec-share", "0.3",
+              "--codec-option", "share=0.4"])
+    assert "--codec-option share= and --codec-share set the same setting" in str(exit_info.value.code)

@@ -53,7 +53,7 @@ BAD = [
     ("dpswflow", {"time_horizons": []}, "time_horizons must be a non-empty list of finite numbers"),
     ("image_dpswflow", {"image_codec": "nope"}, r"image_codec must be one of \["),
     ("image_dpswflow", {"image_codec": "public-half"}, "pass your public images with 'public-autoencoder'"),
-    ("image_dpswflow", {"image_codec": 3}, "image_codec must be a codec's name, an AutoencoderCodec or the path"),
+    ("image_dpswflow", {"image_codec": 3}, "image_codec must be a codec's name, an AutoencoderCodec trained on public"),
     ("image_dpswflow", {"codec_options": {"component": 3}}, "image codec 'private-pca' takes no option 'component'"),
     ("image_dpswflow", {"codec_options": {"share": 1.0}}, r"codec_options\['share'\] must lie in \(0, 1\)"),
     ("image_dpswflow", {"codec_options": {"components": 0}}, r"codec_options\['components'\] must be a positive"),

@@ -219,3 +219,49 @@ def test_small_generations_after_load_draw_from_the_particles_flowed_at_fit(monk
     assert remaining <= {tuple(row.tolist()) for row in kept} and not remaining & {tuple(row.tolist()) for row in kept[:10]}
     loaded.generate(RESERVOIR_IMAGES + 1)  # more than it holds: flowed now, the reservoir kept
     assert len(flows) == 1 and len(loaded.path_.reservoir[0]) == RESERVOIR_IMAGES - 14
+
+
+def test_a_paid_codec_is_not_taken_back_as_a_free_autoencoder() -> None:
+    """A codec released from the private images (the default's ``encoder_``) given back as ``image_codec`` would enter
+    a run unpaid: refused, naming the registry codecs."""
+    plugin = Plugins().get("image_dpswflow", epsilon=2.0, codec_options={"components": 8}, **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plugin.fit(digits(150))
+    with pytest.raises(ValueError, match="a codec learned from private images is paid for"):
+        Plugins().get("image_dpswflow", image_codec=plugin.encoder_)
+
+
+def test_dpsgd_options_that_do_not_apply_under_the_adjacency_are_refused() -> None:
+    with pytest.raises(ValueError, match="under replace-one its rate is batch_size / n"):
+        Plugins().get("image_dpswflow", image_codec="private-autoencoder", codec_options={"sample_rate": 0.1})
+    with pytest.raises(ValueError, match="applies under replace-one"):
+        Plugins().get("image_dpswflow", image_codec="private-autoencoder", neighbouring="add_remove",
+                      codec_options={"replace_one_sampling": "fixed"})
+    plugin = Plugins().get("image_dpswflow", image_codec="private-autoencoder", codec_options={"batch_size": 64})
+    with pytest.raises(ValueError, match="applies under replace-one"):
+        Plugins().get("image_dpswflow", image_codec="private-autoencoder", neighbouring="add_remove",
+                      codec_options={"replace_one_sampling": "poisson"})
+    plugin.neighbouring = "add_remove"  # batch_size applies under both
+    assert plugin.neighbouring == "add_remove"
+
+
+def test_under_add_remove_the_dpsgd_warning_names_no_count_of_images(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under add/remove n is private: the few-steps warning names the settings, not n or a count derived from it
+    (one image more must not change it)."""
+    from synthcity_dpswf.adapters import private_autoencoder
+
+    def refuse_training(codec, images, settings, *args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("stop before training")
+
+    monkeypatch.setattr(private_autoencoder.PrivateAutoencoderCodec, "__init__", refuse_training)
+    messages = []
+    for n in (120, 121):
+        plugin = Plugins().get("image_dpswflow", epsilon=2.0, delta=1e-5, image_codec="private-autoencoder",
+                               neighbouring="add_remove", codec_options={"epochs": 0.5, "sample_rate": 0.01}, **FAST)
+        images, labels = digits(n).unpack().tensors()
+        with pytest.warns(UserWarning, match="noisy steps \\(epochs / sample_rate\\)") as caught:
+            with pytest.raises(RuntimeError, match="stop before training"):
+                plugin.fit(ImageDataLoader(data=(images, labels), height=8))
+        messages.append([str(warning.message) for warning in caught if "noisy steps" in str(warning.message)])
+    assert messages[0] == messages[1] and "120" not in messages[0][0]

@@ -179,15 +179,29 @@ def test_time_series_loaders_are_refused_before_any_private_computation(kind: st
             Plugins().get(plugin).fit(loader)
 
 
-def test_an_image_loader_keeps_its_public_shape_and_no_private_image() -> None:
+@pytest.mark.parametrize("codec", ["given autoencoder", "private-pca"])
+def test_an_image_loader_keeps_its_public_shape_and_no_private_image(codec: str) -> None:
+    """The saved plugin (its reservoir of flowed pairs included) holds none of the private images as the plugin reads
+    them (the loader's pixels mapped to [0, 1]) and none of their encoded records; the search finds a planted copy."""
+    from synthcity_dpswf.adapters.image_latent import from_synthcity_range
+
     generator = torch.Generator().manual_seed(0)
     public = torch.rand(64, 1, 32, 32, generator=generator)
-    adapter = AutoencoderCodec("mnist", latent_dim=4, device="cpu").fit(public, epochs=1, description="public noise")
     images, labels = torch.rand(80, 1, 32, 32, generator=generator), torch.randint(2, (80,), generator=generator)
-    plugin = Plugins().get("image_dpswflow", epsilon=1.0, n_classes=2, image_codec=adapter, n_steps=5, n_directions=5)
-    plugin.fit(ImageDataLoader(data=(images, labels), height=32))
+    if codec == "private-pca":
+        arguments: dict[str, object] = {"codec_options": {"components": 8}}
+    else:
+        arguments = {"image_codec": AutoencoderCodec("mnist", latent_dim=4, device="cpu").fit(
+            public, epochs=1, description="public noise")}
+    plugin = Plugins().get("image_dpswflow", epsilon=1.0, n_classes=2, n_steps=5, n_directions=5, **arguments)
+    loader = ImageDataLoader(data=(images, labels), height=32)
+    plugin.fit(loader)
     assert plugin.data_info == {"data_type": "images", "len": 80, "train_size": 0.8, "height": 32, "width": 32,
                                 "channels": 1, "random_state": 0}
+    read = from_synthcity_range(loader.unpack().tensors()[0].float())  # the private images as the plugin reads them
+    records = plugin.encoder_.encode(read)
     state = deserialize(plugin.save())
-    assert private_rows_found(state, images.reshape(80, -1)[:4]) == 0  # no private image in the saved plugin
+    assert private_rows_found(state, read.reshape(80, -1)) == 0 and private_rows_found(state, records) == 0
+    planted = {"kept": [read[:3].clone(), records[3:5].clone()]}
+    assert private_rows_found(planted, read.reshape(80, -1)) == 3 and private_rows_found(planted, records) == 2
     assert plugin.generate(4).info() == {**plugin.data_info, "len": 4}
