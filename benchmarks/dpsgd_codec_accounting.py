@@ -30,7 +30,7 @@ from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderSetti
 from synthcity_dpswf.privacy.budget import Budget
 
 SETTINGS = PrivateAutoencoderSettings(epochs=5.0)
-"""The codec the README's rows train (``dpae:32:16:5``: 5 passes, b = 512, C = 1)."""
+"""The codec the rows of RESULTS.md's DP-SGD tables train (``dpae:32:16:5``: 5 passes, b = 512, C = 1)."""
 
 
 def row(n_images: int, epsilon: float, settings: PrivateAutoencoderSettings = SETTINGS) -> dict[str, Any]:

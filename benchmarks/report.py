@@ -1,7 +1,10 @@
-"""The README's results section, from the committed benchmark results (``benchmarks/results/*.json``).
+"""The README's headline tables and ``benchmarks/RESULTS.md``, from the committed benchmark results
+(``benchmarks/results/*.json``).
 
-``python benchmarks/report.py`` rewrites the README between the ``results:start`` / ``results:end`` markers; the
-runners write each results file's own tables and figures (``image_runner.py``, ``table_runner.py``).
+``python benchmarks/report.py`` rewrites the README between the ``results:start`` / ``results:end`` markers (one
+headline table per modality: ``headline()``) and writes ``benchmarks/RESULTS.md`` (those tables, then every summary
+table: ``results_page()``); the runners write each results file's own tables and figures (``image_runner.py``,
+``table_runner.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ from typing import Any
 from common import METHOD_NAMES, RESULTS, refiner_weight_in, sound_convention
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+RESULTS_PAGE = Path(__file__).resolve().parent / "RESULTS.md"
+PUBLISHED = RESULTS / "published_image_baselines.json"
+"""Figures published by papers (the DPSWF paper's FID table, GS-WGAN, DP-Sinkhorn, DPDM), with their sources and
+metric definitions: printed beside our runs, marked published, never run here."""
 DATASET_NAMES = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
 
 
@@ -237,7 +244,7 @@ SYNTHCITY_KEYS = ("performance.xgb.syn_id", "detection.detection_xgb.mean")
 
 
 def summary_rows(payload: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    """The rows a README summary reads: one table's at epsilon 1, replace-one, fitted with ``fit(df)`` (a row with
+    """The rows a summary table reads: one table's at epsilon 1, replace-one, fitted with ``fit(df)`` (a row with
     the target named is in the results file's full table)."""
     from table_runner import target_mode
 
@@ -262,7 +269,7 @@ def synthcity_cell(row: dict[str, Any] | None) -> str:
 
 
 def synthcity_table(header: list[str], lines: list[str], payload: dict[str, Any]) -> str:
-    """The README's table of synthcity's own metrics beside a section's 2-way TV table (``header``: its columns, the
+    """RESULTS.md's table of synthcity's own metrics beside a section's 2-way TV table (``header``: its columns, the
     first and the peers' left-aligned), or one line where no row or floor of ``payload`` holds them yet (results of
     runs before these metrics)."""
     measured = any(key in scores for key in SYNTHCITY_KEYS for scores in [
@@ -447,7 +454,7 @@ SEED_TABLES: tuple[tuple[str, str | None], ...] = (
                       "dpmm MST's end-to-end row, seeds added after the table above read it level (the added seeds "
                       "alone, a replication the decision did not see: `benchmarks/results/flights_seeds_new.md`)"),
 )
-"""The ``seed_spread.py`` summaries the README shows (results file stem, and the lead of its paragraph; ``None``: the
+"""The ``seed_spread.py`` summaries RESULTS.md shows (results file stem, and the lead of its paragraph; ``None``: the
 whole suite's)."""
 
 
@@ -490,8 +497,207 @@ def seeds_headline(payload: dict[str, Any], source: str = "fair_seeds", lead: st
     )
 
 
-def headline() -> str:
-    """The README's results section, from the committed results."""
+def link(path: str, root: str) -> str:
+    """A Markdown link to the repository path ``path`` from a page ``root`` away from the repository root ("" for the
+    README, "../" for ``benchmarks/RESULTS.md``)."""
+    return f"[{path}]({root}{path})"
+
+
+def fair_front_headline(payload: dict[str, Any], root: str = "") -> str:
+    """The tables' headline: per table of ``configs/tables/fair_peers.toml`` at epsilon 1, DPSWflow fitted with
+    ``fit(df)`` and no schema (its DP domain paid from the same epsilon) under each adjacency beside the best (by
+    2-way TV) end-to-end DP peer that finished, named with the adjacency its epsilon is stated under; each cell 2-way
+    TV / TSTR AUROC."""
+    from peer_runs import PEER_LABELS
+    from table_runner import number, target_mode
+
+    def pair(row: dict[str, Any] | None) -> str:
+        if row is None:
+            return "-"
+        if row.get("error"):
+            return "failed"
+        return f"{number(row['scores'].get('tv2'))} / {number(row['scores'].get('tstr'))}"
+
+    def ours(name: str, neighbouring: str) -> dict[str, Any] | None:
+        return next((row for row in payload["results"] if row["table"] == name and row["method"] == "dpswflow"
+                     and row["schema"] == "none" and row["epsilon"] == 1.0 and target_mode(row) != "named"
+                     and row.get("neighbouring", "replace_one") == neighbouring), None)
+
+    lines = ["| table | rows x columns | real data | DPSWflow, replace-one (the default) | DPSWflow, add/remove | "
+             "best end-to-end DP peer |", "|---|---|---:|---:|---:|---|"]
+    for name, info in payload["tables"].items():
+        peers = [row for row in payload["results"] if row["table"] == name and row["method"] in PEER_LABELS
+                 and row["schema"].startswith("end-to-end") and row["epsilon"] == 1.0]
+        finished = [row for row in peers if not row.get("error")]
+        best = min(finished, key=lambda row: row["scores"]["tv2"], default=None)
+        failed = len(peers) - len(finished)
+        peer = ("none finished" if best is None else
+                f"{pair(best)} ({PEER_LABELS[best['method']]}, {best['adjacency']})"
+                + (f"; {failed} did not finish" if failed else ""))
+        floor = info["floor"]
+        lines.append(f"| {name} | {info['train_rows'] + info['test_rows']:,} x {info['columns']} | "
+                     f"{number(floor.get('tv2'))} / {number(floor.get('tstr'))} | {pair(ours(name, 'replace_one'))} | "
+                     f"{pair(ours(name, 'add_remove'))} | {peer} |")
+    return (
+        "**Tables: the fair suite, epsilon = 1, delta = 1e-5** (`benchmarks/configs/tables/fair_peers.toml`; every row: "
+        f"{link('benchmarks/results/fair_peers.md', root)}). Every user table of at least 2,000 rows, one 80/20 split "
+        "for all. Ours: `fit(df)` with no schema, the columns' kinds, bounds and categories paid from the same epsilon "
+        "(the DP domain). The peers: the best, by 2-way TV, of the end-to-end DP pipelines that finished (dpmm's "
+        "PrivBayes, MST and AIM, smartnoise-synth's MST and AIM, each in its own environment and capped per cell; "
+        "categories declared, bounds paid from a tenth of epsilon), with the adjacency its epsilon is stated under. "
+        "Each cell: 2-way TV (mean total variation over all two-way marginals, 16 quantile cells per numeric column; "
+        "lower is better) / TSTR (AUROC on the real test split of gradient boosting trained on the synthetic rows; "
+        "higher is better); real data: the real test split scored as if synthetic (TSTR trained on the real training "
+        "split).\n\n" + "\n".join(lines) + "\n"
+    )
+
+
+def published_rows(published: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    return list(published.get(key, []))
+
+
+def epsilon_key(value: Any) -> str:
+    """An epsilon as the headline tables key it: ``inf`` or ``10``."""
+    return "inf" if str(value) == "inf" else f"{float(value):g}"
+
+
+PAPER_METHODS = ("DPSWgen", "DPSWflow-r", "DPSWflow")
+"""The paper's FID table's rows, in its order."""
+PAPER_EPSILON_KEYS = ("inf", "10", "5")
+
+
+def paper_table_headline(published: dict[str, Any], runs: Sequence[tuple[Path, dict[str, Any]]], root: str = "") -> str:
+    """The images' first headline: the DPSWF paper's FID table (MNIST and FashionMNIST at epsilon inf, 10 and 5) with
+    ours beside each published figure where a committed run followed the paper's protocol: ``images.py --full``'s
+    ``images_full.json`` of the GPU script's table stage (the paper's latent-8 autoencoder trained on the public
+    half, the generators fitted on the private half with the package's releases); "-" where none did."""
+    paper = {(row["dataset"], row["method"], epsilon_key(row["epsilon"])): row["fid"]
+             for row in published_rows(published, "paper_fid")}
+    ours: dict[tuple[str, str, str], float] = {}
+    steps: dict[str, set[int]] = {}
+    devices, generation_runs, fid_samples = set(), set(), set()
+    for _, payload in runs:
+        devices.add(payload["environment"].get("hardware") or payload["environment"]["device"])
+        generation_runs.add(len(payload.get("generation_seeds", [])))
+        fid_samples.add(payload["mode"]["fid_samples"])
+        for row in payload["rows"]:
+            fids = [run["fid"] for run in row.get("runs", []) if run.get("fid") is not None]
+            ceiling = row["method"] == "autoencoder reconstruction"
+            if fids and (ceiling or (row.get("convention") == "sound" and row["method"] in PAPER_METHODS)):
+                key = (row["dataset"], row["method"], epsilon_key(row["target_epsilon"]))
+                ours.setdefault(key, sum(fids) / len(fids))
+                if not ceiling:
+                    steps.setdefault(row["method"], set()).add(row["steps"])
+    datasets = [dataset for dataset in DATASET_NAMES if any(key[0] == dataset for key in paper)]
+    header = ["method", *(f"{DATASET_NAMES[dataset]}, ε {'∞' if key == 'inf' else key}"
+                          for dataset in datasets for key in PAPER_EPSILON_KEYS)]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+
+    def cell(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
+    for method in PAPER_METHODS:
+        lines.append(f"| {method} | " + " | ".join(
+            f"{cell(ours.get((dataset, method, key)))} / {paper.get((dataset, method, key), '-')}"
+            for dataset in datasets for key in PAPER_EPSILON_KEYS) + " |")
+    lines.append("| the autoencoder alone (ceiling) | " + " | ".join(
+        f"{cell(ours.get((dataset, 'autoencoder reconstruction', key)))} / -" for dataset in datasets
+        for key in PAPER_EPSILON_KEYS) + " |")
+    missing = []
+    for dataset in datasets:
+        keys = [key for key in PAPER_EPSILON_KEYS if not any((dataset, method, key) in ours for method in PAPER_METHODS)]
+        if keys:
+            missing.append(DATASET_NAMES[dataset] + ("" if len(keys) == len(PAPER_EPSILON_KEYS) else
+                                                     " at ε " + " and ".join("∞" if key == "inf" else key for key in keys)))
+    by_count: dict[tuple[int, ...], list[str]] = {}
+    for method in ("DPSWflow", "DPSWflow-r", "DPSWgen"):
+        if method in steps:
+            by_count.setdefault(tuple(sorted(steps[method])), []).append(method)
+    releases = ", ".join(f"{' and '.join(methods)} {' or '.join('one' if count == 1 else str(count) for count in counts)}"
+                         for counts, methods in sorted(by_count.items()))  # e.g. "DPSWflow one, DPSWflow-r and DPSWgen 100"
+    runs_text = " or ".join("one generation run" if count == 1 else f"{count} generation runs"
+                            for count in sorted(generation_runs))
+    folders = sorted({path.parent.parent.relative_to(RESULTS.parent.parent).as_posix() + "/" for path, _ in runs})
+    samples = " or ".join(f"{count:,}" for count in sorted(fid_samples))
+    source = published["sources"]["sebag_dpswf"]
+    return (
+        f"**Images: the paper's table** ({source['short']}): FID (lower is better), delta = 1e-5; each cell ours / "
+        "published. Its protocol: its latent-8 autoencoder trained on the public half of the training set, the "
+        f"generators fitted on the private half. Ours: the package's releases of projected histograms ({releases} per "
+        f"fit), replace-one, the noise calibrated with each release's exact sensitivity, {runs_text} on one "
+        f"{', '.join(sorted(devices))}, FID of {samples} generated against {samples} test images "
+        f"({', '.join(link(folder, root) for folder in folders)}). Published: averaged over "
+        f"{source.get('generation_runs', 'its')} generation runs, the paper's own autoencoder and FID code, its "
+        "epsilon under its own noise convention (`benchmarks/paper_protocol.py`); source and quote: "
+        f"{link('benchmarks/results/published_image_baselines.json', root)}."
+        + (f" Not yet run under this protocol: {'; '.join(missing)}." if missing else "")
+        + "\n\n" + "\n".join(lines) + "\n"
+    )
+
+
+def no_public_data_headline(published: dict[str, Any], dpsgd: dict[str, Any] | None, gpu_folders: Sequence[Path],
+                            root: str = "") -> str:
+    """The images' second headline: MNIST at epsilon 10 with no public data, DPSWflow through each codec learned from
+    the private images and paid (the linear one: the GPU table's row; the DP-SGD one: its test row whose flow was
+    chosen by FID on the validation split, on Poisson batches, the default) beside published GS-WGAN, DP-Sinkhorn and
+    DPDM figures (``published_image_baselines.json``)."""
+    lines = ["| method | FID | CAS / accuracy, CNN (MLP) | source |", "|---|---:|---:|---|"]
+    for folder in gpu_folders:
+        linear = next((row for row in gpu_rows("mnist", [folder]) if row["public"].startswith("none")
+                       and row["method"] == "DPSWflow" and float(row["epsilon"]) == 10.0), None)
+        if linear is not None:
+            fid = "-" if linear["fid"] is None else f"{linear['fid']:.1f}"
+            lines.append(f"| DPSWflow, linear codec (`private-pca`, the image plugins' default) | {fid} | "
+                         f"{100 * linear['cas_cnn']:.1f}% ({100 * linear['cas_mlp']:.1f}%) | ours: "
+                         f"{link(f'benchmarks/results/{folder.name}/', root)} |")
+            break
+    if dpsgd is not None:
+        cells = [(row, row["epsilons"].get("10.0")) for row in dpsgd["rows"]
+                 if row.get("generator") == "dpswflow" and row.get("codec_sampling") == "poisson"
+                 and row.get("samples") == 10000 and row.get("private_images") is None and sound_convention(row)
+                 and str(row.get("config_file", "")).endswith("_fid.toml")]
+        cells = [(row, cell) for row, cell in cells if cell is not None and cell.get("fid") is not None]
+        if cells:
+            row, cell = cells[0]
+            lines.append(f"| DPSWflow, convolutional codec trained by DP-SGD (`private-autoencoder`) | {cell['fid']:.1f} | "
+                         f"{cell['cnn']:.1%} ({cell['mlp']:.1%}) | ours: "
+                         f"{link('benchmarks/results/' + dpsgd['name'] + '.md', root)} |")
+    for row in published_rows(published, "no_public_data"):
+        lines.append(f"| {row['method']} | {row['fid']:g} | {row['acc_cnn']:g}% ({row['acc_mlp']:g}%) | "
+                     f"published: {published['sources'][row['source']]['short']} |")
+    return (
+        "**Images without public data: MNIST, epsilon = 10, delta = 1e-5.** Ours: DPSWflow, replace-one, all 60,000 "
+        "training images private, through a codec learned from them and paid from the same budget, settings chosen "
+        "on a validation split; FID of 10,000 generated against the 10,000 test images (lower is better), CAS: "
+        "accuracy on the test images of a CNN (and an MLP) trained on 10,000 generated (image, label) pairs. "
+        "Published (not run here): each method's figures as the DPDM paper's Table 1 gives them, with their own FID "
+        "code, sample counts, classifiers and accounting; sources, quotes and metric definitions: "
+        f"{link('benchmarks/results/published_image_baselines.json', root)}.\n\n" + "\n".join(lines) + "\n"
+    )
+
+
+def headline(root: str = "") -> str:
+    """The README's results section: one headline table for tables, the paper's table and the no-public-data table
+    for images, from the committed results (links from a page ``root`` away from the repository root)."""
+    parts = []
+    fair = RESULTS / "fair_peers.json"
+    if fair.exists():
+        parts.append(fair_front_headline(json.loads(fair.read_text()), root))
+    published = json.loads(PUBLISHED.read_text()) if PUBLISHED.exists() else {"sources": {}}
+    runs = [(path, json.loads(path.read_text())) for path in sorted((RESULTS / "gpu_table").glob("table_*/images_full.json"))]
+    if published.get("paper_fid"):
+        parts.append(paper_table_headline(published, runs, root))
+    gpu_folders = [RESULTS / name for name in ("gpu_table", "gpu_private") if (RESULTS / name / "env.json").exists()]
+    dpsgd = RESULTS / "dpsgd_codec_mnist_test.json"
+    if published.get("no_public_data"):
+        parts.append(no_public_data_headline(published, json.loads(dpsgd.read_text()) if dpsgd.exists() else None,
+                                             gpu_folders, root))
+    return "\n".join(parts)
+
+
+def summary_tables() -> str:
+    """Every summary table of the committed results (the README's results section before it kept one headline per
+    modality), as ``benchmarks/RESULTS.md`` shows them."""
     parts = []
     codecs = RESULTS / "image_codecs_mnist_test.json"
     if codecs.exists():
@@ -522,6 +728,22 @@ def headline() -> str:
     return "\n".join(parts)
 
 
+def results_page() -> str:
+    """``benchmarks/RESULTS.md``: the README's headline tables, then every summary table."""
+    return (
+        "# Results\n\n"
+        "Generated by `python benchmarks/report.py` from the committed results in `benchmarks/results/` (do not edit by "
+        "hand: rerun it). The README shows the headline tables; every table follows them here. Every command and suite "
+        "is in [benchmarks/README.md](README.md), and the measured facts behind the defaults are in "
+        "[docs/flows.md](../docs/flows.md). Under replace-one, the tables' DPSWflow-r and DPSWgen rows draw Poisson "
+        "batches, the default since docs/flows.md's fact 132 (rerun: fact 133); the image rows of DPSWflow-r were "
+        "measured on the fixed-size batches before it. The DP-SGD codec's own training draws Poisson batches under "
+        "replace-one since fact 136 (0.45 of the noise; privacy.md, \"A private image codec trained by DP-SGD\"), and "
+        "the releases after it with it; its table's codec column says which batches each row's codec drew.\n\n"
+        "## Headline tables\n\n" + headline("../") + "\n## Every table\n\n" + summary_tables()
+    )
+
+
 def update_readme() -> None:
     text = README.read_text()
     start, end = "<!-- results:start -->", "<!-- results:end -->"
@@ -531,5 +753,10 @@ def update_readme() -> None:
     README.write_text(re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: body, text, flags=re.S))
 
 
+def write_results_page() -> None:
+    RESULTS_PAGE.write_text(results_page())
+
+
 if __name__ == "__main__":
     update_readme()
+    write_results_page()
