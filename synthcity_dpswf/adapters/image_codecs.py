@@ -298,16 +298,21 @@ def fixed_dct_codec(images: torch.Tensor, request: CodecRequest) -> FixedDCTCode
                          request.dct_frequencies)
 
 
-def _dct_options(request: CodecRequest, options: Mapping[str, Any]) -> CodecRequest:
-    frequencies = options.get("frequencies", request.dct_frequencies)
-    check_positive_int("codec_options['frequencies']", frequencies)
-    return dataclasses.replace(request, dct_frequencies=frequencies)
+def count_option(option: str, field: str) -> Callable[[CodecRequest, Mapping[str, Any]], CodecRequest]:
+    """A ``configure`` that sets the request's ``field`` to the positive integer given as ``option``."""
+
+    def configure(request: CodecRequest, options: Mapping[str, Any]) -> CodecRequest:
+        value = options.get(option, getattr(request, field))
+        check_positive_int(f"codec_options[{option!r}]", value)
+        return dataclasses.replace(request, **{field: value})
+
+    return configure
 
 
 FIXED_DCT = ImageCodecEntry(
     fixed_dct_codec, paid=False, assumption="a fixed DCT codec: no public data",
     options=MappingProxyType({"frequencies": f"K, the frequencies u + v < K kept (default {DCT_FREQUENCIES})"}),
-    configure=_dct_options,
+    configure=count_option("frequencies", "dct_frequencies"),
 )
 """The registry's ``"dct"`` entry (``extensions.BuiltinCodecs``)."""
 
@@ -318,17 +323,11 @@ def private_pca_codec(images: torch.Tensor, request: CodecRequest) -> PrivatePCA
     return PrivatePCAImageCodec(images, request.pca_components, request.epsilon, request.delta, request.neighbouring)
 
 
-def _pca_options(request: CodecRequest, options: Mapping[str, Any]) -> CodecRequest:
-    components = options.get("components", request.pca_components)
-    check_positive_int("codec_options['components']", components)
-    return dataclasses.replace(request, pca_components=components)
-
-
 PRIVATE_PCA = ImageCodecEntry(
     private_pca_codec, paid=True, assumption="a codec learned from the private images and paid for: no public data",
     flow_defaults=MappingProxyType({("dpswflow", "projected_histogram"): PCA_FLOW_SETTINGS}),
     options=MappingProxyType({"components": f"K, the eigenvectors kept (default {PCA_COMPONENTS})"}),
-    configure=_pca_options,
+    configure=count_option("components", "pca_components"),
 )
 """The registry's ``"private-pca"`` entry (``extensions.BuiltinCodecs``)."""
 

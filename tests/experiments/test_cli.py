@@ -83,6 +83,12 @@ class _Captured(Exception):
 def test_images_applies_the_flow_settings_chosen_for_the_codec(
     arguments: list[str], expected: tuple[int | None, int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    config = captured_config(monkeypatch, arguments)
+    assert (config.n_release_directions, config.n_bins, config.n_steps) == expected
+
+
+def captured_config(monkeypatch: pytest.MonkeyPatch, arguments: list[str]) -> object:
+    """The ``ImageRunConfig`` ``dpswf images`` builds from ``arguments``, captured before any data is read."""
     from synthcity_dpswf.experiments import images
 
     built = []
@@ -95,7 +101,7 @@ def test_images_applies_the_flow_settings_chosen_for_the_codec(
     with pytest.raises(_Captured):
         main(["images", "--data-root", "data", *arguments])
     (config,) = built
-    assert (config.n_release_directions, config.n_bins, config.n_steps) == expected
+    return config
 
 
 def test_images_without_the_dataset_ends_in_one_line_naming_download_and_data_root(
@@ -233,19 +239,9 @@ def test_images_refuses_a_codec_setting_that_does_not_apply(tmp_path: Path, argu
 
 def test_images_sets_the_dpsgd_codec_s_own_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--codec-option`` reaches the DP-SGD codec's settings through its registry entry."""
-    from synthcity_dpswf.experiments import images
-
-    built = []
-
-    def capture(config: images.ImageRunConfig, *args: object, **kwargs: object) -> None:
-        built.append(config)
-        raise _Captured
-
-    monkeypatch.setattr(images, "run_images", capture)
-    with pytest.raises(_Captured):
-        main(["images", "--data-root", "data", "--codec", "private-autoencoder", "--codec-option", "epochs=2",
-              "--codec-option", "batch_size=256"])
-    settings = built[0].codec_request().private_autoencoder
+    config = captured_config(monkeypatch, ["--codec", "private-autoencoder", "--codec-option", "epochs=2",
+                                           "--codec-option", "batch_size=256"])
+    settings = config.codec_request().private_autoencoder  # type: ignore[attr-defined]
     assert (settings.epochs, settings.batch_size) == (2, 256)
 
 

@@ -193,7 +193,8 @@ def test_an_image_loader_keeps_its_public_shape_and_no_private_image(codec: str)
     else:
         arguments = {"image_codec": AutoencoderCodec("mnist", latent_dim=4, device="cpu").fit(
             public, epochs=1, description="public noise")}
-    plugin = Plugins().get("image_dpswflow", epsilon=1.0, n_classes=2, n_steps=5, n_directions=5, **arguments)
+    plugin = Plugins().get("image_dpswflow", epsilon=1.0, n_classes=2, n_steps=5, n_directions=5, n_release_directions=50,
+                           **arguments)
     loader = ImageDataLoader(data=(images, labels), height=32)
     plugin.fit(loader)
     assert plugin.data_info == {"data_type": "images", "len": 80, "train_size": 0.8, "height": 32, "width": 32,
