@@ -29,7 +29,9 @@ import numpy as np
 import pandas as pd
 
 from synthcity_dpswf.math.histograms import quantile_edges
-from synthcity_dpswf.privacy.counts import TableRefusal, category_key, is_missing, missing_mask, number_mask
+from synthcity_dpswf.privacy.counts import (
+    TableRefusal, all_strings, category_key, is_missing, missing_mask, number_mask,
+)
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease
 from synthcity_dpswf.privacy.domain.columns import LOG2_MIN
 
@@ -195,8 +197,15 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -
     ``OTHER_CATEGORY`` where it has one, else -1)."""
     lookup = {category_key(category): index for index, category in enumerate(column.categories)}
     fallback = lookup.get(category_key(OTHER_CATEGORY), -1)  # a released domain's bin of unpublished categories
-    entries = values.to_numpy(dtype=object)
-    index = np.array([lookup.get(category_key(value), fallback) for value in entries], dtype=np.int64)
+    if all_strings(values) or values.dtype.kind in "biuf":
+        # one kind of entry, so distinct values are distinct keys: each distinct value is looked up once
+        codes, distinct = pd.factorize(values, use_na_sentinel=True)
+        positions = np.array([lookup.get(category_key(value), fallback) for value in distinct], dtype=np.int64)
+        index = np.full(len(values), fallback, dtype=np.int64)
+        index[codes >= 0] = positions[codes[codes >= 0]]
+    else:
+        index = np.array([lookup.get(category_key(value), fallback) for value in values.to_numpy(dtype=object)],
+                         dtype=np.int64)
     if column.missing:
         index[missing_mask(values)] = len(column.categories)
     if unknown == "error" and bool((index < 0).any()):

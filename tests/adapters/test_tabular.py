@@ -233,3 +233,26 @@ def test_check_table_lists_what_does_not_fit_the_domain_with_its_rows_and_values
         MarginalTableCodec(TabularDomain.parse({"chapter": ["a", "b"]})).encode(frame[["chapter"]].fillna("a"))
     assert "synthcity_dpswf.check_table" in str(error.value) and "dpswf check" in str(error.value)
     assert "'zz'" not in str(error.value) and "'c'" not in str(error.value)
+
+
+@pytest.mark.parametrize("values", [
+    pd.Series(["b", "a", None, "zz", "a", np.nan] * 50, dtype=object),  # strings, missing entries, an unknown one
+    pd.Series(["b", "a", None, "zz"] * 50, dtype="string"),
+    pd.Series([1, 0, 3, 1] * 50, dtype=np.int64),
+    pd.Series([1.0, 0.0, np.nan, 2.5, -0.0] * 40),
+    pd.Series([True, False, True] * 50),
+    pd.Series([1, True, "1", 1.0, None, 0, False] * 30, dtype=object),  # mixed kinds: the per-entry path
+])
+def test_category_positions_are_each_entry_s_key_looked_up(values: pd.Series) -> None:
+    """``category_index`` looks each distinct value up once where a column holds one kind of entry; every position
+    is the one ``category_key`` of that entry gives (1, 1.0 and True told apart by kind, missing to the missing
+    slot, an unknown value to the fallback)."""
+    from synthcity_dpswf.adapters.table_domain import category_index
+    from synthcity_dpswf.privacy.counts import category_key, is_missing
+
+    column = CategoricalColumn("x", categories=["a", "b", 0, 1, 1.0, True, False, 2.5], missing=True)
+    found = category_index(values, column, "first")
+    keys = {category_key(category): index for index, category in enumerate(column.categories)}
+    expected = [len(column.categories) if is_missing(value) else keys.get(category_key(value), -1)
+                for value in values.to_numpy(dtype=object)]
+    assert found.tolist() == expected

@@ -120,10 +120,11 @@ class MarginalRelease(ReleaseMechanism):
 def block_statistic(layout: MarginalLayout, codes: torch.Tensor) -> torch.Tensor:
     """One block of the release: the exact one-way (fine) and two-way (coarse) tables of ``codes`` ``(n, d)``, in the
     layout's order, float64 (exact integers up to 2^53)."""
-    tables = [torch.bincount(codes[:, j], minlength=k) for j, k in enumerate(layout.levels)]
-    coarse = torch.stack([layout.coarse(codes[:, j], j) for j in range(layout.n_columns)], dim=1)
+    columns = codes.T.contiguous()  # one contiguous row per column: each table reads its columns in order
+    tables = [torch.bincount(columns[j], minlength=k) for j, k in enumerate(layout.levels)]
+    coarse = torch.stack([layout.coarse(columns[j], j) for j in range(layout.n_columns)])
     for j, k in layout.pairs:
-        cells = coarse[:, j] * layout.coarse_levels[k] + coarse[:, k]
+        cells = coarse[j] * layout.coarse_levels[k] + coarse[k]
         tables.append(torch.bincount(cells, minlength=layout.coarse_levels[j] * layout.coarse_levels[k]))
     return torch.cat(tables).to(torch.float64)
 
