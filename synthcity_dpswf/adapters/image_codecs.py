@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import torch
 
@@ -82,6 +82,19 @@ class ImageCodec(Codec, Protocol):
 
     def decode(self, latents: torch.Tensor) -> torch.Tensor:
         """Images in [0, 1] from records (generated ones need not be unit-norm), on CPU."""
+
+
+@runtime_checkable
+class PaidImageCodec(ImageCodec, Protocol):
+    """What a codec that releases a statistic of the private images (an entry with ``paid=True``) provides besides the
+    codec: its release as a part of the budget (``privacy_part``, its own guarantee), the multiplier it was released at,
+    and the budget left after it (``spend``: its release one more entry of the accounting)."""
+
+    privacy_part: PrivacyPart
+    noise_multiplier: float
+
+    def spend(self, budget: Budget) -> Budget:
+        """``budget`` after this codec's release."""
 
 
 def check_one_channel(images: torch.Tensor, codec: str) -> None:

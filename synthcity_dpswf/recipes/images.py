@@ -24,6 +24,7 @@ from synthcity_dpswf.adapters.image_codecs import (
     CodecRequest,
     ImageCodec,
     ImageCodecEntry,
+    PaidImageCodec,
     PublicImageSet,
 )
 from synthcity_dpswf.adapters.image_latent import MNIST_LATENT_DIM, REFINER_EPOCHS
@@ -308,11 +309,13 @@ def plan_images(
             spec.plan(n_public, Prior(None, (codec.entry.planned_schedule(len(images), codec.request),)))
         built = codec.build(images, budget)
         if codec.entry.paid:
-            part: PrivacyPart = built.privacy_part  # type: ignore[attr-defined]
+            if not isinstance(built, PaidImageCodec):
+                raise TypeError(f"a paid codec's build must return a PaidImageCodec (privacy_part, noise_multiplier, "
+                                f"spend), got a {type(built).__name__}.")
             if math.isinf(budget.epsilon):  # an exact codec, with releases of no noise: composed as a part of its own
-                paid = part
+                paid = built.privacy_part
             else:
-                paid, budget = dataclasses.replace(part, accounted=True), built.spend(budget)  # type: ignore[attr-defined]
+                paid, budget = dataclasses.replace(built.privacy_part, accounted=True), built.spend(budget)
         codec = built
     release_plan = spec.plan(n_public, budget.prior)
     return ImagePlan(codec, codec.encode(images), labels, n_classes, n_public, budget, paid, release_plan,

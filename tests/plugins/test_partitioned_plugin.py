@@ -168,3 +168,38 @@ def test_a_worker_lost_mid_fit_is_recomputed_or_ends_the_fit_before_any_release(
                 fitted(plugin, table)
     assert (tmp_path / "killed").exists() and released  # a worker was lost, and the fit went on
     assert "one release of all n = 3000 records" in str(plugin.privacy_report())
+
+
+PASS_METHODS = ("n_rows", "type_counts", "value_counts", "histogram_counts", "atom_counts", "decimal_counts",
+                "check_encodes", "marginal_statistic")
+"""``DaskCounts``' passes over the partitions: each call reads every partition once (``n_rows`` one column of it)."""
+
+
+@pytest.mark.parametrize(("declared", "expected"), [
+    (False, ["n_rows", "type_counts", "value_counts", "histogram_counts", "atom_counts", "decimal_counts",
+             "marginal_statistic"]),
+    (True, ["n_rows", "check_encodes", "type_counts", "value_counts", "histogram_counts", "atom_counts",
+            "marginal_statistic"]),
+])
+def test_a_fit_reads_the_partitions_in_the_passes_privacy_md_states(cluster: None, declared: bool,
+                                                                    expected: list[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """privacy.md ("Tables on Dask", the passes): with no schema, n (one column), the DP domain's four stages (the
+    atom and precision counts for the float column) and the marginal release; with every column declared, the domain
+    check before any release, the stages that still release (the declared float column's value histogram and its
+    atoms: its values are not declared; no precision counts: its decimals are) and the release. Each pass once, in
+    that order."""
+    passes: list[str] = []
+    for name in PASS_METHODS:
+        original = getattr(partitioned.DaskCounts, name)
+
+        def counting(self: object, *arguments: object, _original: object = original, _name: str = name,
+                     **keywords: object) -> object:
+            passes.append(_name)
+            return _original(self, *arguments, **keywords)  # type: ignore[operator]
+
+        monkeypatch.setattr(partitioned.DaskCounts, name, counting)
+    domain = {"age": (18, 89), "income": {"type": "numeric", "low": 0.0, "high": 1e6, "decimals": 2},
+              "home": ["own", "rent", "other"], "flag": [True, False]} if declared else None
+    fitted(Plugins().get("dpswflow", domain=domain, **FAST), dd.from_pandas(survey(), npartitions=4))
+    assert passes == expected
