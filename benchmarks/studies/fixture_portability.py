@@ -29,9 +29,10 @@ from typing import Any, Callable
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "plugins" / "test_behaviour_fixture.py"
 CAPABILITIES = ("avx512", "avx2", "default")
 SEED_SHIFTS = (1, 2, 3)

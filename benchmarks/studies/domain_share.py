@@ -14,6 +14,7 @@ Run: ``python benchmarks/domain_share.py [--fits 3]``. Writes ``benchmarks/resul
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from stand_in import TEST_ROWS, scored, stand_in
 from table_metrics import QuantileCellMetrics

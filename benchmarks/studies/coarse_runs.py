@@ -18,6 +18,7 @@ pairs] [--schemas none declared] [--rules ...] [--name coarse_runs]``. Writes
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from table_metrics import QuantileCellMetrics
 from target_validation import EPSILON, DELTA, validation_table

@@ -19,7 +19,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 PROBE = textwrap.dedent("""
     import json, sys, warnings
@@ -70,7 +70,7 @@ def trace(package_root: Path) -> dict[str, list[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--package", type=Path, default=Path(__file__).resolve().parents[1],
+    parser.add_argument("--package", type=Path, default=Path(__file__).resolve().parents[2],
                         help="the checkout whose synthcity_dpswf is traced (default: this one)")
     parser.add_argument("--label", required=True, help="the row's name, e.g. the commit traced")
     args = parser.parse_args()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -32,6 +33,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, environment, write_results
 from table_metrics import CODED_LEVELS, QualityReportMetrics
 from tables import Schema, holdout_split, load_table

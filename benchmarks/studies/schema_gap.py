@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from table_metrics import QuantileCellMetrics
 from tables import holdout_split, load_table

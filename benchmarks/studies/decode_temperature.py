@@ -26,6 +26,7 @@ import argparse
 import copy
 import dataclasses
 import json
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 from image_runner import CONFIGS, FlowChoice, build_model, cell_config, load_grid, private_set, score, select_settings
 
@@ -41,7 +43,7 @@ from synthcity_dpswf.datasets import DATASET_CLASSES
 from synthcity_dpswf.recipes.images import codec_order, fit_releases, plan_images, run_budget
 
 GRID = CONFIGS / "dpsgd_codec_mnist_validation.toml"
-CACHE = Path(__file__).resolve().parent / ".cache"
+CACHE = Path(__file__).resolve().parents[1] / ".cache"
 
 
 def at_temperature(codec: PrivateAutoencoderCodec, temperature: float) -> PrivateAutoencoderCodec:

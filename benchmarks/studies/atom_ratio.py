@@ -17,12 +17,14 @@ Writes ``benchmarks/results/atom_ratio.{md,json}``.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 import schema_gap
 import stand_in
 from common import RESULTS, environment, write_results

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from unittest import mock
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 from target_validation import DELTA, EPSILON, validation_table
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, environment, results_page, write_results
 
 from synthcity_dpswf.adapters.image_codecs import AUTOENCODER_CODEC_SHARE

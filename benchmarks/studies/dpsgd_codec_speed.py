@@ -17,11 +17,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, environment, results_page, write_results
 
 from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderCodec, PrivateAutoencoderSettings

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -33,6 +34,7 @@ import pandas as pd
 import torch
 from sklearn.datasets import load_iris
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_json
 
 from synthcity_dpswf.adapters.table_domain import TabularDomain

@@ -17,6 +17,7 @@ Target: kept's 2-way TV within 10% of dropped's. Run: ``python benchmarks/missin
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from table_metrics import QuantileCellMetrics
 from tables import Target

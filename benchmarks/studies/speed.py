@@ -27,7 +27,7 @@ import torch
 
 from synthcity_dpswf.math import empirical_quantiles, project, quantile_levels, random_directions, sliced_drift
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 REFERENCE_LEVELS = 30_000
 GRID = 1_000
 TARGET_BATCH = 250

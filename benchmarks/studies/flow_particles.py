@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -33,6 +34,7 @@ from unittest import mock
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 from table_metrics import QuantileCellMetrics
 from tables import holdout_split, load_table

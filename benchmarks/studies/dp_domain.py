@@ -13,11 +13,14 @@ Run: ``python benchmarks/dp_domain.py`` (under a minute). Writes ``benchmarks/re
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
+from pathlib import Path
 
 import torch
 from sklearn.datasets import load_iris
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_json
 
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain

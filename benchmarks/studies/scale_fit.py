@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 
 EPSILON, DELTA, GENERATED = 1.0, 1e-5, 100_000
@@ -52,7 +53,8 @@ def make_table(data_root: Path, rows: int, partition_rows: int, folder: Path) ->
     from synthcity_dpswf.privacy import MarginalLayout
 
     adult = pd.read_csv(data_root / "adult" / "adult.csv")
-    domain = TabularDomain.from_dict(json.loads((Path(__file__).parent / "domains" / "adult_raw_domain.json").read_text()))
+    domain_file = Path(__file__).resolve().parents[1] / "domains" / "adult_raw_domain.json"
+    domain = TabularDomain.from_dict(json.loads(domain_file.read_text()))
     codec = MarginalTableCodec(domain, 100)
     layout = MarginalLayout.build(codec.levels, 16)
     model = DPSWFlow(release="marginal", marginals=layout, settings=FlowSettings(n_steps=300, flow_particles=10_000))

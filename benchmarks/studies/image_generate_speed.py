@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any, Callable
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)

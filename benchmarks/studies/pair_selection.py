@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 import stand_in
 from common import RESULTS, environment, write_results
 from table_metrics import QualityReportMetrics, QuantileCellMetrics

@@ -20,12 +20,14 @@ Run: ``python benchmarks/codec_decoding.py --data-root ../shared/data --inceptio
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, choose_device, environment, write_results
 
 from synthcity_dpswf.adapters.dct import DCTTransform

@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import multiprocessing
 import os
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 
 from synthcity_dpswf.math import flow as flow_module

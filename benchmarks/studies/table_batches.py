@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 from table_metrics import QuantileCellMetrics
 from target_validation import DELTA, EPSILON, validation_table

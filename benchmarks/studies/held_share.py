@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -16,6 +18,7 @@ import torch
 from sklearn.datasets import load_iris
 
 from synthcity_dpswf.privacy.domain import columns, release_domain_at
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment
 from synthcity_dpswf.privacy.budget import SMALL_TABLE_SHARE, Budget
 

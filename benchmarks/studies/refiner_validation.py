@@ -28,10 +28,12 @@ import argparse
 import copy
 import itertools
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 
 import torch
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fid-samples", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0, help="the public split's, the autoencoder's and the flow's")
     parser.add_argument("--refiner-seeds", nargs="+", type=int, default=[0], help="each refiner's training seed")
-    parser.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / ".cache")
+    parser.add_argument("--cache", type=Path, default=Path(__file__).resolve().parents[1] / ".cache")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="refiner_validation")
     parser.add_argument("--merge", nargs="+", type=Path, help="join these JSON files of this script into --name")

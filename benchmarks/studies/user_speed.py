@@ -13,6 +13,7 @@ Run: ``python benchmarks/user_speed.py --data-root ../shared/data [--repeats 3]`
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)

@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -51,6 +52,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from stand_in import schema as stand_in_schema
 from stand_in import stand_in
