@@ -8,7 +8,7 @@ column, and TSTR. Tables: ``fair`` (statsmodels, the user-tables grid's validati
 the synthetic stand-in of ``stand_in.py`` (4,000 rows x 20, its own held-out rows): never the tables the README
 reports once.
 
-Run: ``python benchmarks/domain_share.py [--fits 3]``. Writes ``benchmarks/results/domain_share.{md,json}``.
+Run: ``python benchmarks/studies/domain_share.py [--fits 3]``. Writes ``benchmarks/results/domain_share.{md,json}``.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append(row)
                 print(row, flush=True)
     lines = [
-        f"# The DP domain's share of one budget (`python benchmarks/domain_share.py --fits {args.fits}`)",
+        f"# The DP domain's share of one budget (`python benchmarks/studies/domain_share.py --fits {args.fits}`)",
         "",
         f"No schema, epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; mean (std) over {args.fits} fits; validation "
         "tables only (fair's training split, the stand-in of `stand_in.py`). The default row is `default_domain_share`.",

@@ -2,7 +2,7 @@
 (``privacy.domain.columns.holds_the_numbers``), on iris (a validation table: ``dp_domain.py``), at the plugins' split for a
 table below 1,000 rows (``SMALL_TABLE_SHARE``) and epsilon 3 and 1, delta 1e-5: seeded releases, no fit.
 
-Run: ``python benchmarks/held_share.py [--releases 400]``; writes ``results/held_share.{json,md}``.
+Run: ``python benchmarks/studies/held_share.py [--releases 400]``; writes ``results/held_share.{json,md}``.
 """
 
 from __future__ import annotations

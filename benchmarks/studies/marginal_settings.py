@@ -7,7 +7,7 @@ For each epsilon, one release per ``coarse_bins`` (the flow settings are post-pr
 step size vary on the same release. Metric: mean two-way TV (``marginal_tv_distance``) between 5,000 generated
 rows and the real rows, on 16 coarse levels per column and at the codec's full resolution.
 
-Run: ``python benchmarks/marginal_settings.py --data-root ../shared/data`` (about 20 minutes on 2 CPU cores).
+Run: ``python benchmarks/studies/marginal_settings.py --data-root ../shared/data`` (about 20 minutes on 2 CPU cores).
 Writes ``benchmarks/results/marginal_settings.{json,md}``.
 """
 

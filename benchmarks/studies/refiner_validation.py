@@ -15,7 +15,7 @@ each row scores both:
   ``synthcity_dpswf.evaluation`` trained on 5,000 decoded samples, accuracy on the 5,000 held-out images;
 - reconstructions: CAS of 5,000 refined reconstructions of refining images (``--reconstruction-fid`` adds their FID).
 
-Run: ``python benchmarks/refiner_validation.py --data-root ../shared/data --inception
+Run: ``python benchmarks/studies/refiner_validation.py --data-root ../shared/data --inception
 ../shared/weights/inception_fid_torchscript.pt --average-decays 0 0.99 --refiner-seeds 0 1`` (about 15 minutes per
 row on one CPU thread, 6 of them the FID's Inception features). Writes ``benchmarks/results/refiner_validation.{json,md}``
 (``--name`` another; ``--dataset fashion_mnist --name refiner_validation_fashion_mnist`` for FashionMNIST's);
@@ -70,7 +70,7 @@ def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float, datas
         f"recall of {n:,} decoded samples against {n:,} held-out public images, CAS (MLP / CNN) trained on "
         f"{CAS_IMAGES:,} decoded samples, tested on the held-out images. Reconstructions: of refining images, the same "
         "metrics. Flow release: fresh noise per run (rows of different runs differ by it too), or seeded (rows of one seed "
-        "decode the same samples). `python benchmarks/refiner_validation.py`.", "",
+        "decode the same samples). `python benchmarks/studies/refiner_validation.py`.", "",
         "| flow release | adversarial weight | latent noise | average decay | refiner seed | samples: FID | "
         "precision / recall | CAS | reconstructions: FID | CAS |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",

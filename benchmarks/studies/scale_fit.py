@@ -12,7 +12,7 @@ peak resident memory of the client process and of each worker (``getrusage``' ma
 the same fit runs in memory (pandas) too, in a fresh process. Every measured run is a fresh process, so its peak
 memory is its own.
 
-Run: ``python benchmarks/scale_fit.py --data-root ../shared/data [--rows 1000000 10000000]``. Writes
+Run: ``python benchmarks/studies/scale_fit.py --data-root ../shared/data [--rows 1000000 10000000]``. Writes
 ``benchmarks/results/scale_fit.{md,json}``.
 """
 
@@ -143,7 +143,8 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(row)
             print(row, flush=True)
     lines = [
-        f"# Fitting beyond one process (`python benchmarks/scale_fit.py --rows {' '.join(map(str, args.rows))}`)",
+        "# Fitting beyond one process "
+        f"(`python benchmarks/studies/scale_fit.py --rows {' '.join(map(str, args.rows))}`)",
         "",
         f"DPSWflow, no schema (DP domain + marginal release), epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; an "
         f"Adult-shaped table (15 columns) made from a public model, Parquet files of {args.partition_rows:,} rows; "

@@ -9,9 +9,9 @@ the README reports once), epsilon = 1, delta = 1e-5, replace-one:
    (random states 0, 1, ..; the release noise is fresh every fit), scored by the user-tables suite's code
    (``table_metrics.QuantileCellMetrics``): 2-way TV, TSTR on ``affairs > 0``, and each column's 1-way TV.
 
-Run: ``python benchmarks/schema_gap.py [--releases 20] [--fits 6]``. Writes ``benchmarks/results/schema_gap.{md,json}``
-(``--stem`` to name another, e.g. for the package at an earlier commit on ``PYTHONPATH``; the package's commit is
-stored in the payload).
+Run: ``python benchmarks/studies/schema_gap.py [--releases 20] [--fits 6]``. Writes
+``benchmarks/results/schema_gap.{md,json}`` (``--stem`` to name another, e.g. for the package at an earlier commit on
+``PYTHONPATH``; the package's commit is stored in the payload).
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=package).stdout.strip()
     lines = [
-        f"# Declared schema against the DP domain, column by column (`python benchmarks/schema_gap.py --releases "
-        f"{args.releases} --fits {args.fits}`)",
+        "# Declared schema against the DP domain, column by column "
+        f"(`python benchmarks/studies/schema_gap.py --releases {args.releases} --fits {args.fits}`)",
         "",
         f"fair (validation table, training split), epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; commit {commit}.",
         "",

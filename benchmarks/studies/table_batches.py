@@ -21,7 +21,7 @@ delta = 1e-5, replace-one), DPSWflow's one release beside as the reference; scor
 2-way TV) over ``--fits`` random states; r is read from each fit's privacy report (its z, q and K as drawn, the DP
 domain's and the pair selection's priors included).
 
-Run: ``python benchmarks/table_batches.py --data-root ../shared/data [--tables fair stand_in adult_raw
+Run: ``python benchmarks/studies/table_batches.py --data-root ../shared/data [--tables fair stand_in adult_raw
 randhie_validation flights_validation] [--settings default 0.25:2 0.5:1 poisson] [--fits 3] [--name table_batches]``. Writes
 ``benchmarks/results/<name>.{md,json}``.
 """
@@ -146,7 +146,7 @@ def score(tables: list[str], settings: list[Setting], fits: int, data_root: Path
 def markdown(payload: dict[str, Any]) -> str:
     environment_ = payload["environment"]
     return results_page(
-        "DPSWflow-r's batches on tables under replace-one (`python benchmarks/table_batches.py`)",
+        "DPSWflow-r's batches on tables under replace-one (`python benchmarks/studies/table_batches.py`)",
         f"epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one, the target named; {payload['fits']} fits per cell "
         f"(random states 0..{payload['fits'] - 1}); {environment_['device']}, {environment_['cpu_threads']} "
         f"thread(s), {environment_['date']}. Validation tables only. Setting: FRACTION:PASSES, fixed-size batches of b "

@@ -6,7 +6,7 @@ epsilon = 1, delta = 1e-5, their defaults otherwise; the median of ``--repeats``
 read the figures side by side). Issue 35's targets: Adult fit + 10^5 rows under 10 s; wine as fast as before
 (fit 0.07 s, ``generate(100)`` 0.44 s).
 
-Run: ``python benchmarks/user_speed.py --data-root ../shared/data [--repeats 3]``. Writes
+Run: ``python benchmarks/studies/user_speed.py --data-root ../shared/data [--repeats 3]``. Writes
 ``benchmarks/results/user_speed.{md,json}``.
 """
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(row)
             print(row, flush=True)
     text = results_page(
-        f"fit(df) with no schema, then generate, on one CPU thread (`python benchmarks/user_speed.py --repeats "
+        f"fit(df) with no schema, then generate, on one CPU thread (`python benchmarks/studies/user_speed.py --repeats "
         f"{args.repeats}`)",
         f"epsilon = 1, delta = 1e-5, defaults otherwise; median of {args.repeats} runs. wine's generate is timed after "
         "a first call.",
