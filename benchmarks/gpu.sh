@@ -12,8 +12,8 @@
 #   env     20   the device: DIR/env.json, DIR/nvidia-smi.txt
 #   tests  100   pytest -m cuda on the CUDA tests: DIR/tests.xml (CPU vs CUDA flow and step parity, the DP-SGD
 #                baseline, a model and a plugin on device "cuda")
-#   speed   90   benchmarks/speed.py --device cuda: the grid, the paper's MNIST row and n = 10^6, L = 1,000 against a
-#                bare torch.sort (DIR/speed/)
+#   speed   90   benchmarks/studies/speed.py --device cuda: the grid, the paper's MNIST row and n = 10^6, L = 1,000
+#                against a bare torch.sort (DIR/speed/)
 #   images 250   benchmarks/image_runner.py with configs/images/paper_protocol_mnist_full.toml: the paper's latent-8
 #                autoencoder, DPSWflow at epsilon 10 and 1, 30,000 private records, 10,000 samples and 10,000 for
 #                FID (DIR/images/); needs --data-root and --inception
@@ -266,7 +266,7 @@ fi
 run_stage env "${LIMITS[0]}" "$PY" "$ROOT/benchmarks/gpu_report.py" env --out "$OUT" --mode "$MODE"
 run_stage tests "${LIMITS[1]}" "$PY" -m pytest -q -p no:cacheprovider -m cuda --rootdir "$ROOT" --junitxml "$OUT/tests.xml" \
   "$ROOT/tests/math/test_flow.py" "$ROOT/tests/benchmarks/test_dpsgd_gan.py" "$ROOT/tests/test_cuda.py"
-run_stage speed "${LIMITS[2]}" "$PY" "$ROOT/benchmarks/speed.py" --device "$DEVICE" --out "$OUT/speed" "${SPEED_ARGS[@]}"
+run_stage speed "${LIMITS[2]}" "$PY" "$ROOT/benchmarks/studies/speed.py" --device "$DEVICE" --out "$OUT/speed" "${SPEED_ARGS[@]}"
 if [[ -z $DATA || ! -d $DATA/MNIST/raw ]]; then
   skip_stage images "no MNIST under '$DATA' (pass --data-root DIR holding MNIST/raw, set DPSWF_DATA, or --pack)"
 elif [[ -z $INCEPTION || ! -f $INCEPTION ]]; then

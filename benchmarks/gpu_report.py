@@ -113,7 +113,7 @@ def test_section(folder: Path) -> list[str]:
 
 
 def speed_section(folder: Path) -> list[str]:
-    lines = ["## One flow step (`benchmarks/speed.py`)", ""]
+    lines = ["## One flow step (`benchmarks/studies/speed.py`)", ""]
     files = sorted((folder / "speed").glob("speed_*.json"))
     if not files:
         return lines + ["No speed results (speed/speed_*.json missing): see speed.log."]

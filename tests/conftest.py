@@ -1,8 +1,8 @@
 """Shared fixtures: the path of the offline data copies, and a CUDA marker helper; marks the tests that run a
-user-facing command or benchmark script whole as ``end_to_end`` (``pytest -m end_to_end``). ``benchmarks/`` is on
-the tests' import path through pytest's ``pythonpath`` option in pyproject.toml, so the tests import the benchmark
-modules (``common``, ``table_runner``) and the baselines that are not our product (``baselines.dpsgd_gan``) by
-name, as a script in ``benchmarks/`` does.
+user-facing command or benchmark script whole as ``end_to_end`` (``pytest -m end_to_end``). ``benchmarks/`` and
+``benchmarks/studies/`` are on the tests' import path through pytest's ``pythonpath`` option in pyproject.toml, so the
+tests import the benchmark modules (``common``, ``table_runner``, the studies' ``stand_in``) and the baselines that
+are not our product (``baselines.dpsgd_gan``) by name, as a script in ``benchmarks/`` does.
 
 The tests mirror the package: ``tests/<subpackage>/`` for ``synthcity_dpswf/<subpackage>/``, ``tests/benchmarks/``
 for ``benchmarks/``, and at the top the checks that span the project (the README, CUDA)."""

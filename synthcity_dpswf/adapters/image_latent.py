@@ -44,14 +44,14 @@ REFINER_AVERAGE_DECAY = 0.99
 MNIST's public half, scored by FID against the other 5,000. Weight 0.2: a lower FID of refined reconstructions than
 at 0.05 or without a refiner. Decay 0.99 (weights averaged over about the last 100 steps): a lower FID of decoded
 flow samples than with the last weights, on each of two training seeds; latent noise (0.05 tried) was worse on
-average over the seeds and is left off (``benchmarks/refiner_validation.py``,
+average over the seeds and is left off (``benchmarks/studies/refiner_validation.py``,
 ``benchmarks/results/refiner_validation.md``)."""
 
 REFINER_ADVERSARIAL_WEIGHTS: Mapping[str, float] = MappingProxyType({"mnist": REFINER_ADVERSARIAL_WEIGHT, "fashion_mnist": 0.05})
 """The refiner's adversarial weight per dataset its public images come from (``refiner_adversarial_weight``), each
 chosen on that dataset's public half only (25,000 refining images, 5,000 held out, the flow's decoded samples
-scored by FID; ``benchmarks/refiner_validation.py --dataset``). FashionMNIST: 0.05 gives a lower FID and a higher
-recall than 0.2 on each of two training seeds, at the same CNN CAS
+scored by FID; ``benchmarks/studies/refiner_validation.py --dataset``). FashionMNIST: 0.05 gives a lower FID and a
+higher recall than 0.2 on each of two training seeds, at the same CNN CAS
 (``benchmarks/results/refiner_validation_fashion_mnist.md``). MNIST at 0.05 stays within its training seeds' spread
 of 0.2, so it keeps 0.2 (``benchmarks/results/refiner_validation.md``)."""
 

@@ -10,8 +10,8 @@ offset, so its decoded array :math:`y` must be put back on the public pixel rang
   :math:`m`; an image with no positive pixel decodes to black.
 
 ``"clip"`` is the default of both codecs, chosen on the validation splits of MNIST and FashionMNIST
-(``benchmarks/codec_decoding.py``): of the six codecs there (PCA-30 exact and released, DCT-12, on each dataset) it
-gave the higher mean CAS (MLP and CNN) and the lower FID every time, though on FashionMNIST the CNN alone preferred
+(``benchmarks/studies/codec_decoding.py``): of the six codecs there (PCA-30 exact and released, DCT-12, on each dataset)
+it gave the higher mean CAS (MLP and CNN) and the lower FID every time, though on FashionMNIST the CNN alone preferred
 ``"min_max"`` (``benchmarks/results/codec_decoding.md``).
 """
 

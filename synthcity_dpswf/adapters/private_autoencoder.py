@@ -35,7 +35,7 @@ r"""The decoder's logit temperature t: a decoded pixel is :math:`\sigma(t \cdot 
 each pixel's Bernoulli mean, which the cross-entropy trains: grey wherever a stroke's place is uncertain, so decoded
 digits are blurred; t > 1 sharpens them towards the near-binary strokes of the images. Post-processing (it never
 touches the training), chosen among 1, 2, 4 and 8 by FID on MNIST's validation split, the test split unread
-(``benchmarks/decode_temperature.py``, ``benchmarks/results/decode_temperature.md``)."""
+(``benchmarks/studies/decode_temperature.py``, ``benchmarks/results/decode_temperature.md``)."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class PrivateAutoencoderSettings:
     The defaults are those every measured row ran with (``dpae:32:16:5`` in the image benchmarks): latent 32, width
     16, 5 expected epochs, batch 512, clip 1, Adam at 2e-3, each of latent, batch, clip and budget share chosen on a
     validation split (``benchmarks/results/dpsgd_codec_*_validation.md``). Epochs and width stay where a training on
-    the CPU takes a practical time, which grows with both (``benchmarks/dpsgd_codec_speed.py``,
+    the CPU takes a practical time, which grows with both (``benchmarks/studies/dpsgd_codec_speed.py``,
     ``benchmarks/results/dpsgd_codec_speed.md``)."""
 
     latent_dim: int = 32

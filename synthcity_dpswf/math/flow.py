@@ -169,7 +169,7 @@ THREADED_WORK = 4_000_000
 thread (``flow_threads``). Beside a busy core, threads never paid below this size (they wait on each other, the more
 so the busier the machine), while on an idle machine they pay from about 10^5 (at most twice as fast): one thread
 below it bounds what an idle machine loses and keeps a busy one from stalling. Measured side by side, idle and busy,
-by ``benchmarks/flow_threads.py`` (``benchmarks/results/flow_threads.md``)."""
+by ``benchmarks/studies/flow_threads.py`` (``benchmarks/results/flow_threads.md``)."""
 
 
 @contextmanager

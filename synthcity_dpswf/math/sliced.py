@@ -33,7 +33,7 @@ ParticleCDF = Literal["histogram", "sort", "grid"]
 
 CHUNK_ELEMENTS = {"cpu": 2**18, "cuda": 2**24}
 """Default number of projections ``sliced_drift`` holds at once, per device type. On CPU a chunk that stays in
-cache makes the dozen elementwise passes of a step faster (benchmarks/speed.py); on CUDA larger
+cache makes the dozen elementwise passes of a step faster (benchmarks/studies/speed.py); on CUDA larger
 chunks amortise kernel launches. Other devices use the CUDA value."""
 
 

@@ -30,8 +30,8 @@ from synthcity_dpswf.recipes.images import CodecOrder, check_labels, flow_defaul
 RESERVOIR_IMAGES = 1000
 """Flowed latents an image plugin keeps (with the fitted model, so after ``save`` / ``load`` too), from which calls of
 at most this many images draw (``ImagePath.draw``): a flow's cost is nearly all in its steps, not its particles (a
-flow of 2,000 costs under one and a half times one of 10: ``benchmarks/image_generate_speed.py``), so small calls take
-kept particles."""
+flow of 2,000 costs under one and a half times one of 10: ``benchmarks/studies/image_generate_speed.py``), so small
+calls take kept particles."""
 MIN_DPSGD_STEPS = 100
 """Below this many noisy steps the DP-SGD codec has not learned: on 800 MNIST images (8 steps at its default batch)
 the flow's images came out uniform grey."""

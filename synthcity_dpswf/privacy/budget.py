@@ -254,17 +254,18 @@ SMALL_TABLE_SHARE = 0.4
 """The domain's share below 1,000 rows (``default_domain_share``), where the rule's category of 10% of the rows holds
 fewer than 100 records: chosen on iris at epsilon = 3 and the default delta as the share at which its integer target
 gets exactly its three levels in nearly every release, as half of epsilon did under the basic split of earlier
-versions; smaller shares lose a level far more often (``benchmarks/dp_domain.py``,
+versions; smaller shares lose a level far more often (``benchmarks/studies/dp_domain.py``,
 ``benchmarks/results/dp_domain_iris.md``)."""
 
 ADD_REMOVE_SHARE = 0.2
 """The domain's share when n is private (add/remove), where the rule below cannot run (it reads n): the largest share
-the rule chose on the validation tables when it was set, before it counted atoms (``benchmarks/domain_share.py``)."""
+the rule chose on the validation tables when it was set, before it counted atoms
+(``benchmarks/studies/domain_share.py``)."""
 
 SHARES = (0.05, 0.1, 0.15, 0.2, 0.3)
 """The shares ``default_domain_share`` tries, smallest first: the range over which the rule's choice was compared with
 fixed shares on the validation tables (fair's training split and the stand-in), ending where neither table's 2-way TV
-improved with a larger share (``benchmarks/domain_share.py``, ``benchmarks/results/domain_share.md``)."""
+improved with a larger share (``benchmarks/studies/domain_share.py``, ``benchmarks/results/domain_share.md``)."""
 
 
 def default_domain_share(
@@ -282,7 +283,7 @@ def default_domain_share(
       private until released; each float column with its atoms and precision partition: stage 4 of privacy.md,
       "The DP domain"); the largest if none is. The atoms are asked for because where coded floats are most
       of a table (fair), the share that publishes its categories leaves its frequent float values unpublished and
-      its no-schema 2-way TV worse than the larger share that publishes both (``benchmarks/domain_share.py``,
+      its no-schema 2-way TV worse than the larger share that publishes both (``benchmarks/studies/domain_share.py``,
       ``benchmarks/results/domain_share.md``).
     """
     if n_undeclared == 0:

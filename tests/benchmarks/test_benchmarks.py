@@ -80,8 +80,8 @@ def test_refiner_validation_merges_runs_of_one_dataset_and_names_it(tmp_path: Pa
 
 
 def test_pair_selection_script_runs_every_setting_on_fair(tmp_path: Path) -> None:
-    """``benchmarks/pair_selection.py`` end to end on one fit: the public choice and the selection, both generators,
-    both schemas, in a table that says which is which."""
+    """``benchmarks/studies/pair_selection.py`` end to end on one fit: the public choice and the selection, both
+    generators, both schemas, in a table that says which is which."""
     import pair_selection
 
     pair_selection.main(["--tables", "fair", "--fits", "1", "--out", str(tmp_path)])
@@ -98,8 +98,9 @@ def test_pair_selection_script_runs_every_setting_on_fair(tmp_path: Path) -> Non
 
 
 def test_target_validation_script_scores_a_frame_and_a_named_target(tmp_path: Path) -> None:
-    """``benchmarks/target_validation.py`` end to end on fair, one fit per cell: the floor, and the same generator fitted
-    on a frame (no target) and on a loader naming the target, with no schema and with the declared one."""
+    """``benchmarks/studies/target_validation.py`` end to end on fair, one fit per cell: the floor, and the same
+    generator fitted on a frame (no target) and on a loader naming the target, with no schema and with the declared
+    one."""
     import target_validation
 
     target_validation.main(["--tables", "fair", "--generators", "dpswflow", "--modes", "frame", "pairs", "--fits", "1",
@@ -125,8 +126,8 @@ def test_target_validation_s_coarse_cap_holds_only_inside_its_fits() -> None:
 
 
 def test_coarse_runs_script_fits_both_rules_and_names_the_columns_with_runs(tmp_path: Path) -> None:
-    """``benchmarks/coarse_runs.py`` end to end on fair, one fit per cell: quantile runs against equal runs, with no
-    schema (the DP domain types age as an integer column of more levels than coarse ones: it gets runs) and the
+    """``benchmarks/studies/coarse_runs.py`` end to end on fair, one fit per cell: quantile runs against equal runs,
+    with no schema (the DP domain types age as an integer column of more levels than coarse ones: it gets runs) and the
     declared schema (no integer column: no runs, the two rules one), and the rule restored after the run."""
     import coarse_runs
 
@@ -144,9 +145,9 @@ def test_coarse_runs_script_fits_both_rules_and_names_the_columns_with_runs(tmp_
 
 
 def test_one_table_fit_calls_nothing_back_up_into_the_plugin() -> None:
-    """``benchmarks/fit_trace.py``'s probe on this checkout (issue 47): a table fit and generation with no schema make
-    no call from a data path into the plugin base, nor from ``recipes/`` into any module of ``plugins/`` (a callable
-    handed down, such as the loader's public rules before they became a value)."""
+    """``benchmarks/studies/fit_trace.py``'s probe on this checkout (issue 47): a table fit and generation with no
+    schema make no call from a data path into the plugin base, nor from ``recipes/`` into any module of ``plugins/`` (a
+    callable handed down, such as the loader's public rules before they became a value)."""
     import fit_trace
 
     measured = fit_trace.trace(ROOT)
@@ -155,9 +156,9 @@ def test_one_table_fit_calls_nothing_back_up_into_the_plugin() -> None:
 
 
 def test_flow_particles_script_scores_each_setting_and_times_them_side_by_side(tmp_path: Path) -> None:
-    """``benchmarks/flow_particles.py`` end to end on fair at toy counts, one fit per cell: every (schema, setting) of
-    the validation table scored with the same random state, the timing rows' ratios against the first setting's, the
-    kinds restored after the run, and a malformed setting refused."""
+    """``benchmarks/studies/flow_particles.py`` end to end on fair at toy counts, one fit per cell: every (schema,
+    setting) of the validation table scored with the same random state, the timing rows' ratios against the first
+    setting's, the kinds restored after the run, and a malformed setting refused."""
     import argparse
 
     import flow_particles
@@ -179,11 +180,11 @@ def test_flow_particles_script_scores_each_setting_and_times_them_side_by_side(t
 
 
 def test_table_batches_script_reads_each_setting_s_summed_noise_from_the_fits(tmp_path: Path) -> None:
-    """``benchmarks/table_batches.py`` end to end on fair, one fit per cell: DPSWflow's one release beside DPSWflow-r at
-    the package's batches (Poisson), at fixed-size batches of their rate (`fixed`) and at half the rows in one pass, each
-    row's noise per record counted r = z / (q sqrt(K)) read from its privacy report (DPSWflow-r's above DPSWflow's z;
-    the Poisson default below 0.7 of the fixed-size batches'; fewer, larger fixed-size batches lower theirs), and a
-    malformed setting refused."""
+    """``benchmarks/studies/table_batches.py`` end to end on fair, one fit per cell: DPSWflow's one release beside
+    DPSWflow-r at the package's batches (Poisson), at fixed-size batches of their rate (`fixed`) and at half the rows in
+    one pass, each row's noise per record counted r = z / (q sqrt(K)) read from its privacy report (DPSWflow-r's above
+    DPSWflow's z; the Poisson default below 0.7 of the fixed-size batches'; fewer, larger fixed-size batches lower
+    theirs), and a malformed setting refused."""
     import argparse
 
     import table_batches
@@ -206,10 +207,10 @@ def test_table_batches_script_reads_each_setting_s_summed_noise_from_the_fits(tm
 
 
 def test_domain_wild_ranges_script_flags_ranges_far_beyond_the_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``benchmarks/domain_wild_ranges.py``: a released range is wild only beyond ``FAR`` times the column's largest
-    magnitude (at least 1), ranges are read from ``released_domain()``'s text (categories, written ``x, y``, a coded
-    column's values and an unplaced column are not ranges; a float range with its decimals is), and a seeded run on
-    fair at a ``FAR`` below 1 (every range "wild") scores each flagged column's generated rows against its real
+    """``benchmarks/studies/domain_wild_ranges.py``: a released range is wild only beyond ``FAR`` times the column's
+    largest magnitude (at least 1), ranges are read from ``released_domain()``'s text (categories, written ``x, y``, a
+    coded column's values and an unplaced column are not ranges; a float range with its decimals is), and a seeded run
+    on fair at a ``FAR`` below 1 (every range "wild") scores each flagged column's generated rows against its real
     range."""
     import pandas as pd
 
@@ -232,8 +233,8 @@ def test_domain_wild_ranges_script_flags_ranges_far_beyond_the_values(tmp_path: 
 
 
 def test_replace_one_accounting_script_compares_fixed_size_and_poisson_batches(tmp_path: Path) -> None:
-    """``benchmarks/replace_one_accounting.py`` at two rates: Poisson batches take less noise than fixed-size ones
-    below q = 1 and more at q = 1 (the antipodal pair's slack), r is z / (q sqrt(K)), and the table names both."""
+    """``benchmarks/studies/replace_one_accounting.py`` at two rates: Poisson batches take less noise than fixed-size
+    ones below q = 1 and more at q = 1 (the antipodal pair's slack), r is z / (q sqrt(K)), and the table names both."""
     import replace_one_accounting
 
     replace_one_accounting.main(["--rates", "0.2", "1", "--epsilons", "1", "--out", str(tmp_path)])
@@ -244,9 +245,9 @@ def test_replace_one_accounting_script_compares_fixed_size_and_poisson_batches(t
 
 
 def test_dpsgd_codec_accounting_script_compares_the_codec_s_two_samplings(tmp_path: Path) -> None:
-    """``benchmarks/dpsgd_codec_accounting.py`` for 5,120 images at epsilon 1: q = 512 / 5,120, K = 50, the codec's
-    half of mu^2 as its own epsilon, and the Poisson batches' z (antipodal pair) below the fixed-size batches' (the
-    replace-one RDP bound), with the add/remove z of the same schedule beside them."""
+    """``benchmarks/studies/dpsgd_codec_accounting.py`` for 5,120 images at epsilon 1: q = 512 / 5,120, K = 50, the
+    codec's half of mu^2 as its own epsilon, and the Poisson batches' z (antipodal pair) below the fixed-size batches'
+    (the replace-one RDP bound), with the add/remove z of the same schedule beside them."""
     import dpsgd_codec_accounting
 
     dpsgd_codec_accounting.main(["--images", "5120", "--epsilons", "1", "--out", str(tmp_path)])
@@ -258,9 +259,9 @@ def test_dpsgd_codec_accounting_script_compares_the_codec_s_two_samplings(tmp_pa
 
 
 def test_dpsgd_codec_speed_script_projects_the_full_schedule_from_a_timed_fraction(shared_dir: Path, tmp_path: Path) -> None:
-    """``benchmarks/dpsgd_codec_speed.py`` on 256 MNIST images at one and two threads: the default codec's schedule
-    (5 epochs, every image in each batch: q = 1, 5 steps), a fifth of it timed (1 epoch, 1 step) and scaled by its
-    steps, each count's ratio to one thread, and the 20-minute budget named."""
+    """``benchmarks/studies/dpsgd_codec_speed.py`` on 256 MNIST images at one and two threads: the default codec's
+    schedule (5 epochs, every image in each batch: q = 1, 5 steps), a fifth of it timed (1 epoch, 1 step) and scaled by
+    its steps, each count's ratio to one thread, and the 20-minute budget named."""
     import dpsgd_codec_speed
 
     dpsgd_codec_speed.main(["--data-root", str(shared_dir / "data"), "--images", "256", "--fraction", "0.2",
@@ -275,7 +276,8 @@ def test_dpsgd_codec_speed_script_projects_the_full_schedule_from_a_timed_fracti
 
 
 def test_image_generate_speed_script_times_the_plugin_beside_a_fresh_flow(tmp_path: Path) -> None:
-    """``benchmarks/image_generate_speed.py`` at a toy scale: every call timed, the kept pairs beside a fresh flow."""
+    """``benchmarks/studies/image_generate_speed.py`` at a toy scale: every call timed, the kept pairs beside a fresh
+    flow."""
     import image_generate_speed
 
     image_generate_speed.main(["--steps", "5", "--repeats", "1", "--out", str(tmp_path)])

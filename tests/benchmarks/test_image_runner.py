@@ -336,10 +336,10 @@ def test_a_row_replaces_only_the_row_of_its_refiner_s_weight() -> None:
 def test_the_decode_temperature_is_scored_on_one_fit_of_the_validation_choice(
     shared_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``benchmarks/decode_temperature.py`` at a toy scale (the first 6,000 MNIST training images: 1,000 released,
-    5,000 held out): the validation grid's DP-SGD codec row is chosen, fitted once per variant of its flow settings,
-    and its codes and the ceiling's are decoded and scored at each temperature; a test grid and a malformed variant
-    are refused."""
+    """``benchmarks/studies/decode_temperature.py`` at a toy scale (the first 6,000 MNIST training images: 1,000
+    released, 5,000 held out): the validation grid's DP-SGD codec row is chosen, fitted once per variant of its flow
+    settings, and its codes and the ceiling's are decoded and scored at each temperature; a test grid and a malformed
+    variant are refused."""
     import decode_temperature
     from synthcity_dpswf.datasets import load_mnist
 

@@ -146,7 +146,8 @@ def test_cuda_matches_cpu() -> None:
 def test_a_small_flow_runs_on_one_thread_and_restores_the_count(threaded_work: int, expected: int,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Below ``THREADED_WORK`` particles x directions every step sees one thread (threads only wait on each other
-    there: ``benchmarks/flow_threads.py``); at or above it, torch's own count; after the flow, the count as it was."""
+    there: ``benchmarks/studies/flow_threads.py``); at or above it, torch's own count; after the flow, the count as it
+    was."""
     from synthcity_dpswf.math import flow as flow_module
 
     monkeypatch.setattr(flow_module, "THREADED_WORK", threaded_work)

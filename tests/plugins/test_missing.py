@@ -19,7 +19,7 @@ from synthcity_dpswf.math.histograms import coarse_index
 from synthcity_dpswf.privacy import MarginalLayout, create_mechanism, release_domain, secret_generator
 from synthcity_dpswf.privacy.mechanisms import ReleaseOptions
 
-from missing_values import survey  # benchmarks/missing_values.py: the table of the missing-values suite
+from missing_values import survey  # benchmarks/studies/missing_values.py: the table of the missing-values suite
 
 DOMAIN = {
     "group": {"type": "categorical", "categories": ["a", "b", "c"]},

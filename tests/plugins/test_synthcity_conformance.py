@@ -116,7 +116,7 @@ def test_generate_under_constraints_on_every_column(fitted: tuple[str, Plugin]) 
 def test_the_iris_performance_check_passes_with_default_arguments() -> None:
     """As synthcity's performance test: XGB trained on the synthetic iris (with its target), scored on the real
     rows, above 0.5; ours with their default arguments. The median of three fits, where synthcity averages two:
-    in about 0.5% of releases the DP domain gives the integer target an extra class (benchmarks/dp_domain.py),
+    in about 0.5% of releases the DP domain gives the integer target an extra class (benchmarks/studies/dp_domain.py),
     the flow may emit a few rows of it, and synthcity's evaluator scores any table holding a label unseen in the
     real rows 0 (CI failed on one such fit in two consecutive runs)."""
     features, labels = load_iris(return_X_y=True, as_frame=True)

@@ -57,9 +57,9 @@ ATOM_NOISE_RATIO = 2.0
 """r_a, the atom counts' noise relative to the category counts' (stage 4): an atom worth restoring (a coded value of a
 float column) holds a large share of its column's rows, so it may stand out of more noise, and the other stages' noise
 pays less for it (s_c grows by sqrt(1 + C_atom / (r_a^2 S)), S the stages' other terms). Chosen on the validation
-tables only (``benchmarks/atom_ratio.py``, ``benchmarks/results/atom_ratio.md``, and again with coded columns:
-``benchmarks/coded_numbers.py``, ``benchmarks/results/coded_numbers_*.md``): a smaller ratio costs the categories of
-a table without frequent values their survival, a larger one the atoms of coded floats."""
+tables only (``benchmarks/studies/atom_ratio.py``, ``benchmarks/results/atom_ratio.md``, and again with coded columns:
+``benchmarks/studies/coded_numbers.py``, ``benchmarks/results/coded_numbers_*.md``): a smaller ratio costs the
+categories of a table without frequent values their survival, a larger one the atoms of coded floats."""
 DECIMAL_NOISE_RATIO = 2.0
 """r_p, the precision partition's noise relative to the category counts' (stage 4: a float column's numbers counted by
 their number of decimals, ``privacy.counts.decimal_cells``): the output's rounding reads only cells that hold a clear

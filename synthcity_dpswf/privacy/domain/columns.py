@@ -210,7 +210,7 @@ histogram's cells (``trimmed_span``): an empty cell does in 0.1% of releases."""
 HELD_SHARE = 0.4
 """A numeric column's released range must be consistent with holding this share of its numbers (``holds_the_numbers``):
 a range that holds fewer is a window of noise or of a minority of its values, not its range. Chosen between windows of
-noise and a column spread over octaves of a small table (``benchmarks/held_share.py``,
+noise and a column spread over octaves of a small table (``benchmarks/studies/held_share.py``,
 ``benchmarks/results/held_share.md``)."""
 ROUGH_LEVEL = 2.0
 """... within this many noise stds of the difference (``holds_the_numbers``): a range that holds that share

@@ -131,12 +131,12 @@ def block_statistic(layout: MarginalLayout, codes: torch.Tensor) -> torch.Tensor
 
 SELECTION_SHARE = 0.3
 r"""The selection's share q of what the budget leaves after the DP domain, :math:`\mu_A^2 = q(\mu^2 - \mu_D^2)`:
-chosen with ``PAIRS_PER_COLUMN`` on validation tables (``benchmarks/pair_selection.py``,
+chosen with ``PAIRS_PER_COLUMN`` on validation tables (``benchmarks/studies/pair_selection.py``,
 ``benchmarks/results/pair_selection*.md``)."""
 
 PAIRS_PER_COLUMN = 1.5
 """T / d, the pairs stage B measures per column besides a named target's: chosen on validation tables with
-``SELECTION_SHARE`` (``benchmarks/pair_selection.py``, ``benchmarks/results/pair_selection*.md``)."""
+``SELECTION_SHARE`` (``benchmarks/studies/pair_selection.py``, ``benchmarks/results/pair_selection*.md``)."""
 
 CANDIDATE_PAIRS = 1000
 """The most candidate pairs stage A scores (every pair of up to 45 columns; beyond, a uniformly random subset of

@@ -12,7 +12,7 @@ peak resident memory of the client process and of each worker (``getrusage``' ma
 the same fit runs in memory (pandas) too, in a fresh process. Every measured run is a fresh process, so its peak
 memory is its own.
 
-Run: ``python benchmarks/scale_fit.py --data-root ../shared/data [--rows 1000000 10000000]``. Writes
+Run: ``python benchmarks/studies/scale_fit.py --data-root ../shared/data [--rows 1000000 10000000]``. Writes
 ``benchmarks/results/scale_fit.{md,json}``.
 """
 
@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 
 EPSILON, DELTA, GENERATED = 1.0, 1e-5, 100_000
@@ -52,7 +53,8 @@ def make_table(data_root: Path, rows: int, partition_rows: int, folder: Path) ->
     from synthcity_dpswf.privacy import MarginalLayout
 
     adult = pd.read_csv(data_root / "adult" / "adult.csv")
-    domain = TabularDomain.from_dict(json.loads((Path(__file__).parent / "domains" / "adult_raw_domain.json").read_text()))
+    domain_file = Path(__file__).resolve().parents[1] / "domains" / "adult_raw_domain.json"
+    domain = TabularDomain.from_dict(json.loads(domain_file.read_text()))
     codec = MarginalTableCodec(domain, 100)
     layout = MarginalLayout.build(codec.levels, 16)
     model = DPSWFlow(release="marginal", marginals=layout, settings=FlowSettings(n_steps=300, flow_particles=10_000))
@@ -141,7 +143,8 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(row)
             print(row, flush=True)
     lines = [
-        f"# Fitting beyond one process (`python benchmarks/scale_fit.py --rows {' '.join(map(str, args.rows))}`)",
+        "# Fitting beyond one process "
+        f"(`python benchmarks/studies/scale_fit.py --rows {' '.join(map(str, args.rows))}`)",
         "",
         f"DPSWflow, no schema (DP domain + marginal release), epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; an "
         f"Adult-shaped table (15 columns) made from a public model, Parquet files of {args.partition_rows:,} rows; "

@@ -7,17 +7,21 @@ mechanism, it releases nothing), how often the target's range is exactly {0, 1, 
 or adds one ("wide"), how often it is not released as an integer column, and how often a float column is not released as numeric or its range is wider than 20 (the data span 0.1-7.9).
 The default share below 1,000 rows (``default_domain_share``) was chosen from this table.
 
-Run: ``python benchmarks/dp_domain.py`` (under a minute). Writes ``benchmarks/results/dp_domain_iris.{json,md}``.
+Run: ``python benchmarks/studies/dp_domain.py`` (under a minute). Writes
+``benchmarks/results/dp_domain_iris.{json,md}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
+from pathlib import Path
 
 import torch
 from sklearn.datasets import load_iris
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_json
 
 from synthcity_dpswf.adapters import NumericColumn, TabularDomain

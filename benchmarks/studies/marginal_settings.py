@@ -7,7 +7,7 @@ For each epsilon, one release per ``coarse_bins`` (the flow settings are post-pr
 step size vary on the same release. Metric: mean two-way TV (``marginal_tv_distance``) between 5,000 generated
 rows and the real rows, on 16 coarse levels per column and at the codec's full resolution.
 
-Run: ``python benchmarks/marginal_settings.py --data-root ../shared/data`` (about 20 minutes on 2 CPU cores).
+Run: ``python benchmarks/studies/marginal_settings.py --data-root ../shared/data`` (about 20 minutes on 2 CPU cores).
 Writes ``benchmarks/results/marginal_settings.{json,md}``.
 """
 
@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, environment, write_json
 from table_metrics import coarse
 from tables import load_table

@@ -15,8 +15,8 @@ the smallest count (fair, the stand-in) flow every row whatever it is. Then the
 cost on the fair suite's tables (``--time-tables``, the reported ones: seconds only, nothing scored): fit + generation
 of the training split's size with each setting, side by side in one run, the median of ``--repeats``.
 
-Run: ``python benchmarks/flow_particles.py --data-root ../shared/data [--settings 10000:70 20000:35 20000:70] [--fits 3]
-[--repeats 3] [--name flow_particles]``. Writes ``benchmarks/results/<name>.{md,json}``.
+Run: ``python benchmarks/studies/flow_particles.py --data-root ../shared/data [--settings 10000:70 20000:35 20000:70]
+[--fits 3] [--repeats 3] [--name flow_particles]``. Writes ``benchmarks/results/<name>.{md,json}``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -33,6 +34,7 @@ from unittest import mock
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 from table_metrics import QuantileCellMetrics
 from tables import holdout_split, load_table
@@ -146,7 +148,7 @@ def timing(tables: list[str], generators: list[str], settings: list[Setting], re
 def markdown(payload: dict[str, Any]) -> str:
     environment_ = payload["environment"]
     scored = results_page(
-        "How many particles a table's generation flows (`python benchmarks/flow_particles.py`)",
+        "How many particles a table's generation flows (`python benchmarks/studies/flow_particles.py`)",
         f"epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one, the target named; {payload['fits']} fits per cell "
         f"(random states 0..{payload['fits'] - 1}), the same states for every setting; {environment_['device']}, "
         f"{environment_['cpu_threads']} thread(s), {environment_['date']}. Validation tables only. TSTR: "

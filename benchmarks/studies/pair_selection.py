@@ -19,7 +19,7 @@ delta = 1e-5, replace-one; "selected" is the share of fits in which the selectio
 small tables (credit_data, hmda, mlc_churn) are not read here. ``--label`` names the package's selection in the rows
 (run with another checkout's package on ``PYTHONPATH`` to measure an earlier selection beside this one).
 
-Run: ``python benchmarks/pair_selection.py [--tables fair stand_in] [--fits 4] [--shares 0.2 0.3 0.5]
+Run: ``python benchmarks/studies/pair_selection.py [--tables fair stand_in] [--fits 4] [--shares 0.2 0.3 0.5]
 [--pairs-per-column 1 1.5] [--no-public] [--stem NAME]`` (default: the package's q and T / d against the public choice). Writes ``benchmarks/results/pair_selection[_<tables>].{md,json}``.
 """
 
@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 import stand_in
 from common import RESULTS, environment, write_results
 from table_metrics import QualityReportMetrics, QuantileCellMetrics
@@ -125,7 +126,7 @@ def measure(name: str, fits: int, shares: list[float], per_column: list[float], 
 
 def markdown(payload: dict[str, Any]) -> str:
     lines = [
-        f"# Paid pair selection on the validation tables (`python benchmarks/pair_selection.py {payload['arguments']}`)", "",
+        f"# Paid pair selection on the validation tables (`python benchmarks/studies/pair_selection.py {payload['arguments']}`)", "",
         f"Epsilon = {payload.get('epsilon', 1.0):g}, delta = 1e-5, replace-one; mean (std) over {payload['fits']} fits; 2-way TV and TSTR by the "
         "user-tables suite's code. q: the selection's share of the mu^2 the DP domain leaves (\"public\": no selection, "
         f"all pairs up to 120, beyond a random subset). {payload['environment']['device']}, "

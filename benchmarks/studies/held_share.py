@@ -2,13 +2,15 @@
 (``privacy.domain.columns.holds_the_numbers``), on iris (a validation table: ``dp_domain.py``), at the plugins' split for a
 table below 1,000 rows (``SMALL_TABLE_SHARE``) and epsilon 3 and 1, delta 1e-5: seeded releases, no fit.
 
-Run: ``python benchmarks/held_share.py [--releases 400]``; writes ``results/held_share.{json,md}``.
+Run: ``python benchmarks/studies/held_share.py [--releases 400]``; writes ``results/held_share.{json,md}``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -16,6 +18,7 @@ import torch
 from sklearn.datasets import load_iris
 
 from synthcity_dpswf.privacy.domain import columns, release_domain_at
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment
 from synthcity_dpswf.privacy.budget import SMALL_TABLE_SHARE, Budget
 

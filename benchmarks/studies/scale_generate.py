@@ -2,12 +2,12 @@
 two-worker Dask cluster, one task per chunk (``plugin.generate_parquet``; post-processing of the release).
 
 The model: DPSWflow with no schema (DP domain and marginal release, epsilon = 1, delta = 1e-5, replace-one) fitted
-from the 10^6-row Adult-shaped Parquet table of ``benchmarks/scale_fit.py`` (made there from a public model, so
+from the 10^6-row Adult-shaped Parquet table of ``benchmarks/studies/scale_fit.py`` (made there from a public model, so
 generated here if missing). Per size (and chunk size): the wall time of the write, rows per second, the peak resident
 memory of the client and of each worker (``getrusage``' maximum RSS), and the dataset's size on disk; the written
 dataset is then deleted. Every measured run is a fresh process, so its peaks are its own.
 
-Run: ``python benchmarks/scale_generate.py --data-root ../shared/data [--rows 1000000 100000000]``. Writes
+Run: ``python benchmarks/studies/scale_generate.py --data-root ../shared/data [--rows 1000000 100000000]``. Writes
 ``benchmarks/results/scale_generate.{md,json}``.
 """
 
@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 from scale_fit import DELTA, EPSILON, make_table, peak_mib
 
@@ -83,7 +84,8 @@ def main(argv: list[str] | None = None) -> None:
             results.append(row)
             print(row, flush=True)
     text = results_page(
-        f"Generating beyond one process (`python benchmarks/scale_generate.py --rows {' '.join(map(str, args.rows))} "
+        "Generating beyond one process "
+        f"(`python benchmarks/studies/scale_generate.py --rows {' '.join(map(str, args.rows))} "
         f"--chunk-sizes {' '.join(map(str, args.chunk_sizes))}`)",
         f"DPSWflow, no schema, epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one, fitted from the {FIT_ROWS:,}-row "
         "Adult-shaped Parquet table of `scale_fit.py`; `plugin.generate_parquet` on a local two-worker Dask cluster "

@@ -10,13 +10,14 @@ For each schema (none: the DP domain; declared: ``DECLARED``) and ``--fits`` fit
            rate of the synthetic rows against the real one (target: within 0.02) and the 2-way TV
            (``table_metrics.QuantileCellMetrics``, the user-tables suite's metric code);
   dropped  fitted on the rows without a missing entry (2,700 of 6,000 here); scored against those rows.
-Target: kept's 2-way TV within 10% of dropped's. Run: ``python benchmarks/missing_values.py [--fits 3]``. Writes
+Target: kept's 2-way TV within 10% of dropped's. Run: ``python benchmarks/studies/missing_values.py [--fits 3]``. Writes
 ``benchmarks/results/missing_values.{md,json}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from table_metrics import QuantileCellMetrics
 from tables import Target
@@ -78,7 +80,7 @@ def fit_and_score(real: pd.DataFrame, schema: dict[str, Any] | None, state: int)
 
 def markdown(payload: dict[str, Any]) -> str:
     lines = [
-        "# Missing values kept, against incomplete rows dropped (`python benchmarks/missing_values.py`)", "",
+        "# Missing values kept, against incomplete rows dropped (`python benchmarks/studies/missing_values.py`)", "",
         f"{payload['rows']:,} rows ({payload['complete_rows']:,} without a missing entry), dpswflow at epsilon = "
         f"{EPSILON:g}, delta = {DELTA:g}; {payload['environment']['device']}, {payload['environment']['date']}. "
         "Missing rates: real / synthetic. 2-way TV: kept scored against the whole table (missing a level of its own), "

@@ -8,7 +8,7 @@ are the same work at every z), so each round's seconds per step times the defaul
 (``PrivateAutoencoderSettings.schedule``: ``ceil(epochs / q)``, Poisson batches at q = b / n under replace-one) gives
 the full training's projected time. The ratio of the thread counts' times is read within each round.
 
-Run: ``python benchmarks/dpsgd_codec_speed.py --data-root ../shared/data`` (about 5 minutes; results
+Run: ``python benchmarks/studies/dpsgd_codec_speed.py --data-root ../shared/data`` (about 5 minutes; results
 ``benchmarks/results/dpsgd_codec_speed.{json,md}``).
 """
 
@@ -17,11 +17,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, environment, results_page, write_results
 
 from synthcity_dpswf.adapters.private_autoencoder import PrivateAutoencoderCodec, PrivateAutoencoderSettings
@@ -82,7 +84,7 @@ def table(payload: dict[str, Any]) -> str:
         f"images: {payload['full_steps']} steps in the full schedule, timed over {payload['timed_epochs']:g} epochs at "
         f"each thread count in {payload['rounds']} alternating rounds and projected to the full schedule (median over "
         f"rounds; the ratio to the first count read within each round). Budget (issue 45): {BUDGET_SECONDS} s. "
-        f"`python benchmarks/dpsgd_codec_speed.py`; {payload['environment']['hardware']}, {payload['environment']['date']}."
+        f"`python benchmarks/studies/dpsgd_codec_speed.py`; {payload['environment']['hardware']}, {payload['environment']['date']}."
     )
     return results_page("The DP-SGD codec's training time", description,
                         [("threads", True), ("projected seconds", True), ("ratio to the first count", True),

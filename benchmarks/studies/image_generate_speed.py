@@ -7,7 +7,7 @@ afresh for the same counts (``sample_labelled``, what every ``generate`` ran bef
 a flow's cost is in its steps, so the fit flows ``RESERVOIR_IMAGES`` pairs that small calls take. The median of
 ``--repeats`` runs of each call (the machine is noisy: read the figures side by side).
 
-Run: ``python benchmarks/image_generate_speed.py [--repeats 3]``. Writes
+Run: ``python benchmarks/studies/image_generate_speed.py [--repeats 3]``. Writes
 ``benchmarks/results/image_generate_speed.{md,json}``.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any, Callable
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     table = [[row["call"], f"{row['seconds']:.2f}", "-" if "flowed" not in row else f"{row['flowed']:.2f}"]
              for row in rows]
     text = results_page(
-        "Image plugin calls on one thread (`python benchmarks/image_generate_speed.py`)",
+        "Image plugin calls on one thread (`python benchmarks/studies/image_generate_speed.py`)",
         f"sklearn's 1,797 digits, image_dpswflow's defaults (private-pca, {args.steps or 3000:,} flow steps), epsilon "
         f"10; the median of {args.repeats} runs; generate after save / load, beside the model's flow run afresh for the "
         "same count.",

@@ -10,14 +10,15 @@ with the table suite's code (TSTR, 2-way TV, seconds of fit + generation) over `
 names the columns the quantile rule gave runs (read from the fitted layout): where none, the two rules are one and
 the row measures run-to-run spread alone.
 
-Run: ``python benchmarks/coarse_runs.py --data-root ../shared/data [--fits 5] [--tables adult_raw fair] [--modes frame
-pairs] [--schemas none declared] [--rules ...] [--name coarse_runs]``. Writes
+Run: ``python benchmarks/studies/coarse_runs.py --data-root ../shared/data [--fits 5] [--tables adult_raw fair] [--modes
+frame pairs] [--schemas none declared] [--rules ...] [--name coarse_runs]``. Writes
 ``benchmarks/results/<name>.{md,json}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from table_metrics import QuantileCellMetrics
 from target_validation import EPSILON, DELTA, validation_table
@@ -88,7 +90,7 @@ def run(tables: list[str], fits: int, data_root: Path | None, modes: list[str], 
 
 def markdown(payload: dict[str, Any]) -> str:
     lines = [
-        "# Coarse levels at released quantiles against equal runs, on the validation tables (`python benchmarks/coarse_runs.py`)",
+        "# Coarse levels at released quantiles against equal runs, on the validation tables (`python benchmarks/studies/coarse_runs.py`)",
         "", f"DPSWflow, epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; {payload['fits']} fits per cell (random "
         f"states 0..{payload['fits'] - 1}); {payload['environment']['device']}, {payload['environment']['date']}. TSTR: "
         "HistGradientBoosting trained on the synthetic rows, AUROC on the held-out real rows (mean over fits, and the "

@@ -11,7 +11,7 @@ not depend on the flow), and lists every fit whose released range of some numeri
 ``FAR`` times the column's largest magnitude (at least 1): the released range, the real one, and the share of the
 generated rows (the training split's size) outside the real [min, max].
 
-Run: ``python benchmarks/domain_wild_ranges.py --data-root ../shared/data [--tables fair stand_in adult_raw
+Run: ``python benchmarks/studies/domain_wild_ranges.py --data-root ../shared/data [--tables fair stand_in adult_raw
 randhie_validation] [--fits 200] [--name domain_wild_ranges]``. Writes ``benchmarks/results/<name>.{md,json}``.
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from unittest import mock
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 from target_validation import DELTA, EPSILON, validation_table
 
@@ -94,7 +96,7 @@ def markdown(payload: dict[str, Any]) -> str:
     counts = "; ".join(f"{name}: {sum(row['table'] == name for row in payload['rows'])} wild ranges in "
                        f"{fits} fits" for name, fits in payload["fits"].items())
     return results_page(
-        "DP-domain ranges far beyond a column's values (`python benchmarks/domain_wild_ranges.py`)",
+        "DP-domain ranges far beyond a column's values (`python benchmarks/studies/domain_wild_ranges.py`)",
         f"DPSWflow, no schema, epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one, the DP domain's noise seeded "
         f"0, 1, ... (audit only; the flow's own noise not), {payload['steps']} flow steps; {environment_['device']}, {environment_['date']}. A range is "
         f"wild where an end lies beyond {FAR:g} times the column's largest magnitude (at least 1). {counts}. Outside: "

@@ -11,7 +11,7 @@ Two measurements, each side by side in one run:
 Each is run with the other cores idle and beside busy ones: ``--busy`` processes spinning in pure Python for the
 duration of the measurement (one per other core by default). The median of ``--repeats`` runs of each.
 
-Run: ``python benchmarks/flow_threads.py [--repeats 3]``. Writes ``benchmarks/results/flow_threads.{md,json}``.
+Run: ``python benchmarks/studies/flow_threads.py [--repeats 3]``. Writes ``benchmarks/results/flow_threads.{md,json}``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import multiprocessing
 import os
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 
 from synthcity_dpswf.math import flow as flow_module
@@ -147,8 +149,8 @@ def main(argv: list[str] | None = None) -> None:
     user_rows = [[condition, label, f"{timings['100']:.2f}", f"{timings['100000']:.2f}"]
                  for condition, by_label in users.items() for label, timings in by_label.items()]
     text = results_page(
-        f"Flows on one thread and on {args.threads}, other cores idle and busy (`python benchmarks/flow_threads.py "
-        f"--repeats {args.repeats}`)",
+        f"Flows on one thread and on {args.threads}, other cores idle and busy "
+        f"(`python benchmarks/studies/flow_threads.py --repeats {args.repeats}`)",
         f"{STEPS} steps of `run_flow` in 8 dimensions (median of {args.repeats}); busy: {args.busy} process(es) spinning "
         f"beside. `THREADED_WORK` = {flow_module.THREADED_WORK:,} (particles x directions from which a flow keeps "
         "torch's threads).",

@@ -13,7 +13,7 @@ Against the first setting it reports, per run: the exact parts that differ, the 
 units of the column's std), of a share and of a pair's joint share, each also as a fraction of the test's tolerance,
 and whether the test's comparison passes.
 
-Run: ``python benchmarks/fixture_portability.py``. Writes ``benchmarks/results/fixture_portability.{md,json}``.
+Run: ``python benchmarks/studies/fixture_portability.py``. Writes ``benchmarks/results/fixture_portability.{md,json}``.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ from typing import Any, Callable
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "plugins" / "test_behaviour_fixture.py"
 CAPABILITIES = ("avx512", "avx2", "default")
 SEED_SHIFTS = (1, 2, 3)
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> None:
               "passes" if row["passes"] else "fails"] for row in rows]
     text = results_page(
         "The behaviour fixture across CPU settings, fresh draws and behaviour changes (`python "
-        "benchmarks/fixture_portability.py`)",
+        "benchmarks/studies/fixture_portability.py`)",
         f"Against the run at {reference_name}. Exact parts: the report, domain and release checksums that differ. The "
         "largest move of a numeric summary (in the column's stds), of a share and of a pair's joint share, each with "
         f"its fraction of the test's tolerance ({tolerances['numeric']} std, {tolerances['share']}, "

@@ -9,7 +9,7 @@ CDF by a histogram on a 1,000-bin grid (O(nL), no sort), and the drift as one ma
 Every row is timed in the same process, interleaved, median of several repetitions; the floor is a bare
 ``torch.sort`` of the same ``(L, n)`` projections. The default rows are n in {10^4, 10^5, 10^6} x L in {70, 500},
 and on CUDA the floor row n = 10^6, L = 1,000 (the reference is skipped where its drift tensor passes 4 GiB).
-Run: ``python benchmarks/speed.py [--quick] [--device cuda] [--shapes 10000:70 1000000:1000] [--out DIR]``.
+Run: ``python benchmarks/studies/speed.py [--quick] [--device cuda] [--shapes 10000:70 1000000:1000] [--out DIR]``.
 Writes ``speed_<device>.md`` and ``.json`` under ``--out`` (default ``benchmarks/results/``).
 """
 
@@ -27,7 +27,7 @@ import torch
 
 from synthcity_dpswf.math import empirical_quantiles, project, quantile_levels, random_directions, sliced_drift
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 REFERENCE_LEVELS = 30_000
 GRID = 1_000
 TARGET_BATCH = 250

@@ -15,7 +15,7 @@ whatever the total, and a 10x smaller chunk less; one more row makes them flowin
 ratio measured in the same run. The column means of all rows are printed beside the
 real table's as a sanity check.
 
-Run: ``python benchmarks/scale.py [--rows 10000000] [--chunk-size 100000] [--threads 1]``. Writes
+Run: ``python benchmarks/studies/scale.py [--rows 10000000] [--chunk-size 100000] [--threads 1]``. Writes
 ``benchmarks/results/scale_cpu.{md,json}`` (``--out`` for another folder).
 """
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -33,6 +34,7 @@ import pandas as pd
 import torch
 from sklearn.datasets import load_iris
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_json
 
 from synthcity_dpswf.adapters.table_domain import TabularDomain
@@ -149,7 +151,7 @@ def main() -> None:
     env = environment(torch.device("cpu"))
     table = format_table(runs, env["hardware"])
     print(table)
-    header = "# Chunked generation on CPU (`benchmarks/scale.py`)\n\n"
+    header = "# Chunked generation on CPU (`benchmarks/studies/scale.py`)\n\n"
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "scale_cpu.md").write_text(header + table + "\n")
     write_json(args.out / "scale_cpu.json", {

@@ -10,7 +10,7 @@ distribution at radius 1/2; their ratio is the factor on the gradient noise (std
 multiplier of the same Poisson schedule in units of C (Opacus' RDP), for scale: noise z_AR C. Nothing private is read:
 the numbers are functions of (n, epsilon, delta) and the public settings.
 
-Run: ``python benchmarks/dpsgd_codec_accounting.py [--images 55000 60000] [--epsilons 10 5 1]``. Writes
+Run: ``python benchmarks/studies/dpsgd_codec_accounting.py [--images 55000 60000] [--epsilons 10 5 1]``. Writes
 ``benchmarks/results/dpsgd_codec_accounting.{md,json}``.
 """
 
@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, environment, results_page, write_results
 
 from synthcity_dpswf.adapters.image_codecs import AUTOENCODER_CODEC_SHARE
@@ -51,7 +53,7 @@ def row(n_images: int, epsilon: float, settings: PrivateAutoencoderSettings = SE
 def markdown(payload: dict[str, Any]) -> str:
     return results_page(
         "The DP-SGD codec under replace-one: fixed-size against Poisson batches (`python "
-        "benchmarks/dpsgd_codec_accounting.py`)",
+        "benchmarks/studies/dpsgd_codec_accounting.py`)",
         f"delta = {DELTA:g}; the codec's own (epsilon_c, delta) at share {AUTOENCODER_CODEC_SHARE:g} of the run's mu^2; "
         "b = 512, 5 passes, C = 1; z in units of the replace-one sensitivity 2C (noise std 2 z C), calibrated by each "
         "accounting (fixed-size batches of b: dp-accounting's replace-one RDP for sampling without replacement; Poisson "

@@ -13,7 +13,7 @@ training split: what the codecs clip), and how often each coded column is releas
 Validation tables only (``small_tables.toml``'s ``validation_tables``): Computers, CreditCard, fair and Adult at 2,000
 and 5,000 training rows. Constants are chosen on these; the held-out tables are not run here.
 
-Run: ``python benchmarks/coded_numbers.py --data-root ../shared/data [--seeds 4] [--releases 40] [--label after]
+Run: ``python benchmarks/studies/coded_numbers.py --data-root ../shared/data [--seeds 4] [--releases 40] [--label after]
 [--set module.NAME=VALUE ...]`` (``--set`` changes a constant of ``synthcity_dpswf.privacy.domain.calibration`` or
 ``.columns`` for the run, e.g. ``--set calibration.ATOM_NOISE_RATIO=1``). Writes
 ``benchmarks/results/coded_numbers_<label>.{md,json}``.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -32,6 +33,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, environment, write_results
 from table_metrics import CODED_LEVELS, QualityReportMetrics
 from tables import Schema, holdout_split, load_table

@@ -15,7 +15,7 @@ each row scores both:
   ``synthcity_dpswf.evaluation`` trained on 5,000 decoded samples, accuracy on the 5,000 held-out images;
 - reconstructions: CAS of 5,000 refined reconstructions of refining images (``--reconstruction-fid`` adds their FID).
 
-Run: ``python benchmarks/refiner_validation.py --data-root ../shared/data --inception
+Run: ``python benchmarks/studies/refiner_validation.py --data-root ../shared/data --inception
 ../shared/weights/inception_fid_torchscript.pt --average-decays 0 0.99 --refiner-seeds 0 1`` (about 15 minutes per
 row on one CPU thread, 6 of them the FID's Inception features). Writes ``benchmarks/results/refiner_validation.{json,md}``
 (``--name`` another; ``--dataset fashion_mnist --name refiner_validation_fashion_mnist`` for FashionMNIST's);
@@ -28,10 +28,12 @@ import argparse
 import copy
 import itertools
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 
 import torch
@@ -68,7 +70,7 @@ def table(rows: list[dict[str, Any]], epochs: int, n: int, epsilon: float, datas
         f"recall of {n:,} decoded samples against {n:,} held-out public images, CAS (MLP / CNN) trained on "
         f"{CAS_IMAGES:,} decoded samples, tested on the held-out images. Reconstructions: of refining images, the same "
         "metrics. Flow release: fresh noise per run (rows of different runs differ by it too), or seeded (rows of one seed "
-        "decode the same samples). `python benchmarks/refiner_validation.py`.", "",
+        "decode the same samples). `python benchmarks/studies/refiner_validation.py`.", "",
         "| flow release | adversarial weight | latent noise | average decay | refiner seed | samples: FID | "
         "precision / recall | CAS | reconstructions: FID | CAS |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fid-samples", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0, help="the public split's, the autoencoder's and the flow's")
     parser.add_argument("--refiner-seeds", nargs="+", type=int, default=[0], help="each refiner's training seed")
-    parser.add_argument("--cache", type=Path, default=Path(__file__).resolve().parent / ".cache")
+    parser.add_argument("--cache", type=Path, default=Path(__file__).resolve().parents[1] / ".cache")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="refiner_validation")
     parser.add_argument("--merge", nargs="+", type=Path, help="join these JSON files of this script into --name")

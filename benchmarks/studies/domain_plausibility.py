@@ -16,8 +16,8 @@ adds this part to an existing run.
 ``--label`` names the code measured: run it once on the commit before the change (a ``git worktree``) with
 ``--label before`` and once after; the two runs merge into ``benchmarks/results/domain_plausibility.{json,md}``.
 
-Run: ``python benchmarks/domain_plausibility.py --label after [--fits 2]`` (about 5 minutes on 2 cores); ``--show``
-names the runs the tables compare (default: all in the JSON).
+Run: ``python benchmarks/studies/domain_plausibility.py --label after [--fits 2]`` (about 5 minutes on 2 cores);
+``--show`` names the runs the tables compare (default: all in the JSON).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -34,6 +35,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from domain_share import validation_tables
 from stand_in import scored
@@ -165,7 +167,7 @@ def validation_rows(fits: int) -> list[dict[str, Any]]:
 def report(runs: dict[str, Any], show: list[str] | None = None) -> str:
     labels = show or list(runs)
     lines = [
-        "# DP-domain ranges against what is generated (`python benchmarks/domain_plausibility.py`)", "",
+        "# DP-domain ranges against what is generated (`python benchmarks/studies/domain_plausibility.py`)", "",
         f"`dpswflow_r`, epsilon = {EPSILON:g}, no schema. Issue tables (reported only): per numeric column, the released "
         "range (first fit), and the mean share of synthetic values outside the real [min, max] over the fits. Labels: "
         + ", ".join(f"{label} ({runs[label]['commit']})" for label in labels) + ".", "",

@@ -21,7 +21,7 @@ delta = 1e-5, replace-one), DPSWflow's one release beside as the reference; scor
 2-way TV) over ``--fits`` random states; r is read from each fit's privacy report (its z, q and K as drawn, the DP
 domain's and the pair selection's priors included).
 
-Run: ``python benchmarks/table_batches.py --data-root ../shared/data [--tables fair stand_in adult_raw
+Run: ``python benchmarks/studies/table_batches.py --data-root ../shared/data [--tables fair stand_in adult_raw
 randhie_validation flights_validation] [--settings default 0.25:2 0.5:1 poisson] [--fits 3] [--name table_batches]``. Writes
 ``benchmarks/results/<name>.{md,json}``.
 """
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 import warnings
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 from table_metrics import QuantileCellMetrics
 from target_validation import DELTA, EPSILON, validation_table
@@ -144,7 +146,7 @@ def score(tables: list[str], settings: list[Setting], fits: int, data_root: Path
 def markdown(payload: dict[str, Any]) -> str:
     environment_ = payload["environment"]
     return results_page(
-        "DPSWflow-r's batches on tables under replace-one (`python benchmarks/table_batches.py`)",
+        "DPSWflow-r's batches on tables under replace-one (`python benchmarks/studies/table_batches.py`)",
         f"epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one, the target named; {payload['fits']} fits per cell "
         f"(random states 0..{payload['fits'] - 1}); {environment_['device']}, {environment_['cpu_threads']} "
         f"thread(s), {environment_['date']}. Validation tables only. Setting: FRACTION:PASSES, fixed-size batches of b "

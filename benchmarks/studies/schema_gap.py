@@ -9,15 +9,16 @@ the README reports once), epsilon = 1, delta = 1e-5, replace-one:
    (random states 0, 1, ..; the release noise is fresh every fit), scored by the user-tables suite's code
    (``table_metrics.QuantileCellMetrics``): 2-way TV, TSTR on ``affairs > 0``, and each column's 1-way TV.
 
-Run: ``python benchmarks/schema_gap.py [--releases 20] [--fits 6]``. Writes ``benchmarks/results/schema_gap.{md,json}``
-(``--stem`` to name another, e.g. for the package at an earlier commit on ``PYTHONPATH``; the package's commit is
-stored in the payload).
+Run: ``python benchmarks/studies/schema_gap.py [--releases 20] [--fits 6]``. Writes
+``benchmarks/results/schema_gap.{md,json}`` (``--stem`` to name another, e.g. for the package at an earlier commit on
+``PYTHONPATH``; the package's commit is stored in the payload).
 """
 
 from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from table_metrics import QuantileCellMetrics
 from tables import holdout_split, load_table
@@ -103,8 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                             cwd=package).stdout.strip()
     lines = [
-        f"# Declared schema against the DP domain, column by column (`python benchmarks/schema_gap.py --releases "
-        f"{args.releases} --fits {args.fits}`)",
+        "# Declared schema against the DP domain, column by column "
+        f"(`python benchmarks/studies/schema_gap.py --releases {args.releases} --fits {args.fits}`)",
         "",
         f"fair (validation table, training split), epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; commit {commit}.",
         "",

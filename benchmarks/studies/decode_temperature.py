@@ -13,7 +13,7 @@ released codes, each fit's codes decoded at every temperature. Each set is score
 against as many held-out validation images and with CAS (MLP / CNN trained on the decoded pairs, scored on all 5,000
 held-out images). The test split is never read.
 
-Run: ``python benchmarks/decode_temperature.py --data-root ../shared/data --inception
+Run: ``python benchmarks/studies/decode_temperature.py --data-root ../shared/data --inception
 ../shared/weights/inception_fid_torchscript.pt [--temperatures 1 2 4 8] [--ceiling 1 4] [--samples 2000]
 [--variants "" bins=32 steps=6000 --name dpsgd_flow_settings]`` (the codec from ``benchmarks/.cache`` when the
 validation grid trained it there, else trained anew, about 30 minutes on the CPU; a fit and its scores about 9
@@ -26,6 +26,7 @@ import argparse
 import copy
 import dataclasses
 import json
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 from image_runner import CONFIGS, FlowChoice, build_model, cell_config, load_grid, private_set, score, select_settings
 
@@ -41,7 +43,7 @@ from synthcity_dpswf.datasets import DATASET_CLASSES
 from synthcity_dpswf.recipes.images import codec_order, fit_releases, plan_images, run_budget
 
 GRID = CONFIGS / "dpsgd_codec_mnist_validation.toml"
-CACHE = Path(__file__).resolve().parent / ".cache"
+CACHE = Path(__file__).resolve().parents[1] / ".cache"
 
 
 def at_temperature(codec: PrivateAutoencoderCodec, temperature: float) -> PrivateAutoencoderCodec:
@@ -131,7 +133,7 @@ def markdown(payload: dict[str, Any]) -> str:
         f"at each temperature t (a pixel sigmoid(t * logit)); the ceiling: the released images' own codes decoded "
         f"alike. FID and precision / recall against {payload['samples']:,} held-out images (biased upward at this "
         f"size: compare rows, not with the 10,000-image FIDs), CAS of classifiers trained on the decoded pairs and "
-        f"scored on the {payload['n_scored']:,} held-out images. `benchmarks/decode_temperature.py`."
+        f"scored on the {payload['n_scored']:,} held-out images. `benchmarks/studies/decode_temperature.py`."
     )
     rows = [[row["decoded"], row.get("variant", "") or "-", f"{row['temperature']:g}", f"{row['fid']:.1f}",
              f"{row['precision']:.3f}", f"{row['recall']:.3f}", f"{row['mlp']:.1%} / {row['cnn']:.1%}"]

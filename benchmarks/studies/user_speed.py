@@ -6,13 +6,14 @@ epsilon = 1, delta = 1e-5, their defaults otherwise; the median of ``--repeats``
 read the figures side by side). Issue 35's targets: Adult fit + 10^5 rows under 10 s; wine as fast as before
 (fit 0.07 s, ``generate(100)`` 0.44 s).
 
-Run: ``python benchmarks/user_speed.py --data-root ../shared/data [--repeats 3]``. Writes
+Run: ``python benchmarks/studies/user_speed.py --data-root ../shared/data [--repeats 3]``. Writes
 ``benchmarks/results/user_speed.{md,json}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, results_page, write_results
 
 import synthcity_dpswf  # noqa: F401  (registers the plugins)
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(row)
             print(row, flush=True)
     text = results_page(
-        f"fit(df) with no schema, then generate, on one CPU thread (`python benchmarks/user_speed.py --repeats "
+        f"fit(df) with no schema, then generate, on one CPU thread (`python benchmarks/studies/user_speed.py --repeats "
         f"{args.repeats}`)",
         f"epsilon = 1, delta = 1e-5, defaults otherwise; median of {args.repeats} runs. wine's generate is timed after "
         "a first call.",

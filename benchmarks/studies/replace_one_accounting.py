@@ -9,7 +9,7 @@ every count's noise std; beside them, r = z / (q sqrt(K)), the noise per record 
 the one release of all records' z (the analytic Gaussian mechanism). Nothing private is read: the numbers are functions
 of (q, K, epsilon, delta).
 
-Run: ``python benchmarks/replace_one_accounting.py [--rates 0.1 0.2 0.3 0.5 0.7 0.9 1] [--epsilons 1 4]
+Run: ``python benchmarks/studies/replace_one_accounting.py [--rates 0.1 0.2 0.3 0.5 0.7 0.9 1] [--epsilons 1 4]
 [--passes 10]``. Writes ``benchmarks/results/replace_one_accounting.{md,json}``.
 """
 
@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, environment, results_page, write_results
 
 from synthcity_dpswf.privacy import REPLACE_ONE_PLD, REPLACE_ONE_RDP, ReleaseAccountant, analytic_gaussian_noise_multiplier
@@ -48,7 +50,7 @@ def row(rate: float, epsilon: float, passes: float) -> dict[str, Any]:
 def markdown(payload: dict[str, Any]) -> str:
     return results_page(
         "Per-step releases under replace-one: fixed-size against Poisson batches (`python "
-        "benchmarks/replace_one_accounting.py`)",
+        "benchmarks/studies/replace_one_accounting.py`)",
         f"delta = {DELTA:g}, K = ceil({payload['passes']:g} / q) releases, a one-hot sum kind (C = Delta / sqrt(2)); z in "
         "units of the replace-one sensitivity Delta, calibrated by each accountant (fixed-size batches of b = q n: "
         "dp-accounting's replace-one RDP for sampling without replacement; Poisson batches: the antipodal pair's "

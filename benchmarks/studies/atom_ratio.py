@@ -10,19 +10,21 @@ sqrt(1 + C_atom / (r_a^2 S)). Each ratio, and none (r_a = 1e9: no atom passes, n
 - the stand-in (``stand_in.py``: 15 log-normal columns to the cent, no frequent value, 5 categorical ones):
   the 10% category's survival over ``--releases`` DP domains (target 95%) and ``--stand-in-fits`` fits each way.
 
-Epsilon = 1, delta = 1e-5, replace-one. Run: ``python benchmarks/atom_ratio.py [--ratios 1 2 4] [--fits 6]``.
+Epsilon = 1, delta = 1e-5, replace-one. Run: ``python benchmarks/studies/atom_ratio.py [--ratios 1 2 4] [--fits 6]``.
 Writes ``benchmarks/results/atom_ratio.{md,json}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 import schema_gap
 import stand_in
 from common import RESULTS, environment, write_results
@@ -58,7 +60,7 @@ def measure(ratio: float, fits: int, releases: int, stand_in_fits: int) -> dict[
 
 def markdown(payload: dict[str, Any]) -> str:
     lines = [
-        "# The atoms' noise ratio on the validation tables (`python benchmarks/atom_ratio.py`)", "",
+        "# The atoms' noise ratio on the validation tables (`python benchmarks/studies/atom_ratio.py`)", "",
         f"Epsilon = 1, delta = 1e-5, replace-one; DPSWflow; fair: mean (std) over {payload['fits']} fits; the stand-in: "
         f"mean over {payload['stand_in_fits']} fits, survival of its 10% category over {payload['releases']} DP domains "
         "(target 95%). r_a = none: no atom (the code before stage 4).", "",

@@ -15,12 +15,14 @@ Measured, at epsilon = 1 and delta = 1e-5:
              held-out rows, and 2-way TV (``table_metrics.QuantileCellMetrics``: the same metric code as the user-tables suite).
              Target: no schema within 0.05 of the schema's TSTR.
 
-Run: ``python benchmarks/stand_in.py [--releases 1000] [--fits 3]``. Writes ``benchmarks/results/stand_in.{md,json}``.
+Run: ``python benchmarks/studies/stand_in.py [--releases 1000] [--fits 3]``. Writes
+``benchmarks/results/stand_in.{md,json}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -30,6 +32,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from table_metrics import QuantileCellMetrics
 from tables import Target
@@ -112,7 +115,7 @@ def fits(train: pd.DataFrame, test: pd.DataFrame, count: int) -> list[dict[str, 
 def markdown(payload: dict[str, Any]) -> str:
     s = payload["survival"]
     lines = [
-        "# The no-schema targets on a stand-in of a user's table (`python benchmarks/stand_in.py`)", "",
+        "# The no-schema targets on a stand-in of a user's table (`python benchmarks/studies/stand_in.py`)", "",
         f"{payload['rows']:,} training rows, 20 columns (see the script's docstring), epsilon = {EPSILON:g}, delta = {DELTA:g}; "
         f"{payload['environment']['device']}, {payload['environment']['date']}.", "",
         f"**Survival** over {s['releases']:,} DP-domain releases at the default share {s['share']:g}: the flag's 10% "

@@ -18,8 +18,8 @@ each at the package's most coarse levels per column in the two-way tables, or at
 the synthetic rows, AUROC on the test rows), 2-way TV against the training rows, and fit + generation seconds, over
 ``--fits`` random states. The real training rows' TSTR is the floor.
 
-Run: ``python benchmarks/target_validation.py --data-root ../shared/data [--fits 5] [--tables fair stand_in adult_raw]
-[--modes frame pairs per_value] [--coarse-caps 16 32] [--epsilon 1] [--name ...]``. Writes
+Run: ``python benchmarks/studies/target_validation.py --data-root ../shared/data [--fits 5] [--tables fair stand_in
+adult_raw] [--modes frame pairs per_value] [--coarse-caps 16 32] [--epsilon 1] [--name ...]``. Writes
 ``benchmarks/results/<name>.{md,json}`` (default ``target_validation``).
 
 Earlier files were written by earlier versions of this script, their labels that version's: ``target_validation_small``
@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import itertools
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -51,6 +52,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from stand_in import schema as stand_in_schema
 from stand_in import stand_in
@@ -145,7 +147,7 @@ def run(tables: list[str], generators: list[str], modes: list[str], fits: int, d
 
 def markdown(payload: dict[str, Any]) -> str:
     lines = [
-        "# A named target's choices on the validation tables (`python benchmarks/target_validation.py`)", "",
+        "# A named target's choices on the validation tables (`python benchmarks/studies/target_validation.py`)", "",
         f"epsilon = {payload.get('epsilon', EPSILON):g}, delta = {DELTA:g}, replace-one; {payload['fits']} fits per cell "
         "(random states "
         f"0..{payload['fits'] - 1}); {payload['environment']['device']}, {payload['environment']['date']}. TSTR: "

@@ -6,7 +6,7 @@ the plugins (``recipes/``, ``adapters/``, ``models/``, ``privacy/``, ``math/``) 
 callable the plugin handed down, named by the module it runs in), in every thread. It sees direct calls only: one
 made through a library's frame (pandas' ``apply``) is not counted. sklearn's diabetes table (442 rows, ships with sklearn) stands for a user's table.
 
-Run: ``python benchmarks/fit_trace.py [--label NAME]`` (at a checkout; ``--package`` reads another checkout's
+Run: ``python benchmarks/studies/fit_trace.py [--label NAME]`` (at a checkout; ``--package`` reads another checkout's
 package, e.g. a ``git worktree`` of an earlier commit). Writes ``results/fit_trace.json`` (rows keyed by label) and
 ``results/fit_trace.md``."""
 
@@ -19,7 +19,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 PROBE = textwrap.dedent("""
     import json, sys, warnings
@@ -70,7 +70,7 @@ def trace(package_root: Path) -> dict[str, list[str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--package", type=Path, default=Path(__file__).resolve().parents[1],
+    parser.add_argument("--package", type=Path, default=Path(__file__).resolve().parents[2],
                         help="the checkout whose synthcity_dpswf is traced (default: this one)")
     parser.add_argument("--label", required=True, help="the row's name, e.g. the commit traced")
     args = parser.parse_args()
@@ -87,7 +87,8 @@ def main() -> None:
     table = "\n".join(lines)
     (RESULTS / "fit_trace.md").write_text(
         "# One table fit's path through the package\n\n`Plugins().get(\"dpswflow\", epsilon=1.0).fit(df)` then "
-        "`.generate(1000)`, sklearn's diabetes table with no schema (`benchmarks/fit_trace.py`).\n\n" + table + "\n")
+        "`.generate(1000)`, sklearn's diabetes table with no schema (`benchmarks/studies/fit_trace.py`).\n\n"
+        + table + "\n")
     print(table)
 
 

@@ -12,7 +12,7 @@ released at ``--epsilon`` with ``CODEC_SHARE`` of it as ``dpswf images`` splits 
 - FID: Inception pool3 features of ``--fid-samples`` reconstructions against as many held-out images (biased
   upwards at small N: compare rows of this table only).
 
-Run: ``python benchmarks/codec_decoding.py --data-root ../shared/data --inception
+Run: ``python benchmarks/studies/codec_decoding.py --data-root ../shared/data --inception
 ../shared/weights/inception_fid_torchscript.pt`` (about 15 minutes on 2 CPU cores). Writes
 ``benchmarks/results/codec_decoding.{json,md}``.
 """
@@ -20,12 +20,14 @@ Run: ``python benchmarks/codec_decoding.py --data-root ../shared/data --inceptio
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import DELTA, RESULTS, choose_device, environment, write_results
 
 from synthcity_dpswf.adapters.dct import DCTTransform
@@ -95,7 +97,7 @@ def markdown(payload: dict[str, Any]) -> str:
         f"{payload['samples']} private images of the training set encoded and decoded by each codec; CAS on "
         f"{VALIDATION} held-out training images (never encoded), FID on {payload['fid_samples']} reconstructions "
         f"against as many held-out images (biased upwards at this N: compare rows only). The test set is not read. "
-        f"`python benchmarks/codec_decoding.py`; {payload['environment']['device']}.", "",
+        f"`python benchmarks/studies/codec_decoding.py`; {payload['environment']['device']}.", "",
         "| dataset | codec | pixel scaling | CAS MLP | CAS CNN | FID |", "|---|---|---|---:|---:|---:|",
     ]
     for row in payload["rows"]:

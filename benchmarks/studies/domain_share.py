@@ -8,12 +8,13 @@ column, and TSTR. Tables: ``fair`` (statsmodels, the user-tables grid's validati
 the synthetic stand-in of ``stand_in.py`` (4,000 rows x 20, its own held-out rows): never the tables the README
 reports once.
 
-Run: ``python benchmarks/domain_share.py [--fits 3]``. Writes ``benchmarks/results/domain_share.{md,json}``.
+Run: ``python benchmarks/studies/domain_share.py [--fits 3]``. Writes ``benchmarks/results/domain_share.{md,json}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: the shared modules, imported by name
 from common import RESULTS, environment, write_results
 from stand_in import TEST_ROWS, scored, stand_in
 from table_metrics import QuantileCellMetrics
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append(row)
                 print(row, flush=True)
     lines = [
-        f"# The DP domain's share of one budget (`python benchmarks/domain_share.py --fits {args.fits}`)",
+        f"# The DP domain's share of one budget (`python benchmarks/studies/domain_share.py --fits {args.fits}`)",
         "",
         f"No schema, epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; mean (std) over {args.fits} fits; validation "
         "tables only (fair's training split, the stand-in of `stand_in.py`). The default row is `default_domain_share`.",
