@@ -285,3 +285,15 @@ def test_image_generate_speed_script_times_the_plugin_beside_a_fresh_flow(tmp_pa
     assert [row["call"] for row in payload["rows"]] == ["fit", "generate(10)", "generate(500)", "generate(2000)"]
     assert all(row["seconds"] >= 0 for row in payload["rows"]) and "flowed" in payload["rows"][1]
     assert "| generate(10) |" in (tmp_path / "image_generate_speed.md").read_text()
+
+
+def test_dask_floor_script_times_the_fit_beside_one_scan(tmp_path: Path) -> None:
+    """``benchmarks/studies/dask_floor.py`` at a toy scale: the scan, both fits, generation beside a plain write, and
+    the in-memory pair (in its own process), each with its ratio to the floor beside it."""
+    import dask_floor
+
+    dask_floor.main(["--rows", "20000", "--out", str(tmp_path), "--label", "toy"])
+    (row,) = json.loads((tmp_path / "dask_floor.json").read_text())["rows"]
+    assert {"scan", "fit", "fit_declared", "generate", "write", "memory_scan", "memory_fit"} <= set(row)
+    assert row["label"] == "toy" and all(row[key] > 0 for key in ("scan", "fit", "memory_fit"))
+    assert "| toy | 20,000 |" in (tmp_path / "dask_floor.md").read_text()
