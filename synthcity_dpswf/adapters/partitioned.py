@@ -233,6 +233,16 @@ def _type_counts(part: pd.DataFrame, table: list[str], columns: list[str]) -> di
 
 
 @in_partition
+def _rows_and_types(part: pd.DataFrame, table: list[str]) -> tuple[int, dict[str, np.ndarray]]:
+    return len(part), FrameCounts(checked(part, table)).type_counts(table)
+
+
+def merge_rows_and_types(first: tuple[int, dict[str, np.ndarray]],
+                         second: tuple[int, dict[str, np.ndarray]]) -> tuple[int, dict[str, np.ndarray]]:
+    return first[0] + second[0], merge_arrays(first[1], second[1])
+
+
+@in_partition
 def _value_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, np.ndarray | None]) -> dict[str, ValueCounts]:
     return FrameCounts(checked(part, table)).value_counts(plan)
 
@@ -266,30 +276,37 @@ def _marginal_statistic(part: pd.DataFrame, table: list[str], codec: MarginalTab
 
 
 class DaskCounts:
-    """``privacy.counts.TableCounts`` of a Dask DataFrame: each stage one pass over the partitions, their exact
-    counts summed by ``tree_sum`` (the sum over partitions is the sum over records: the same totals as one frame's,
-    whatever the partitioning)."""
+    """``privacy.counts.TableCounts`` of a Dask DataFrame: each stage one pass over the partitions (of the columns it
+    counts: a Parquet dataset's other columns are not read), their exact counts summed by ``tree_sum`` (the sum over
+    partitions is the sum over records: the same totals as one frame's, whatever the partitioning). A stage with
+    nothing to count reads nothing; n and stage 1's counts of every column are read in one pass (``n_rows``).
+    ``passes`` names the passes read so far, in order (shared with the ``select``-ed tables)."""
 
-    def __init__(self, frame: "dd.DataFrame") -> None:
+    def __init__(self, frame: "dd.DataFrame", passes: list[str] | None = None,
+                 stage_one: dict[str, np.ndarray] | None = None) -> None:
         self.frame = frame
         self._columns = [str(column) for column in frame.columns]
+        self.passes: list[str] = [] if passes is None else passes
+        self._stage_one = stage_one
+        """Stage 1's exact counts of every column, where ``n_rows`` has read them (``None``: not read)."""
 
     @property
     def columns(self) -> list[str]:
         return list(self._columns)
 
-    def _partitions(self) -> list[Any]:
-        return list(self.frame.to_delayed())
-
-    def _each(self, function: Callable[..., Any], *arguments: Any) -> list[Any]:
+    def _each(self, function: Callable[..., Any], *arguments: Any, columns: list[str] | None = None) -> list[Any]:
+        """``function(partition, its columns, *arguments)`` per partition of ``columns`` (default: all)."""
         import dask
 
-        return [dask.delayed(function)(part, self._columns, *arguments) for part in self._partitions()]
+        names = self._columns if columns is None else columns
+        frame = self.frame if columns is None else self.frame[names]
+        return [dask.delayed(function)(part, names, *arguments) for part in frame.to_delayed()]
 
-    def _sum(self, parts: list[Any], merge: Callable[[Total, Total], Total]) -> Total:
-        """``tree_sum`` of partition tasks whose failure reaches the caller with no value of a record: a
+    def _sum(self, parts: list[Any], merge: Callable[[Total, Total], Total], name: str) -> Total:
+        """``tree_sum`` of partition tasks (pass ``name``) whose failure reaches the caller with no value of a record: a
         ``PartitionError`` of ours anew (without the remote traceback), a partition Dask could not read as
         ``unreadable``'s error; a failure of the cluster itself (``distributed``'s, a lost worker) as it is."""
+        self.passes.append(name)
         try:
             return tree_sum(parts, merge)
         except PartitionError as error:
@@ -301,40 +318,57 @@ class DaskCounts:
         raise failure from None  # outside the handler: no __context__ either
 
     def type_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
-        return self._sum(self._each(_type_counts, columns), merge_arrays)
+        if not columns:
+            return {}
+        if self._stage_one is not None:  # read with n (``n_rows``)
+            return {column: self._stage_one[column] for column in columns}
+        return self._sum(self._each(_type_counts, list(columns), columns=list(columns)), merge_arrays, "type_counts")
 
     def value_counts(self, plan: Mapping[str, np.ndarray | None]) -> dict[str, ValueCounts]:
-        return self._sum(self._each(_value_counts, dict(plan)), merge_values)
+        if not plan:
+            return {}
+        return self._sum(self._each(_value_counts, dict(plan), columns=list(plan)), merge_values, "value_counts")
 
     def histogram_counts(self, plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return self._sum(self._each(_histogram_counts, dict(plan)), merge_arrays)
+        if not plan:
+            return {}
+        return self._sum(self._each(_histogram_counts, dict(plan), columns=list(plan)), merge_arrays,
+                         "histogram_counts")
 
     def atom_counts(self, plan: Mapping[str, tuple[float, float]]) -> dict[str, dict[float, int]]:
-        return self._sum(self._each(_atom_counts, dict(plan)), merge_atoms)
+        if not plan:
+            return {}
+        return self._sum(self._each(_atom_counts, dict(plan), columns=list(plan)), merge_atoms, "atom_counts")
 
     def decimal_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
-        return self._sum(self._each(_decimal_counts, list(columns)), merge_arrays)
+        if not columns:
+            return {}
+        return self._sum(self._each(_decimal_counts, list(columns), columns=list(columns)), merge_arrays,
+                         "decimal_counts")
 
     def n_rows(self) -> int:
-        """n, the partitions' row counts summed (one column read): public under replace-one only (under add/remove
-        never call it)."""
-        first = self.frame[self._columns[:1]]
-        return int(self._sum([dask_delayed(len)(part) for part in first.to_delayed()], lambda one, two: one + two))
+        """n, the partitions' row counts summed: public under replace-one only (under add/remove never call it). Read in
+        one pass with stage 1's exact counts of every column (``type_counts`` then reads no partition): the first pass
+        of a fit under replace-one, before any release, as a separate pass would be."""
+        rows, self._stage_one = self._sum(self._each(_rows_and_types), merge_rows_and_types, "n_rows")
+        return int(rows)
 
     def marginal_statistic(self, codec: MarginalTableCodec, mechanism: ReleaseMechanism) -> torch.Tensor:
         """The marginal release's exact statistic of all records: each partition's level codes (``codec``) counted by
         ``mechanism.statistic``, summed (float64 holding integers, exact up to 2^53 records)."""
-        return self._sum(self._each(_marginal_statistic, codec, mechanism), lambda first, second: first + second)
+        return self._sum(self._each(_marginal_statistic, codec, mechanism), lambda first, second: first + second,
+                         "marginal_statistic")
 
     def select(self, columns: list[str]) -> "DaskCounts":
-        """The counts of some columns (a lazy column selection: nothing is read)."""
-        return DaskCounts(self.frame[columns])
+        """The counts of some columns (a lazy column selection: nothing is read), sharing ``passes`` and stage 1's
+        counts where read."""
+        stage_one = None if self._stage_one is None else {column: self._stage_one[column] for column in columns}
+        return DaskCounts(self.frame[columns], self.passes, stage_one)
 
     def check_encodes(self, codec: MarginalTableCodec) -> None:
         """Raise unless every partition's rows lie in ``codec``'s domain (``unknown="error"``): one pass, before any
         release (the first partition that refuses ends it, naming the column, never a value)."""
-        self._sum(self._each(_encodes, codec), lambda first, second: first and second)
-
+        self._sum(self._each(_encodes, codec), lambda first, second: first and second, "check_encodes")
 
 
 def write_chunk(generator: "SlicedGenerator", codec: MarginalTableCodec, spec: ChunkSpec, folder: Path) -> int:

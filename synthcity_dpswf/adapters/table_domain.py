@@ -30,7 +30,8 @@ import pandas as pd
 
 from synthcity_dpswf.math.histograms import quantile_edges
 from synthcity_dpswf.privacy.counts import (
-    TableRefusal, all_strings, category_key, is_missing, missing_mask, number_mask,
+    StringCodes, TableRefusal, all_strings, category_key, cell_index, is_missing, missing_mask, number_mask,
+    string_codes,
 )
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease
 from synthcity_dpswf.privacy.domain.columns import LOG2_MIN
@@ -142,7 +143,7 @@ def to_position(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Continuous level positions in [0, K) of ``values`` (clipped into the edges' range): the level's index plus the
     fraction of its width below the value (a per-record map)."""
     clipped = np.clip(values, edges[0], edges[-1])
-    level = np.clip(np.searchsorted(edges, clipped, side="right") - 1, 0, len(edges) - 2)
+    level = cell_index(clipped, edges)
     fraction = (clipped - edges[level]) / (edges[level + 1] - edges[level])
     return level + np.clip(fraction, 0.0, 1.0 - 1e-12)
 
@@ -197,17 +198,20 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -
     ``OTHER_CATEGORY`` where it has one, else -1)."""
     lookup = {category_key(category): index for index, category in enumerate(column.categories)}
     fallback = lookup.get(category_key(OTHER_CATEGORY), -1)  # a released domain's bin of unpublished categories
-    if all_strings(values) or values.dtype.kind in "biuf":
-        # one kind of entry, so distinct values are distinct keys: each distinct value is looked up once
+    strings = string_codes(values)
+    if strings is None and (all_strings(values) or values.dtype.kind in "biuf"):
         codes, distinct = pd.factorize(values, use_na_sentinel=True)
-        positions = np.array([lookup.get(category_key(value), fallback) for value in distinct], dtype=np.int64)
-        index = np.full(len(values), fallback, dtype=np.int64)
-        index[codes >= 0] = positions[codes[codes >= 0]]
+        strings = StringCodes(codes, pd.Index(distinct, dtype=object))
+    if strings is not None:
+        # one kind of entry, so distinct values are distinct keys: each distinct value is looked up once; a missing
+        # entry is code -1 (``is_missing``'s)
+        positions = np.array([lookup.get(category_key(value), fallback) for value in strings.strings], dtype=np.int64)
+        index = np.append(positions, len(column.categories) if column.missing else fallback)[strings.codes]
     else:
         index = np.array([lookup.get(category_key(value), fallback) for value in values.to_numpy(dtype=object)],
                          dtype=np.int64)
-    if column.missing:
-        index[missing_mask(values)] = len(column.categories)
+        if column.missing:
+            index[missing_mask(values)] = len(column.categories)
     if unknown == "error" and bool((index < 0).any()):
         raise TableRefusal(
             f"column {column.name!r} holds values outside the domain's categories (or missing entries it does not "

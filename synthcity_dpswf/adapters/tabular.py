@@ -251,7 +251,8 @@ class MarginalTableCodec:
             return np.maximum(category_index(values, column, unknown), 0)
         numbers = numeric_values(values, column, unknown)
         missing = np.isnan(numbers)
-        level = np.floor(to_position(np.clip(np.where(missing, column.low, numbers), column.low, column.high), self.edges[column.name]))
+        # The level, floor(to_position(...)): the cell of the number clipped into the column's range
+        level = cell_index(np.clip(np.where(missing, column.low, numbers), column.low, column.high), self.edges[column.name])
         return np.where(missing, self.levels[position] - 1, level)  # the missing level is the last
 
     def decode(self, positions: torch.Tensor) -> pd.DataFrame:

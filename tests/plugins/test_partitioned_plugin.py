@@ -170,35 +170,40 @@ def test_a_worker_lost_mid_fit_is_recomputed_or_ends_the_fit_before_any_release(
     assert "one release of all n = 3000 records" in str(plugin.privacy_report())
 
 
-PASS_METHODS = ("n_rows", "type_counts", "value_counts", "histogram_counts", "atom_counts", "decimal_counts",
-                "check_encodes", "marginal_statistic")
-"""``DaskCounts``' passes over the partitions: each call reads every partition once (``n_rows`` one column of it)."""
+ALL = ["age", "income", "home", "flag"]
 
 
 @pytest.mark.parametrize(("declared", "expected"), [
-    (False, ["n_rows", "type_counts", "value_counts", "histogram_counts", "atom_counts", "decimal_counts",
-             "marginal_statistic"]),
-    (True, ["n_rows", "check_encodes", "type_counts", "value_counts", "histogram_counts", "atom_counts",
-            "marginal_statistic"]),
+    (False, [("n_rows", ALL), ("value_counts", ALL), ("histogram_counts", ["age", "income"]),
+             ("atom_counts", ["income"]), ("decimal_counts", ["income"]), ("marginal_statistic", ALL)]),
+    (True, [("n_rows", ALL), ("check_encodes", ALL), ("histogram_counts", ["income"]), ("atom_counts", ["income"]),
+            ("marginal_statistic", ALL)]),
 ])
 def test_a_fit_reads_the_partitions_in_the_passes_privacy_md_states(cluster: None, declared: bool,
-                                                                    expected: list[str],
+                                                                    expected: list[tuple[str, list[str]]],
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """privacy.md ("Tables on Dask", the passes): with no schema, n (one column), the DP domain's four stages (the
-    atom and precision counts for the float column) and the marginal release; with every column declared, the domain
-    check before any release, the stages that still release (the declared float column's value histogram and its
-    atoms: its values are not declared; no precision counts: its decimals are) and the release. Each pass once, in
-    that order."""
-    passes: list[str] = []
-    for name in PASS_METHODS:
-        original = getattr(partitioned.DaskCounts, name)
+    """privacy.md ("Tables on Dask", the passes): with no schema, n with stage 1's counts of every column, the DP
+    domain's stages 2 to 4 (stage 3 of the numeric columns alone, the atom and precision counts of the float column
+    alone) and the marginal release; with every column declared, n, the domain check before any release, the stages
+    that still release (the declared float column's value histogram and its atoms: its values are not declared; no
+    precision counts: its decimals are) and the release. Each pass once, in that order, reading only its columns: the
+    tasks each pass computes are counted, one a partition."""
+    passes: list[tuple[str, list[str]]] = []
+    each, original_sum = partitioned.DaskCounts._each, partitioned.DaskCounts._sum
 
-        def counting(self: object, *arguments: object, _original: object = original, _name: str = name,
-                     **keywords: object) -> object:
-            passes.append(_name)
-            return _original(self, *arguments, **keywords)  # type: ignore[operator]
+    def counted_each(self: partitioned.DaskCounts, function: object, *arguments: object,
+                     columns: list[str] | None = None) -> list[object]:
+        parts = each(self, function, *arguments, columns=columns)  # type: ignore[arg-type]
+        passes.append(("", list(self.columns if columns is None else columns)))
+        assert len(parts) == 4  # one task a partition
+        return parts
 
-        monkeypatch.setattr(partitioned.DaskCounts, name, counting)
+    def counted_sum(self: partitioned.DaskCounts, parts: list[object], merge: object, name: str) -> object:
+        passes[-1] = (name, passes[-1][1])
+        return original_sum(self, parts, merge, name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(partitioned.DaskCounts, "_each", counted_each)
+    monkeypatch.setattr(partitioned.DaskCounts, "_sum", counted_sum)
     domain = {"age": (18, 89), "income": {"type": "numeric", "low": 0.0, "high": 1e6, "decimals": 2},
               "home": ["own", "rent", "other"], "flag": [True, False]} if declared else None
     fitted(Plugins().get("dpswflow", domain=domain, **FAST), dd.from_pandas(survey(), npartitions=4))

@@ -82,6 +82,11 @@ class MarginalLayout:
         return coarse_index(codes, self.levels[column], self.coarse_levels[column], self.has_missing(column),
                             self.starts(column))
 
+    def coarse_lookup(self, column: int) -> torch.Tensor:
+        """The coarse level of each fine level of ``column`` (``(K_j,)`` long): ``coarse`` as a table, so that many
+        codes are mapped by one gather."""
+        return self.coarse(torch.arange(self.levels[column]), column)
+
     @property
     def classes(self) -> int:
         """The blocks of the release: the condition column's coarse levels, 1 without a condition."""

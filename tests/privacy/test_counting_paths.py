@@ -1,0 +1,97 @@
+"""The fast paths of the exact counts (issue 66) give what the per-entry definitions give, entry by entry: a number's
+cell (``cell_index`` against a binary search), an object column of strings factorized once (``string_codes``) against
+``all_strings`` / ``missing_mask`` / pandas' ``value_counts``, and the coarse levels of the marginal release by one
+lookup against ``coarse_index``. Any difference would move a count, and so a release, by a record."""
+
+from __future__ import annotations
+
+import decimal
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from synthcity_dpswf.adapters.table_domain import CategoricalColumn, category_index
+from synthcity_dpswf.privacy import MarginalLayout
+from synthcity_dpswf.privacy.counts import (
+    SEARCHED_ROWS, FrameCounts, cell_index, category_key, missing_mask, number_mask, searched_cells,
+    string_codes,
+)
+from synthcity_dpswf.privacy.domain.columns import histogram_edges, stage_two_edges
+
+RNG = np.random.default_rng(66)
+N = 4 * SEARCHED_ROWS
+EDGES = {
+    "unit integers": np.arange(17, 92, dtype=float),
+    "stage 2, integer": stage_two_edges("integer"),
+    "stage 2, float": stage_two_edges("float"),
+    "stage 3 with overflow cells": np.concatenate([[-np.inf], histogram_edges(0.0, 2e5, False), [np.inf]]),
+    "repeated edges": np.array([-3.0, -1.0, -1.0, 0.0, 0.5, 0.5, 0.5, 2.0, 3.0]),
+    "two edges": np.array([0.0, 1.0]),
+}
+NUMBERS = {
+    "on the edges": RNG.choice(np.concatenate([EDGES["unit integers"], EDGES["repeated edges"]]), N),
+    "spread": RNG.normal(0.0, 50.0, N),
+    "heavy tailed": RNG.standard_cauchy(N) * 1e4,
+    "zeros and tiny": np.where(RNG.random(N) < 0.5, 0.0, RNG.normal(0, 2.0**-16, N)),
+    "beyond and not a number": np.concatenate([RNG.normal(0, 1, N), [np.nan, np.inf, -np.inf, 1e308, -1e308]]),
+}
+
+
+@pytest.mark.parametrize("edges", EDGES.values(), ids=EDGES.keys())
+@pytest.mark.parametrize("numbers", NUMBERS.values(), ids=NUMBERS.keys())
+def test_a_number_s_cell_is_the_binary_search_s(edges: np.ndarray, numbers: np.ndarray) -> None:
+    assert np.array_equal(cell_index(numbers, edges), searched_cells(numbers, edges))
+    assert np.array_equal(cell_index(numbers[:10], edges), searched_cells(numbers[:10], edges))  # below the grid's size
+
+
+STRING_COLUMNS = {
+    "strings": pd.Series(RNG.choice(["a", "b", "c", "d"], N), dtype=object),
+    "strings and every missing kind": pd.Series(
+        ["a", None, np.nan, pd.NA, pd.NaT, float("nan"), decimal.Decimal("NaN"), np.str_("a"), "b"] * 500, dtype=object),
+    "missing only": pd.Series([None, np.nan] * 10, dtype=object),
+    "ties in the counts": pd.Series([f"v{i % 37}" for i in RNG.permutation(37 * 40)], dtype=object),
+}
+MIXED_COLUMNS = {
+    "a number among strings": pd.Series(["a", "b", 1] * 10, dtype=object),
+    "a bool among strings": pd.Series(["a", True, None] * 10, dtype=object),
+}
+
+
+@pytest.mark.parametrize("values", STRING_COLUMNS.values(), ids=STRING_COLUMNS.keys())
+def test_a_column_of_strings_counts_as_its_entries_do(values: pd.Series) -> None:
+    strings = string_codes(values)
+    assert strings is not None
+    assert np.array_equal(strings.codes < 0, missing_mask(values))
+    assert all(isinstance(value, str) for value in values[~missing_mask(values)])
+    counts = FrameCounts(values.to_frame("x"))
+    is_number, missing = number_mask(values), missing_mask(values)
+    expected = [0, 0, int((~is_number & ~missing).sum()), int(missing.sum())]
+    assert list(counts.type_counts(["x"])["x"]) == expected
+    found = counts.value_counts({"x": None})["x"]
+    reference = values.dropna().value_counts()  # the keys in pandas' order: the noise is drawn in this order
+    assert list((found.categories or {}).items()) == [(("str", key), int(count)) for key, count in reference.items()]
+    assert found.missing == int(missing.sum())
+    column = CategoricalColumn("x", ("a", "b", "v3"), missing=True)
+    lookup = {category_key(category): index for index, category in enumerate(column.categories)}
+    slow = np.array([3 if is_missing else lookup.get(category_key(value), -1)
+                     for value, is_missing in zip(values, missing)])
+    assert np.array_equal(category_index(values, column, "first"), slow)
+
+
+@pytest.mark.parametrize("values", MIXED_COLUMNS.values(), ids=MIXED_COLUMNS.keys())
+def test_a_column_mixing_kinds_is_counted_entry_by_entry(values: pd.Series) -> None:
+    assert string_codes(values) is None  # 1 and True are keys of their own kind: no factorization merges them
+    counts = FrameCounts(values.to_frame("x")).type_counts(["x"])["x"]
+    assert counts[2] == int((~number_mask(values) & ~missing_mask(values)).sum())
+
+
+@pytest.mark.parametrize(("missing", "runs"), [((False, False), None), ((True, False), None),
+                                               ((False, True), {0: (0, 3, 9, 20)})])
+def test_the_coarse_lookup_is_coarse_index_level_by_level(missing: tuple[bool, bool],
+                                                          runs: dict[int, tuple[int, ...]] | None) -> None:
+    layout = MarginalLayout.build((40, 30), coarse_bins=8, missing=missing, runs=runs)
+    for column, levels in enumerate(layout.levels):
+        fine = torch.arange(levels)
+        assert torch.equal(layout.coarse_lookup(column), layout.coarse(fine, column))
