@@ -198,6 +198,11 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -
     ``OTHER_CATEGORY`` where it has one, else -1)."""
     lookup = {category_key(category): index for index, category in enumerate(column.categories)}
     fallback = lookup.get(category_key(OTHER_CATEGORY), -1)  # a released domain's bin of unpublished categories
+    missing_slot = len(column.categories) if column.missing else fallback
+    if isinstance(values.array, pd.arrays.ArrowStringArray):  # Arrow's strings: looked up in C, no factorization
+        index = arrow_string_index(values.array, lookup, fallback)
+        index[missing_mask(values)] = missing_slot
+        return refused_outside(index, column, unknown)
     strings = string_codes(values)
     if strings is None and (all_strings(values) or values.dtype.kind in "biuf"):
         codes, distinct = pd.factorize(values, use_na_sentinel=True)
@@ -206,12 +211,32 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -
         # one kind of entry, so distinct values are distinct keys: each distinct value is looked up once; a missing
         # entry is code -1 (``is_missing``'s)
         positions = np.array([lookup.get(category_key(value), fallback) for value in strings.strings], dtype=np.int64)
-        index = np.append(positions, len(column.categories) if column.missing else fallback)[strings.codes]
+        index = np.append(positions, missing_slot)[strings.codes]
     else:
         index = np.array([lookup.get(category_key(value), fallback) for value in values.to_numpy(dtype=object)],
                          dtype=np.int64)
         if column.missing:
             index[missing_mask(values)] = len(column.categories)
+    return refused_outside(index, column, unknown)
+
+
+def arrow_string_index(values: pd.arrays.ArrowStringArray, lookup: dict[tuple[str, object], int],
+                       fallback: int) -> np.ndarray:
+    """Each string's position by ``lookup`` (``category_key``'s keys: a string matches a string category only),
+    ``fallback`` for one outside it and for a missing entry (the caller places those): Arrow's ``index_in`` against
+    the string categories, each entry hashed once."""
+    import pyarrow as pa  # installed wherever a column holds Arrow's strings
+    import pyarrow.compute as pc
+
+    strings = {key[1]: position for key, position in lookup.items() if key[0] == "str"}
+    found = pc.index_in(values.__arrow_array__(), value_set=pa.array(list(strings), type=pa.string()))
+    positions = np.array(list(strings.values()) + [fallback], dtype=np.int64)
+    return positions[np.asarray(pc.fill_null(found, -1).to_numpy(), dtype=np.intp)]
+
+
+def refused_outside(index: np.ndarray, column: CategoricalColumn, unknown: str) -> np.ndarray:
+    """``index`` (``category_index``'s), or a refusal naming ``column`` where an entry lies outside its categories
+    and ``unknown`` is ``"error"``."""
     if unknown == "error" and bool((index < 0).any()):
         raise TableRefusal(
             f"column {column.name!r} holds values outside the domain's categories (or missing entries it does not "

@@ -238,10 +238,10 @@ class MarginalTableCodec:
     def encode(self, frame: pd.DataFrame) -> torch.Tensor:
         """Level codes ``(n, d)`` (float32 holding integers) of the rows of ``frame``."""
         check_columns(self.domain, frame)
-        codes = np.zeros((len(frame), len(self.domain.columns)), dtype=np.float64)
+        codes = np.zeros((len(frame), len(self.domain.columns)), dtype=np.float32)  # exact: codes are small integers
         for position, column in enumerate(self.domain.columns):
             codes[:, position] = self.column_codes(position, frame[column.name], self.unknown)
-        return torch.tensor(codes, dtype=torch.float32)
+        return torch.from_numpy(codes)
 
     def column_codes(self, position: int, values: pd.Series, unknown: str) -> np.ndarray:
         """The level codes of one column's ``values`` (column ``position`` of the domain); ``unknown`` as the codec's

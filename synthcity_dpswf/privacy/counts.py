@@ -52,6 +52,12 @@ def all_strings(values: pd.Series) -> bool:
     return values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) == "string"
 
 
+def is_numbers(values: pd.Series) -> bool:
+    """Whether a column's dtype holds numbers only (``number_mask``'s numeric path: not bools, not categories)."""
+    return (pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+            and not isinstance(values.dtype, pd.CategoricalDtype))
+
+
 def number_mask(values: pd.Series) -> np.ndarray:
     """Which entries are finite numbers (``is_finite_number``): a per-record test (numeric dtypes and columns of
     strings take a vectorised path with the same result)."""
@@ -59,7 +65,7 @@ def number_mask(values: pd.Series) -> np.ndarray:
         return np.zeros(len(values), dtype=bool)
     if pd.api.types.is_bool_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
         return np.array([is_finite_number(value) for value in values.to_numpy(dtype=object)], dtype=bool)
-    if pd.api.types.is_numeric_dtype(values):
+    if is_numbers(values):
         return np.isfinite(values.to_numpy(dtype=float, na_value=np.nan))
     return np.array([is_finite_number(value) for value in values], dtype=bool)
 
@@ -169,15 +175,17 @@ def decimal_cells(numbers: np.ndarray) -> np.ndarray:
 
 def numbers_of(values: pd.Series) -> np.ndarray:
     """A column's finite numbers as floats (its other entries left out)."""
-    if (pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
-            and not isinstance(values.dtype, pd.CategoricalDtype)):
+    if is_numbers(values):
         numbers = values.to_numpy(dtype=float, na_value=np.nan)  # number_mask's numeric path, read once
         return numbers[np.isfinite(numbers)]
     return values[number_mask(values)].to_numpy(dtype=float, na_value=np.nan)
 
 
+GRID_SLOTS = 2**16
+"""``cell_index``'s lookup grid: up to this many uniform slots over the span of the numbers, a quarter as many as the
+numbers (a table of 512 KiB at most), ..."""
 GRID_PER_CELL = 4
-"""``cell_index``'s lookup grid: this many uniform slots per cell over the edges' finite range."""
+"""... and at least this many per cell of the edges inside that span."""
 SEARCHED_ROWS = 4096
 """Below this many numbers ``cell_index`` searches each one (the grid costs more than it saves)."""
 
@@ -190,22 +198,32 @@ def searched_cells(numbers: np.ndarray, edges: np.ndarray) -> np.ndarray:
 def cell_index(numbers: np.ndarray, edges: np.ndarray) -> np.ndarray:
     r"""The cell ``[edges[i], edges[i + 1])`` of each number (``edges`` non-decreasing), values beyond the ends in the
     end cells: the i with :math:`e_i \le x < e_{i+1}`, where i = 0 also takes :math:`x < e_0` and the last cell
-    :math:`x \ge e_{K}` (and NaN). A binary search per number costs about 30 ns; most numbers instead get their cell by
-    one division and one lookup (``GRID_PER_CELL`` uniform slots per cell over the finite edges, each slot's guess the
-    cell of its left end), and a guess that fails that cell's own test (a slot spanning several cells, a NaN) is
-    searched (``searched_cells``): the result is the search's, number by number."""
+    :math:`x \ge e_{K}` (and NaN). A binary search per number costs about 12 ns; instead, numbers that are all integers
+    over a span of fewer integers than a quarter of the numbers get their cell from a table of the span's integers'
+    cells (searched), and other numbers by one division and one lookup in a grid of uniform slots over their own span
+    (``GRID_SLOTS``, ``GRID_PER_CELL``; each slot's guess the cell of its left end), a guess that fails its cell's own
+    test (a slot spanning several cells) being searched (``searched_cells``): the result is the search's, number by
+    number."""
     numbers, edges = np.asarray(numbers, dtype=float), np.asarray(edges, dtype=float)
-    finite = edges[np.isfinite(edges)]
-    if len(numbers) < SEARCHED_ROWS or len(finite) < 2 or not finite[-1] > finite[0]:
+    if len(numbers) < SEARCHED_ROWS:
         return searched_cells(numbers, edges)
-    last, low, slots = len(edges) - 2, finite[0], GRID_PER_CELL * (len(edges) - 1)
-    width = (finite[-1] - low) / slots
+    low, high = float(numbers.min()), float(numbers.max())
+    if not (math.isfinite(low) and math.isfinite(high)):  # a NaN or an infinity: searched
+        return searched_cells(numbers, edges)
+    if high - low < len(numbers) / 4:
+        offsets = numbers - low
+        steps = offsets.astype(np.intp)
+        if np.array_equal(steps, offsets):  # integers: one lookup each, in the table of the span's integers
+            return searched_cells(low + np.arange(steps.max() + 1, dtype=float), edges)[steps]
+    if not high > low:  # one number
+        return np.full(len(numbers), searched_cells(numbers[:1], edges)[0])
+    inside = int(((edges > low) & (edges < high)).sum())
+    last, slots = len(edges) - 2, max(min(GRID_SLOTS, len(numbers) // 4), GRID_PER_CELL * (inside + 1))
+    width = (high - low) / slots
     guesses = searched_cells(low + width * np.arange(slots), edges)
-    with np.errstate(invalid="ignore", over="ignore"):
-        slot = np.clip((numbers - low) / width, 0, slots - 1)  # a NaN stays NaN: its guess fails its test below
-        cells = guesses[np.nan_to_num(slot, nan=0.0).astype(np.intp)]
-        right = (edges[cells] <= numbers) | (cells == 0)
-        right &= (numbers < edges[cells + 1]) | (cells == last)
+    cells = guesses[np.minimum(((numbers - low) / width).astype(np.intp), slots - 1)]
+    right = (edges[cells] <= numbers) | (cells == 0)
+    right &= (numbers < edges[cells + 1]) | (cells == last)
     wrong = ~right
     if wrong.any():
         cells[wrong] = searched_cells(numbers[wrong], edges)
@@ -245,6 +263,12 @@ class TableCounts(Protocol):
 
     def decimal_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
         """Stage 4's precision partition, per column: its numbers counted by ``decimal_cells``."""
+
+    def count_ahead(self, stage: str, plan: Mapping[str, object]) -> None:
+        """Announce that a later call of ``stage`` (a method above) will likely ask for ``plan``'s entries (its
+        columns, for ``type_counts`` and ``decimal_counts``, with None entries): a table read in passes may count
+        them in its next pass (``adapters.partitioned.DaskCounts``), a frame counts when asked. Never changes a
+        count: what a stage asks for is counted the same whichever pass counts it."""
 
 
 @dataclass(frozen=True)
@@ -305,11 +329,19 @@ class FrameCounts:
                 counts[column] = np.array([0, 0, len(strings.codes) - missing, missing], dtype=np.int64)
                 continue
             values = self.frame[column]
-            is_number, is_missing_entry = number_mask(values), missing_mask(values)
-            numbers = values[is_number].to_numpy(dtype=float, na_value=np.nan)
-            integer = int((numbers == np.round(numbers)).sum())
+            is_missing_entry = missing_mask(values)
+            if is_numbers(values):  # number_mask's numeric path, with the numbers read once
+                numbers = values.to_numpy(dtype=float, na_value=np.nan)
+                is_number = np.isfinite(numbers)
+                with np.errstate(invalid="ignore"):
+                    integer = int((is_number & (numbers == np.round(numbers))).sum())
+                n_numbers = int(is_number.sum())
+            else:
+                is_number = number_mask(values)
+                numbers = values[is_number].to_numpy(dtype=float, na_value=np.nan)
+                integer, n_numbers = int((numbers == np.round(numbers)).sum()), len(numbers)
             other = int((~is_number & ~is_missing_entry).sum())
-            counts[column] = np.array([integer, len(numbers) - integer, other, int(is_missing_entry.sum())], dtype=np.int64)
+            counts[column] = np.array([integer, n_numbers - integer, other, int(is_missing_entry.sum())], dtype=np.int64)
         return counts
 
     def value_counts(self, plan: Mapping[str, np.ndarray | None]) -> dict[str, ValueCounts]:
@@ -324,7 +356,7 @@ class FrameCounts:
                 continue
             missing = int(missing_mask(values).sum())
             if edges is None and all_strings(values):  # strings are their own keys: pandas counts them in C
-                keys = values.dropna().value_counts()
+                keys = values.value_counts(dropna=True)  # the order of values.dropna().value_counts()
                 counts[column] = ValueCounts({("str", key): int(count) for key, count in keys.items()}, None, missing)
             elif edges is None:
                 present = [value for value in values.to_numpy(dtype=object) if not is_missing(value)]
@@ -350,6 +382,9 @@ class FrameCounts:
             values, found = np.unique(inside[atom_mask(inside)] + 0.0, return_counts=True)  # + 0.0: -0.0 is 0.0
             counts[column] = {float(value): int(count) for value, count in zip(values, found)}
         return counts
+
+    def count_ahead(self, stage: str, plan: Mapping[str, object]) -> None:
+        """Nothing: a frame counts when asked (``TableCounts.count_ahead``)."""
 
     def decimal_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
         return {column: np.bincount(decimal_cells(numbers_of(self.frame[column])), minlength=DECIMAL_CELLS).astype(np.int64)

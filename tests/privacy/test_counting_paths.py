@@ -15,9 +15,10 @@ import torch
 from synthcity_dpswf.adapters.table_domain import CategoricalColumn, category_index
 from synthcity_dpswf.privacy import MarginalLayout
 from synthcity_dpswf.privacy.counts import (
-    SEARCHED_ROWS, FrameCounts, cell_index, category_key, missing_mask, number_mask, searched_cells,
-    string_codes,
+    SEARCHED_ROWS, FrameCounts, cell_index, category_key, is_finite_number, is_missing, missing_mask, number_mask,
+    searched_cells, string_codes,
 )
+from synthcity_dpswf.privacy.domain import OTHER_CATEGORY
 from synthcity_dpswf.privacy.domain.columns import histogram_edges, stage_two_edges
 
 RNG = np.random.default_rng(66)
@@ -36,6 +37,9 @@ NUMBERS = {
     "heavy tailed": RNG.standard_cauchy(N) * 1e4,
     "zeros and tiny": np.where(RNG.random(N) < 0.5, 0.0, RNG.normal(0, 2.0**-16, N)),
     "beyond and not a number": np.concatenate([RNG.normal(0, 1, N), [np.nan, np.inf, -np.inf, 1e308, -1e308]]),
+    "integers in a narrow span": RNG.integers(-40, 120, N).astype(float),  # the table of the span's integers
+    "integers and one half": np.append(RNG.integers(-40, 120, N).astype(float), 0.5),
+    "one number": np.full(N, 3.0),
 }
 
 
@@ -95,3 +99,38 @@ def test_the_coarse_lookup_is_coarse_index_level_by_level(missing: tuple[bool, b
     for column, levels in enumerate(layout.levels):
         fine = torch.arange(levels)
         assert torch.equal(layout.coarse_lookup(column), layout.coarse(fine, column))
+
+
+TYPED_COLUMNS = {
+    "Arrow strings with ties": pd.Series([f"v{i % 37}" if i % 11 else None for i in RNG.permutation(37 * 40)],
+                                         dtype="string[pyarrow]"),
+    "Python strings": pd.Series(["b", "a", None, "b", "c"] * 30, dtype="string"),
+    "integers": pd.Series(RNG.integers(-5, 5, 300)),
+    "nullable integers": pd.Series([1, None, 3] * 100, dtype="Int64"),
+    "floats, integer-valued, missing, infinite": pd.Series([1.0, 2.5, np.nan, 3.0, np.inf, -0.0, 1e300] * 50),
+    "nullable floats": pd.Series([1.5, None, 2.0] * 100, dtype="Float64"),
+}
+
+
+@pytest.mark.parametrize("values", TYPED_COLUMNS.values(), ids=TYPED_COLUMNS.keys())
+def test_a_typed_column_counts_as_its_entries_do(values: pd.Series) -> None:
+    """The dtype's vectorised paths (stage 1 of a numeric column, stage 2 of a pandas string column) against the
+    per-entry definitions and pandas' ``dropna().value_counts()`` order."""
+    entries = values.to_numpy(dtype=object)
+    missing = np.array([is_missing(value) for value in entries])
+    numbers = [float(value) for value in entries if is_finite_number(value)]
+    integer = sum(number == round(number) for number in numbers)
+    expected = [integer, len(numbers) - integer, int((~missing).sum()) - len(numbers), int(missing.sum())]
+    counts = FrameCounts(values.to_frame("x"))
+    assert list(counts.type_counts(["x"])["x"]) == expected
+    if isinstance(values.dtype, pd.StringDtype):
+        found = counts.value_counts({"x": None})["x"]
+        reference = values.dropna().value_counts()
+        assert list((found.categories or {}).items()) == [(("str", key), int(count)) for key, count in reference.items()]
+        for column in (CategoricalColumn("x", ("a", "v3", "b", 3, OTHER_CATEGORY), missing=True),
+                       CategoricalColumn("x", ("v1", "v2", "b"), missing=False)):  # codes: the per-entry lookup's
+            lookup = {category_key(category): index for index, category in enumerate(column.categories)}
+            fallback = lookup.get(category_key(OTHER_CATEGORY), -1)
+            slow = np.array([(len(column.categories) if column.missing else fallback) if absent
+                             else lookup.get(category_key(value), fallback) for value, absent in zip(entries, missing)])
+            assert np.array_equal(category_index(values, column, "first"), slow)

@@ -88,6 +88,8 @@ class MarginalRelease(ReleaseMechanism):
         self, batch: torch.Tensor, directions: torch.Tensor | None, labels: torch.Tensor | None = None, n_classes: int = 1
     ) -> torch.Tensor:
         layout = self.layout
+        if layout.condition is None:  # one block, of every record
+            return block_statistic(layout, batch)
         codes = batch.long()
         classes = layout.class_of(codes)
         return torch.cat([block_statistic(layout, codes[classes == label]) for label in range(layout.classes)])
@@ -118,9 +120,10 @@ class MarginalRelease(ReleaseMechanism):
 
 
 def block_statistic(layout: MarginalLayout, codes: torch.Tensor) -> torch.Tensor:
-    """One block of the release: the exact one-way (fine) and two-way (coarse) tables of ``codes`` ``(n, d)``, in the
-    layout's order, float64 (exact integers up to 2^53)."""
-    columns = codes.T.contiguous()  # one contiguous row per column: each table reads its columns in order
+    """One block of the release: the exact one-way (fine) and two-way (coarse) tables of ``codes`` ``(n, d)`` (level
+    codes, of any dtype holding integers), in the layout's order, float64 (exact integers up to 2^53)."""
+    # one contiguous row of 64-bit codes per column, in one copy: each table reads its columns in order
+    columns = codes.T.to(torch.int64, memory_format=torch.contiguous_format)
     tables = [torch.bincount(columns[j], minlength=k) for j, k in enumerate(layout.levels)]
     # Each column's coarse levels by one lookup of its fine ones, in 32 bits: a pair's cell index is below 2^31, and
     # the pairs' products and counts read half the memory of 64-bit codes.
