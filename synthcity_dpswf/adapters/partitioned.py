@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import logging
+import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -33,14 +34,10 @@ if TYPE_CHECKING:
     from synthcity_dpswf.models import SlicedGenerator
 
 LOCAL_THREADS = 2
-"""Threads of the local cluster started for a call when no Dask client is running: one worker in the calling process
-(no process is started, so a plain script without an ``if __name__ == "__main__":`` guard works, and nothing is
-imported again; worker processes count no faster than threads, and each must import the package before it
-starts)."""
-
-CLUSTER_LOG_LEVEL = logging.WARNING
-"""The least level ``distributed``'s loggers emit while the local cluster started for a call runs (its INFO lines,
-about 130 a fit, are not shown); a failed task's own record is dropped whatever its level (``TaskFailures``)."""
+"""Threads of Dask's threaded scheduler that runs a call's counts when no Dask client is running: in the calling
+process, so that no process is started (a plain script without an ``if __name__ == "__main__":`` guard works, and
+nothing is imported again) and no cluster either (an in-process ``distributed`` cluster cost about 0.25 s a pass of
+40 partitions in scheduling alone, and logged about 130 INFO lines a fit: ``benchmarks/results/dask_floor.md``)."""
 
 Total = TypeVar("Total")
 
@@ -76,53 +73,26 @@ class PartitionError(TableRefusal):
     never holds a value of a record; it carries no chained exception (privacy.md, "Tables on Dask")."""
 
 
-class TaskFailures(logging.Filter):
-    """Drops the record a Dask worker logs when a task fails (``distributed.worker``'s ``execute``: "Compute
-    Failed", with the task's exception text, which may quote an entry of a record, as Dask's CSV reader's does)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.funcName != "execute"
-
-
-@contextlib.contextmanager
-def quiet_cluster_logs() -> Iterator[None]:
-    """While a local cluster started for a call runs: every ``distributed`` logger at ``CLUSTER_LOG_LEVEL`` at
-    least, and no failed task's record (``TaskFailures``); the levels and filters are restored afterwards."""
-    names = ["distributed", *(name for name in list(logging.root.manager.loggerDict) if name.startswith("distributed."))]
-    raised = [(logger, logger.level) for logger in map(logging.getLogger, names)
-              if logger.getEffectiveLevel() < CLUSTER_LOG_LEVEL]
-    worker, failures = logging.getLogger("distributed.worker"), TaskFailures()
-    for logger, _ in raised:
-        logger.setLevel(CLUSTER_LOG_LEVEL)
-    worker.addFilter(failures)
-    try:
-        yield
-    finally:
-        worker.removeFilter(failures)
-        for logger, level in raised:
-            logger.setLevel(level)
-
-
 @contextlib.contextmanager
 def computing() -> Iterator[None]:
-    """The Dask client the counts run on: the running one (a multi-machine ``dask.distributed`` cluster needs no
-    change; its logs are its own), else a local cluster of ``LOCAL_THREADS`` threads in this process, started for the
-    call and closed after it, that logs nothing below warnings and no failed task (``quiet_cluster_logs``)."""
-    from distributed import Client, LocalCluster, get_client
+    """Where the counts run: on the running ``dask.distributed`` client (a cluster of any size needs no change; its
+    logs are its own), else on Dask's threaded scheduler with ``LOCAL_THREADS`` threads in this process, for the
+    call (nothing started, so nothing to close and nothing logged)."""
+    import dask
 
     try:
+        from distributed import get_client
+
         get_client()
-    except ValueError:  # no client: an embedded local cluster for this call (started outside this handler, so that
-        running = False  # no error of the call carries this one as its context)
+    except (ImportError, ValueError):  # no client (outside this handler: no error of the call carries this one)
+        running = False
     else:
         running = True
     if running:
         yield
         return
-    with quiet_cluster_logs(), LocalCluster(n_workers=1, threads_per_worker=LOCAL_THREADS, processes=False,
-                                            dashboard_address=None, silence_logs=CLUSTER_LOG_LEVEL) as cluster:
-        with Client(cluster):
-            yield
+    with dask.config.set(scheduler="threads", num_workers=LOCAL_THREADS):
+        yield
 
 
 def dask_delayed(function: Callable[..., Any]) -> Any:
@@ -227,86 +197,150 @@ def unreadable(error: Exception, columns: list[str]) -> PartitionError:
         "schema (privacy.md, \"Tables on Dask\").")
 
 
-@in_partition
-def _type_counts(part: pd.DataFrame, table: list[str], columns: list[str]) -> dict[str, np.ndarray]:
-    return FrameCounts(checked(part, table)).type_counts(columns)
+Stage = Literal["rows", "type_counts", "value_counts", "histogram_counts", "atom_counts", "decimal_counts", "encodes",
+                "marginal_statistic"]
+"""What a pass counts: n (``"rows"``), a stage of the DP domain (a ``privacy.counts.TableCounts`` method), the check
+that every row lies in a declared domain (``"encodes"``) or the marginal release's statistic."""
+
+PER_COLUMN: tuple[Stage, ...] = ("type_counts", "value_counts", "histogram_counts", "atom_counts", "decimal_counts")
+"""The DP domain's stages: a total per column, each column's its own (its plan entry's counts alone)."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One total a pass computes: a stage of the DP domain of ``plan`` (per column: its edges, range, or None), n
+    (``"rows"``, no plan), the check of a declared domain (``"encodes"``, plan: a codec whose ``unknown`` is
+    ``"error"``) or the marginal release's statistic (``"marginal_statistic"``, plan: the codec and the mechanism)."""
+
+    stage: Stage
+    plan: Any = None
+
+    def columns(self) -> list[str]:
+        """The columns the request reads."""
+        if self.stage in PER_COLUMN:
+            return list(self.plan)
+        if self.stage == "encodes":
+            return list(self.plan.domain.names)
+        if self.stage == "marginal_statistic":
+            return list(self.plan[0].domain.names)
+        return []
+
+
+def partition_total(counts: FrameCounts, request: Request) -> Any:
+    """``request``'s exact total over one partition (``counts``: the partition's ``FrameCounts``, shared by the
+    pass's requests, so that a column of strings is factorized once a pass)."""
+    if request.stage == "rows":
+        return len(counts.frame)
+    if request.stage == "encodes":
+        request.plan.encode(counts.frame)  # raises a ``TableRefusal`` naming the column outside the declared domain
+        return True
+    if request.stage == "marginal_statistic":
+        codec, mechanism = request.plan
+        return mechanism.statistic(mechanism.prepare(codec.encode(counts.frame), "ball"), None)
+    if request.stage in ("type_counts", "decimal_counts"):
+        return getattr(counts, request.stage)(list(request.plan))
+    return getattr(counts, request.stage)(request.plan)
 
 
 @in_partition
-def _rows_and_types(part: pd.DataFrame, table: list[str]) -> tuple[int, dict[str, np.ndarray]]:
-    return len(part), FrameCounts(checked(part, table)).type_counts(table)
+def _counted(part: pd.DataFrame, table: list[str], requests: tuple[Request, ...]) -> tuple[Any, ...]:
+    counts = FrameCounts(checked(part, table))
+    return tuple(partition_total(counts, request) for request in requests)
 
 
-def merge_rows_and_types(first: tuple[int, dict[str, np.ndarray]],
-                         second: tuple[int, dict[str, np.ndarray]]) -> tuple[int, dict[str, np.ndarray]]:
-    return first[0] + second[0], merge_arrays(first[1], second[1])
+MERGES: dict[Stage, Callable[[Any, Any], Any]] = {
+    "rows": operator.add, "type_counts": merge_arrays, "value_counts": merge_values, "histogram_counts": merge_arrays,
+    "atom_counts": merge_atoms, "decimal_counts": merge_arrays, "encodes": operator.and_,
+    "marginal_statistic": operator.add,
+}
 
 
-@in_partition
-def _value_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, np.ndarray | None]) -> dict[str, ValueCounts]:
-    return FrameCounts(checked(part, table)).value_counts(plan)
+def merge_totals(stages: tuple[Stage, ...], first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Two partitions' totals of a pass's requests (of ``stages``), each summed by its stage's merge."""
+    return tuple(MERGES[stage](one, other) for stage, one, other in zip(stages, first, second))
 
 
-@in_partition
-def _histogram_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    return FrameCounts(checked(part, table)).histogram_counts(plan)
+def same_plan(first: Any, second: Any) -> bool:
+    """Whether two plan entries of one column ask for the same counts (edges, a range, or None)."""
+    if first is None or second is None:
+        return first is None and second is None
+    if isinstance(first, np.ndarray) or isinstance(second, np.ndarray):
+        return bool(np.array_equal(np.asarray(first, dtype=float), np.asarray(second, dtype=float)))
+    return bool(first == second)
 
 
-@in_partition
-def _atom_counts(part: pd.DataFrame, table: list[str], plan: Mapping[str, tuple[float, float]]) -> dict[str, dict[float, int]]:
-    return FrameCounts(checked(part, table)).atom_counts(plan)
+@dataclass
+class CountMemory:
+    """What the passes over a partitioned table have counted, shared by its ``select``-ed tables: each DP-domain
+    stage's totals per column and plan entry, n, the declared domains checked, the requests announced for the next
+    pass (``DaskCounts.count_ahead``) and the passes read so far, each named by its requests' stages."""
 
+    passes: list[str] = field(default_factory=list)
+    ahead: list[Request] = field(default_factory=list)
+    totals: dict[tuple[str, str], list[tuple[Any, Any]]] = field(default_factory=dict)
+    rows: int | None = None
+    checked: list[Any] = field(default_factory=list)
 
-@in_partition
-def _decimal_counts(part: pd.DataFrame, table: list[str], columns: list[str]) -> dict[str, np.ndarray]:
-    return FrameCounts(checked(part, table)).decimal_counts(columns)
+    def recall(self, stage: Stage, column: str, entry: Any) -> Any | None:
+        """The total of ``column`` for plan entry ``entry`` at ``stage``, where a pass has counted it."""
+        for counted, total in self.totals.get((stage, column), []):
+            if same_plan(counted, entry):
+                return total
+        return None
 
-
-@in_partition
-def _encodes(part: pd.DataFrame, table: list[str], codec: MarginalTableCodec) -> bool:
-    codec.encode(checked(part, table))
-    return True
-
-
-@in_partition
-def _marginal_statistic(part: pd.DataFrame, table: list[str], codec: MarginalTableCodec,
-                        mechanism: ReleaseMechanism) -> torch.Tensor:
-    codes = codec.encode(checked(part, table))
-    return mechanism.statistic(mechanism.prepare(codes, "ball"), None)
+    def keep(self, request: Request, total: Any) -> None:
+        if request.stage in PER_COLUMN:
+            for column, entry in request.plan.items():
+                self.totals.setdefault((request.stage, column), []).append((entry, total[column]))
+        elif request.stage == "rows":
+            self.rows = int(total)
+        elif request.stage == "encodes" and request.plan.unknown == "error":
+            self.checked.append(request.plan.domain)
 
 
 class DaskCounts:
-    """``privacy.counts.TableCounts`` of a Dask DataFrame: each stage one pass over the partitions (of the columns it
-    counts: a Parquet dataset's other columns are not read), their exact counts summed by ``tree_sum`` (the sum over
-    partitions is the sum over records: the same totals as one frame's, whatever the partitioning). A stage with
-    nothing to count reads nothing; n and stage 1's counts of every column are read in one pass (``n_rows``).
-    ``passes`` names the passes read so far, in order (shared with the ``select``-ed tables)."""
+    """``privacy.counts.TableCounts`` of a Dask DataFrame: each pass reads the partitions once, of the columns its
+    requests count (a Parquet dataset's other columns are not read), and sums their exact counts by ``tree_sum`` (the
+    sum over partitions is the sum over records: the same totals as one frame's, whatever the partitioning). A pass
+    counts what a stage asks for and what was announced for the next pass (``count_ahead``: n with stage 1's counts
+    of every column, the declared domain's check and counts, the stage-2 counts the columns' dtypes make likely);
+    a stage whose counts a pass already made reads nothing (privacy.md, "Passes over the data")."""
 
-    def __init__(self, frame: "dd.DataFrame", passes: list[str] | None = None,
-                 stage_one: dict[str, np.ndarray] | None = None) -> None:
+    def __init__(self, frame: "dd.DataFrame", memory: CountMemory | None = None,
+                 columns: list[str] | None = None) -> None:
         self.frame = frame
-        self._columns = [str(column) for column in frame.columns]
-        self.passes: list[str] = [] if passes is None else passes
-        self._stage_one = stage_one
-        """Stage 1's exact counts of every column, where ``n_rows`` has read them (``None``: not read)."""
+        self._table = [str(column) for column in frame.columns]
+        self._columns = list(self._table) if columns is None else list(columns)
+        self.memory = CountMemory() if memory is None else memory
 
     @property
     def columns(self) -> list[str]:
         return list(self._columns)
 
-    def _each(self, function: Callable[..., Any], *arguments: Any, columns: list[str] | None = None) -> list[Any]:
-        """``function(partition, its columns, *arguments)`` per partition of ``columns`` (default: all)."""
+    @property
+    def passes(self) -> list[str]:
+        """The passes read so far, in order, each named by its requests' stages."""
+        return self.memory.passes
+
+    @property
+    def dtypes(self) -> dict[str, Any]:
+        """The columns' dtypes in the frame's metadata (no partition is read): they choose what a pass counts ahead,
+        never what is released."""
+        return {column: self.frame.dtypes[column] for column in self._columns}
+
+    def _each(self, function: Callable[..., Any], *arguments: Any, columns: list[str]) -> list[Any]:
+        """``function(partition, its columns, *arguments)`` per partition of ``columns``."""
         import dask
 
-        names = self._columns if columns is None else columns
-        frame = self.frame if columns is None else self.frame[names]
-        return [dask.delayed(function)(part, names, *arguments) for part in frame.to_delayed()]
+        frame = self.frame if columns == self._table else self.frame[columns]
+        shared = [dask.delayed(argument, traverse=False) for argument in arguments]  # one copy each, not one a task
+        return [dask.delayed(function)(part, columns, *shared) for part in frame.to_delayed()]
 
     def _sum(self, parts: list[Any], merge: Callable[[Total, Total], Total], name: str) -> Total:
         """``tree_sum`` of partition tasks (pass ``name``) whose failure reaches the caller with no value of a record: a
         ``PartitionError`` of ours anew (without the remote traceback), a partition Dask could not read as
         ``unreadable``'s error; a failure of the cluster itself (``distributed``'s, a lost worker) as it is."""
-        self.passes.append(name)
+        self.memory.passes.append(name)
         try:
             return tree_sum(parts, merge)
         except PartitionError as error:
@@ -314,61 +348,83 @@ class DaskCounts:
         except Exception as error:
             if type(error).__module__.split(".")[0] == "distributed":
                 raise
-            failure = unreadable(error, self._columns)
+            failure = unreadable(error, self._table)
         raise failure from None  # outside the handler: no __context__ either
 
+    def _read(self, requests: list[Request]) -> tuple[Any, ...]:
+        """One pass computing ``requests`` and the requests announced for it (``count_ahead``), all kept in
+        ``memory``; ``requests``' totals, in order."""
+        batch = tuple(requests + self.memory.ahead)
+        self.memory.ahead = []
+        wanted = {column for request in batch for column in request.columns()}
+        columns = [column for column in self._table if column in wanted] or self._table[:1]  # n alone: one column
+        stages = tuple(request.stage for request in batch)
+        totals = self._sum(self._each(_counted, batch, columns=columns), functools.partial(merge_totals, stages),
+                           "+".join(stages))
+        for request, total in zip(batch, totals):
+            self.memory.keep(request, total)
+        return totals[:len(requests)]
+
+    def _per_column(self, stage: Stage, plan: Mapping[str, Any]) -> dict[str, Any]:
+        """Stage ``stage``'s totals per column of ``plan``, reading only for the columns no pass has counted."""
+        uncounted = {column: entry for column, entry in plan.items() if self.memory.recall(stage, column, entry) is None}
+        if uncounted:
+            self._read([Request(stage, uncounted)])
+        return {column: self.memory.recall(stage, column, entry) for column, entry in plan.items()}
+
+    def count_ahead(self, stage: Stage, plan: Any = None) -> None:
+        """Announce counts a later call will likely ask for (with an equal plan entry per column): the next pass
+        counts them besides its own. Announcing what is never asked for costs that pass time, nothing else: no count
+        is released but where a stage asks for it, and its noise and order are the stage's."""
+        if stage not in PER_COLUMN:
+            self.memory.ahead.append(Request(stage, plan))
+            return
+        uncounted = {column: entry for column, entry in plan.items() if self.memory.recall(stage, column, entry) is None}
+        if uncounted:
+            self.memory.ahead.append(Request(stage, uncounted))
+
     def type_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
-        if not columns:
-            return {}
-        if self._stage_one is not None:  # read with n (``n_rows``)
-            return {column: self._stage_one[column] for column in columns}
-        return self._sum(self._each(_type_counts, list(columns), columns=list(columns)), merge_arrays, "type_counts")
+        return self._per_column("type_counts", dict.fromkeys(columns))
 
     def value_counts(self, plan: Mapping[str, np.ndarray | None]) -> dict[str, ValueCounts]:
-        if not plan:
-            return {}
-        return self._sum(self._each(_value_counts, dict(plan), columns=list(plan)), merge_values, "value_counts")
+        return self._per_column("value_counts", plan)
 
     def histogram_counts(self, plan: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        if not plan:
-            return {}
-        return self._sum(self._each(_histogram_counts, dict(plan), columns=list(plan)), merge_arrays,
-                         "histogram_counts")
+        return self._per_column("histogram_counts", plan)
 
     def atom_counts(self, plan: Mapping[str, tuple[float, float]]) -> dict[str, dict[float, int]]:
-        if not plan:
-            return {}
-        return self._sum(self._each(_atom_counts, dict(plan), columns=list(plan)), merge_atoms, "atom_counts")
+        return self._per_column("atom_counts", plan)
 
     def decimal_counts(self, columns: list[str]) -> dict[str, np.ndarray]:
-        if not columns:
-            return {}
-        return self._sum(self._each(_decimal_counts, list(columns), columns=list(columns)), merge_arrays,
-                         "decimal_counts")
+        return self._per_column("decimal_counts", dict.fromkeys(columns))
 
     def n_rows(self) -> int:
         """n, the partitions' row counts summed: public under replace-one only (under add/remove never call it). Read in
-        one pass with stage 1's exact counts of every column (``type_counts`` then reads no partition): the first pass
-        of a fit under replace-one, before any release, as a separate pass would be."""
-        rows, self._stage_one = self._sum(self._each(_rows_and_types), merge_rows_and_types, "n_rows")
-        return int(rows)
+        one pass with what was announced (``count_ahead``: a fit announces stage 1's counts of its typed columns), the
+        first pass of a fit under replace-one, before any release."""
+        if self.memory.rows is None:
+            self._read([Request("rows")])
+        assert self.memory.rows is not None
+        return self.memory.rows
 
     def marginal_statistic(self, codec: MarginalTableCodec, mechanism: ReleaseMechanism) -> torch.Tensor:
         """The marginal release's exact statistic of all records: each partition's level codes (``codec``) counted by
         ``mechanism.statistic``, summed (float64 holding integers, exact up to 2^53 records)."""
-        return self._sum(self._each(_marginal_statistic, codec, mechanism), lambda first, second: first + second,
-                         "marginal_statistic")
+        (statistic,) = self._read([Request("marginal_statistic", (codec, mechanism))])
+        return statistic  # type: ignore[no-any-return]
 
     def select(self, columns: list[str]) -> "DaskCounts":
-        """The counts of some columns (a lazy column selection: nothing is read), sharing ``passes`` and stage 1's
-        counts where read."""
-        stage_one = None if self._stage_one is None else {column: self._stage_one[column] for column in columns}
-        return DaskCounts(self.frame[columns], self.passes, stage_one)
+        """The counts of some columns (nothing is read), sharing ``memory``."""
+        return DaskCounts(self.frame, self.memory, columns)
 
     def check_encodes(self, codec: MarginalTableCodec) -> None:
-        """Raise unless every partition's rows lie in ``codec``'s domain (``unknown="error"``): one pass, before any
-        release (the first partition that refuses ends it, naming the column, never a value)."""
-        self._sum(self._each(_encodes, codec), lambda first, second: first and second, "check_encodes")
+        """Raise unless every partition's rows lie in ``codec``'s domain (``unknown="error"``): before any release, in
+        the first pass where announced (``count_ahead("encodes", codec)``), else in a pass of its own (the first
+        partition that refuses ends it, naming the column, never a value)."""
+        if codec.unknown != "error":
+            raise ValueError("the check of a declared domain needs a codec that refuses unknown entries (unknown='error').")
+        if codec.domain not in self.memory.checked:
+            self._read([Request("encodes", codec)])
 
 
 def write_chunk(generator: "SlicedGenerator", codec: MarginalTableCodec, spec: ChunkSpec, folder: Path) -> int:

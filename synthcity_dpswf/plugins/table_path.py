@@ -34,7 +34,7 @@ from synthcity_dpswf.plugins.paths import (
 )
 from synthcity_dpswf.privacy import MECHANISMS
 from synthcity_dpswf.privacy.counts import check_table
-from synthcity_dpswf.recipes.tables import settle_table
+from synthcity_dpswf.recipes.tables import count_ahead, settle_table
 
 CONSTRAINT_PROBE_DRAWS = 3
 """Draws ``TablePath.generate`` makes before judging whether the constraints can be met."""
@@ -105,13 +105,16 @@ class TablePath:
         if not MECHANISMS[spec.release].takes_level_codes:
             raise ValueError(f"a partitioned table is released as summed counts: leave release=None (the marginal "
                              f"release), not {spec.release!r}.")
-        n_records = table.n_rows() if inputs.budget.neighbouring.n_is_public else None  # n private: never read
-        if n_records is not None and n_records < 2:
-            raise ValueError(f"the table has {n_records} row(s); differential privacy over fewer than 2 rows is meaningless.")
         X = GenericDataLoader(pd.DataFrame(columns=table.columns))  # the column names only: no row, no dtype
         assert inputs.table is not None
         target = inputs.table.named_target(X, False, spec.release)  # a frame of names: only target_column
-        prepared = self.settle(inputs, X, loader_path(X, spec.name, target=target), table, n_records, spec)
+        loader = loader_path(X, spec.name, target=target)
+        # the first pass counts what the domain will ask that no release chooses (the declared domain's check, ...)
+        count_ahead(table, inputs.table.choices(spec.release, inputs.random_state, loader.target), inputs.budget.epsilon)
+        n_records = table.n_rows() if inputs.budget.neighbouring.n_is_public else None  # n private: never read
+        if n_records is not None and n_records < 2:
+            raise ValueError(f"the table has {n_records} row(s); differential privacy over fewer than 2 rows is meaningless.")
+        prepared = self.settle(inputs, X, loader, table, n_records, spec)
         info = dict(prepared.info, len=n_records or 0)
         return dataclasses.replace(prepared, info=info, partitioned=table)
 

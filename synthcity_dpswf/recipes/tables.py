@@ -25,7 +25,9 @@ from synthcity_dpswf.privacy import (
 )
 from synthcity_dpswf.privacy.budget import Budget, default_domain_share
 from synthcity_dpswf.privacy.counts import DECIMAL_CELLS
-from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease, publishes_keys, release_domain_at
+from synthcity_dpswf.privacy.domain import (
+    OTHER_CATEGORY, DomainRelease, counts_known_ahead, publishes_keys, release_domain_at,
+)
 from synthcity_dpswf.privacy.mechanisms.marginal import MarginalRelease
 from synthcity_dpswf.privacy.mechanisms import marginal as pair_rule  # the module: its SELECTION_SHARE read at each fit
 
@@ -210,13 +212,9 @@ def table_domain(
     its numeric columns needs a histogram."""
     epsilon, declared = budget.epsilon, choices.declared
     undeclared = [column for column in table.columns if declared is None or column not in declared.names]
-    histograms = {} if declared is None or not choices.numeric_histograms or math.isinf(epsilon) else {
-        column.name: (column.low, column.high, column.integer)
-        for column in declared.columns
-        if needs_histogram(column, COARSE_LEVELS[1] if column.name == choices.target else FINE_LEVELS[1])
-    }
+    histograms = declared_histograms(choices, epsilon)
     if declared is not None:  # a declared column's values must lie in it: refused before any release
-        check_encodes(table, MarginalTableCodec(declared, FINE_LEVELS[1], "error"))
+        check_encodes(table, declared_check(declared))
     if not undeclared and not histograms:
         assert declared is not None
         return declared, None, None, budget
@@ -228,8 +226,7 @@ def table_domain(
         share = default_domain_share(n_public, len(undeclared), len(histograms), epsilon, budget.resolved_delta,
                                      budget.neighbouring)
     split = budget.domain_part(share, keyed=publishes_keys(len(undeclared), histograms))
-    stated = frozenset(column.name for column in declared.columns if column.name in histograms
-                       and isinstance(column, NumericColumn) and column.decimals is not None) if declared else frozenset()
+    stated = stated_decimals(declared, histograms)
     release = release_domain_at(
         columns_of(table, undeclared + list(histograms)), split, secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
         declared=histograms, declared_decimals=stated,
@@ -259,6 +256,45 @@ def table_domain(
     released = TabularDomain.from_release(release)
     domain = released if declared is None else declared.merged(released, list(table.columns))
     return domain, paid, release, budget.spend(split.noise_multiplier, split.threshold_delta)
+
+
+def declared_histograms(choices: TableChoices, epsilon: float) -> dict[str, tuple[float, float, bool]]:
+    """The declared numeric columns whose value histogram the DP domain releases, ``(low, high, integer)`` each:
+    those that need one (``needs_histogram`` at the fine levels' most; a named target's at the coarse levels' most),
+    unless ``numeric_histograms=False`` or epsilon is infinite (public facts only)."""
+    declared = choices.declared
+    if declared is None or not choices.numeric_histograms or math.isinf(epsilon):
+        return {}
+    return {column.name: (column.low, column.high, column.integer) for column in declared.columns
+            if needs_histogram(column, COARSE_LEVELS[1] if column.name == choices.target else FINE_LEVELS[1])}
+
+
+def stated_decimals(declared: TabularDomain | None, histograms: dict[str, tuple[float, float, bool]]) -> frozenset[str]:
+    """The declared numeric columns of ``histograms`` whose output decimals the declared domain states."""
+    if declared is None:
+        return frozenset()
+    return frozenset(column.name for column in declared.columns if column.name in histograms
+                     and isinstance(column, NumericColumn) and column.decimals is not None)
+
+
+def declared_check(declared: TabularDomain) -> MarginalTableCodec:
+    """The codec whose encoding refuses a row outside the declared domain (``check_encodes``)."""
+    return MarginalTableCodec(declared, FINE_LEVELS[1], "error")
+
+
+def count_ahead(table: DaskCounts, choices: TableChoices, epsilon: float) -> None:
+    """Announce to a partitioned table, before its first pass, what ``table_domain`` will ask of it that no release
+    chooses: the declared domain's check (``declared_check``) and the DP domain's counts known ahead
+    (``privacy.domain.counts_known_ahead``: the declared numeric columns' counts, the stage-2 counts the other
+    columns' dtypes make likely). The first pass counts them with n and stage 1 (privacy.md, "Passes over the data")."""
+    declared = choices.declared
+    histograms = declared_histograms(choices, epsilon)
+    if declared is not None:
+        table.count_ahead("encodes", declared_check(declared))
+    dtypes = {column: dtype for column, dtype in table.dtypes.items()
+              if declared is None or column not in declared.names or column in histograms}
+    for stage, plan in counts_known_ahead(dtypes, histograms, stated_decimals(declared, histograms)):
+        table.count_ahead(stage, plan)  # type: ignore[arg-type]
 
 
 def check_encodes(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec) -> None:

@@ -125,7 +125,7 @@ def test_a_library_error_inside_a_partition_task_leaves_it_without_its_text(monk
         DaskCounts(dd.from_pandas(frame, npartitions=2)).type_counts(["x"])
     assert PLANTED not in chain(raised.value) and raised.value.__context__ is None
     with pytest.raises(PartitionError, match=r"a partition has columns \['x'\] where the table has \['y'\]"):
-        partitioned._type_counts(frame, ["y"], ["y"])
+        partitioned._counted(frame, ["y"], (partitioned.Request("type_counts", {"y": None}),))
 
 
 def test_a_fit_and_a_parquet_run_log_nothing_at_info_and_restore_the_levels(logs: Records, tmp_path: Path) -> None:

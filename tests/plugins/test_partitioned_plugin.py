@@ -11,6 +11,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -174,20 +175,21 @@ ALL = ["age", "income", "home", "flag"]
 
 
 @pytest.mark.parametrize(("declared", "expected"), [
-    (False, [("n_rows", ALL), ("value_counts", ALL), ("histogram_counts", ["age", "income"]),
-             ("atom_counts", ["income"]), ("decimal_counts", ["income"]), ("marginal_statistic", ALL)]),
-    (True, [("n_rows", ALL), ("check_encodes", ALL), ("histogram_counts", ["income"]), ("atom_counts", ["income"]),
-            ("marginal_statistic", ALL)]),
+    (False, [("rows+type_counts+value_counts+value_counts", ALL), ("histogram_counts+decimal_counts", ["age", "income"]),
+             ("atom_counts", ["income"]), ("marginal_statistic", ALL)]),
+    (True, [("rows+encodes+histogram_counts+atom_counts", ALL), ("marginal_statistic", ALL)]),
 ])
 def test_a_fit_reads_the_partitions_in_the_passes_privacy_md_states(cluster: None, declared: bool,
                                                                     expected: list[tuple[str, list[str]]],
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """privacy.md ("Tables on Dask", the passes): with no schema, n with stage 1's counts of every column, the DP
-    domain's stages 2 to 4 (stage 3 of the numeric columns alone, the atom and precision counts of the float column
-    alone) and the marginal release; with every column declared, n, the domain check before any release, the stages
-    that still release (the declared float column's value histogram and its atoms: its values are not declared; no
-    precision counts: its decimals are) and the release. Each pass once, in that order, reading only its columns: the
-    tasks each pass computes are counted, one a partition."""
+    """privacy.md ("Tables on Dask", the passes): with no schema, a first pass of n, stage 1's counts of every column
+    and the stage-2 counts their dtypes make likely (the integer bins of an integer column, both kinds' bins of a float
+    one, the categories of the others: two requests), which stage 2 then reads; stage 3 of the numeric columns with
+    the float column's precision counts (fixed by stage 1's kinds); its atoms (their range is stage 3's); the marginal
+    release. With every column declared, one pass of n, the domain check and the declared float column's value
+    histogram and atoms (their plans are its declared range; no precision counts: its decimals are declared), then
+    the release. Each pass once, in that order, reading only its columns: the tasks each pass
+    computes are counted, one a partition."""
     passes: list[tuple[str, list[str]]] = []
     each, original_sum = partitioned.DaskCounts._each, partitioned.DaskCounts._sum
 
@@ -208,3 +210,44 @@ def test_a_fit_reads_the_partitions_in_the_passes_privacy_md_states(cluster: Non
               "home": ["own", "rent", "other"], "flag": [True, False]} if declared else None
     fitted(Plugins().get("dpswflow", domain=domain, **FAST), dd.from_pandas(survey(), npartitions=4))
     assert passes == expected
+
+
+def seeded_from_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every release of the next fit draws its noise from generators seeded 1, 2, ... (conftest's
+    ``seeded_release_noise``, restarted)."""
+    calls = iter(range(1, 10_000))
+    for module in ("synthcity_dpswf.models.releasing", "synthcity_dpswf.recipes.tables"):
+        monkeypatch.setattr(f"{module}.secret_generator",
+                            lambda seed=None: torch.Generator().manual_seed(next(calls) if seed is None else seed))
+
+
+@pytest.mark.parametrize("declared", [False, True], ids=["no schema", "declared"])
+def test_counting_ahead_changes_no_release(cluster: None, declared: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """privacy.md ("Passes over the data"): what the first passes count ahead (the declared domain's check and
+    counts, the stage-2 counts a column's dtype makes likely, the precision counts stage 1 fixes) is what the stages
+    ask for, counted the same: with the same noise, the fit gives the same domain and releases, bit for bit, as one
+    that counts each stage in a pass of its own, in fewer passes; a guess that misses (numbers stored as Python
+    objects, guessed categorical, released integer) is counted when its stage asks."""
+    frame = survey().assign(code=lambda table: pd.Series(table["age"] % 7, dtype=object))
+    domain = {"age": (18, 89), "income": {"type": "numeric", "low": 0.0, "high": 1e6}, "home": ["own", "rent", "other"],
+              "flag": [True, False]} if declared else None
+    outcomes = []
+    for ahead in (True, False):
+        passes: list[str] = []
+        original_sum = partitioned.DaskCounts._sum
+        with monkeypatch.context() as patch:
+            seeded_from_one(patch)
+            patch.setattr(partitioned.DaskCounts, "_sum", lambda self, parts, merge, name:
+                          passes.append(name) or original_sum(self, parts, merge, name))
+            if not ahead:
+                patch.setattr(partitioned.DaskCounts, "count_ahead", lambda self, stage, plan=None: None)
+            with dask_config.set({"dataframe.convert-string": False}):  # the object column stays objects
+                plugin = fitted(Plugins().get("dpswflow", domain=domain, **FAST), dd.from_pandas(frame, npartitions=4))
+        pool = plugin.generator_._pool()
+        outcomes.append((passes, plugin.released_domain(), pool.releases, pool.noise_std))
+    (passes, domain_ahead, releases, stds), (alone, domain_alone, releases_alone, stds_alone) = outcomes
+    pd.testing.assert_frame_equal(domain_ahead, domain_alone)
+    assert torch.equal(releases, releases_alone) and torch.equal(stds, stds_alone)
+    assert len(passes) < len(alone)
+    if not declared:  # the object column's integer bins: a pass of their own (with the precision counts)
+        assert passes[:2] == ["rows+type_counts+value_counts+value_counts", "value_counts+decimal_counts"]

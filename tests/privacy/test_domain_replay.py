@@ -166,6 +166,9 @@ class Seam:
                             for column in columns)
         return counts
 
+    def count_ahead(self, stage: str, plan: Mapping[str, object]) -> None:
+        self.exact.count_ahead(stage, plan)  # nothing: a frame counts when asked, so the seam notes each stage then
+
     def noisy_counts(self, counts: np.ndarray, noise_std: float, secret: torch.Generator,
                      weight: float = 1.0) -> np.ndarray:
         """``release.noisy_counts`` at the seam: the next column's cells, drawn (D) or replayed (D')."""

@@ -54,7 +54,7 @@ record at a time.
 
 from synthcity_dpswf.privacy.domain.calibration import DomainCalibration, publishes_keys, rows_needed
 from synthcity_dpswf.privacy.domain.columns import NO_CATEGORY, OTHER_CATEGORY, Kind
-from synthcity_dpswf.privacy.domain.release import DomainRelease, release_domain, release_domain_at
+from synthcity_dpswf.privacy.domain.release import DomainRelease, counts_known_ahead, release_domain, release_domain_at
 
 __all__ = [
     "DomainCalibration",
@@ -62,6 +62,7 @@ __all__ = [
     "Kind",
     "NO_CATEGORY",
     "OTHER_CATEGORY",
+    "counts_known_ahead",
     "publishes_keys",
     "release_domain",
     "release_domain_at",

@@ -7,6 +7,7 @@ threshold are ``calibration``'s.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -203,6 +204,49 @@ def release_domain(
     return release_domain_at(frame, DomainCalibration.alone(epsilon, delta), secret, neighbouring, declared)
 
 
+def declared_cells(low: float, high: float, integer: bool) -> np.ndarray:
+    """A declared numeric column's stage-3 edges: its value histogram over the declared range, closed at its top, with
+    no overflow cell (its numbers are clipped into the range the user states)."""
+    return histogram_edges(low, high, integer, closed=True)
+
+
+def likely_stage_two(dtype: object) -> list[np.ndarray | None]:
+    """The stage-2 plan entries a typed column stored with ``dtype`` most likely gets: its categories (None) for text,
+    bools, categories or Python objects; the integer bins for an integer dtype; both kinds' bins for a float dtype
+    (whose numbers may all be integers). A guess: stage 2 asks for the plan of stage 1's released kind."""
+    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+        return [None]
+    if pd.api.types.is_integer_dtype(dtype):
+        return [stage_two_edges("integer")]
+    return [stage_two_edges("integer"), stage_two_edges("float")]
+
+
+def counts_known_ahead(
+    dtypes: Mapping[str, object], declared: Mapping[str, tuple[float, float, bool]], declared_decimals: frozenset[str],
+) -> list[tuple[str, dict[str, object]]]:
+    """The counts ``release_domain_at`` will likely ask of a table whose columns have ``dtypes`` (the typed columns'
+    and the ``declared`` ones'), as ``(stage, plan)`` pairs known before any release: the typed columns' stage-1
+    counts, the declared numeric columns' stage-3 histograms (``declared_cells``), a declared float column's atom
+    range (its declared range) and precision counts (unless its decimals are stated), and each typed column's
+    ``likely_stage_two`` entries. A table read in passes counts them in its first pass (``TableCounts.count_ahead``);
+    a stage whose plan differs (a guess that missed) is counted when it asks."""
+    floats = [column for column, (_, _, integer) in declared.items() if not integer]
+    typed = [column for column in dtypes if column not in declared]
+    ahead: list[tuple[str, dict[str, object]]] = [("type_counts", dict.fromkeys(typed))] if typed else []
+    if declared:
+        ahead.append(("histogram_counts", {column: declared_cells(low, high, integer)
+                                           for column, (low, high, integer) in declared.items()}))
+    if floats:
+        ahead.append(("atom_counts", {column: (declared[column][0], declared[column][1]) for column in floats}))
+    if [column for column in floats if column not in declared_decimals]:
+        ahead.append(("decimal_counts", dict.fromkeys(column for column in floats if column not in declared_decimals)))
+    guesses = {column: likely_stage_two(dtypes[column]) for column in typed}
+    for attempt in range(max(map(len, guesses.values()), default=0)):
+        plan = {column: entries[attempt] for column, entries in guesses.items() if attempt < len(entries)}
+        ahead.append(("value_counts", plan))
+    return ahead
+
+
 def release_domain_at(
     table: pd.DataFrame | TableCounts,
     calibration: DomainCalibration,
@@ -262,6 +306,7 @@ def release_domain_at(
     float_columns += [column for column, (_, _, integer) in declared.items() if not integer]
     atom_columns = float_columns if calibration.threshold_delta > 0 else []  # atoms are keyed: they need the threshold
     precision_columns = [column for column in float_columns if column not in declared_decimals]
+    counts.count_ahead("decimal_counts", dict.fromkeys(precision_columns))  # fixed by stage 1: the next pass counts them
     _, category_std = stage_noise(
         z, len(typed), n_categorical, len(typed) - n_categorical, len(declared), neighbouring, len(atom_columns),
         len(precision_columns),
@@ -332,7 +377,7 @@ def release_domain_at(
             hidden_missing[column] = estimate
     histograms: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
     ranges = {**{column: (*bounds[column], kinds[column] == "integer") for column in bounds}, **declared}
-    cells = {column: histogram_edges(low, high, integer, closed=column in declared)
+    cells = {column: declared_cells(low, high, integer) if column in declared else histogram_edges(low, high, integer)
              for column, (low, high, integer) in ranges.items()}
     # A typed column's numbers beyond its stage-2 range fall in two more cells (below, above); a declared column's are
     # clipped into its declared range, which the user states.
