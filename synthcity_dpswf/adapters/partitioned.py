@@ -232,11 +232,10 @@ def partition_total(counts: FrameCounts, request: Request) -> Any:
     if request.stage == "rows":
         return len(counts.frame)
     if request.stage == "encodes":
-        request.plan.encode(counts.frame)  # raises a ``TableRefusal`` naming the column outside the declared domain
+        counts.check_encodes(request.plan)  # raises a ``TableRefusal`` naming the column outside the declared domain
         return True
     if request.stage == "marginal_statistic":
-        codec, mechanism = request.plan
-        return mechanism.statistic(mechanism.prepare(codec.encode(counts.frame), "ball"), None)
+        return counts.marginal_statistic(*request.plan)
     if request.stage in ("type_counts", "decimal_counts"):
         return getattr(counts, request.stage)(list(request.plan))
     return getattr(counts, request.stage)(request.plan)

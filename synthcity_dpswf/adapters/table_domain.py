@@ -21,6 +21,7 @@ import dataclasses
 import json
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
@@ -191,11 +192,13 @@ def on_values(numbers: np.ndarray, values: tuple[float, ...]) -> np.ndarray:
     return close | single
 
 
-def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -> np.ndarray:
+def category_index(values: pd.Series, column: CategoricalColumn, unknown: str,
+                   factorize: Callable[[pd.Series], StringCodes | None] = string_codes) -> np.ndarray:
     """Each entry's position in the column's categories, matched by ``category_key`` (1 and True are different
     categories), ``len(categories)`` (the missing slot) for a missing entry of a column with a missing level; an entry
     outside them is an error (``unknown="error"``) or the stated default (``"first"``: the column's
-    ``OTHER_CATEGORY`` where it has one, else -1)."""
+    ``OTHER_CATEGORY`` where it has one, else -1). ``factorize``: the column's ``string_codes`` (or the same, computed
+    once for a table: ``privacy.counts.FrameCounts.strings``)."""
     lookup = {category_key(category): index for index, category in enumerate(column.categories)}
     fallback = lookup.get(category_key(OTHER_CATEGORY), -1)  # a released domain's bin of unpublished categories
     missing_slot = len(column.categories) if column.missing else fallback
@@ -203,7 +206,7 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str) -
         index = arrow_string_index(values.array, lookup, fallback)
         index[missing_mask(values)] = missing_slot
         return refused_outside(index, column, unknown)
-    strings = string_codes(values)
+    strings = factorize(values)
     if strings is None and (all_strings(values) or values.dtype.kind in "biuf"):
         codes, distinct = pd.factorize(values, use_na_sentinel=True)
         strings = StringCodes(codes, pd.Index(distinct, dtype=object))

@@ -22,6 +22,7 @@ marginals").
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,9 @@ from synthcity_dpswf.adapters.table_domain import (
     to_position,
 )
 from synthcity_dpswf.math.histograms import equal_mass_starts, project_onto_simplex
-from synthcity_dpswf.privacy.counts import TableRefusal, category_key, cell_index, missing_mask, number_mask
+from synthcity_dpswf.privacy.counts import (
+    StringCodes, TableRefusal, category_key, cell_index, missing_mask, number_mask, string_codes,
+)
 from synthcity_dpswf.privacy.domain import DomainRelease
 
 ENCODER_LEVELS = 100
@@ -80,9 +83,11 @@ class TabularCodec:
         categorical column's missing level)."""
         return sum(1 + c.missing for c in self.numeric) + sum(len(c.categories) + c.missing for c in self.categorical)
 
-    def encode(self, frame: pd.DataFrame) -> torch.Tensor:
+    def encode(self, frame: pd.DataFrame, factorized: Callable[[str], StringCodes | None] | None = None) -> torch.Tensor:
         """Records ``(n, dim)`` with norm <= 1 for the rows of ``frame`` (which must hold the domain's columns). A
-        numeric column with a missing level is the block (u, m): (0, 1) for a missing entry, (u, 0) otherwise."""
+        numeric column with a missing level is the block (u, m): (0, 1) for a missing entry, (u, 0) otherwise.
+        ``factorized``: a column's ``string_codes`` by name where already computed
+        (``privacy.counts.FrameCounts.strings``)."""
         check_columns(self.domain, frame)
         blocks = []
         for column in self.numeric:
@@ -99,7 +104,8 @@ class TabularCodec:
             coordinate = np.where(missing, 0.0, 2 * unit - 1)
             blocks.append(np.stack([coordinate, missing.astype(float)], axis=1) if column.missing else coordinate[:, None])
         for column in self.categorical:
-            index = category_index(frame[column.name], column, self.unknown)
+            factorize = string_codes if factorized is None else lambda _, name=column.name: factorized(name)
+            index = category_index(frame[column.name], column, self.unknown, factorize)
             one_hot = np.zeros((len(frame), len(column.categories) + column.missing))
             rows = np.flatnonzero(index >= 0)
             one_hot[rows, index[rows]] = 1.0
@@ -235,20 +241,23 @@ class MarginalTableCodec:
                 measurements[position] = (counts, stds)
         return measurements
 
-    def encode(self, frame: pd.DataFrame) -> torch.Tensor:
-        """Level codes ``(n, d)`` (float32 holding integers) of the rows of ``frame``."""
+    def encode(self, frame: pd.DataFrame, factorized: Callable[[str], StringCodes | None] | None = None) -> torch.Tensor:
+        """Level codes ``(n, d)`` (float32 holding integers) of the rows of ``frame``; ``factorized``: a column's
+        ``string_codes`` by name where already computed (``privacy.counts.FrameCounts.strings``)."""
         check_columns(self.domain, frame)
         codes = np.zeros((len(frame), len(self.domain.columns)), dtype=np.float32)  # exact: codes are small integers
         for position, column in enumerate(self.domain.columns):
-            codes[:, position] = self.column_codes(position, frame[column.name], self.unknown)
+            codes[:, position] = self.column_codes(position, frame[column.name], self.unknown, factorized)
         return torch.from_numpy(codes)
 
-    def column_codes(self, position: int, values: pd.Series, unknown: str) -> np.ndarray:
+    def column_codes(self, position: int, values: pd.Series, unknown: str,
+                     factorized: Callable[[str], StringCodes | None] | None = None) -> np.ndarray:
         """The level codes of one column's ``values`` (column ``position`` of the domain); ``unknown`` as the codec's
-        (``"error"``: a category outside the domain raises)."""
+        (``"error"``: a category outside the domain raises); ``factorized`` as ``encode``'s."""
         column = self.domain.columns[position]
         if isinstance(column, CategoricalColumn):
-            return np.maximum(category_index(values, column, unknown), 0)
+            factorize = string_codes if factorized is None else lambda _, name=column.name: factorized(name)
+            return np.maximum(category_index(values, column, unknown, factorize), 0)
         numbers = numeric_values(values, column, unknown)
         missing = np.isnan(numbers)
         # The level, floor(to_position(...)): the cell of the number clipped into the column's range

@@ -33,8 +33,8 @@ from synthcity_dpswf.plugins.paths import (
     Codec, FitInputs, GenerationContext, LoaderPath, PreparedData, draw_seed, loader_path,
 )
 from synthcity_dpswf.privacy import MECHANISMS
-from synthcity_dpswf.privacy.counts import check_table
-from synthcity_dpswf.recipes.tables import count_ahead, settle_table
+from synthcity_dpswf.privacy.counts import FrameCounts, check_table
+from synthcity_dpswf.recipes.tables import Table, count_ahead, settle_table
 
 CONSTRAINT_PROBE_DRAWS = 3
 """Draws ``TablePath.generate`` makes before judging whether the constraints can be met."""
@@ -90,8 +90,9 @@ class TablePath:
         undeclared) and the releases' noise (``spec``'s plan), and encode it."""
         frame = X.dataframe()
         check_table(frame)
-        prepared = self.settle(inputs, X, loader, frame, len(frame), spec)
-        return dataclasses.replace(prepared, records=prepared.codec.encode(frame))
+        table = FrameCounts(frame)  # one factorization of each column of strings, for the counts and the codes
+        prepared = self.settle(inputs, X, loader, table, len(frame), spec)
+        return dataclasses.replace(prepared, records=table.encode(prepared.codec))
 
     def prepare_partitioned(self, inputs: FitInputs, table: DaskCounts, spec: GeneratorSpec) -> PreparedData:
         """A partitioned table (privacy.md, "Tables on Dask"): the same checks, domain and codec as ``prepare``, from
@@ -118,7 +119,7 @@ class TablePath:
         info = dict(prepared.info, len=n_records or 0)
         return dataclasses.replace(prepared, info=info, partitioned=table)
 
-    def settle(self, inputs: FitInputs, X: DataLoader, loader: LoaderPath, table: pd.DataFrame | DaskCounts,
+    def settle(self, inputs: FitInputs, X: DataLoader, loader: LoaderPath, table: Table,
                n_records: int | None, spec: GeneratorSpec) -> PreparedData:
         """The domain, codec and layout of a table (a frame, or a partitioned table's counts) of ``n_records`` rows
         (``None``: not read, add/remove), with the part of the budget the domain paid and the releases' noise

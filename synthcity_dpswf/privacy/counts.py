@@ -13,12 +13,17 @@ the same sufficient statistics. Noise is added by the caller (``privacy.domain``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    import torch
+
+    from synthcity_dpswf.privacy.mechanisms import ReleaseMechanism
 
 
 def is_finite_number(value: object) -> bool:
@@ -301,18 +306,44 @@ def string_codes(values: pd.Series) -> StringCodes | None:
     return StringCodes(codes, pd.Index(distinct, dtype=object))
 
 
-class FrameCounts:
-    """``TableCounts`` of one pandas frame (in memory, or one partition of a partitioned table). An object column of
-    strings is factorized once for every stage (``string_codes``), so that each stage's counts of it are a count of
-    codes."""
+class LevelCodec(Protocol):
+    """What counting a table's level codes needs of a codec (``adapters.tabular.MarginalTableCodec``)."""
 
-    def __init__(self, frame: pd.DataFrame) -> None:
+    def encode(self, frame: pd.DataFrame, factorized: Callable[[str], StringCodes | None] | None = None) -> torch.Tensor:
+        """The level codes ``(n, d)`` of ``frame``'s rows (``factorized``: a column's ``string_codes`` by name)."""
+
+
+class FrameCounts:
+    """``TableCounts`` of one pandas frame (in memory, or one partition of a partitioned table), of its ``columns``
+    (default: all), and the level codes of its rows for the marginal release. An object column of strings is
+    factorized once for every stage and for its level codes (``string_codes``), so that each count of it is a count
+    of codes."""
+
+    def __init__(self, frame: pd.DataFrame, columns: list[str] | None = None,
+                 strings: dict[str, StringCodes | None] | None = None) -> None:
         self.frame = frame
-        self._strings: dict[str, StringCodes | None] = {}
+        self._columns = [str(column) for column in frame.columns] if columns is None else list(columns)
+        self._strings: dict[str, StringCodes | None] = {} if strings is None else strings
 
     @property
     def columns(self) -> list[str]:
-        return list(self.frame.columns)
+        return list(self._columns)
+
+    def select(self, columns: list[str]) -> FrameCounts:
+        """The counts of some columns (no copy), sharing the factorized strings."""
+        return FrameCounts(self.frame, columns, self._strings)
+
+    def encode(self, codec: LevelCodec) -> torch.Tensor:
+        """``codec``'s level codes of every row (its columns of strings factorized once with the counts')."""
+        return codec.encode(self.frame, self.strings)
+
+    def check_encodes(self, codec: LevelCodec) -> None:
+        """Raise unless every row lies in ``codec``'s domain (a codec whose ``unknown`` is ``"error"``)."""
+        self.encode(codec)
+
+    def marginal_statistic(self, codec: LevelCodec, mechanism: ReleaseMechanism) -> torch.Tensor:
+        """The marginal release's exact statistic of every row: its level codes counted by ``mechanism.statistic``."""
+        return mechanism.statistic(mechanism.prepare(self.encode(codec), "ball"), None)
 
     def strings(self, column: str) -> StringCodes | None:
         """Column ``column``'s ``string_codes``, computed at its first use."""

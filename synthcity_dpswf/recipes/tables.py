@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 import pandas as pd
 import torch
@@ -24,7 +24,7 @@ from synthcity_dpswf.privacy import (
     MECHANISMS, Adjacency, MarginalLayout, PrivacyPart, ReleaseOptions, secret_generator,
 )
 from synthcity_dpswf.privacy.budget import Budget, default_domain_share
-from synthcity_dpswf.privacy.counts import DECIMAL_CELLS
+from synthcity_dpswf.privacy.counts import DECIMAL_CELLS, FrameCounts
 from synthcity_dpswf.privacy.domain import (
     OTHER_CATEGORY, DomainRelease, counts_known_ahead, publishes_keys, release_domain_at,
 )
@@ -75,6 +75,11 @@ class TableChoices:
                              "has none: leave release=None (the marginal release) or name no target.")
 
 
+Table = Union[FrameCounts, DaskCounts]
+"""A private table as the recipes read it: its exact counts and level codes, in memory (``privacy.counts.FrameCounts``)
+or partition by partition (``adapters.partitioned.DaskCounts``), through the same methods."""
+
+
 @dataclass(frozen=True)
 class SettledTable:
     """What ``settle_table`` decided: the domain and codec (with the marginal ``layout``), ``budget`` with what the DP
@@ -97,13 +102,15 @@ class SettledTable:
 
 
 def settle_table(
-    table: pd.DataFrame | DaskCounts, n_public: int | None, budget: Budget, choices: TableChoices,
+    table: pd.DataFrame | Table, n_public: int | None, budget: Budget, choices: TableChoices,
     spec: GeneratorSpec, rules: PublicRules = PublicRules(),
 ) -> SettledTable:
-    """The domain, codec and layout of ``table`` (``n_public`` rows; ``None``: not read, add/remove) at ``budget``
+    """The domain, codec and layout of ``table`` (a frame, or its ``Table``: ``n_public`` rows; ``None``: not read,
+    add/remove) at ``budget``
     (delta resolved for n), and the releases' noise, calibrated once to what the DP domain leaves, for the plan of the
     generator ``spec`` (computed once, here); no record encoded. The data source's public ``rules`` on its columns (a
     loader's: ``plugins.paths``) are applied to the declared domain before any release and to the final one."""
+    table = FrameCounts(table) if isinstance(table, pd.DataFrame) else table
     if spec.neighbouring is not budget.neighbouring:
         raise ValueError(f"the generator is planned for {spec.neighbouring.label} and the budget is stated for "
                          f"{budget.neighbouring.label}: give both the same adjacency.")
@@ -191,17 +198,14 @@ def target_classes(domain: TabularDomain, target: int) -> int | None:
     return values + int(column.missing) if 2 <= values <= TARGET_CLASSES else None
 
 
-def table_statistic(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec, layout: MarginalLayout) -> torch.Tensor:
+def table_statistic(table: Table, codec: MarginalTableCodec, layout: MarginalLayout) -> torch.Tensor:
     """The exact marginal statistic of ``layout`` over every record of ``table`` (a frame's level codes, or a partitioned
     table's summed): private, read only by ``release_pair_selection``, which adds its noise."""
-    mechanism = MarginalRelease(ReleaseOptions(layout=layout))
-    if isinstance(table, pd.DataFrame):
-        return mechanism.statistic(mechanism.prepare(codec.encode(table), "ball"), None)
-    return table.marginal_statistic(codec, mechanism)
+    return table.marginal_statistic(codec, MarginalRelease(ReleaseOptions(layout=layout)))
 
 
 def table_domain(
-    table: pd.DataFrame | DaskCounts, choices: TableChoices, n_public: int | None, budget: Budget,
+    table: Table, choices: TableChoices, n_public: int | None, budget: Budget,
 ) -> tuple[TabularDomain, PrivacyPart | None, DomainRelease | None, Budget]:
     """The domain of ``table``, the part of the budget it is (``None``: nothing paid), the DP domain's release and
     ``budget`` with that part spent: ``choices.declared`` (the public domain) where given, a DP domain for the columns
@@ -214,7 +218,7 @@ def table_domain(
     undeclared = [column for column in table.columns if declared is None or column not in declared.names]
     histograms = declared_histograms(choices, epsilon)
     if declared is not None:  # a declared column's values must lie in it: refused before any release
-        check_encodes(table, declared_check(declared))
+        table.check_encodes(declared_check(declared))
     if not undeclared and not histograms:
         assert declared is not None
         return declared, None, None, budget
@@ -228,7 +232,7 @@ def table_domain(
     split = budget.domain_part(share, keyed=publishes_keys(len(undeclared), histograms))
     stated = stated_decimals(declared, histograms)
     release = release_domain_at(
-        columns_of(table, undeclared + list(histograms)), split, secret_generator(), budget.neighbouring,  # type: ignore[arg-type]
+        table.select(undeclared + list(histograms)), split, secret_generator(), budget.neighbouring,
         declared=histograms, declared_decimals=stated,
     )
     warn_about(release)
@@ -295,19 +299,6 @@ def count_ahead(table: DaskCounts, choices: TableChoices, epsilon: float) -> Non
               if declared is None or column not in declared.names or column in histograms}
     for stage, plan in counts_known_ahead(dtypes, histograms, stated_decimals(declared, histograms)):
         table.count_ahead(stage, plan)  # type: ignore[arg-type]
-
-
-def check_encodes(table: pd.DataFrame | DaskCounts, codec: MarginalTableCodec) -> None:
-    """Raise unless every row of ``table`` lies in ``codec``'s (declared) domain: before any release."""
-    if isinstance(table, pd.DataFrame):
-        codec.encode(table)
-    else:
-        table.check_encodes(codec)
-
-
-def columns_of(table: pd.DataFrame | DaskCounts, columns: list[str]) -> pd.DataFrame | DaskCounts:
-    """The counts the DP domain reads of ``columns`` of ``table`` (a frame's columns, or a partitioned table's)."""
-    return table[columns] if isinstance(table, pd.DataFrame) else table.select(columns)
 
 
 def marginal_resolution(
