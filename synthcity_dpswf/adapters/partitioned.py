@@ -268,6 +268,19 @@ def same_plan(first: Any, second: Any) -> bool:
     return bool(first == second)
 
 
+def uncovered(requests: list[Request], ahead: Request) -> Request | None:
+    """``ahead`` less what ``requests`` already count (a column's equal plan entry at the same stage, the same domain's
+    check, n): None where nothing is left."""
+    same = [request for request in requests if request.stage == ahead.stage]
+    if ahead.stage in PER_COLUMN:
+        left = {column: entry for column, entry in ahead.plan.items()
+                if not any(column in request.plan and same_plan(request.plan[column], entry) for request in same)}
+        return Request(ahead.stage, left) if left else None
+    if ahead.stage == "encodes":
+        return None if any(request.plan.domain == ahead.plan.domain for request in same) else ahead
+    return None if same and ahead.stage == "rows" else ahead
+
+
 @dataclass
 class CountMemory:
     """What the passes over a partitioned table have counted, shared by its ``select``-ed tables: each DP-domain
@@ -353,7 +366,8 @@ class DaskCounts:
     def _read(self, requests: list[Request]) -> tuple[Any, ...]:
         """One pass computing ``requests`` and the requests announced for it (``count_ahead``), all kept in
         ``memory``; ``requests``' totals, in order."""
-        batch = tuple(requests + self.memory.ahead)
+        batch = tuple(requests + [left for left in map(functools.partial(uncovered, requests), self.memory.ahead)
+                                  if left is not None])
         self.memory.ahead = []
         wanted = {column for request in batch for column in request.columns()}
         columns = [column for column in self._table if column in wanted] or self._table[:1]  # n alone: one column

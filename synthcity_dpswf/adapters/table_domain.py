@@ -31,8 +31,8 @@ import pandas as pd
 
 from synthcity_dpswf.math.histograms import quantile_edges
 from synthcity_dpswf.privacy.counts import (
-    StringCodes, TableRefusal, all_strings, category_key, cell_index, is_missing, missing_mask, number_mask,
-    string_codes,
+    StringCodes, TableRefusal, all_strings, category_key, cell_index, factorized, is_missing, missing_mask,
+    number_mask, string_codes,
 )
 from synthcity_dpswf.privacy.domain import OTHER_CATEGORY, DomainRelease
 from synthcity_dpswf.privacy.domain.columns import LOG2_MIN
@@ -208,7 +208,7 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str,
         return refused_outside(index, column, unknown)
     strings = factorize(values)
     if strings is None and (all_strings(values) or values.dtype.kind in "biuf"):
-        codes, distinct = pd.factorize(values, use_na_sentinel=True)
+        codes, distinct = factorized(values) if all_strings(values) else pd.factorize(values, use_na_sentinel=True)
         strings = StringCodes(codes, pd.Index(distinct, dtype=object))
     if strings is not None:
         # one kind of entry, so distinct values are distinct keys: each distinct value is looked up once; a missing

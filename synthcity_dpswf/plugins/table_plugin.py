@@ -79,7 +79,7 @@ class TablePlugin(SlicedFlowPlugin):
     def fit_data(self, X: Any) -> None:
         """Fit on a tabular DataLoader (or DataFrame), with no non-private statistic of it; or on a table beyond one
         process, a Dask DataFrame or the path of a Parquet dataset (DPSWflow: counted partition by partition, on the
-        running Dask client or a local cluster started for the call; privacy.md, "Tables on Dask")."""
+        running Dask client or Dask's threaded scheduler for the call; privacy.md, "Tables on Dask")."""
         if is_partitioned(X) or isinstance(X, (str, Path)):
             self._fit_partitioned(read_partitioned(X))
         else:
@@ -107,7 +107,7 @@ class TablePlugin(SlicedFlowPlugin):
                          seed: int | None = None) -> int:
         """Generate ``count`` table rows (default: the row count synthcity's ``generate`` makes) into the Parquet
         dataset at ``path`` (a folder of ``part-<i>.parquet`` files), one Dask task per chunk of ``chunk_size`` rows on
-        the running Dask client or a local cluster started for the call: chunk i is flowed with its own seed from
+        the running Dask client or Dask's threaded scheduler for the call: chunk i is flowed with its own seed from
         ``seed`` (default ``random_state``), so the rows do not depend on the number of workers, and each task's
         memory is bounded by the chunk size. Output dtypes are the domain's: ``pd.read_parquet(path)`` gives
         ``generate``'s (object for categories), while Dask's reader, under its ``dataframe.convert-string`` option

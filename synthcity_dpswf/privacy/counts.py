@@ -203,12 +203,12 @@ def searched_cells(numbers: np.ndarray, edges: np.ndarray) -> np.ndarray:
 def cell_index(numbers: np.ndarray, edges: np.ndarray) -> np.ndarray:
     r"""The cell ``[edges[i], edges[i + 1])`` of each number (``edges`` non-decreasing), values beyond the ends in the
     end cells: the i with :math:`e_i \le x < e_{i+1}`, where i = 0 also takes :math:`x < e_0` and the last cell
-    :math:`x \ge e_{K}` (and NaN). A binary search per number costs about 12 ns; instead, numbers that are all integers
-    over a span of fewer integers than a quarter of the numbers get their cell from a table of the span's integers'
-    cells (searched), and other numbers by one division and one lookup in a grid of uniform slots over their own span
-    (``GRID_SLOTS``, ``GRID_PER_CELL``; each slot's guess the cell of its left end), a guess that fails its cell's own
-    test (a slot spanning several cells) being searched (``searched_cells``): the result is the search's, number by
-    number."""
+    :math:`x \ge e_{K}` (and NaN). A binary search per number costs about 12 ns; instead, numbers that each equal the
+    smallest plus a whole step, over fewer steps than a quarter of the numbers (integers, mostly), get their cell from
+    a table of those points' cells (searched), and other numbers by one division and one lookup in a grid of uniform
+    slots over their own span (``GRID_SLOTS``, ``GRID_PER_CELL``; each slot's guess the cell of its left end), a guess
+    that fails its cell's own test (a slot spanning several cells) being searched (``searched_cells``), as is a span
+    beyond float range or too narrow to split: the result is the search's, number by number."""
     numbers, edges = np.asarray(numbers, dtype=float), np.asarray(edges, dtype=float)
     if len(numbers) < SEARCHED_ROWS:
         return searched_cells(numbers, edges)
@@ -216,17 +216,16 @@ def cell_index(numbers: np.ndarray, edges: np.ndarray) -> np.ndarray:
     if not (math.isfinite(low) and math.isfinite(high)):  # a NaN or an infinity: searched
         return searched_cells(numbers, edges)
     if high - low < len(numbers) / 4:
-        offsets = numbers - low
-        steps = offsets.astype(np.intp)
-        if np.array_equal(steps, offsets):  # integers: one lookup each, in the table of the span's integers
+        steps = (numbers - low).astype(np.intp)
+        if np.array_equal(low + steps, numbers):  # each number is low + a step: its cell is that step's in the table
             return searched_cells(low + np.arange(steps.max() + 1, dtype=float), edges)[steps]
-    if not high > low:  # one number
-        return np.full(len(numbers), searched_cells(numbers[:1], edges)[0])
-    inside = int(((edges > low) & (edges < high)).sum())
-    last, slots = len(edges) - 2, max(min(GRID_SLOTS, len(numbers) // 4), GRID_PER_CELL * (inside + 1))
+    slots = max(min(GRID_SLOTS, len(numbers) // 4), GRID_PER_CELL * (int(((edges > low) & (edges < high)).sum()) + 1))
     width = (high - low) / slots
+    if not (math.isfinite(width) and width > 0):  # a span beyond float range, or too narrow to split: searched
+        return searched_cells(numbers, edges)
+    last = len(edges) - 2
     guesses = searched_cells(low + width * np.arange(slots), edges)
-    cells = guesses[np.minimum(((numbers - low) / width).astype(np.intp), slots - 1)]
+    cells = guesses[np.minimum((numbers - low) / width, slots - 1).astype(np.intp)]
     right = (edges[cells] <= numbers) | (cells == 0)
     right &= (numbers < edges[cells + 1]) | (cells == last)
     wrong = ~right
@@ -300,10 +299,19 @@ def string_codes(values: pd.Series) -> StringCodes | None:
     kind of value, so the distinct values are strings exactly when the entries are)."""
     if values.dtype != object:
         return None
-    codes, distinct = pd.factorize(values, use_na_sentinel=True)
+    codes, distinct = factorized(values)
     if not all(isinstance(value, str) for value in distinct):
         return None
     return StringCodes(codes, pd.Index(distinct, dtype=object))
+
+
+def factorized(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A column's entries by Python equality, as ``pd.factorize`` gives them: each entry's position among the distinct
+    values (first seen first), -1 for a missing entry. A missing entry is appended for the call: pandas hashes an array
+    of strings alone as C strings, which end at a NUL character ('a\\x00b' would be counted as 'a', and one missing
+    entry anywhere would part them again: a count that one record moves by many)."""
+    codes, distinct = pd.factorize(np.append(values.to_numpy(dtype=object), None), use_na_sentinel=True)
+    return codes[:-1], np.asarray(distinct, dtype=object)
 
 
 class LevelCodec(Protocol):

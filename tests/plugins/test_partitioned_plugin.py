@@ -174,12 +174,16 @@ def test_a_worker_lost_mid_fit_is_recomputed_or_ends_the_fit_before_any_release(
 ALL = ["age", "income", "home", "flag"]
 
 
-@pytest.mark.parametrize(("declared", "expected"), [
-    (False, [("rows+type_counts+value_counts+value_counts", ALL), ("histogram_counts+decimal_counts", ["age", "income"]),
-             ("atom_counts", ["income"]), ("marginal_statistic", ALL)]),
-    (True, [("rows+encodes+histogram_counts+atom_counts", ALL), ("marginal_statistic", ALL)]),
+LATER = [("histogram_counts+decimal_counts", ["age", "income"]), ("atom_counts", ["income"]), ("marginal_statistic", ALL)]
+
+
+@pytest.mark.parametrize(("declared", "neighbouring", "expected"), [
+    (False, "replace_one", [("rows+type_counts+value_counts+value_counts", ALL), *LATER]),
+    (False, "add_remove", [("type_counts+value_counts+value_counts", ALL), *LATER]),  # no n, no request twice
+    (True, "replace_one", [("rows+encodes+histogram_counts+atom_counts", ALL), ("marginal_statistic", ALL)]),
+    (True, "add_remove", [("encodes+histogram_counts+atom_counts", ALL), ("marginal_statistic", ALL)]),
 ])
-def test_a_fit_reads_the_partitions_in_the_passes_privacy_md_states(cluster: None, declared: bool,
+def test_a_fit_reads_the_partitions_in_the_passes_privacy_md_states(cluster: None, declared: bool, neighbouring: str,
                                                                     expected: list[tuple[str, list[str]]],
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """privacy.md ("Tables on Dask", the passes): with no schema, a first pass of n, stage 1's counts of every column
@@ -188,7 +192,7 @@ def test_a_fit_reads_the_partitions_in_the_passes_privacy_md_states(cluster: Non
     the float column's precision counts (fixed by stage 1's kinds); its atoms (their range is stage 3's); the marginal
     release. With every column declared, one pass of n, the domain check and the declared float column's value
     histogram and atoms (their plans are its declared range; no precision counts: its decimals are declared), then
-    the release. Each pass once, in that order, reading only its columns: the tasks each pass
+    the release. Under add/remove the same passes without n, the first stage's own request counted once. Each pass once, in that order, reading only its columns: the tasks each pass
     computes are counted, one a partition."""
     passes: list[tuple[str, list[str]]] = []
     each, original_sum = partitioned.DaskCounts._each, partitioned.DaskCounts._sum
@@ -208,7 +212,8 @@ def test_a_fit_reads_the_partitions_in_the_passes_privacy_md_states(cluster: Non
     monkeypatch.setattr(partitioned.DaskCounts, "_sum", counted_sum)
     domain = {"age": (18, 89), "income": {"type": "numeric", "low": 0.0, "high": 1e6, "decimals": 2},
               "home": ["own", "rent", "other"], "flag": [True, False]} if declared else None
-    fitted(Plugins().get("dpswflow", domain=domain, **FAST), dd.from_pandas(survey(), npartitions=4))
+    fitted(Plugins().get("dpswflow", domain=domain, neighbouring=neighbouring, **FAST),
+           dd.from_pandas(survey(), npartitions=4))
     assert passes == expected
 
 

@@ -30,6 +30,7 @@ EDGES = {
     "stage 3 with overflow cells": np.concatenate([[-np.inf], histogram_edges(0.0, 2e5, False), [np.inf]]),
     "repeated edges": np.array([-3.0, -1.0, -1.0, 0.0, 0.5, 0.5, 0.5, 2.0, 3.0]),
     "two edges": np.array([0.0, 1.0]),
+    "an edge off the integers' grid": np.array([0.0, 1.84, 3.0]),
 }
 NUMBERS = {
     "on the edges": RNG.choice(np.concatenate([EDGES["unit integers"], EDGES["repeated edges"]]), N),
@@ -40,6 +41,12 @@ NUMBERS = {
     "integers in a narrow span": RNG.integers(-40, 120, N).astype(float),  # the table of the span's integers
     "integers and one half": np.append(RNG.integers(-40, 120, N).astype(float), 0.5),
     "one number": np.full(N, 3.0),
+    # a second reader's cases: numbers a whole step from the smallest only after rounding, spans that overflow or
+    # that no slot width can split
+    "just below an integer, beside integers": np.append(-1.0000000000000002, np.full(N - 1, 2.0)),
+    "a fraction, beside it plus one": np.append(np.full(N // 2, 0.84), np.full(N // 2, 1.84)),
+    "a span beyond float range": np.tile([-1e308, 1e308], N // 2),
+    "a span too narrow to split": np.tile([0.0, 5e-324], N // 2),
 }
 
 
@@ -56,6 +63,7 @@ STRING_COLUMNS = {
         ["a", None, np.nan, pd.NA, pd.NaT, float("nan"), decimal.Decimal("NaN"), np.str_("a"), "b"] * 500, dtype=object),
     "missing only": pd.Series([None, np.nan] * 10, dtype=object),
     "ties in the counts": pd.Series([f"v{i % 37}" for i in RNG.permutation(37 * 40)], dtype=object),
+    "a NUL inside a string": pd.Series(["a"] * 3 + ["a\x00b"] * 100, dtype=object),  # not 'a' (pandas' C strings)
 }
 MIXED_COLUMNS = {
     "a number among strings": pd.Series(["a", "b", 1] * 10, dtype=object),
@@ -105,6 +113,7 @@ TYPED_COLUMNS = {
     "Arrow strings with ties": pd.Series([f"v{i % 37}" if i % 11 else None for i in RNG.permutation(37 * 40)],
                                          dtype="string[pyarrow]"),
     "Python strings": pd.Series(["b", "a", None, "b", "c"] * 30, dtype="string"),
+    "Python strings, a NUL inside one": pd.Series(["b"] * 3 + ["b\x00a"] * 100, dtype="string"),
     "integers": pd.Series(RNG.integers(-5, 5, 300)),
     "nullable integers": pd.Series([1, None, 3] * 100, dtype="Int64"),
     "floats, integer-valued, missing, infinite": pd.Series([1.0, 2.5, np.nan, 3.0, np.inf, -0.0, 1e300] * 50),
@@ -127,7 +136,7 @@ def test_a_typed_column_counts_as_its_entries_do(values: pd.Series) -> None:
         found = counts.value_counts({"x": None})["x"]
         reference = values.dropna().value_counts()
         assert list((found.categories or {}).items()) == [(("str", key), int(count)) for key, count in reference.items()]
-        for column in (CategoricalColumn("x", ("a", "v3", "b", 3, OTHER_CATEGORY), missing=True),
+        for column in (CategoricalColumn("x", ("a", "v3", "b", 3, "b\x00a", OTHER_CATEGORY), missing=True),
                        CategoricalColumn("x", ("v1", "v2", "b"), missing=False)):  # codes: the per-entry lookup's
             lookup = {category_key(category): index for index, category in enumerate(column.categories)}
             fallback = lookup.get(category_key(OTHER_CATEGORY), -1)

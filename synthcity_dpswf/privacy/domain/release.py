@@ -211,11 +211,15 @@ def declared_cells(low: float, high: float, integer: bool) -> np.ndarray:
 
 
 def likely_stage_two(dtype: object) -> list[np.ndarray | None]:
-    """The stage-2 plan entries a typed column stored with ``dtype`` most likely gets: its categories (None) for text,
-    bools, categories or Python objects; the integer bins for an integer dtype; both kinds' bins for a float dtype
-    (whose numbers may all be integers). A guess: stage 2 asks for the plan of stage 1's released kind."""
-    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+    """The stage-2 plan entries a typed column stored with ``dtype`` most likely gets: its categories (None) for a
+    pandas string, bool or categorical dtype; the integer bins for an integer dtype; both kinds' bins for a float dtype
+    (whose numbers may all be integers); none for Python objects (text, numbers or a mix: counting every distinct
+    number of a column the release makes numeric could cost far more than the pass it saves). A guess: stage 2 asks
+    for the plan of stage 1's released kind."""
+    if (isinstance(dtype, (pd.StringDtype, pd.CategoricalDtype)) or pd.api.types.is_bool_dtype(dtype)):
         return [None]
+    if not pd.api.types.is_numeric_dtype(dtype):
+        return []
     if pd.api.types.is_integer_dtype(dtype):
         return [stage_two_edges("integer")]
     return [stage_two_edges("integer"), stage_two_edges("float")]
@@ -241,7 +245,7 @@ def counts_known_ahead(
     if [column for column in floats if column not in declared_decimals]:
         ahead.append(("decimal_counts", dict.fromkeys(column for column in floats if column not in declared_decimals)))
     guesses = {column: likely_stage_two(dtypes[column]) for column in typed}
-    for attempt in range(max(map(len, guesses.values()), default=0)):
+    for attempt in range(max(map(len, guesses.values()), default=0)):  # a plan per guess: its columns' entries
         plan = {column: entries[attempt] for column, entries in guesses.items() if attempt < len(entries)}
         ahead.append(("value_counts", plan))
     return ahead
