@@ -250,6 +250,16 @@ class MarginalTableCodec:
             codes[:, position] = self.column_codes(position, frame[column.name], self.unknown, factorized)
         return torch.from_numpy(codes)
 
+    def check(self, frame: pd.DataFrame, factorized: Callable[[str], StringCodes | None] | None = None) -> None:
+        """Raise where ``encode`` would (a row outside the domain, ``unknown="error"``), without making the codes."""
+        check_columns(self.domain, frame)
+        for column in self.domain.columns:
+            if isinstance(column, CategoricalColumn):
+                factorize = string_codes if factorized is None else lambda _, name=column.name: factorized(name)
+                category_index(frame[column.name], column, self.unknown, factorize)
+            else:
+                numeric_values(frame[column.name], column, self.unknown)
+
     def column_codes(self, position: int, values: pd.Series, unknown: str,
                      factorized: Callable[[str], StringCodes | None] | None = None) -> np.ndarray:
         """The level codes of one column's ``values`` (column ``position`` of the domain); ``unknown`` as the codec's

@@ -181,7 +181,8 @@ class Releasing(GeneratorState):
         public_n = self.neighbouring.public_size(records.shape[0])  # n is private under add/remove
         check_noise_target(epsilon, delta, noise_multiplier, public_n)
         as_float = records.detach().to("cpu", torch.float32)
-        check_matrix("records (as float32)", as_float)  # values beyond float32's range are outside the domain
+        if records.dtype != torch.float32:  # values beyond float32's range are outside the domain
+            check_matrix("records (as float32)", as_float)
         if labels is not None and self.mechanism.takes_level_codes:
             raise ValueError(f"the {self.release!r} release takes a label as one more column of the table; drop labels=.")
         bounded = self.mechanism.prepare(as_float, self.boundary)

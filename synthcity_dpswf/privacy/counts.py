@@ -320,6 +320,9 @@ class LevelCodec(Protocol):
     def encode(self, frame: pd.DataFrame, factorized: Callable[[str], StringCodes | None] | None = None) -> torch.Tensor:
         """The level codes ``(n, d)`` of ``frame``'s rows (``factorized``: a column's ``string_codes`` by name)."""
 
+    def check(self, frame: pd.DataFrame, factorized: Callable[[str], StringCodes | None] | None = None) -> None:
+        """Raise where ``encode`` would (a row outside the codec's domain), without making the codes."""
+
 
 class FrameCounts:
     """``TableCounts`` of one pandas frame (in memory, or one partition of a partitioned table), of its ``columns``
@@ -347,7 +350,7 @@ class FrameCounts:
 
     def check_encodes(self, codec: LevelCodec) -> None:
         """Raise unless every row lies in ``codec``'s domain (a codec whose ``unknown`` is ``"error"``)."""
-        self.encode(codec)
+        codec.check(self.frame, self.strings)
 
     def marginal_statistic(self, codec: LevelCodec, mechanism: ReleaseMechanism) -> torch.Tensor:
         """The marginal release's exact statistic of every row: its level codes counted by ``mechanism.statistic``."""
