@@ -7,9 +7,11 @@ Per size (``--rows``): the bare scan (``dd.read_parquet``, then per partition ea
 and each integer column's 100-bin histogram, summed), the fit with no schema and with every column declared
 (``Plugins().get("dpswflow", epsilon=1.0).fit(path)``), and their ratios to the scan; ``generate_parquet`` of the same
 number of rows beside a plain Parquet write of random rows of the same dtypes; at the smallest size the same fit in
-memory (a pandas frame, in a fresh process started before the cluster) beside the same scan over the frame. Wall times on the machine's cores (the local cluster's
-``LOCAL_THREADS`` threads), one run each after one untimed scan (the cluster's first compute): read them side by
-side. ``--label`` names the package the rows ran (a before / after comparison runs the script once per checkout).
+memory (a pandas frame, in a fresh process) beside the same scan over the frame. Wall times on the machine's cores
+(where the package runs a call's counts without a Dask client, ``adapters.partitioned.computing``: ``LOCAL_THREADS``
+threads), after one untimed scan (the scheduler's first compute); the scans and fits the median of ``--repeats`` runs,
+taken in turn (scan, fit, declared fit, then again), generation and the write one run each: read them side by side.
+``--label`` names the package the rows ran (a before / after comparison runs the script once per checkout).
 
 Run: ``python benchmarks/studies/dask_floor.py [--rows 1000000 10000000]``. Writes
 ``benchmarks/results/dask_floor.{md,json}``.
@@ -105,19 +107,22 @@ def seconds(call: Callable[[], Any]) -> float:
     return time.perf_counter() - started
 
 
-def in_memory(path: Path) -> dict[str, float]:
-    """The Parquet dataset at ``path`` read into one pandas frame: the scan over it and the same fit in memory, each
-    after an untimed first call (a fit of 2,000 rows: the process's one-time imports and set-up)."""
+def in_memory(path: Path, repeats: int) -> dict[str, float]:
+    """The Parquet dataset at ``path`` read into one pandas frame: the scan over it and the same fit in memory, the
+    median of ``repeats`` runs each, after an untimed first call (a fit of 2,000 rows: the process's one-time imports
+    and set-up)."""
     from synthcity.plugins import Plugins
 
     frame = pd.read_parquet(path)
     partition_counts(frame)
-    scan_seconds = seconds(lambda: partition_counts(frame))
-    plugin = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5)
+    scans, fits = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         Plugins().get("dpswflow", epsilon=1.0, delta=1e-5).fit(frame.head(2000))  # the process's first fit, untimed
-        return {"memory_scan": scan_seconds, "memory_fit": seconds(lambda: plugin.fit(frame))}
+        for _ in range(repeats):
+            scans.append(seconds(lambda: partition_counts(frame)))
+            fits.append(seconds(lambda: Plugins().get("dpswflow", epsilon=1.0, delta=1e-5).fit(frame)))
+    return {"memory_scan": float(np.median(scans)), "memory_fit": float(np.median(fits))}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -129,11 +134,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--label", default="", help="the package the rows ran, written into each row")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each scan and fit, their median reported")
     parser.add_argument("--memory", type=Path, default=None, help=argparse.SUPPRESS)  # the in-memory child process
     parser.add_argument("--stem", default="dask_floor", help="the results files' name")
     args = parser.parse_args(argv)
     if args.memory is not None:
-        print(json.dumps(in_memory(args.memory)))
+        print(json.dumps(in_memory(args.memory, args.repeats)))
         return
     rows_out: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="dask_floor_") as work, warnings.catch_warnings():
@@ -144,15 +150,19 @@ def main(argv: list[str] | None = None) -> None:
             row: dict[str, Any] = {"rows": count, "label": args.label}
             if count == min(args.rows):  # in a fresh process, before any cluster: its threads are the only ones
                 row.update(json.loads(subprocess.run(
-                    [sys.executable, __file__, "--memory", str(data)], check=True, capture_output=True, text=True,
+                    [sys.executable, __file__, "--memory", str(data), "--repeats", str(args.repeats)], check=True,
+                    capture_output=True, text=True,
                 ).stdout.strip().splitlines()[-1]))
             with computing():
-                scan(data)  # the cluster's first compute (imports, worker start) timed in neither
-                row["scan"] = seconds(lambda: scan(data))
+                scan(data)  # the scheduler's first compute (imports, a cluster's start) timed in none
                 plugin = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5)
-                row["fit"] = seconds(lambda: plugin.fit(data))
                 declared = Plugins().get("dpswflow", epsilon=1.0, delta=1e-5, domain=declared_domain())
-                row["fit_declared"] = seconds(lambda: declared.fit(data))
+                timed: dict[str, list[float]] = {"scan": [], "fit": [], "fit_declared": []}
+                for _ in range(args.repeats):  # in turn, so that a slow spell of the machine falls on all three
+                    timed["scan"].append(seconds(lambda: scan(data)))
+                    timed["fit"].append(seconds(lambda: plugin.fit(data)))
+                    timed["fit_declared"].append(seconds(lambda: declared.fit(data)))
+                row.update({key: float(np.median(values)) for key, values in timed.items()})
                 row["generate"] = seconds(lambda: plugin.generate_parquet(Path(work) / f"out_{count}", count=count))
             row["write"] = seconds(lambda: plain_write(Path(work) / f"plain_{count}", count))
             for folder in (data, Path(work) / f"out_{count}", Path(work) / f"plain_{count}"):
@@ -171,8 +181,9 @@ def main(argv: list[str] | None = None) -> None:
     text = results_page(
         "A Dask fit beside one scan of the data (`python benchmarks/studies/dask_floor.py`)",
         "Adult-shaped Parquet (6 integer and 9 categorical columns, random, 250,000-row files), DPSWflow at epsilon 1, "
-        "delta 1e-5, on the package's local Dask cluster; seconds, and in brackets the ratio to the floor beside it "
-        "(the scan for a fit, a plain Parquet write of as many rows for generate_parquet); one run each.",
+        "delta 1e-5, where the package runs a call's counts without a Dask client (2 threads); seconds, and in brackets "
+        "the ratio to the floor beside it (the scan for a fit, a plain Parquet write of as many rows for "
+        f"generate_parquet); scans and fits the median of {args.repeats} runs in turn, generation and the write one run.",
         [("package", False), ("rows", True), ("scan s", True), ("fit, no schema", True), ("fit, declared", True), ("write s", True),
          ("generate_parquet", True), ("in-memory scan s", True), ("in-memory fit", True)], table)
     write_results(args.out, args.stem, payload, text)

@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--step", choices=["make", "partitioned", "memory"], default=None)
     parser.add_argument("--folder", type=Path, default=None)
+    parser.add_argument("--stem", default="scale_fit", help="the results files' name")
+    parser.add_argument("--label", default="", help="the package the rows ran (a before / after comparison)")
     args = parser.parse_args(argv)
     if args.step is not None:  # one measured step, in this fresh process
         assert args.folder is not None
@@ -149,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
         f"DPSWflow, no schema (DP domain + marginal release), epsilon = {EPSILON:g}, delta = {DELTA:g}, replace-one; an "
         f"Adult-shaped table (15 columns) made from a public model, Parquet files of {args.partition_rows:,} rows; "
         "partitioned: a local two-worker Dask cluster (one thread each); memory: one pandas frame. Each run a fresh "
-        f"process; generation of {GENERATED:,} rows after the fit.",
+        f"process; generation of {GENERATED:,} rows after the fit." + (f" Package: {args.label}." if args.label else ""),
         "",
         "| rows | mode | fit s | fit us / row | generate 10^5 s | client peak MiB | worker peaks MiB |",
         "|---:|---|---:|---:|---:|---:|---|",
@@ -157,8 +159,9 @@ def main(argv: list[str] | None = None) -> None:
           f"{row['client_peak_mib']:.0f} | {', '.join(f'{peak:.0f}' for peak in row['worker_peak_mib']) or '-'} |"
           for row in rows),
     ]
-    write_results(args.out, "scale_fit", {"suite": "scale_fit", "environment": environment(torch.device("cpu")),
-                                          "rows": rows}, "\n".join(lines) + "\n")
+    write_results(args.out, args.stem, {"suite": "scale_fit", "label": args.label,
+                                        "environment": environment(torch.device("cpu")), "rows": rows},
+                  "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
