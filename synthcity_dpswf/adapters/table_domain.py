@@ -207,6 +207,9 @@ def category_index(values: pd.Series, column: CategoricalColumn, unknown: str,
         index[missing_mask(values)] = missing_slot
         return refused_outside(index, column, unknown)
     strings = factorize(values)
+    if strings is not None and len(strings.codes) != len(values):
+        raise ValueError(f"column {column.name!r}: the factorized strings given are not this column's ({len(strings.codes)} "
+                         f"codes for {len(values)} entries); pass the table's own FrameCounts.strings.")
     if strings is None and (all_strings(values) or values.dtype.kind in "biuf"):
         codes, distinct = factorized(values) if all_strings(values) else pd.factorize(values, use_na_sentinel=True)
         strings = StringCodes(codes, pd.Index(distinct, dtype=object))

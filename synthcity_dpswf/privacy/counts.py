@@ -315,13 +315,17 @@ def factorized(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 class LevelCodec(Protocol):
-    """What counting a table's level codes needs of a codec (``adapters.tabular.MarginalTableCodec``)."""
+    """What encoding a table's rows needs of a codec (``adapters.tabular``'s)."""
 
     def encode(self, frame: pd.DataFrame, factorized: Callable[[str], StringCodes | None] | None = None) -> torch.Tensor:
-        """The level codes ``(n, d)`` of ``frame``'s rows (``factorized``: a column's ``string_codes`` by name)."""
+        """The codes ``(n, d)`` of ``frame``'s rows (``factorized``: a column's ``string_codes`` by name)."""
+
+
+class DomainCheck(Protocol):
+    """What checking a table against a declared domain needs of a codec (``adapters.tabular.MarginalTableCodec``)."""
 
     def check(self, frame: pd.DataFrame, factorized: Callable[[str], StringCodes | None] | None = None) -> None:
-        """Raise where ``encode`` would (a row outside the codec's domain), without making the codes."""
+        """Raise where encoding would (a row outside the codec's domain), without making the codes."""
 
 
 class FrameCounts:
@@ -333,7 +337,7 @@ class FrameCounts:
     def __init__(self, frame: pd.DataFrame, columns: list[str] | None = None,
                  strings: dict[str, StringCodes | None] | None = None) -> None:
         self.frame = frame
-        self._columns = [str(column) for column in frame.columns] if columns is None else list(columns)
+        self._columns = list(frame.columns) if columns is None else list(columns)
         self._strings: dict[str, StringCodes | None] = {} if strings is None else strings
 
     @property
@@ -348,7 +352,7 @@ class FrameCounts:
         """``codec``'s level codes of every row (its columns of strings factorized once with the counts')."""
         return codec.encode(self.frame, self.strings)
 
-    def check_encodes(self, codec: LevelCodec) -> None:
+    def check_encodes(self, codec: DomainCheck) -> None:
         """Raise unless every row lies in ``codec``'s domain (a codec whose ``unknown`` is ``"error"``)."""
         codec.check(self.frame, self.strings)
 

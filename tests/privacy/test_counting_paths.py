@@ -143,3 +143,11 @@ def test_a_typed_column_counts_as_its_entries_do(values: pd.Series) -> None:
             slow = np.array([(len(column.categories) if column.missing else fallback) if absent
                              else lookup.get(category_key(value), fallback) for value, absent in zip(entries, missing)])
             assert np.array_equal(category_index(values, column, "first"), slow)
+
+
+def test_factorized_strings_of_another_column_are_refused() -> None:
+    """A codec handed a table's factorized strings (``FrameCounts.strings``) checks that they are this column's."""
+    column = CategoricalColumn("x", ("a", "b"), missing=False)
+    other = string_codes(pd.Series(["a", "b", "a"], dtype=object))
+    with pytest.raises(ValueError, match="not this column's"):
+        category_index(pd.Series(["a", "b"], dtype=object), column, "first", lambda _: other)

@@ -71,3 +71,15 @@ def test_the_recipe_imports_no_synthcity() -> None:
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_frame_whose_columns_are_not_named_by_strings_settles() -> None:
+    """A second reader's case: the recipe reads a frame's columns by their own labels (0 and 1 here), as pandas
+    names them."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({0: np.arange(300) % 7, 1: rng.choice(["a", "b"], 300)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        settled = settle_table(frame, len(frame), Budget(3.0, DELTA).for_records(len(frame)), TableChoices("marginal"),
+                               SPEC)
+    assert settled.domain.names == [0, 1]
