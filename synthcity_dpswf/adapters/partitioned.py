@@ -95,13 +95,6 @@ def computing() -> Iterator[None]:
         yield
 
 
-def dask_delayed(function: Callable[..., Any]) -> Any:
-    """``dask.delayed(function)``, importing Dask only when a partitioned table is used."""
-    import dask
-
-    return dask.delayed(function)
-
-
 def tree_sum(parts: list[Any], merge: Callable[[Total, Total], Total]) -> Total:
     """The sum of delayed per-partition results, merged pairwise in a balanced tree of delayed tasks, computed once:
     every partition's counts are in the total before anything is returned (a failed task fails the whole)."""
