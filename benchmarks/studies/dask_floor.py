@@ -13,6 +13,9 @@ threads), after one untimed scan (the scheduler's first compute); the scans and 
 taken in turn (scan, fit, declared fit, then again), generation and the write one run each: read them side by side.
 ``--label`` names the package the rows ran (a before / after comparison runs the script once per checkout).
 
+Sizes above ``--full-max`` (10^7) run the scan and the fits only: a 10^8-row generation and in-memory frame would
+take most of an hour and more memory than the machine's.
+
 Run: ``python benchmarks/studies/dask_floor.py [--rows 1000000 10000000]``. Writes
 ``benchmarks/results/dask_floor.{md,json}``.
 """
@@ -135,6 +138,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--label", default="", help="the package the rows ran, written into each row")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each scan and fit, their median reported")
+    parser.add_argument("--full-max", type=int, default=10_000_000,
+                        help="sizes above this run the scan and the fits only (no generation, write or in-memory fit)")
     parser.add_argument("--memory", type=Path, default=None, help=argparse.SUPPRESS)  # the in-memory child process
     parser.add_argument("--stem", default="dask_floor", help="the results files' name")
     args = parser.parse_args(argv)
@@ -148,7 +153,8 @@ def main(argv: list[str] | None = None) -> None:
             data = Path(work) / f"data_{count}"
             write_dataset(data, count)
             row: dict[str, Any] = {"rows": count, "label": args.label}
-            if count == min(args.rows):  # in a fresh process, before any cluster: its threads are the only ones
+            full = count <= args.full_max
+            if full and count == min(args.rows):  # in a fresh process, before any cluster: its threads are the only ones
                 row.update(json.loads(subprocess.run(
                     [sys.executable, __file__, "--memory", str(data), "--repeats", str(args.repeats)], check=True,
                     capture_output=True, text=True,
@@ -163,8 +169,10 @@ def main(argv: list[str] | None = None) -> None:
                     timed["fit"].append(seconds(lambda: plugin.fit(data)))
                     timed["fit_declared"].append(seconds(lambda: declared.fit(data)))
                 row.update({key: float(np.median(values)) for key, values in timed.items()})
-                row["generate"] = seconds(lambda: plugin.generate_parquet(Path(work) / f"out_{count}", count=count))
-            row["write"] = seconds(lambda: plain_write(Path(work) / f"plain_{count}", count))
+                if full:
+                    row["generate"] = seconds(lambda: plugin.generate_parquet(Path(work) / f"out_{count}", count=count))
+            if full:
+                row["write"] = seconds(lambda: plain_write(Path(work) / f"plain_{count}", count))
             for folder in (data, Path(work) / f"out_{count}", Path(work) / f"plain_{count}"):
                 shutil.rmtree(folder, ignore_errors=True)
             rows_out.append(row)
@@ -175,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
         return "-" if key not in row else f"{row[key]:.1f} ({row[key] / row[floor]:.1f}x)"
 
     table = [[row["label"] or "-", f"{row['rows']:,}", f"{row['scan']:.1f}", cell(row, "fit", "scan"), cell(row, "fit_declared", "scan"),
-              f"{row['write']:.1f}", cell(row, "generate", "write"),
+              f"{row['write']:.1f}" if "write" in row else "-", cell(row, "generate", "write"),
               "-" if "memory_scan" not in row else f"{row['memory_scan']:.2f}", cell(row, "memory_fit", "memory_scan")]
              for row in rows_out]
     text = results_page(
